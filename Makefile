@@ -1,0 +1,69 @@
+# dstack: make builds build/dstack and build/libdstack.a; make test; make bench.
+CC      ?= cc
+MODE    ?= release
+BUILD   ?= build
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
+CSTD    := -std=c11 -D_GNU_SOURCE
+ifeq ($(MODE),release)
+OPT     := -O2 -g
+else ifeq ($(MODE),debug)
+OPT     := -O0 -g
+else ifeq ($(MODE),asan)
+OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDOPT   := -fsanitize=address,undefined
+endif
+CFLAGS  ?=
+CFLAGS  += $(WARN) $(CSTD) $(OPT) -Iinclude -Ilib -MMD -MP
+LDLIBS  := -lelf -ldw -lzstd -lz -lstdc++ -lm
+
+LIB_SRC := $(wildcard lib/*.c)
+CLI_SRC := $(wildcard cli/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/unit/*.c)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+all: $(BUILD)/dstack $(BUILD)/libdstack.a
+
+$(BUILD)/libdstack.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/dstack: $(CLI_OBJ) $(BUILD)/libdstack.a
+	$(CC) $(LDOPT) -o $@ $(CLI_OBJ) $(BUILD)/libdstack.a $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdstack.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(BUILD)/libdstack.a $(LDLIBS)
+
+unit: $(TEST_BIN)
+
+# The suite runs twice over: the release build, and an ASan+UBSan build.
+test: all unit
+	$(MAKE) --no-print-directory MODE=asan BUILD=build-asan all unit
+	tests/run.sh $(BUILD) build-asan
+
+bench:
+	$(MAKE) MODE=release all
+	bench/run.sh build
+
+clean:
+	rm -rf build build-*
+
+.PHONY: all test unit bench clean
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+# The main job of the README: the bundled deferred recording, stitched.
+example: all
+	@tests/unpack-corpus.sh $(BUILD)/testdata
+	$(BUILD)/dstack script --symfs $(BUILD)/testdata/symfs-root/symfs --kallsyms $(BUILD)/testdata/kallsyms \
+		-i examples/cpu.defer.data > $(BUILD)/example.script
+	@sed -n '/main+/,$$p' $(BUILD)/example.script | head -24
+	@echo "... (all $$(grep -c cpu-clock: $(BUILD)/example.script) samples in $(BUILD)/example.script)"
+	@echo
+	$(BUILD)/dstack stat -i examples/cpu.defer.data
+.PHONY: example

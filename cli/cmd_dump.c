@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dstack dump: every record in file order with its offset, type, size and
+ * parsed fields (the role of `perf report -D`, not its text).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "dstack/event.h"
+#include "dstack/reader.h"
+
+static const char *context_name(uint64_t ip)
+{
+	switch (ip) {
+	case DS_CONTEXT_HV: return "PERF_CONTEXT_HV";
+	case DS_CONTEXT_KERNEL: return "PERF_CONTEXT_KERNEL";
+	case DS_CONTEXT_USER: return "PERF_CONTEXT_USER";
+	case DS_CONTEXT_USER_DEFERRED: return "PERF_CONTEXT_USER_DEFERRED";
+	case DS_CONTEXT_GUEST: return "PERF_CONTEXT_GUEST";
+	case DS_CONTEXT_GUEST_KERNEL: return "PERF_CONTEXT_GUEST_KERNEL";
+	case DS_CONTEXT_GUEST_USER: return "PERF_CONTEXT_GUEST_USER";
+	default: return NULL;
+	}
+}
+
+static void dump_chain(const uint64_t *ips, uint64_t nr)
+{
+	printf(" ... chain: nr:%llu\n", (unsigned long long)nr);
+	for (uint64_t i = 0; i < nr; i++) {
+		const char *c = context_name(ips[i]);
+
+		if (c)
+			printf(" .....  %llu: %016llx %s\n", (unsigned long long)i, (unsigned long long)ips[i], c);
+		else
+			printf(" .....  %llu: %016llx%s\n", (unsigned long long)i, (unsigned long long)ips[i],
+			       i && ips[i - 1] == DS_CONTEXT_USER_DEFERRED ? " (cookie)" : "");
+	}
+}
+
+static void dump_id(const struct ds_sample *s)
+{
+	if (s->has_tid)
+		printf(" pid %d tid %d", (int)s->pid, (int)s->tid);
+	if (s->has_cpu)
+		printf(" cpu %u", s->cpu);
+	if (s->time != DS_NO_TIME)
+		printf(" time %llu", (unsigned long long)s->time);
+}
+
+static void dump_kernel_record(const struct ds_reader *r, const struct ds_event_header *h)
+{
+	struct ds_evsel *e = ds_reader__evsel_of(r, h);
+	struct ds_sample s;
+	const char *why = NULL;
+
+	if (!e) {
+		printf(" (sample id matches no event)\n");
+		return;
+	}
+	if (h->type == DS_REC_SAMPLE) {
+		if (ds_sample__parse(e, h, &s, &why)) {
+			printf(" BAD: %s\n", why);
+			return;
+		}
+		printf(" %s ip %#llx period %llu", e->name, (unsigned long long)s.ip, (unsigned long long)s.period);
+		dump_id(&s);
+		printf("\n");
+		if (s.callchain)
+			dump_chain(s.callchain, s.callchain_nr);
+		return;
+	}
+	ds_sample_id__parse(e, h, &s, &why);
+	switch (h->type) {
+	case DS_REC_MMAP:
+	case DS_REC_MMAP2: {
+		struct ds_mmap_event m;
+
+		if (ds_mmap__parse(e, h, &m, &why) == 0) {
+			printf(" %d/%d [%#llx(%#llx) @ %#llx", (int)m.pid, (int)m.tid, (unsigned long long)m.start,
+			       (unsigned long long)m.len, (unsigned long long)m.pgoff);
+			if (m.has_build_id) {
+				printf(" <");
+				for (int i = 0; i < m.build_id_size; i++)
+					printf("%02x", m.build_id[i]);
+				printf(">");
+			}
+			printf("]: %s", m.filename);
+		}
+		break;
+	}
+	case DS_REC_COMM: {
+		struct ds_comm_event c;
+
+		if (ds_comm__parse(e, h, &c, &why) == 0)
+			printf(" %s%s: %d/%d", c.exec ? "exec " : "", c.comm, (int)c.pid, (int)c.tid);
+		break;
+	}
+	case DS_REC_FORK:
+	case DS_REC_EXIT: {
+		struct ds_task_event t;
+
+		if (ds_task__parse(e, h, &t, &why) == 0)
+			printf(" (%d:%d):(%d:%d)", (int)t.pid, (int)t.tid, (int)t.ppid, (int)t.ptid);
+		break;
+	}
+	case DS_REC_CALLCHAIN_DEFERRED: {
+		struct ds_deferred_event d;
+
+		if (ds_deferred__parse(e, h, &d, &why) == 0) {
+			printf(" cookie %#llx", (unsigned long long)d.cookie);
+			dump_id(&s);
+			printf("\n");
+			dump_chain(d.ips, d.nr);
+			return;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	if (why)
+		printf(" BAD: %s", why);
+	dump_id(&s);
+	printf("\n");
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct common_opts co = { .input = "perf.data" };
+	struct ds_record rec;
+	char *err = NULL;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (common_opt(&co, argc, argv, &i))
+			continue;
+		usage_error("dump", "unknown option '%s' (usage: dstack dump [-i FILE])", argv[i]);
+		return EXIT_USAGE;
+	}
+	struct ds_reader *r = ds_reader__open(co.input, &err);
+
+	if (!r) {
+		fprintf(stderr, "dstack dump: %s\n", err ? err : strerror(errno));
+		free(err);
+		return EXIT_INPUT;
+	}
+	for (size_t i = 0; i < ds_reader__nr_evsels(r); i++) {
+		struct ds_evsel *e = ds_reader__evsel(r, i);
+
+		printf("# event %zu: type %u config %#llx sample_type %#llx flags %#llx ids %zu\n", i,
+		       e->attr.type, (unsigned long long)e->attr.config, (unsigned long long)e->attr.sample_type,
+		       (unsigned long long)e->attr.flags, e->nr_ids);
+	}
+	while ((ret = ds_reader__next(r, &rec)) == 1) {
+		const char *name = ds_record_type__name(rec.hdr->type);
+
+		printf("%#llx%s [%#x]: PERF_RECORD_%s", (unsigned long long)rec.offset,
+		       rec.decompressed ? " (decompressed)" : "", rec.hdr->size, name ? name : "UNKNOWN");
+		if (!name)
+			printf(" type %u", rec.hdr->type);
+		if (rec.hdr->type < DS_REC_KERNEL_MAX && name)
+			dump_kernel_record(r, rec.hdr);
+		else
+			printf("\n");
+	}
+	fflush(stdout);
+	if (ret < 0)
+		fprintf(stderr, "dstack dump: %s\n", ds_reader__error(r));
+	ds_reader__close(r);
+	return ret < 0 ? EXIT_INPUT : EXIT_OK;
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dstack script: samples with stitched callchains, in the text format of
+ * `perf script` 7.2 (default fields: comm, tid, [cpu], time, period, event,
+ * and the callchain as "ip sym+off (dso)" lines, inlined frames expanded).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "dstack/log.h"
+#include "dstack/machine.h"
+#include "dstack/session.h"
+#include "outbuf.h"
+
+struct script {
+	struct outbuf *out;
+	struct ds_machine *machine;
+	bool no_merge;
+	unsigned max_stack;
+};
+
+static void print_start(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
+{
+	struct outbuf *o = sc->out;
+	const struct ds_sample *s = &ev->sample;
+	const char *comm = !t ? ":-1" : s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+
+	if (ev->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) {
+		outbuf_puts(o, comm);
+		outbuf_putc(o, ' ');
+	} else {
+		size_t n = strlen(comm);
+
+		for (; n < 16; n++)
+			outbuf_putc(o, ' ');
+		outbuf_puts(o, comm);
+		outbuf_putc(o, ' ');
+	}
+	if (s->has_tid) {
+		outbuf_dec(o, s->tid == (uint32_t)-1 ? 0 : s->tid, 7, ' ');
+		outbuf_putc(o, ' ');
+	}
+	if (s->has_cpu) {
+		outbuf_putc(o, '[');
+		outbuf_dec(o, s->cpu, 3, '0');
+		outbuf_puts(o, "] ");
+	}
+	if (s->time != DS_NO_TIME) {
+		outbuf_dec(o, s->time / 1000000000ULL, 5, ' ');
+		outbuf_putc(o, '.');
+		outbuf_dec(o, (s->time % 1000000000ULL) / 1000, 6, '0');
+		outbuf_puts(o, ": ");
+	}
+}
+
+static void print_frame(struct outbuf *o, const struct ds_cc_frame *f)
+{
+	outbuf_putc(o, '\t');
+	outbuf_hex(o, f->ip, 16);
+	if (f->cookie) {
+		outbuf_puts(o, " (cookie) ([unknown])\n");
+		return;
+	}
+	outbuf_putc(o, ' ');
+	if (f->sym) {
+		outbuf_puts(o, f->sym);
+		outbuf_puts(o, "+0x");
+		outbuf_hex(o, f->offset, 0);
+	} else {
+		outbuf_puts(o, "[unknown]");
+	}
+	outbuf_puts(o, " (");
+	outbuf_puts(o, f->inlined ? "inlined" : f->dso);
+	outbuf_puts(o, ")\n");
+}
+
+static void print_callchain(struct script *sc, struct ds_thread *t, const uint64_t *ips, uint64_t nr)
+{
+	size_t n;
+	const struct ds_cc_frame *f = ds_machine__callchain(sc->machine, t, ips, nr, sc->max_stack, &n);
+
+	for (size_t i = 0; i < n; i++)
+		print_frame(sc->out, &f[i]);
+}
+
+static uint64_t sample_period(const struct ds_event *ev)
+{
+	if (ev->evsel->attr.sample_type & DS_SAMPLE_PERIOD)
+		return ev->sample.period;
+	return DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 0 : ev->evsel->attr.sample_period;
+}
+
+static void print_sample(struct script *sc, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+	struct outbuf *o = sc->out;
+
+	print_start(sc, ev, t);
+	outbuf_dec(o, sample_period(ev), 10, ' ');
+	outbuf_putc(o, ' ');
+	outbuf_puts(o, ev->evsel->name);
+	outbuf_puts(o, ": ");
+	if (s->callchain) {
+		outbuf_putc(o, '\n');
+		print_callchain(sc, t, s->callchain, s->callchain_nr);
+	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
+		struct ds_resolved r;
+
+		ds_machine__resolve(sc->machine, t, s->cpumode, s->ip, &r);
+		for (size_t i = 0; i < r.nr_frames; i++) {
+			struct ds_cc_frame f = { .ip = s->ip, .sym = r.frames[i].name, .offset = r.frames[i].offset,
+						 .dso = r.dso, .inlined = r.frames[i].inlined };
+
+			print_frame(o, &f);
+		}
+	}
+	outbuf_putc(o, '\n');
+}
+
+static void print_deferred(struct script *sc, const struct ds_event *ev)
+{
+	struct ds_deferred_event d;
+	const char *why;
+	const struct ds_sample *s = &ev->sample;
+	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+
+	if (ds_deferred__parse(ev->evsel, ev->hdr, &d, &why))
+		return;
+	print_start(sc, ev, t);
+	outbuf_puts(sc->out, "DEFERRED CALLCHAIN [cookie: ");
+	outbuf_hex(sc->out, d.cookie, 0);
+	outbuf_puts(sc->out, "]\n");
+	print_callchain(sc, t, d.ips, d.nr);
+	outbuf_putc(sc->out, '\n');
+}
+
+static int on_event(void *ctx, const struct ds_event *ev)
+{
+	struct script *sc = ctx;
+
+	switch (ev->hdr->type) {
+	case DS_REC_SAMPLE:
+		print_sample(sc, ev);
+		break;
+	case DS_REC_CALLCHAIN_DEFERRED:
+		if (sc->no_merge)
+			print_deferred(sc, ev);
+		break;
+	default:
+		break;
+	}
+	return sc->out->error ? -sc->out->error : 0;
+}
+
+/* Threads and maps follow the events as they leave the ordering stage. */
+static int on_sideband(void *ctx, const struct ds_event *ev)
+{
+	struct script *sc = ctx;
+
+	return ds_machine__process(sc->machine, ev);
+}
+
+static void script_usage(void)
+{
+	fprintf(stderr,
+		"usage: dstack script [-i FILE] [--symfs DIR] [--kallsyms FILE] [--no-merge-callchains]\n"
+		"                     [--max-stack N] [--no-inline] [--no-demangle]\n");
+}
+
+int cmd_script(int argc, char **argv)
+{
+	struct common_opts co = { .input = "perf.data" };
+	struct ds_symbols_opts so = { 0 };
+	struct ds_session_opts sopts = { 0 };
+	static struct outbuf out;
+	struct script sc = { .out = &out, .max_stack = 127 };
+	const char *v;
+	char *err = NULL;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		int c = common_opt(&co, argc, argv, &i);
+
+		if (c)
+			continue;
+		if (!strcmp(argv[i], "--no-merge-callchains")) {
+			sc.no_merge = true;
+		} else if (!strcmp(argv[i], "--no-inline")) {
+			so.no_inline = true;
+		} else if (!strcmp(argv[i], "--no-demangle")) {
+			so.no_demangle = true;
+		} else if ((v = opt_value("--max-stack", argc, argv, &i))) {
+			sc.max_stack = (unsigned)strtoul(v, NULL, 0);
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			script_usage();
+			return EXIT_OK;
+		} else {
+			usage_error("script", "unknown option '%s'", argv[i]);
+			script_usage();
+			return EXIT_USAGE;
+		}
+	}
+	so.symfs = co.symfs;
+	so.kallsyms = co.kallsyms;
+	sopts.no_stitch = sc.no_merge;
+	sopts.sideband = on_sideband;
+	sopts.sideband_ctx = &sc;
+
+	struct ds_session *s = ds_session__open(co.input, &err);
+
+	if (!s) {
+		fprintf(stderr, "dstack script: %s\n", err ? err : strerror(errno));
+		free(err);
+		return EXIT_INPUT;
+	}
+	struct ds_symbols *syms = ds_symbols__new(&so);
+
+	sc.machine = syms ? ds_machine__new(syms) : NULL;
+	if (!sc.machine) {
+		fprintf(stderr, "dstack script: out of memory\n");
+		ds_symbols__delete(syms);
+		ds_session__close(s);
+		return EXIT_INPUT;
+	}
+	outbuf_init(&out, STDOUT_FILENO);
+	ret = ds_session__run(s, &sopts, on_event, &sc);
+	outbuf_flush(&out);
+	if (ret && out.error != EPIPE) {
+		const char *msg = ds_session__error(s);
+
+		fprintf(stderr, "dstack script: %s\n", *msg ? msg : strerror(-ret));
+	}
+	if (!ret && ds_session__stats(s)->bad_records)
+		ret = -EINVAL; /* records were skipped: say so in the exit status */
+	ds_machine__delete(sc.machine);
+	ds_symbols__delete(syms);
+	ds_session__close(s);
+	return ret ? EXIT_INPUT : EXIT_OK;
+}

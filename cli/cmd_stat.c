@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dstack stat: record counts by type and the stitching statistics, one
+ * "name value" pair per line (value first field after the name, so both
+ * people and scripts can read it).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "dstack/event.h"
+#include "dstack/session.h"
+
+static int count_only(void *ctx, const struct ds_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+	return 0;
+}
+
+static void print_stats(const struct ds_session *s)
+{
+	const struct ds_session_stats *st = ds_session__stats(s);
+	const struct ds_stitch_stats *ss = ds_session__stitch_stats(s);
+	const struct ds_header_info *in = ds_reader__info(ds_session__reader(s));
+
+	printf("file.mode                      %s\n", in->pipe ? "pipe" : "file");
+	for (uint32_t t = 0; t < DS_REC_MAX; t++) {
+		const char *name = ds_record_type__name(t);
+
+		if (st->records[t] && name)
+			printf("records.%-22s %llu\n", name, (unsigned long long)st->records[t]);
+	}
+	printf("records.unknown                %llu\n", (unsigned long long)st->unknown_records);
+	printf("records.bad                    %llu\n", (unsigned long long)st->bad_records);
+	printf("records.out_of_order           %llu\n", (unsigned long long)st->unordered);
+	printf("lost.events                    %llu\n", (unsigned long long)st->lost);
+	printf("lost.samples                   %llu\n", (unsigned long long)st->lost_samples);
+	if (!ss)
+		return;
+	printf("samples                        %llu\n", (unsigned long long)ss->samples);
+	printf("samples.deferred               %llu\n", (unsigned long long)ss->deferred_samples);
+	printf("samples.user_in_place          %llu\n", (unsigned long long)ss->inplace_user);
+	printf("deferred.records               %llu\n", (unsigned long long)ss->records);
+	printf("deferred.duplicates            %llu\n", (unsigned long long)ss->duplicate_records);
+	printf("deferred.without_tid           %llu\n", (unsigned long long)ss->tidless_records);
+	printf("stitched                       %llu\n",
+	       (unsigned long long)(ss->stitched_before + ss->stitched_after));
+	printf("stitched.record_before         %llu\n", (unsigned long long)ss->stitched_before);
+	printf("stitched.record_after          %llu\n", (unsigned long long)ss->stitched_after);
+	printf("unresolved                     %llu\n", (unsigned long long)ss->unresolved);
+	uint64_t used = ss->records - ss->duplicate_records;
+
+	printf("samples_per_deferred_record    %.2f\n",
+	       used ? (double)(ss->stitched_before + ss->stitched_after) / (double)used : 0.0);
+	printf("held.max_events                %llu\n", (unsigned long long)ss->max_held);
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct common_opts co = { .input = "perf.data" };
+	char *err = NULL;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (common_opt(&co, argc, argv, &i))
+			continue;
+		usage_error("stat", "unknown option '%s' (usage: dstack stat [-i FILE])", argv[i]);
+		return EXIT_USAGE;
+	}
+	struct ds_session *s = ds_session__open(co.input, &err);
+
+	if (!s) {
+		fprintf(stderr, "dstack stat: %s\n", err ? err : strerror(errno));
+		free(err);
+		return EXIT_INPUT;
+	}
+	ret = ds_session__run(s, NULL, count_only, NULL);
+	print_stats(s);
+	fflush(stdout);
+	if (ret)
+		fprintf(stderr, "dstack stat: %s\n", ds_session__error(s));
+	if (!ret && ds_session__stats(s)->bad_records)
+		ret = -EINVAL;
+	ds_session__close(s);
+	return ret ? EXIT_INPUT : EXIT_OK;
+}

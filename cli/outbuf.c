@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "outbuf.h"
+
+void outbuf_init(struct outbuf *o, int fd)
+{
+	o->fd = fd;
+	o->error = 0;
+	o->len = 0;
+}
+
+int outbuf_flush(struct outbuf *o)
+{
+	size_t off = 0;
+
+	while (off < o->len && !o->error) {
+		ssize_t n = write(o->fd, o->buf + off, o->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			o->error = n < 0 ? errno : EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	o->len = 0;
+	return o->error ? -o->error : 0;
+}
+
+void outbuf_write(struct outbuf *o, const char *s, size_t n)
+{
+	while (n) {
+		size_t room = OUTBUF_SIZE - o->len;
+
+		if (!room) {
+			outbuf_flush(o);
+			continue;
+		}
+		if (room > n)
+			room = n;
+		memcpy(o->buf + o->len, s, room);
+		o->len += room;
+		s += room;
+		n -= room;
+	}
+}
+
+void outbuf_printf(struct outbuf *o, const char *fmt, ...)
+{
+	char tmp[4096];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	outbuf_write(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+void outbuf_hex(struct outbuf *o, uint64_t v, int width)
+{
+	char tmp[32];
+	int n = 0;
+
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n < width && n < (int)sizeof(tmp))
+		tmp[sizeof(tmp) - 1 - n++] = ' ';
+	outbuf_write(o, tmp + sizeof(tmp) - n, (size_t)n);
+}
+
+void outbuf_dec(struct outbuf *o, uint64_t v, int width, char pad)
+{
+	char tmp[32];
+	int n = 0;
+
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n < width && n < (int)sizeof(tmp))
+		tmp[sizeof(tmp) - 1 - n++] = pad;
+	outbuf_write(o, tmp + sizeof(tmp) - n, (size_t)n);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Buffered output for the hot printing loops: formatting by hand into a
+ * 256 KiB buffer, one write() per buffer, no printf per field.
+ * Lifecycle: outbuf_init(fd) ... outbuf_flush(); the buffer is static
+ * storage inside struct outbuf, nothing to free.  A failed write (EPIPE,
+ * ENOSPC) sets ->error and later output is discarded.
+ */
+#ifndef DSTACK_OUTBUF_H
+#define DSTACK_OUTBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define OUTBUF_SIZE (256u << 10)
+
+struct outbuf {
+	int fd;
+	int error;
+	size_t len;
+	char buf[OUTBUF_SIZE];
+};
+
+void outbuf_init(struct outbuf *o, int fd);
+int outbuf_flush(struct outbuf *o);
+void outbuf_write(struct outbuf *o, const char *s, size_t n);
+__attribute__((format(printf, 2, 3)))
+void outbuf_printf(struct outbuf *o, const char *fmt, ...);
+/* @v in hex, right-aligned in @width (0: no padding), lowercase, no 0x */
+void outbuf_hex(struct outbuf *o, uint64_t v, int width);
+/* @v in decimal, right-aligned in @width, padded with @pad */
+void outbuf_dec(struct outbuf *o, uint64_t v, int width, char pad);
+
+static inline void outbuf_puts(struct outbuf *o, const char *s)
+{
+	outbuf_write(o, s, strlen(s));
+}
+
+static inline void outbuf_putc(struct outbuf *o, char c)
+{
+	if (o->len == OUTBUF_SIZE)
+		outbuf_flush(o);
+	o->buf[o->len++] = c;
+}
+
+#endif

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstack event model: parse a record's sample fields (PERF_RECORD_SAMPLE
+ * body, or the sample_id_all trailer of any other kernel record) and the
+ * fixed layouts of the records dstack understands.
+ *
+ * Parsing is zero-copy: pointers in ds_sample point into the record, so a
+ * ds_sample is valid as long as the record's bytes are.  Every length is
+ * checked against the record size; a record that does not hold what its
+ * evsel's sample_type says is rejected with a message in *why.
+ */
+#ifndef DSTACK_EVENT_H
+#define DSTACK_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "dstack/abi.h"
+#include "dstack/reader.h"
+
+#define DS_NO_TIME ((uint64_t)-1)
+
+struct ds_sample {
+	uint64_t id, ip, time, addr, stream_id, period;
+	uint32_t pid, tid, cpu;
+	uint16_t cpumode;            /* DS_MISC_* from header.misc */
+	bool has_tid, has_cpu;
+	uint64_t callchain_nr;
+	const uint64_t *callchain;   /* NULL when the sample has none */
+	uint32_t raw_size;
+	const void *raw;
+	uint64_t branch_nr;
+	const void *branch;
+	uint64_t regs_user_abi;
+	const uint64_t *regs_user;
+	uint64_t stack_user_size, stack_user_dyn;
+	const void *stack_user;
+	uint64_t weight, data_src, transaction, phys_addr, cgroup;
+	uint64_t data_page_size, code_page_size;
+	uint64_t regs_intr_abi;
+	const uint64_t *regs_intr;
+	uint64_t aux_size;
+	const void *aux;
+};
+
+/* PERF_RECORD_SAMPLE body. 0, or -EINVAL with *why set. */
+int ds_sample__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
+		     struct ds_sample *s, const char **why);
+
+/* sample_id_all trailer of a non-sample kernel record (fields absent -> defaults). */
+int ds_sample_id__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
+			struct ds_sample *s, const char **why);
+
+/* Timestamp of any record for ordering; DS_NO_TIME if it has none. */
+uint64_t ds_record__time(const struct ds_reader *r, const struct ds_event_header *hdr);
+
+/* Size of the sample_id_all trailer for @evsel (0 if !sample_id_all). */
+uint16_t ds_evsel__id_trailer_size(const struct ds_evsel *evsel);
+
+/* Name of a record type ("SAMPLE", "CALLCHAIN_DEFERRED", ...) or NULL. */
+const char *ds_record_type__name(uint32_t type);
+
+/* The fixed-layout records, validated views into the record bytes. */
+struct ds_mmap_event {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	bool has_build_id;
+	uint8_t build_id_size;
+	const uint8_t *build_id;
+	uint32_t maj, min, prot, flags;
+	uint64_t ino, ino_generation;
+	const char *filename;        /* NUL-terminated within the record */
+};
+int ds_mmap__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
+		   struct ds_mmap_event *m, const char **why);
+
+struct ds_comm_event {
+	uint32_t pid, tid;
+	const char *comm;
+	bool exec;
+};
+int ds_comm__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
+		   struct ds_comm_event *c, const char **why);
+
+struct ds_task_event {          /* FORK and EXIT */
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+int ds_task__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
+		   struct ds_task_event *t, const char **why);
+
+struct ds_deferred_event {      /* CALLCHAIN_DEFERRED */
+	uint64_t cookie;
+	uint64_t nr;
+	const uint64_t *ips;
+};
+int ds_deferred__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
+		       struct ds_deferred_event *d, const char **why);
+
+#endif

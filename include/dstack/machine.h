@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstack machine: threads and address maps rebuilt from COMM, FORK, EXIT,
+ * MMAP and MMAP2 records (fed in time order), and address -> frames
+ * resolution through them and ds_symbols.
+ *
+ * Ownership: the machine owns its threads, maps and interned strings; all
+ * pointers it returns live until ds_machine__delete().  It does not own
+ * the ds_symbols it was given.
+ * Errors: ds_machine__new returns NULL on ENOMEM; ds_machine__process
+ * returns 0 or -ENOMEM (malformed records are ignored: the session already
+ * validated them).
+ */
+#ifndef DSTACK_MACHINE_H
+#define DSTACK_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "dstack/stitch.h"
+#include "dstack/symbols.h"
+
+struct ds_machine;
+struct ds_thread;
+
+struct ds_map {
+	uint64_t start, end, pgoff;
+	const char *name;          /* as recorded; interned */
+	struct ds_dso *dso;        /* NULL for anonymous and special maps */
+	bool jit;                  /* anonymous: may have /tmp/perf-PID.map symbols */
+};
+
+/* One resolved callchain entry (or sample ip). */
+struct ds_resolved {
+	uint64_t ip;
+	const char *dso;           /* name to print ("[kernel.kallsyms]", path, "[unknown]") */
+	size_t nr_frames;          /* >= 1 */
+	struct ds_frame frames[8]; /* innermost first; name NULL = unknown */
+	bool kernel;
+};
+
+struct ds_machine *ds_machine__new(struct ds_symbols *syms);
+void ds_machine__delete(struct ds_machine *m);
+
+/* Update threads and maps from a COMM/FORK/EXIT/MMAP/MMAP2 event. */
+int ds_machine__process(struct ds_machine *m, const struct ds_event *ev);
+
+/* The thread for @pid/@tid, created (with comm ":TID") if never seen. */
+struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t tid);
+const char *ds_thread__comm(const struct ds_thread *t);
+/* The comm the thread had at @time (perf's comm history). */
+const char *ds_thread__comm_at(const struct ds_thread *t, uint64_t time);
+int32_t ds_thread__pid(const struct ds_thread *t);
+
+/*
+ * Resolve @ip seen in @cpumode (DS_MISC_KERNEL / DS_MISC_USER ...) for
+ * thread @t into @out.
+ */
+void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
+			 uint64_t ip, struct ds_resolved *out);
+
+/* One printed frame of a callchain, callee first. */
+struct ds_cc_frame {
+	uint64_t ip;               /* the callchain entry (the cookie for a cookie frame) */
+	const char *sym;           /* NULL when unknown */
+	uint64_t offset;           /* ip - symbol start */
+	const char *dso;           /* DSO of the address ("[unknown]" if none) */
+	bool inlined;              /* a function inlined at ip (perf prints "(inlined)") */
+	bool kernel;
+	bool cookie;               /* an unresolved deferred user chain: ip is the cookie */
+};
+
+/*
+ * Resolve callchain @ips (context markers switch the mode; entries before
+ * the first marker are user addresses, as perf takes them) into frames,
+ * expanding inlined functions.  At most @max_stack entries are taken
+ * (inlined frames do not count, as in perf).  Returns a buffer owned by the
+ * machine, valid until the next call; its length in *@nr.
+ */
+const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
+						const uint64_t *ips, uint64_t nr, unsigned max_stack,
+						size_t *nr_frames);
+
+/* Intern a string for the machine's lifetime. */
+const char *ds_machine__intern(struct ds_machine *m, const char *s);
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstack reader: perf.data bytes -> records.
+ *
+ * Reads a perf.data file (mmap'd in sliding windows, never copied whole) or
+ * a pipe-mode stream ("-" or a FIFO), and hands out its records one at a
+ * time in file order, with PERF_RECORD_COMPRESSED/COMPRESSED2 payloads
+ * decompressed (zstd, streaming) and returned as ordinary records.
+ *
+ * The attrs (events) and header features are parsed at open time for files
+ * and as the HEADER_ATTR/HEADER_FEATURE/ID_INDEX records go by for pipes.
+ *
+ * Ownership: the reader owns everything it returns.  A record's bytes are
+ * valid until the next ds_reader__next() call; evsels and header info live
+ * until ds_reader__close().  Records are always 8-byte aligned.
+ *
+ * Errors: ds_reader__open() returns NULL and sets errno; the message is in
+ * *errmsg if given (caller frees).  ds_reader__next() returns 1 (a record),
+ * 0 (end of data) or a negative errno; then ds_reader__error() says where
+ * and what, as "FILE: offset 0xN: what was wrong".  After an error the
+ * reader returns the same error again; records already returned stay valid
+ * to the caller's copies.
+ */
+#ifndef DSTACK_READER_H
+#define DSTACK_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "dstack/abi.h"
+
+struct ds_reader;
+
+struct ds_evsel {
+	struct ds_attr attr;
+	char *name;             /* from EVENT_DESC, else derived from type/config */
+	uint64_t *ids;
+	size_t nr_ids;
+	int idx;
+	/* layout facts derived from attr, for fast parsing */
+	uint16_t sample_id_size; /* bytes of the sample_id_all trailer */
+	uint8_t nr_regs_user, nr_regs_intr;
+};
+
+struct ds_build_id_entry {
+	int pid;
+	uint16_t misc;
+	uint8_t size;
+	uint8_t data[20];
+	char *filename;
+};
+
+struct ds_header_info {
+	bool pipe;
+	uint64_t data_offset, data_size;
+	char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid, *cmdline;
+	uint32_t nr_cpus_avail, nr_cpus_online;
+	uint64_t total_mem;
+	uint64_t first_sample_time, last_sample_time;
+	uint32_t comp_type, comp_level, comp_ratio, comp_mmap_len;
+	uint64_t features[DS_FEAT_BITS / 64]; /* which features were present */
+	struct ds_build_id_entry *build_ids;
+	size_t nr_build_ids;
+};
+
+struct ds_record {
+	const struct ds_event_header *hdr; /* hdr->size bytes */
+	uint64_t offset;        /* file offset; for decompressed records, that of the COMPRESSED record */
+	bool decompressed;
+};
+
+struct ds_reader *ds_reader__open(const char *path, char **errmsg);
+void ds_reader__close(struct ds_reader *r);
+
+int ds_reader__next(struct ds_reader *r, struct ds_record *rec);
+const char *ds_reader__error(const struct ds_reader *r);
+const char *ds_reader__path(const struct ds_reader *r);
+
+const struct ds_header_info *ds_reader__info(const struct ds_reader *r);
+size_t ds_reader__nr_evsels(const struct ds_reader *r);
+struct ds_evsel *ds_reader__evsel(const struct ds_reader *r, size_t idx);
+
+/*
+ * The evsel a record belongs to: by its sample id when the file has several
+ * events, the only one otherwise.  NULL if the id is unknown.
+ */
+struct ds_evsel *ds_reader__evsel_of(const struct ds_reader *r, const struct ds_event_header *hdr);
+
+/* Bytes of data consumed so far (for progress and statistics). */
+uint64_t ds_reader__bytes_read(const struct ds_reader *r);
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstack session: the pipeline bytes -> records -> ordered events ->
+ * stitched samples, run to completion with one callback per event.
+ *
+ *   struct ds_session *s = ds_session__open("perf.data", &err);
+ *   ds_session__run(s, &opts, my_event_fn, ctx);
+ *   ds_session__error(s)  -> message if the input was bad (offset + what)
+ *   ds_session__close(s);
+ *
+ * Kernel records are delivered in time order (FINISHED_ROUND rounds);
+ * records without a timestamp are delivered as they come.  perf-tool
+ * records (attrs, features, FINISHED_ROUND, ...) are consumed by the
+ * reader and not delivered.  A record whose fields do not parse is skipped
+ * with a warning naming its offset, and counted; a record that breaks the
+ * framing (size, truncation, corrupt compression) ends the run: everything
+ * read before it is still delivered, then run returns the error.
+ */
+#ifndef DSTACK_SESSION_H
+#define DSTACK_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "dstack/reader.h"
+#include "dstack/stitch.h"
+
+struct ds_session;
+
+struct ds_session_opts {
+	bool no_stitch;              /* deliver deferred samples and records as recorded */
+	struct ds_stitcher_opts stitch;
+	/*
+	 * Called for every event in time order *before* the stitcher holds
+	 * anything back: the place to track threads and maps, so that a user
+	 * callchain is resolved with the maps as they were when it was
+	 * unwound (at its deferred record), as perf does.
+	 */
+	ds_event_fn sideband;
+	void *sideband_ctx;
+};
+
+struct ds_session_stats {
+	uint64_t records[DS_REC_MAX];   /* by type, as read (after decompression) */
+	uint64_t unknown_records;       /* types this reader does not know: skipped */
+	uint64_t bad_records;           /* records whose fields did not parse: skipped */
+	uint64_t compressed_bytes;
+	uint64_t unordered;             /* records older than an already delivered round */
+	uint64_t lost;                  /* sum of PERF_RECORD_LOST counts */
+	uint64_t lost_samples;          /* sum of PERF_RECORD_LOST_SAMPLES counts */
+};
+
+struct ds_session *ds_session__open(const char *path, char **errmsg);
+void ds_session__close(struct ds_session *s);
+
+/* 0, a negative errno for bad input (see ds_session__error), or the callback's non-zero value. */
+int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds_event_fn fn, void *ctx);
+const char *ds_session__error(const struct ds_session *s);
+
+struct ds_reader *ds_session__reader(const struct ds_session *s);
+const struct ds_session_stats *ds_session__stats(const struct ds_session *s);
+/* NULL when run with no_stitch. */
+const struct ds_stitch_stats *ds_session__stitch_stats(const struct ds_session *s);
+
+#endif

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstack stitcher: joins each sample whose callchain ends in
+ * PERF_CONTEXT_USER_DEFERRED, cookie with the user callchain of the
+ * PERF_RECORD_CALLCHAIN_DEFERRED record of the same tid and cookie, whether
+ * that record comes before the sample (a sample taken on the way out of the
+ * kernel, after the unwind ran) or after it (the usual case).
+ *
+ * Input: events in time order (from the ordering stage).  Output: the same
+ * events in the same order, delivered through a callback, with each
+ * deferred sample's callchain replaced by the merged chain
+ *     kernel ips..., PERF_CONTEXT_USER, user ips...
+ * which is what the kernel would have written without deferral.  A sample
+ * waiting for its record holds back the events behind it (so output stays
+ * in time order); it is released when the record arrives, when its tid
+ * shows another cookie or a new deferred record (its record can no longer
+ * come), when its tid exited more than a grace period earlier, or at the
+ * end; then it is delivered unstitched, with its cookie, and counted.
+ *
+ * Cost: O(1) expected per event (hash maps keyed by tid and cookie).
+ * Memory: the events held behind pending samples, plus one user chain per
+ * live tid.  No allocation per sample in the steady state.
+ *
+ * Ownership: events passed to the callback are valid only during the call.
+ * Errors: functions return 0 or a negative errno (-ENOMEM), or the first
+ * non-zero value returned by the callback, which stops delivery.
+ */
+#ifndef DSTACK_STITCH_H
+#define DSTACK_STITCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "dstack/event.h"
+#include "dstack/reader.h"
+
+enum ds_stitch_state {
+	DS_STITCH_NONE = 0,     /* not a deferred sample (no cookie) */
+	DS_STITCH_BEFORE,       /* stitched with a record that came before it */
+	DS_STITCH_AFTER,        /* stitched with a record that came after it */
+	DS_STITCH_UNRESOLVED,   /* no record for its tid and cookie */
+};
+
+struct ds_event {
+	const struct ds_event_header *hdr;
+	uint64_t offset;
+	struct ds_evsel *evsel;        /* NULL when the id is unknown */
+	struct ds_sample sample;       /* SAMPLE: all fields; others: sample_id_all trailer */
+	enum ds_stitch_state stitch;
+	uint64_t cookie;               /* for deferred samples and records */
+};
+
+struct ds_stitch_stats {
+	uint64_t samples;              /* all samples seen */
+	uint64_t deferred_samples;     /* samples carrying a cookie */
+	uint64_t inplace_user;         /* samples of a defer_callchain event with the user chain in place */
+	uint64_t records;              /* CALLCHAIN_DEFERRED records */
+	uint64_t duplicate_records;    /* same tid and cookie as the previous one */
+	uint64_t tidless_records;      /* no sample_id_all: matched by cookie alone */
+	uint64_t stitched_before, stitched_after;
+	uint64_t unresolved;
+	uint64_t max_held;             /* most events held back at once */
+};
+
+struct ds_stitcher;
+typedef int (*ds_event_fn)(void *ctx, const struct ds_event *ev);
+
+struct ds_stitcher_opts {
+	uint64_t exit_grace_ns;        /* 0: default (100 ms) */
+	uint64_t max_held_bytes;       /* 0: default (1 GiB); beyond it the oldest pending is released */
+};
+
+struct ds_stitcher *ds_stitcher__new(const struct ds_stitcher_opts *opts, ds_event_fn fn, void *ctx);
+void ds_stitcher__delete(struct ds_stitcher *st);
+
+/* Feed one event (the stitcher copies what it must keep). */
+int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *ev);
+/* End of input: release every held event. */
+int ds_stitcher__flush(struct ds_stitcher *st);
+const struct ds_stitch_stats *ds_stitcher__stats(const struct ds_stitcher *st);
+
+/*
+ * Where the deferred marker is in a callchain: index of
+ * PERF_CONTEXT_USER_DEFERRED (the cookie follows), or -1.
+ */
+long ds_callchain__deferred_marker(const uint64_t *ips, uint64_t nr);
+
+#endif

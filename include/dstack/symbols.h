@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstack symbols: address -> symbol for user DSOs (ELF, via libelf and libdw)
+ * and for the kernel (a kallsyms file).
+ *
+ * Ownership:
+ *   - A ds_symbols object owns every ds_dso it hands out; they live until
+ *     ds_symbols__delete().  Names returned in ds_frame are interned and live
+ *     as long as the ds_symbols object; callers never free them.
+ *   - Nothing is loaded until first needed (a DSO's ELF is opened on its first
+ *     lookup) and nothing is loaded twice.
+ *
+ * Errors: constructors return NULL and set errno; a DSO whose file is
+ * missing, unreadable, corrupt, or whose build-id does not match is not an
+ * error: its lookups just find nothing (and one warning is logged through
+ * ds_log).  Hostile ELF files must never crash or hang the loader.
+ */
+#ifndef DSTACK_SYMBOLS_H
+#define DSTACK_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+struct ds_symbols;
+struct ds_dso;
+
+struct ds_symbols_opts {
+	const char *symfs;        /* root prepended to DSO paths, or NULL */
+	const char *kallsyms;     /* kallsyms file, or NULL for /proc/kallsyms */
+	bool no_inline;           /* do not expand inlined frames from DWARF */
+	bool no_demangle;         /* keep C++ names mangled */
+};
+
+/* One printed frame of a resolved address. */
+struct ds_frame {
+	const char *name;         /* symbol name (demangled), NULL if unknown */
+	uint64_t offset;          /* address - symbol start */
+	bool inlined;             /* an inlined function (perf prints "(inlined)") */
+};
+
+struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts);
+void ds_symbols__delete(struct ds_symbols *syms);
+
+/*
+ * The DSO at @path (as recorded in an MMAP/MMAP2 record, e.g.
+ * "/usr/lib/x86_64-linux-gnu/libc.so.6"); @build_id (may be NULL, @bid_len 0)
+ * is the recorded build-id; if both it and the file's are known and differ,
+ * the file is not used.  Returns the same object for the same path.  Never
+ * NULL except on allocation failure.
+ */
+struct ds_dso *ds_symbols__dso(struct ds_symbols *syms, const char *path,
+			       const uint8_t *build_id, size_t bid_len);
+
+/* Record a build-id learnt later (e.g. from the HEADER_BUILD_ID feature). */
+void ds_dso__set_build_id(struct ds_dso *dso, const uint8_t *build_id, size_t bid_len);
+
+const char *ds_dso__path(const struct ds_dso *dso);
+
+/*
+ * Resolve @file_off, an offset into the DSO's file (ip - map start + map
+ * pgoff, as perf's map__map_ip), into frames, innermost first, the way
+ * perf 7.x prints them with its default inline expansion:
+ *   - with DWARF inline info: one frame per function of the inline chain at
+ *     that address (innermost first, outermost last); a frame whose name
+ *     equals the ELF symbol's is that symbol (inlined = false); any other is
+ *     inlined = true with the ELF symbol's start as its start;
+ *   - otherwise: the one ELF symbol (.symtab, else .dynsym, plus synthesized
+ *     "name@plt" entries) containing the address.
+ * Returns the number of frames written (at most @max), 1 with name NULL when
+ * nothing is known.  Results are cached per address.
+ */
+size_t ds_dso__resolve(struct ds_dso *dso, uint64_t file_off,
+		       struct ds_frame *frames, size_t max);
+
+/* Kernel: the kallsyms symbol containing @addr, into @frame; false if none. */
+bool ds_symbols__kernel(struct ds_symbols *syms, uint64_t addr, struct ds_frame *frame);
+
+/*
+ * JIT maps (/tmp/perf-PID.map, under symfs if set): resolve @addr for @pid.
+ * false if the file or a matching entry does not exist.
+ */
+bool ds_symbols__jit(struct ds_symbols *syms, int pid, uint64_t addr, struct ds_frame *frame);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An open-addressing hash map from a 64-bit key to a 64-bit value (or a
+ * pointer cast to one).  Linear probing, power-of-two capacity, backward-
+ * shift deletion (no tombstones), so every operation is O(1) expected and a
+ * map that has grown never allocates again in the steady state.
+ *
+ * Lifecycle: zero-initialise (struct ds_hashmap m = {0}) or call
+ * ds_hashmap__init(); ds_hashmap__exit() frees the table.  Keys are any u64;
+ * the map owns nothing the values point to.
+ */
+#ifndef DSTACK_HASHMAP_H
+#define DSTACK_HASHMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ds_hashmap_slot {
+	uint64_t key;
+	uint64_t val;
+	bool used;
+};
+
+struct ds_hashmap {
+	struct ds_hashmap_slot *slots;
+	size_t cap;   /* 0 or a power of two */
+	size_t len;
+};
+
+static inline uint64_t ds_hash64(uint64_t x)
+{
+	/* splitmix64 finaliser: cheap and good enough for tids and cookies */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static inline uint64_t ds_hash_pair(uint64_t a, uint64_t b)
+{
+	return ds_hash64(a ^ ds_hash64(b + 0x9e3779b97f4a7c15ULL));
+}
+
+void ds_hashmap__init(struct ds_hashmap *m);
+void ds_hashmap__exit(struct ds_hashmap *m);
+/* Pointer to the value for @key, or NULL. */
+uint64_t *ds_hashmap__find(const struct ds_hashmap *m, uint64_t key);
+/* Insert or overwrite. 0 or -ENOMEM. */
+int ds_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val);
+/* Value slot for @key, inserted as @init if absent (*@found tells). NULL on -ENOMEM. */
+uint64_t *ds_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, bool *found);
+/* Remove; true if it was there (its value into *@old if @old). */
+bool ds_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old);
+
+/* Iterate: for (size_t i = 0; ds_hashmap__next(m, &i, &k, &v); ) ... */
+bool ds_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val);
+
+#endif

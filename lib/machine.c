@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Threads and maps.  Maps of a process live in one sorted array shared by
+ * its threads (refcounted); a lookup is a binary search behind a last-hit
+ * cache, so the common run of ips in one DSO costs a compare.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dstack/machine.h"
+#include "hashmap.h"
+
+struct ds_maps {
+	uint32_t refs;
+	struct ds_map *v;
+	size_t nr, cap;
+	size_t last;               /* last-hit cache */
+};
+
+struct comm_entry {
+	uint64_t time;             /* from when this comm holds */
+	const char *comm;
+};
+
+struct ds_thread {
+	int32_t pid, tid;
+	const char *comm;          /* the newest */
+	struct comm_entry *comms;  /* history, oldest first: samples printed late get the comm of their time */
+	size_t nr_comms, cap_comms;
+	bool comm_set;             /* a real comm replaced the ":TID" placeholder */
+	struct ds_maps *maps;
+};
+
+struct ds_machine {
+	struct ds_symbols *syms;
+	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
+	struct ds_hashmap strings;     /* hash -> char * (interned) */
+	struct ds_maps kmaps;          /* kernel and module maps */
+	struct ds_cc_frame *cc;        /* ds_machine__callchain's buffer */
+	size_t cc_cap;
+};
+
+/* ---- interning ------------------------------------------------------- */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+const char *ds_machine__intern(struct ds_machine *m, const char *s)
+{
+	/* probe successive keys on a (rare) hash collision */
+	for (uint64_t k = str_hash(s);; k++) {
+		uint64_t *v = ds_hashmap__find(&m->strings, k);
+
+		if (!v) {
+			char *d = strdup(s);
+
+			if (!d || ds_hashmap__set(&m->strings, k, (uint64_t)(uintptr_t)d)) {
+				free(d);
+				return "";
+			}
+			return d;
+		}
+		if (!strcmp((const char *)(uintptr_t)*v, s))
+			return (const char *)(uintptr_t)*v;
+	}
+}
+
+/* ---- maps ------------------------------------------------------------ */
+
+static struct ds_maps *maps_new(void)
+{
+	struct ds_maps *mp = calloc(1, sizeof(*mp));
+
+	if (mp)
+		mp->refs = 1;
+	return mp;
+}
+
+static void maps_put(struct ds_maps *mp)
+{
+	if (mp && --mp->refs == 0) {
+		free(mp->v);
+		free(mp);
+	}
+}
+
+static struct ds_maps *maps_clone(const struct ds_maps *src)
+{
+	struct ds_maps *mp = maps_new();
+
+	if (!mp || !src->nr)
+		return mp;
+	mp->v = malloc(src->nr * sizeof(*mp->v));
+	if (!mp->v) {
+		free(mp);
+		return NULL;
+	}
+	memcpy(mp->v, src->v, src->nr * sizeof(*mp->v));
+	mp->nr = mp->cap = src->nr;
+	return mp;
+}
+
+/* First map whose end is above @addr. */
+static size_t maps_lower(const struct ds_maps *mp, uint64_t addr)
+{
+	size_t lo = 0, hi = mp->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (mp->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct ds_map *maps_find(struct ds_maps *mp, uint64_t addr)
+{
+	size_t i;
+
+	if (mp->last < mp->nr && mp->v[mp->last].start <= addr && addr < mp->v[mp->last].end)
+		return &mp->v[mp->last];
+	i = maps_lower(mp, addr);
+	if (i < mp->nr && mp->v[i].start <= addr) {
+		mp->last = i;
+		return &mp->v[i];
+	}
+	return NULL;
+}
+
+static int maps_reserve(struct ds_maps *mp, size_t n)
+{
+	if (mp->nr + n <= mp->cap)
+		return 0;
+	size_t ncap = mp->cap ? mp->cap * 2 : 16;
+
+	while (ncap < mp->nr + n)
+		ncap *= 2;
+	struct ds_map *nv = realloc(mp->v, ncap * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	mp->v = nv;
+	mp->cap = ncap;
+	return 0;
+}
+
+/* Insert @nm, cutting away whatever part of older maps it covers. */
+static int maps_insert(struct ds_maps *mp, const struct ds_map *nm)
+{
+	size_t i, j;
+
+	if (nm->end <= nm->start || maps_reserve(mp, 2))
+		return nm->end <= nm->start ? 0 : -ENOMEM;
+	i = maps_lower(mp, nm->start);
+	/* an old map straddling the new start keeps its head (and maybe tail) */
+	if (i < mp->nr && mp->v[i].start < nm->start) {
+		struct ds_map old = mp->v[i];
+
+		mp->v[i].end = nm->start;
+		i++;
+		if (old.end > nm->end) {
+			struct ds_map tail = old;
+
+			tail.pgoff += nm->end - old.start;
+			tail.start = nm->end;
+			memmove(&mp->v[i + 1], &mp->v[i], (mp->nr - i) * sizeof(*mp->v));
+			mp->v[i] = tail;
+			mp->nr++;
+		}
+	}
+	for (j = i; j < mp->nr && mp->v[j].end <= nm->end; j++)
+		; /* fully covered: dropped */
+	if (j < mp->nr && mp->v[j].start < nm->end) {
+		mp->v[j].pgoff += nm->end - mp->v[j].start;
+		mp->v[j].start = nm->end;
+	}
+	/* replace [i, j) by the new map */
+	memmove(&mp->v[i + 1], &mp->v[j], (mp->nr - j) * sizeof(*mp->v));
+	mp->nr = mp->nr - (j - i) + 1;
+	mp->v[i] = *nm;
+	mp->last = i;
+	return 0;
+}
+
+/* ---- threads --------------------------------------------------------- */
+
+struct ds_machine *ds_machine__new(struct ds_symbols *syms)
+{
+	struct ds_machine *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->syms = syms;
+	m->kmaps.refs = 1;
+	return m;
+}
+
+static void thread_free(struct ds_thread *t)
+{
+	maps_put(t->maps);
+	free(t->comms);
+	free(t);
+}
+
+static int thread_set_comm(struct ds_thread *t, const char *comm, uint64_t time)
+{
+	if (!t->comm_set || !t->nr_comms) {
+		/* the placeholder (or an inherited name) is replaced, not kept */
+		t->nr_comms = 0;
+		time = 0;
+	}
+	if (t->nr_comms == t->cap_comms) {
+		size_t ncap = t->cap_comms ? t->cap_comms * 2 : 2;
+		struct comm_entry *n = realloc(t->comms, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->comms = n;
+		t->cap_comms = ncap;
+	}
+	t->comms[t->nr_comms++] = (struct comm_entry){ time, comm };
+	t->comm = comm;
+	t->comm_set = true;
+	return 0;
+}
+
+const char *ds_thread__comm_at(const struct ds_thread *t, uint64_t time)
+{
+	size_t lo = 0, hi = t->nr_comms;
+
+	if (!t->nr_comms)
+		return t->comm;
+	while (lo < hi) { /* first entry newer than @time */
+		size_t mid = (lo + hi) / 2;
+
+		if (t->comms[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return t->comms[lo ? lo - 1 : 0].comm;
+}
+
+void ds_machine__delete(struct ds_machine *m)
+{
+	uint64_t k, v;
+
+	if (!m)
+		return;
+	for (size_t i = 0; ds_hashmap__next(&m->threads, &i, &k, &v);)
+		thread_free((struct ds_thread *)(uintptr_t)v);
+	for (size_t i = 0; ds_hashmap__next(&m->strings, &i, &k, &v);)
+		free((char *)(uintptr_t)v);
+	ds_hashmap__exit(&m->threads);
+	ds_hashmap__exit(&m->strings);
+	free(m->kmaps.v);
+	free(m->cc);
+	free(m);
+}
+
+static struct ds_thread *thread_lookup(struct ds_machine *m, int32_t tid)
+{
+	uint64_t *v = ds_hashmap__find(&m->threads, (uint32_t)tid);
+
+	return v ? (struct ds_thread *)(uintptr_t)*v : NULL;
+}
+
+/* A new thread; shares the maps of its process leader if there is one. */
+static struct ds_thread *thread_new(struct ds_machine *m, int32_t pid, int32_t tid, struct ds_maps *maps)
+{
+	struct ds_thread *t = calloc(1, sizeof(*t)), *old;
+	char buf[32];
+
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	/* perf names the idle task of every CPU "swapper" */
+	snprintf(buf, sizeof(buf), tid == 0 ? "swapper" : ":%d", tid);
+	t->comm = ds_machine__intern(m, buf);
+	if (maps) {
+		t->maps = maps;
+		maps->refs++;
+	} else if (pid != tid && pid >= 0 && (old = thread_lookup(m, pid)) && old->pid == pid) {
+		t->maps = old->maps;
+		t->maps->refs++;
+	} else {
+		t->maps = maps_new();
+	}
+	old = thread_lookup(m, tid);
+	if (ds_hashmap__set(&m->threads, (uint32_t)tid, (uint64_t)(uintptr_t)t) || !t->maps) {
+		thread_free(t);
+		return NULL;
+	}
+	if (old)
+		thread_free(old);
+	return t;
+}
+
+struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t tid)
+{
+	struct ds_thread *t = thread_lookup(m, tid);
+
+	if (t) {
+		if (t->pid < 0 && pid >= 0)
+			t->pid = pid;
+		return t;
+	}
+	return thread_new(m, pid, tid, NULL);
+}
+
+const char *ds_thread__comm(const struct ds_thread *t) { return t->comm; }
+int32_t ds_thread__pid(const struct ds_thread *t) { return t->pid; }
+
+static int process_fork(struct ds_machine *m, const struct ds_event *ev)
+{
+	struct ds_task_event te;
+	const char *why;
+	struct ds_thread *parent, *child;
+
+	if (ds_task__parse(ev->evsel, ev->hdr, &te, &why))
+		return 0;
+	parent = ds_machine__thread(m, (int32_t)te.ppid, (int32_t)te.ptid);
+	if (!parent)
+		return -ENOMEM;
+	struct ds_maps *maps = NULL;
+	bool same_process = te.pid == te.ppid;
+
+	if (same_process) {
+		maps = parent->maps;
+	} else {
+		maps = maps_clone(parent->maps);
+		if (!maps)
+			return -ENOMEM;
+	}
+	const char *comm = parent->comm;
+
+	child = thread_new(m, (int32_t)te.pid, (int32_t)te.tid, maps);
+	if (!same_process)
+		maps_put(maps); /* the child holds its own reference */
+	if (!child)
+		return -ENOMEM;
+	/* the child starts with its parent's name; a later COMM adds to the history */
+	return thread_set_comm(child, comm, 0);
+}
+
+static int process_comm(struct ds_machine *m, const struct ds_event *ev)
+{
+	struct ds_comm_event ce;
+	const char *why;
+	struct ds_thread *t;
+
+	if (ds_comm__parse(ev->evsel, ev->hdr, &ce, &why))
+		return 0;
+	t = ds_machine__thread(m, (int32_t)ce.pid, (int32_t)ce.tid);
+	if (!t)
+		return -ENOMEM;
+	return thread_set_comm(t, ds_machine__intern(m, ce.comm), ev->sample.time == DS_NO_TIME ? 0 : ev->sample.time);
+}
+
+static bool is_anon(const char *name)
+{
+	return !strncmp(name, "//anon", 6) || !strncmp(name, "[anon", 5) ||
+	       !strncmp(name, "/memfd:", 7) || !strncmp(name, "/dev/zero", 9);
+}
+
+static bool is_special(const char *name)
+{
+	return name[0] == '[' || is_anon(name) || !name[0];
+}
+
+static int process_mmap(struct ds_machine *m, const struct ds_event *ev)
+{
+	struct ds_mmap_event me;
+	const char *why;
+	struct ds_map nm = { 0 };
+	struct ds_maps *maps;
+
+	if (ds_mmap__parse(ev->evsel, ev->hdr, &me, &why))
+		return 0;
+	if (me.len == 0 || me.start + me.len < me.start)
+		return 0;
+	nm.start = me.start;
+	nm.end = me.start + me.len;
+	nm.pgoff = me.pgoff;
+	nm.name = ds_machine__intern(m, me.filename);
+	nm.jit = is_anon(me.filename);
+	if ((ev->hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL) {
+		return maps_insert(&m->kmaps, &nm);
+	}
+	if (!is_special(me.filename))
+		nm.dso = ds_symbols__dso(m->syms, me.filename, me.has_build_id ? me.build_id : NULL,
+					 me.has_build_id ? me.build_id_size : 0);
+	struct ds_thread *t = ds_machine__thread(m, (int32_t)me.pid, (int32_t)me.tid);
+
+	if (!t)
+		return -ENOMEM;
+	maps = t->maps;
+	return maps_insert(maps, &nm);
+}
+
+int ds_machine__process(struct ds_machine *m, const struct ds_event *ev)
+{
+	if (!ev->evsel)
+		return 0;
+	switch (ev->hdr->type) {
+	case DS_REC_COMM: return process_comm(m, ev);
+	case DS_REC_FORK: return process_fork(m, ev);
+	case DS_REC_MMAP:
+	case DS_REC_MMAP2: return process_mmap(m, ev);
+	default: return 0;
+	}
+}
+
+/* ---- resolution ------------------------------------------------------ */
+
+static void unknown(struct ds_resolved *out, const char *dso)
+{
+	out->dso = dso;
+	out->nr_frames = 1;
+	out->frames[0] = (struct ds_frame){ NULL, 0, false };
+}
+
+/* "[virtio_blk]" for a module map, as perf names module DSOs. */
+static const char *module_name(struct ds_machine *m, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char buf[256];
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strcspn(base, ".");
+	if (n > sizeof(buf) - 3)
+		n = sizeof(buf) - 3;
+	buf[0] = '[';
+	for (size_t i = 0; i < n; i++)
+		buf[i + 1] = base[i] == '-' ? '_' : base[i];
+	buf[n + 1] = ']';
+	buf[n + 2] = 0;
+	return ds_machine__intern(m, buf);
+}
+
+static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved *out)
+{
+	const struct ds_map *map = maps_find(&m->kmaps, ip);
+
+	out->kernel = true;
+	if (map && map->name[0] == '/') {
+		unknown(out, module_name(m, map->name));
+		ds_symbols__kernel(m->syms, ip, &out->frames[0]);
+		return;
+	}
+	if (!map && m->kmaps.nr) {
+		unknown(out, "[unknown]");
+		return;
+	}
+	unknown(out, "[kernel.kallsyms]");
+	if (!ds_symbols__kernel(m->syms, ip, &out->frames[0]))
+		out->frames[0].name = NULL;
+}
+
+void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
+			 uint64_t ip, struct ds_resolved *out)
+{
+	const struct ds_map *map;
+
+	out->ip = ip;
+	out->kernel = false;
+	if (cpumode == DS_MISC_KERNEL || cpumode == DS_MISC_GUEST_KERNEL) {
+		resolve_kernel(m, ip, out);
+		return;
+	}
+	map = t ? maps_find(t->maps, ip) : NULL;
+	if (!map) {
+		unknown(out, "[unknown]");
+		return;
+	}
+	if (map->dso) {
+		out->dso = map->name;
+		out->nr_frames = ds_dso__resolve(map->dso, ip - map->start + map->pgoff,
+						 out->frames, sizeof(out->frames) / sizeof(*out->frames));
+		if (!out->nr_frames)
+			unknown(out, map->name);
+		return;
+	}
+	unknown(out, map->name);
+	if (map->jit && t && ds_symbols__jit(m->syms, t->pid, ip, &out->frames[0]))
+		out->dso = ds_machine__intern(m, "JIT");
+}
+
+static uint16_t context_mode(uint64_t marker, uint16_t cur)
+{
+	switch (marker) {
+	case DS_CONTEXT_KERNEL: return DS_MISC_KERNEL;
+	case DS_CONTEXT_USER: return DS_MISC_USER;
+	case DS_CONTEXT_HV: return DS_MISC_HYPERVISOR;
+	case DS_CONTEXT_GUEST_KERNEL: return DS_MISC_GUEST_KERNEL;
+	case DS_CONTEXT_GUEST_USER: return DS_MISC_GUEST_USER;
+	default: return cur;
+	}
+}
+
+static struct ds_cc_frame *cc_slot(struct ds_machine *m, size_t n, size_t more)
+{
+	if (n + more > m->cc_cap) {
+		size_t ncap = m->cc_cap ? m->cc_cap * 2 : 256;
+
+		while (ncap < n + more)
+			ncap *= 2;
+		struct ds_cc_frame *nc = realloc(m->cc, ncap * sizeof(*nc));
+
+		if (!nc)
+			return NULL;
+		m->cc = nc;
+		m->cc_cap = ncap;
+	}
+	return &m->cc[n];
+}
+
+const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
+						const uint64_t *ips, uint64_t nr, unsigned max_stack,
+						size_t *nr_frames)
+{
+	uint16_t mode = DS_MISC_USER;
+	unsigned taken = 0;
+	size_t n = 0;
+	struct ds_resolved r;
+
+	for (uint64_t i = 0; i < nr && taken < max_stack; i++) {
+		struct ds_cc_frame *f;
+
+		if (ips[i] == DS_CONTEXT_USER_DEFERRED && i + 1 < nr) {
+			f = cc_slot(m, n, 1);
+			if (!f)
+				break;
+			*f = (struct ds_cc_frame){ .ip = ips[++i], .dso = "[unknown]", .cookie = true };
+			n++;
+			taken++;
+			continue;
+		}
+		if (ips[i] >= DS_CONTEXT_MAX) {
+			mode = context_mode(ips[i], mode);
+			continue;
+		}
+		ds_machine__resolve(m, t, mode, ips[i], &r);
+		f = cc_slot(m, n, r.nr_frames);
+		if (!f)
+			break;
+		for (size_t k = 0; k < r.nr_frames; k++)
+			f[k] = (struct ds_cc_frame){ .ip = ips[i], .sym = r.frames[k].name,
+						     .offset = r.frames[k].offset, .dso = r.dso,
+						     .inlined = r.frames[k].inlined, .kernel = r.kernel };
+		n += r.nr_frames;
+		taken++;
+	}
+	*nr_frames = n;
+	return m->cc;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ordering: records from several CPUs' ring buffers arrive interleaved;
+ * deliver them in timestamp order, the way perf's ordered events do.  The
+ * recorder writes FINISHED_ROUND after each pass over all buffers: every
+ * record written after it is newer than everything written before the
+ * previous one, so at each round we may deliver all queued records up to
+ * the newest timestamp seen before the previous round.  Memory is bounded by
+ * about two rounds of records.  Equal timestamps keep file order.
+ */
+#ifndef DSTACK_ORDERED_H
+#define DSTACK_ORDERED_H
+
+#include <stdint.h>
+#include "arena.h"
+#include "dstack/abi.h"
+
+struct ds_ordered_item {
+	uint64_t time;
+	uint64_t seq;
+	uint64_t offset;
+	const struct ds_event_header *hdr;
+	struct ds_arena_chunk *chunk;
+};
+
+typedef int (*ds_ordered_deliver_fn)(void *ctx, const struct ds_event_header *hdr, uint64_t offset);
+
+struct ds_ordered {
+	struct ds_ordered_item *heap;
+	size_t len, cap;
+	uint64_t seq;
+	uint64_t max_time;      /* newest timestamp queued */
+	uint64_t next_flush;    /* deliver up to here at the next round */
+	uint64_t last_flush;    /* newest timestamp delivered */
+	uint64_t nr_unordered;  /* records older than what was already delivered */
+	size_t peak_len;
+	struct ds_arena arena;
+	ds_ordered_deliver_fn deliver;
+	void *ctx;
+};
+
+void ds_ordered__init(struct ds_ordered *o, ds_ordered_deliver_fn fn, void *ctx);
+void ds_ordered__exit(struct ds_ordered *o);
+/* Queue a copy of the record. 0 or -ENOMEM. */
+int ds_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time);
+/* FINISHED_ROUND seen. Returns the first non-zero deliver result. */
+int ds_ordered__round(struct ds_ordered *o);
+/* Deliver everything (end of input or error). */
+int ds_ordered__flush_all(struct ds_ordered *o);
+
+#endif

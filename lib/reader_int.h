@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* Reader internals shared between reader.c and event.c. */
+#ifndef DSTACK_READER_INT_H
+#define DSTACK_READER_INT_H
+
+#include <zstd.h>
+#include "dstack/reader.h"
+#include "hashmap.h"
+#include "source.h"
+
+#define MAX_EVSELS 4096
+
+struct ds_reader {
+	char *path;
+	struct ds_source src;
+	struct ds_header_info info;
+	struct ds_evsel **evsels;
+	size_t nr_evsels;
+	struct ds_hashmap ids;   /* sample id -> evsel index */
+	int id_pos, is_pos;      /* u64 slots: from sample start / from record end */
+	bool named;
+	uint64_t pos, end;       /* next record, end of the data section */
+	uint64_t bytes;
+	/* decompressed records waiting to be handed out */
+	ZSTD_DStream *zstd;
+	uint8_t *dbuf;
+	size_t dcap, dlen, dhead;
+	uint64_t doff;
+	uint8_t *scratch;        /* aligned copy of a misaligned record */
+	size_t scratch_cap;
+	char err[512];
+	int errcode;
+};
+
+__attribute__((format(printf, 4, 5)))
+int reader_fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...);
+void reader_parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len);
+int reader_add_build_id(struct ds_reader *r, const uint8_t *p, size_t len);
+
+#endif

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "source.h"
+
+/* Window size: big enough that remaps are rare, small enough to bound RSS. */
+#define WINDOW (64u << 20)
+
+int ds_source__open(struct ds_source *s, const char *path)
+{
+	struct stat st;
+
+	memset(s, 0, sizeof(*s));
+	if (!strcmp(path, "-")) {
+		s->fd = 0;
+	} else {
+		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->fd < 0)
+			return -errno;
+		s->owns_fd = true;
+	}
+	if (fstat(s->fd, &st) < 0) {
+		int err = -errno;
+
+		ds_source__close(s);
+		return err;
+	}
+	s->pipe = !S_ISREG(st.st_mode);
+	s->size = s->pipe ? UINT64_MAX : (uint64_t)st.st_size;
+	return 0;
+}
+
+void ds_source__close(struct ds_source *s)
+{
+	if (s->map)
+		munmap(s->map, s->map_len);
+	free(s->buf);
+	if (s->owns_fd)
+		close(s->fd);
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+}
+
+static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p)
+{
+	if (off > s->size || len > s->size - off)
+		return -ENODATA;
+	if (s->map && off >= s->map_off && off + len <= s->map_off + s->map_len) {
+		*p = s->map + (off - s->map_off);
+		return 0;
+	}
+	if (s->map)
+		munmap(s->map, s->map_len);
+	s->map = NULL;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t start = off & ~(page - 1);
+	uint64_t want = off + len - start;
+
+	if (want < WINDOW)
+		want = WINDOW;
+	if (want > s->size - start)
+		want = s->size - start;
+	if (!want)
+		want = 1; /* mmap of length 0 fails; the caller asked for 0 bytes */
+	void *m = mmap(NULL, want, PROT_READ, MAP_PRIVATE, s->fd, (off_t)start);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	madvise(m, want, MADV_SEQUENTIAL);
+	s->map = m;
+	s->map_off = start;
+	s->map_len = want;
+	*p = s->map + (off - start);
+	return 0;
+}
+
+static int pipe_fill(struct ds_source *s, size_t need)
+{
+	if (need > s->buf_cap) {
+		size_t cap = s->buf_cap ? s->buf_cap : 1 << 16;
+
+		while (cap < need)
+			cap *= 2;
+		uint8_t *nb = realloc(s->buf, cap);
+
+		if (!nb)
+			return -ENOMEM;
+		s->buf = nb;
+		s->buf_cap = cap;
+	}
+	while (s->buf_len < need) {
+		ssize_t n = read(s->fd, s->buf + s->buf_len, s->buf_cap - s->buf_len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			s->eof = true;
+			s->size = s->buf_off + s->buf_len;
+			return -ENODATA;
+		}
+		s->buf_len += (size_t)n;
+	}
+	return 0;
+}
+
+static int pipe_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p)
+{
+	if (off < s->buf_off)
+		return -ESPIPE;
+	/* drop what lies before @off: a pipe is read once, front to back */
+	for (;;) {
+		uint64_t skip = off - s->buf_off;
+
+		if (skip <= s->buf_len) {
+			memmove(s->buf, s->buf + skip, s->buf_len - skip);
+			s->buf_len -= skip;
+			s->buf_off = off;
+			break;
+		}
+		/* skip payload bytes never looked at */
+		s->buf_off += s->buf_len;
+		s->buf_len = 0;
+		uint64_t gap = off - s->buf_off;
+		int err = pipe_fill(s, gap < (1u << 20) ? (size_t)gap : (1u << 20));
+
+		if (err)
+			return err;
+	}
+	int err = pipe_fill(s, len);
+
+	if (err)
+		return err;
+	*p = s->buf;
+	return 0;
+}
+
+int ds_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p)
+{
+	return s->pipe ? pipe_get(s, off, len, p) : file_get(s, off, len, p);
+}

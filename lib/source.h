@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Byte source behind the reader: a regular file read through a sliding
+ * mmap window (so a multi-gigabyte file costs a bounded amount of memory),
+ * or a pipe read into a growable buffer.  Offsets are absolute positions in
+ * the file or stream.
+ */
+#ifndef DSTACK_SOURCE_H
+#define DSTACK_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ds_source {
+	int fd;
+	bool pipe;
+	bool owns_fd;
+	uint64_t size;          /* file size; UINT64_MAX for pipes until EOF */
+	/* file: the current window */
+	uint8_t *map;
+	uint64_t map_off;
+	size_t map_len;
+	/* pipe: bytes [buf_off, buf_off + buf_len) of the stream */
+	uint8_t *buf;
+	size_t buf_cap, buf_len;
+	uint64_t buf_off;
+	bool eof;
+};
+
+int ds_source__open(struct ds_source *s, const char *path);
+void ds_source__close(struct ds_source *s);
+/*
+ * Point *@p at bytes [@off, @off + @len).  Valid until the next call.
+ * 0, -ENODATA when the source ends before @off + @len, or -errno.
+ * For pipes, @off must not go backwards past the last call's offset.
+ */
+int ds_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p);
+
+#endif

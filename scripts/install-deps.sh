@@ -1,0 +1,15 @@
+#!/bin/sh
+# Install the Debian (bookworm) packages dstack builds and tests with.
+# Only missing packages are installed; as root, or through sudo.
+set -eu
+pkgs="make gcc libc6-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev zstd python3 libstdc++-12-dev"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing$missing" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# dstack test suite: unit tests, every corpus recording against perf 7.2's
+# oracle output, pipe mode, and damaged inputs under ASan/UBSan.
+# usage: tests/run.sh BUILD_DIR [ASAN_BUILD_DIR]
+set -u
+BUILD=${1:-build}
+ASAN=${2:-}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CORPUS=$ROOT/tests/corpus
+WORK=$ROOT/$BUILD/testdata
+DSTACK=$ROOT/$BUILD/dstack
+pass=0 fail=0
+
+ok()   { pass=$((pass + 1)); echo "ok   $*"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $*"; }
+
+unpack_corpus() {
+	"$ROOT/tests/unpack-corpus.sh" "$WORK"
+}
+
+run_units() {
+	local dir=$1
+	for t in "$dir"/tests/*; do
+		[ -x "$t" ] || continue
+		local name; name=$(basename "$t")
+		if out=$("$t" "$WORK/symfs-root/symfs" "$WORK/kallsyms" 2>&1); then
+			ok "unit $name ($(echo "$out" | tail -1))"
+		else
+			bad "unit $name"; echo "$out" | tail -20
+		fi
+	done
+}
+
+kallsyms_for() {
+	if [ "$1" = threads2.defer ]; then echo "$WORK/data/threads2.defer.kallsyms"; else echo "$WORK/kallsyms"; fi
+}
+
+check_recording() {
+	local name=$1 ks; ks=$(kallsyms_for "$name")
+	local opts=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" -i "$WORK/data/$name.data")
+	local o="$WORK/out/$name"
+	zstd -q -dc "$CORPUS/oracle/$name.script.zst" >"$o.perf.script"
+	zstd -q -dc "$CORPUS/oracle/$name.nomerge.script.zst" >"$o.perf.nomerge"
+	if ! "$DSTACK" script "${opts[@]}" >"$o.script" 2>"$o.err"; then
+		bad "script $name: exit $? $(tail -3 "$o.err")"; return
+	fi
+	"$DSTACK" script --no-merge-callchains "${opts[@]}" >"$o.nomerge" 2>>"$o.err"
+	if res=$(python3 "$ROOT/tests/check_script.py" "$o.perf.script" "$o.perf.nomerge" "$o.script" "$o.nomerge"); then
+		ok "script $name: $res"
+	else
+		bad "script $name: $res"
+	fi
+	# the unresolved count equals the samples whose record is not in the file
+	want=$(python3 - "$o.perf.nomerge" <<'PY'
+import re, sys
+recs, n = set(), 0
+blocks = [b for b in open(sys.argv[1]).read().split('\n\n') if b.strip()]
+hdr = re.compile(r'^\s*.*?\s+(\d+)\s+(?:\[\d+\]\s+)?\d+\.\d+: (.*)$')
+for b in blocks:
+    L = b.split('\n'); m = hdr.match(L[0])
+    c = re.match(r'DEFERRED CALLCHAIN \[cookie: (\w+)\]', m.group(2))
+    if c: recs.add((m.group(1), c.group(1)))
+for b in blocks:
+    L = b.split('\n'); m = hdr.match(L[0])
+    if L[-1].endswith('(cookie) ([unknown])') and (m.group(1), L[-1].split()[0]) not in recs: n += 1
+print(n)
+PY
+)
+	got=$("$DSTACK" stat -i "$WORK/data/$name.data" | awk '$1 == "unresolved" {print $2}')
+	if [ "${got:-x}" = "$want" ]; then ok "stat $name: unresolved $got = samples without a record in the file"
+	else bad "stat $name: unresolved ${got:-?}, expected $want"; fi
+}
+
+check_pipe() {
+	local f="$WORK/data/mix.defer.data" o="$WORK/out/pipe"
+	local opts=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms")
+	"$DSTACK" script "${opts[@]}" -i "$f" >"$o.file" 2>/dev/null
+	if cat "$f" | "$DSTACK" script "${opts[@]}" -i - >"$o.pipe" 2>/dev/null && cmp -s "$o.file" "$o.pipe"; then
+		ok "pipe: a file read through stdin prints the same"
+	else bad "pipe: stdin output differs"; fi
+	if cat "$WORK/data/pipe.defer.data" | "$DSTACK" script "${opts[@]}" -i - >"$o.pp" 2>/dev/null &&
+	   "$DSTACK" script "${opts[@]}" -i "$WORK/data/pipe.defer.data" | cmp -s - "$o.pp"; then
+		ok "pipe: a pipe-mode recording reads the same from a pipe and from a file"
+	else bad "pipe: pipe-mode recording differs between pipe and file"; fi
+}
+
+check_corrupt() {
+	local bin=$1
+	for name in cpu.defer pipe.defer mixz.defer; do
+		if res=$(python3 "$ROOT/tests/corrupt.py" "$bin" "$WORK/data/$name.data" "$WORK/out"); then
+			ok "$(echo "$res" | tail -1) [$bin]"
+		else
+			bad "corrupt $name [$bin]"; echo "$res" | tail -15
+		fi
+	done
+}
+
+unpack_corpus
+run_units "$ROOT/$BUILD"
+for f in "$CORPUS"/oracle/*.nomerge.script.zst; do
+	n=$(basename "$f" .nomerge.script.zst)
+	check_recording "$n"
+done
+check_pipe
+check_corrupt "$DSTACK"
+if [ -n "$ASAN" ]; then
+	run_units "$ROOT/$ASAN"
+	check_corrupt "$ROOT/$ASAN/dstack"
+	for n in mix.defer pipe.defer mixz.defer threads2.defer; do
+		ks=$(kallsyms_for "$n")
+		if ASAN_OPTIONS=exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=87 "$ROOT/$ASAN/dstack" script \
+			--symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" -i "$WORK/data/$n.data" >"$WORK/out/$n.asan" 2>"$WORK/out/$n.asan.err" &&
+		   cmp -s "$WORK/out/$n.asan" "$WORK/out/$n.script"; then
+			ok "asan script $n: clean, same output"
+		else
+			bad "asan script $n: $(tail -5 "$WORK/out/$n.asan.err")"
+		fi
+	done
+fi
+echo
+echo "tests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Stitcher unit tests on hand-built record sequences: record before and
+ * after the sample, tid mismatch, new cookie, exit, end of input,
+ * duplicates, missing tid, in-place user chain, output order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dstack/stitch.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+		printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+/* A fake evsel: IP|TID|TIME|CALLCHAIN, sample_id_all, defer_callchain. */
+static struct ds_evsel evsel = {
+	.attr = { .sample_type = DS_SAMPLE_IP | DS_SAMPLE_TID | DS_SAMPLE_TIME | DS_SAMPLE_CALLCHAIN,
+		  .flags = (1ULL << DS_ATTR_SAMPLE_ID_ALL) | (1ULL << DS_ATTR_DEFER_CALLCHAIN) },
+	.name = "cpu-clock",
+	.sample_id_size = 16,
+};
+
+/* What the callback saw. */
+struct seen {
+	uint32_t type, tid;
+	uint64_t time;
+	enum ds_stitch_state stitch;
+	uint64_t chain[16];
+	uint64_t nr;
+};
+static struct seen out[64];
+static int nout;
+
+static int collect(void *ctx, const struct ds_event *ev)
+{
+	struct seen *s = &out[nout++];
+
+	(void)ctx;
+	s->type = ev->hdr->type;
+	s->tid = ev->sample.tid;
+	s->time = ev->sample.time;
+	s->stitch = ev->stitch;
+	s->nr = ev->sample.callchain_nr < 16 ? ev->sample.callchain_nr : 16;
+	if (ev->sample.callchain)
+		memcpy(s->chain, ev->sample.callchain, s->nr * 8);
+	return 0;
+}
+
+static uint64_t buf[64][32];
+static int nbuf;
+
+/* Build and push a sample: kernel ips then optional deferred marker. */
+static void sample(struct ds_stitcher *st, uint32_t tid, uint64_t time, uint64_t cookie, bool user_inplace)
+{
+	uint64_t *r = buf[nbuf++];
+	struct ds_event ev = { .evsel = &evsel };
+	size_t n = 0;
+
+	r[1] = 0x1111;                      /* ip */
+	r[2] = (uint64_t)tid << 32 | tid;   /* pid, tid */
+	r[3] = time;
+	uint64_t *cc = &r[4], *ips = &r[5];
+
+	ips[n++] = DS_CONTEXT_KERNEL;
+	ips[n++] = 0xffffffff81000000ULL + time;
+	if (user_inplace) {
+		ips[n++] = DS_CONTEXT_USER;
+		ips[n++] = 0x401000;
+	} else if (cookie) {
+		ips[n++] = DS_CONTEXT_USER_DEFERRED;
+		ips[n++] = cookie;
+	}
+	*cc = n;
+	struct ds_event_header h = { DS_REC_SAMPLE, DS_MISC_KERNEL, (uint16_t)(8 * (5 + n)) };
+
+	memcpy(r, &h, 8);
+	ev.hdr = (const struct ds_event_header *)r;
+	ev.sample.tid = ev.sample.pid = tid;
+	ev.sample.has_tid = true;
+	ev.sample.time = time;
+	ev.sample.callchain = ips;
+	ev.sample.callchain_nr = n;
+	CHECK(ds_stitcher__push(st, &ev) == 0, "push sample");
+}
+
+static void deferred(struct ds_stitcher *st, int64_t tid, uint64_t time, uint64_t cookie, uint64_t user_ip)
+{
+	uint64_t *r = buf[nbuf++];
+	struct ds_event ev = { .evsel = &evsel };
+	struct ds_event_header h = { DS_REC_CALLCHAIN_DEFERRED, DS_MISC_USER, 8 * (1 + 2 + 2 + 2) };
+
+	r[1] = cookie;
+	r[2] = 2;
+	r[3] = DS_CONTEXT_USER;
+	r[4] = user_ip;
+	r[5] = (uint64_t)tid << 32 | (uint32_t)tid;
+	r[6] = time;
+	memcpy(r, &h, 8);
+	ev.hdr = (const struct ds_event_header *)r;
+	ev.sample.time = time;
+	if (tid >= 0) {
+		ev.sample.tid = ev.sample.pid = (uint32_t)tid;
+		ev.sample.has_tid = true;
+	} else {
+		ev.sample.tid = ev.sample.pid = (uint32_t)-1;
+	}
+	CHECK(ds_stitcher__push(st, &ev) == 0, "push deferred");
+}
+
+static void task_exit(struct ds_stitcher *st, uint32_t tid, uint64_t time)
+{
+	uint64_t *r = buf[nbuf++];
+	struct ds_event ev = { .evsel = &evsel };
+	struct ds_event_header h = { DS_REC_EXIT, 0, 8 + 24 + 16 };
+
+	memcpy(r, &h, 8);
+	r[1] = (uint64_t)tid << 32 | tid;
+	r[2] = (uint64_t)tid << 32 | tid;
+	r[3] = time;
+	r[4] = (uint64_t)tid << 32 | tid;
+	r[5] = time;
+	ev.hdr = (const struct ds_event_header *)r;
+	ev.sample.tid = ev.sample.pid = tid;
+	ev.sample.has_tid = true;
+	ev.sample.time = time;
+	CHECK(ds_stitcher__push(st, &ev) == 0, "push exit");
+}
+
+static struct ds_stitcher *start(void)
+{
+	nout = 0;
+	nbuf = 0;
+	return ds_stitcher__new(NULL, collect, NULL);
+}
+
+static bool has_user(const struct seen *s, uint64_t ip)
+{
+	for (uint64_t i = 0; i + 1 < s->nr; i++)
+		if (s->chain[i] == DS_CONTEXT_USER && s->chain[i + 1] == ip)
+			return true;
+	return false;
+}
+
+static void test_after(void)
+{
+	struct ds_stitcher *st = start();
+
+	sample(st, 10, 100, 0x100000001, false);
+	sample(st, 10, 200, 0x100000001, false);
+	CHECK(nout == 0, "pending samples are held (got %d)", nout);
+	deferred(st, 10, 300, 0x100000001, 0x4000);
+	CHECK(nout == 3, "released with the record (got %d)", nout);
+	CHECK(out[0].stitch == DS_STITCH_AFTER && has_user(&out[0], 0x4000), "first stitched after");
+	CHECK(out[1].stitch == DS_STITCH_AFTER && has_user(&out[1], 0x4000), "second stitched after");
+	CHECK(out[0].nr == 4 && out[0].chain[0] == DS_CONTEXT_KERNEL, "merged chain is kernel, USER, ips");
+	CHECK(ds_stitcher__stats(st)->stitched_after == 2, "stat after");
+	ds_stitcher__delete(st);
+}
+
+static void test_before(void)
+{
+	struct ds_stitcher *st = start();
+
+	deferred(st, 10, 100, 0x200000001, 0x5000);
+	sample(st, 10, 150, 0x200000001, false);
+	CHECK(nout == 2 && out[1].stitch == DS_STITCH_BEFORE && has_user(&out[1], 0x5000),
+	      "record before the sample is used");
+	ds_stitcher__delete(st);
+}
+
+static void test_tid_mismatch_and_order(void)
+{
+	struct ds_stitcher *st = start();
+
+	sample(st, 10, 100, 0x300000001, false);
+	sample(st, 11, 110, 0, true);          /* other tid, complete: must wait behind tid 10 */
+	deferred(st, 11, 120, 0x300000001, 0x6000); /* same cookie, wrong tid */
+	CHECK(nout == 0, "a record of another tid does not resolve (got %d)", nout);
+	deferred(st, 10, 130, 0x300000001, 0x7000);
+	CHECK(nout == 4, "all released in order (got %d)", nout);
+	CHECK(out[0].time == 100 && out[1].time == 110 && out[2].time == 120 && out[3].time == 130,
+	      "time order kept");
+	CHECK(has_user(&out[0], 0x7000), "stitched with its own tid's record");
+	CHECK(ds_stitcher__stats(st)->inplace_user == 1, "in-place user chain counted");
+	ds_stitcher__delete(st);
+}
+
+static void test_new_cookie(void)
+{
+	struct ds_stitcher *st = start();
+
+	sample(st, 10, 100, 0x400000001, false);
+	sample(st, 10, 200, 0x500000001, false); /* a new kernel entry: 0x4 can never come */
+	CHECK(nout == 1 && out[0].stitch == DS_STITCH_UNRESOLVED, "old cookie released unresolved");
+	deferred(st, 10, 250, 0x500000001, 0x8000);
+	CHECK(nout == 3 && out[1].stitch == DS_STITCH_AFTER, "new cookie stitched");
+	ds_stitcher__delete(st);
+}
+
+static void test_exit_and_end(void)
+{
+	struct ds_stitcher *st = start();
+
+	sample(st, 20, 100, 0x600000001, false);
+	task_exit(st, 20, 150);
+	sample(st, 21, 160, 0, false);
+	CHECK(nout == 0, "held through the exit grace period");
+	sample(st, 21, 150 + 200000000ULL, 0, false); /* 200 ms later */
+	CHECK(nout == 4 && out[0].stitch == DS_STITCH_UNRESOLVED, "released after exit grace (got %d)", nout);
+	sample(st, 22, 400000000ULL, 0x700000001, false);
+	CHECK(ds_stitcher__flush(st) == 0 && nout == 5 && out[4].stitch == DS_STITCH_UNRESOLVED,
+	      "end of input releases unresolved");
+	CHECK(ds_stitcher__stats(st)->unresolved == 2, "unresolved counted");
+	ds_stitcher__delete(st);
+}
+
+static void test_exit_then_record(void)
+{
+	struct ds_stitcher *st = start();
+
+	sample(st, 30, 100, 0x800000001, false);
+	task_exit(st, 30, 150);
+	deferred(st, 30, 160, 0x800000001, 0x9000); /* written after the task's exit */
+	CHECK(nout == 3 && out[0].stitch == DS_STITCH_AFTER, "record after EXIT still stitches");
+	ds_stitcher__delete(st);
+}
+
+static void test_duplicates_and_tidless(void)
+{
+	struct ds_stitcher *st = start();
+
+	deferred(st, 40, 100, 0x900000001, 0xa000);
+	deferred(st, 40, 101, 0x900000001, 0xa000);
+	CHECK(ds_stitcher__stats(st)->duplicate_records == 1, "duplicate record counted");
+	sample(st, 41, 110, 0xa00000001, false);
+	deferred(st, -1, 120, 0xa00000001, 0xb000);
+	CHECK(nout == 4 && out[2].stitch == DS_STITCH_AFTER && has_user(&out[2], 0xb000),
+	      "tid-less record matched by cookie");
+	CHECK(ds_stitcher__stats(st)->tidless_records == 1, "tid-less counted");
+	ds_stitcher__delete(st);
+}
+
+int main(void)
+{
+	test_after();
+	test_before();
+	test_tid_mismatch_and_order();
+	test_new_cookie();
+	test_exit_and_end();
+	test_exit_then_record();
+	test_duplicates_and_tidless();
+	printf("test_stitch: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
