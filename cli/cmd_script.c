@@ -226,6 +226,12 @@ int cmd_script(int argc, char **argv)
 		ds_session__close(s);
 		return EXIT_INPUT;
 	}
+	/* build-ids recorded in the header let symbols reject a wrong binary */
+	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(s));
+
+	for (size_t i = 0; i < hi->nr_build_ids; i++)
+		if (hi->build_ids[i].filename[0] == '/')
+			ds_symbols__dso(syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
 	outbuf_init(&out, STDOUT_FILENO);
 	ret = ds_session__run(s, &sopts, on_event, &sc);
 	outbuf_flush(&out);

@@ -26,12 +26,38 @@ static void print_stats(const struct ds_session *s)
 	const struct ds_header_info *in = ds_reader__info(ds_session__reader(s));
 
 	printf("file.mode                      %s\n", in->pipe ? "pipe" : "file");
+	if (in->hostname)
+		printf("header.hostname                %s\n", in->hostname);
+	if (in->osrelease)
+		printf("header.osrelease               %s\n", in->osrelease);
+	if (in->version)
+		printf("header.perf_version            %s\n", in->version);
+	if (in->arch)
+		printf("header.arch                    %s\n", in->arch);
+	if (in->nr_cpus_online)
+		printf("header.nrcpus                  %u online, %u available\n", in->nr_cpus_online, in->nr_cpus_avail);
+	if (in->cmdline)
+		printf("header.cmdline                 %s\n", in->cmdline);
+	if (in->comp_type)
+		printf("header.compression             %s level %u\n", in->comp_type == DS_COMP_ZSTD ? "zstd" : "unknown", in->comp_level);
+	printf("header.build_ids               %zu\n", in->nr_build_ids);
+	for (size_t i = 0; i < ds_reader__nr_evsels(ds_session__reader(s)); i++) {
+		const struct ds_evsel *e = ds_reader__evsel(ds_session__reader(s), i);
+
+		printf("event.%-24zu %s%s%s\n", i, e->name ? e->name : "?",
+		       DS_ATTR_FLAG(&e->attr, DS_ATTR_DEFER_CALLCHAIN) ? " defer_callchain" : "",
+		       DS_ATTR_FLAG(&e->attr, DS_ATTR_DEFER_OUTPUT) ? " defer_output" : "");
+	}
 	for (uint32_t t = 0; t < DS_REC_MAX; t++) {
 		const char *name = ds_record_type__name(t);
 
 		if (st->records[t] && name)
 			printf("records.%-22s %llu\n", name, (unsigned long long)st->records[t]);
 	}
+	if (ds_reader__compressed_records(ds_session__reader(s)))
+		printf("records.COMPRESSED             %llu (holding %llu bytes of records)\n",
+		       (unsigned long long)ds_reader__compressed_records(ds_session__reader(s)),
+		       (unsigned long long)st->compressed_bytes);
 	printf("records.unknown                %llu\n", (unsigned long long)st->unknown_records);
 	printf("records.bad                    %llu\n", (unsigned long long)st->bad_records);
 	printf("records.out_of_order           %llu\n", (unsigned long long)st->unordered);

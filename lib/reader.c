@@ -41,6 +41,7 @@ const char *ds_reader__path(const struct ds_reader *r) { return r->path; }
 const struct ds_header_info *ds_reader__info(const struct ds_reader *r) { return &r->info; }
 size_t ds_reader__nr_evsels(const struct ds_reader *r) { return r->nr_evsels; }
 uint64_t ds_reader__bytes_read(const struct ds_reader *r) { return r->bytes; }
+uint64_t ds_reader__compressed_records(const struct ds_reader *r) { return r->nr_compressed; }
 
 struct ds_evsel *ds_reader__evsel(const struct ds_reader *r, size_t idx)
 {
@@ -489,7 +490,7 @@ static int open_file(struct ds_reader *r)
 		return reader_fail(r, 8, -EINVAL, "header size %llu is neither %zu (file) nor 16 (pipe)",
 				   (unsigned long long)h.size, sizeof(h));
 	if (r->src.pipe)
-		return reader_fail(r, 8, -EINVAL, "a file-mode header on a pipe (use a file path)");
+		return reader_fail(r, 8, -EINVAL, "a perf.data file in file mode cannot be read from a pipe: give its path with -i (only pipe-mode streams, perf record -o -, can be piped)");
 	if (ds_source__get(&r->src, 0, sizeof(h), &p))
 		return reader_fail(r, 0, -EINVAL, "file is too short for a perf.data header (%llu bytes)",
 				   (unsigned long long)r->src.size);
@@ -504,10 +505,14 @@ static int open_file(struct ds_reader *r)
 	read_features(r, &h);
 	r->pos = h.data.offset;
 	r->end = h.data.offset + h.data.size;
-	if (h.data.size == 0 || r->end > r->src.size || r->end < h.data.offset) {
+	if (h.data.size == 0) {
 		/* a recorder that died before finalising the header: read what is there */
-		ds_warn("%s: data section size %llu does not fit the file; reading to the end of the file\n",
-			r->path, (unsigned long long)h.data.size);
+		ds_warn("%s: the header gives no data size (recording not finished?); reading to the end of the file\n",
+			r->path);
+		r->end = r->src.size;
+	} else if (r->end > r->src.size || r->end < h.data.offset) {
+		/* a truncated file: read what is there, then report it */
+		r->declared_end = r->end < h.data.offset ? UINT64_MAX : r->end;
 		r->end = r->src.size;
 	}
 	r->info.data_offset = h.data.offset;
@@ -681,17 +686,16 @@ static int absorb_record(struct ds_reader *r, uint64_t off, const uint8_t *p, ui
 }
 
 /* Extra payload that follows some records outside their header.size. */
-static int extra_payload(struct ds_reader *r, uint64_t off, const uint8_t *p, uint16_t size,
-			 uint64_t *extra)
+static int extra_payload(struct ds_reader *r, uint64_t off, const uint8_t *p, uint32_t type,
+			 uint16_t size, uint64_t *extra)
 {
 	uint64_t n;
 
 	*extra = 0;
-	if (((const struct ds_event_header *)p)->type == DS_REC_AUXTRACE && size >= 16) {
+	if (type == DS_REC_AUXTRACE && size >= 16) {
 		memcpy(&n, p + 8, 8);
 		*extra = n;
-	} else if (((const struct ds_event_header *)p)->type == DS_REC_HEADER_TRACING_DATA &&
-		   r->info.pipe && size >= 12) {
+	} else if (type == DS_REC_HEADER_TRACING_DATA && r->info.pipe && size >= 12) {
 		uint32_t n32;
 
 		memcpy(&n32, p + 8, 4);
@@ -699,7 +703,7 @@ static int extra_payload(struct ds_reader *r, uint64_t off, const uint8_t *p, ui
 	}
 	if (*extra > (1ULL << 40))
 		return reader_fail(r, off, -EINVAL, "payload size %llu after record type %u is absurd",
-				   (unsigned long long)*extra, ((const struct ds_event_header *)p)->type);
+				   (unsigned long long)*extra, type);
 	return 0;
 }
 
@@ -818,6 +822,9 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 			if (r->dlen > r->dhead)
 				return reader_fail(r, r->doff, -EINVAL, "data ends inside a compressed record's payload (%zu bytes left over)",
 						   r->dlen - r->dhead);
+			if (r->declared_end)
+				return reader_fail(r, r->end, -EINVAL, "truncated: the file ends here but its header says the data section ends at %#llx",
+						   (unsigned long long)r->declared_end);
 			return 0;
 		}
 		err = ds_source__get(&r->src, r->pos, 8, &p);
@@ -846,7 +853,7 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 			return reader_fail(r, r->pos, err, "read error: %s", strerror(-err));
 		uint64_t off = r->pos, extra;
 
-		if (extra_payload(r, off, p, h.size, &extra))
+		if (extra_payload(r, off, p, h.type, h.size, &extra))
 			return r->errcode;
 		if (extra > r->end - r->pos - h.size)
 			return reader_fail(r, off, -EINVAL, "record (type %u) payload of %llu bytes extends past the end of the data",
@@ -854,6 +861,7 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		r->pos += h.size + extra;
 		r->bytes = r->pos;
 		if (h.type == DS_REC_COMPRESSED || h.type == DS_REC_COMPRESSED2) {
+			r->nr_compressed++;
 			err = feed_compressed(r, off, p, h.size, h.type);
 			if (err)
 				return err;

@@ -20,7 +20,9 @@ struct ds_reader {
 	int id_pos, is_pos;      /* u64 slots: from sample start / from record end */
 	bool named;
 	uint64_t pos, end;       /* next record, end of the data section */
+	uint64_t declared_end;   /* where the header says the data ends, if past the file */
 	uint64_t bytes;
+	uint64_t nr_compressed;
 	/* decompressed records waiting to be handed out */
 	ZSTD_DStream *zstd;
 	uint8_t *dbuf;

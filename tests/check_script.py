@@ -41,19 +41,22 @@ def key_of(m):
     return (m.group('tid'), m.group('cpu'), m.group('time'), m.group('rest'))
 
 
-def frames_count(lines):
-    return sum(1 for l in lines if not l.endswith('(inlined)'))
+def ip_of(line):
+    return line.split()[0] if line.strip() else ''
 
 
 def truncate(lines):
-    """perf's --max-stack counts real frames, not inlined ones."""
+    """perf's --max-stack counts callchain entries, not printed lines: an
+    entry prints its inlined frames (same ip) then its symbol; an entry may
+    print only inlined frames when DWARF names its function differently."""
     out, n = [], 0
-    for l in lines:
-        if not l.endswith('(inlined)'):
-            if n == MAX_STACK:
-                break
-            n += 1
+    for i, l in enumerate(lines):
+        if n == MAX_STACK:
+            break
         out.append(l)
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        if not l.endswith('(inlined)') or nxt is None or ip_of(nxt) != ip_of(l):
+            n += 1
     return out
 
 

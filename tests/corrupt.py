@@ -50,7 +50,9 @@ def main():
 
     check(rc == 0, 'intact file exits 0 (got %d: %s)' % (rc, err[-300:]))
     full_blocks = full.split('\n\n')
-    data_off = int.from_bytes(raw[40:48], 'little') if raw[8:16] != (16).to_bytes(8, 'little') else 16
+    pipe = raw[8:16] == (16).to_bytes(8, 'little')
+    data_off = 16 if pipe else int.from_bytes(raw[40:48], 'little')
+    data_end = len(raw) if pipe else data_off + int.from_bytes(raw[48:56], 'little')
     cuts = sorted(set([1, 8, 15, 16, 64, 100, data_off, data_off + 4] +
                       [rnd.randrange(data_off, len(raw)) for _ in range(24)]))
     tmp = os.path.join(work, 'damaged.data')
@@ -59,7 +61,7 @@ def main():
             f.write(raw[:cut])
         rc, out, err = run(dstack, tmp)
         check(rc in (0, 1), 'truncated at %d: exit %d %s' % (cut, rc, err[-500:]))
-        if cut > data_off:
+        if data_off < cut < data_end:
             check(rc == 1 and 'offset 0x' in err, 'truncated at %d: error names an offset (%r)' % (cut, err[-200:]))
             blocks = out.split('\n\n')[:-1]   # the last may be cut by the error
             check(is_subsequence(blocks, full_blocks), 'truncated at %d: output is a part of the intact output' % cut)

@@ -34,7 +34,7 @@ struct ds_resolved {
 	uint64_t ip;
 	const char *dso;           /* name to print ("[kernel.kallsyms]", path, "[unknown]") */
 	size_t nr_frames;          /* >= 1 */
-	struct ds_frame frames[8]; /* innermost first; name NULL = unknown */
+	struct ds_frame frames[64]; /* innermost first; name NULL = unknown */
 	bool kernel;
 };
 

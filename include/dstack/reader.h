@@ -86,6 +86,9 @@ struct ds_evsel *ds_reader__evsel(const struct ds_reader *r, size_t idx);
  */
 struct ds_evsel *ds_reader__evsel_of(const struct ds_reader *r, const struct ds_event_header *hdr);
 
+/* COMPRESSED/COMPRESSED2 records unpacked so far. */
+uint64_t ds_reader__compressed_records(const struct ds_reader *r);
+
 /* Bytes of data consumed so far (for progress and statistics). */
 uint64_t ds_reader__bytes_read(const struct ds_reader *r);
 

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by the symbols_*.c files: a string interner, sorted
+ * symbol tables, and the per-format loaders (ELF, DWARF inlines, kallsyms,
+ * perf-PID.map).  Nothing here is part of the public API.
+ */
+#ifndef DSTACK_SYMBOLS_INT_H
+#define DSTACK_SYMBOLS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <libelf.h>
+#include <elfutils/libdw.h>
+
+#include "hashmap.h"
+
+/* ---- string interning ------------------------------------------------ */
+
+struct ds_istr;
+
+/* Equal strings get the same pointer; they live until ds_intern__exit(). */
+struct ds_intern {
+	struct ds_hashmap map;     /* string hash -> struct ds_istr * (chained) */
+	struct ds_istr *all;       /* every string, for freeing */
+};
+
+const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len);
+/* Intern @s, demangled first when it is a C++ name ("_Z...") and @demangle. */
+const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle);
+void ds_intern__exit(struct ds_intern *in);
+
+/* ---- symbol tables --------------------------------------------------- */
+
+struct ds_sym {
+	uint64_t start;
+	uint64_t end;              /* exclusive */
+	const char *name;          /* interned or owned by the table's buffer */
+};
+
+struct ds_symtab {
+	struct ds_sym *syms;       /* sorted by start */
+	size_t nr;
+};
+
+/* The symbol with start <= addr < end, or NULL. */
+const struct ds_sym *ds_symtab__find(const struct ds_symtab *t, uint64_t addr);
+
+/* A symbol candidate before end fix-up and de-duplication (perf's rules). */
+struct ds_rawsym {
+	uint64_t start;
+	uint64_t size;             /* 0 when unknown */
+	const char *name;
+	uint32_t order;            /* position in the source table: ties keep the first */
+	uint8_t bind;              /* STB_* */
+	uint8_t type;              /* STT_* */
+	bool ifunc_alias;          /* survived a duplicate that was an IFUNC */
+};
+
+/*
+ * Sort @raw by (start, order), give zero-sized symbols the next start as end,
+ * then keep one symbol per start (perf's symbols__fixup_end and
+ * symbols__fixup_duplicate; the last one gets at most a page).
+ * Returns the new count; raw[i].size becomes end - start.
+ */
+size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr, bool kallsyms);
+
+/* ---- ELF ------------------------------------------------------------- */
+
+struct ds_load_seg {
+	uint64_t off, filesz, vaddr;
+};
+
+struct ds_elf_image {
+	int fd;
+	Elf *elf;
+	Dwarf *dwarf;              /* NULL without .debug_info */
+	struct ds_symtab symtab;
+	struct ds_load_seg *segs;
+	size_t nr_segs;
+	uint8_t build_id[64];
+	size_t bid_len;
+};
+
+/* Open @path; false if it cannot be opened or is not an ELF file. */
+bool ds_elf__open(struct ds_elf_image *img, const char *path);
+/* Symbols (+ PLT), program headers. false on a corrupt file. */
+bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle);
+void ds_elf__close(struct ds_elf_image *img);
+/* File offset -> ELF virtual address through PT_LOAD; false if outside. */
+bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
+
+/* ---- DWARF inline chains ---------------------------------------------- */
+
+struct ds_inline_frame {
+	const char *name;          /* interned, NULL if the DIE has no name */
+};
+
+/*
+ * The functions containing @vaddr, innermost first (inlined subroutines, then
+ * the subprogram).  Returns the count (<= @max), 0 if DWARF knows nothing.
+ */
+size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
+			 struct ds_hashmap *name_cache, struct ds_inline_frame *out, size_t max);
+
+/* ---- kallsyms and perf maps ------------------------------------------ */
+
+/* A text file read whole; symbol names point into it. */
+struct ds_textsyms {
+	char *buf;
+	struct ds_symtab tab;
+};
+
+bool ds_kallsyms__load(struct ds_textsyms *ks, const char *path);
+bool ds_perfmap__load(struct ds_textsyms *ks, const char *path);
+void ds_textsyms__exit(struct ds_textsyms *ks);
+
+/* Read a whole file, NUL-terminated; NULL on failure (errno set). */
+char *ds_read_file(const char *path, size_t *len);
+
+#endif

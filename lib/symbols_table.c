@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Shared pieces of the symbol loaders: string interning (with C++
+ * demangling), perf's end fix-up and duplicate elimination, and lookup in a
+ * sorted symbol array.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "symbols_int.h"
+
+/* libstdc++'s demangler: the same output as perf's (libiberty style). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
+
+struct ds_istr {
+	struct ds_istr *next_hash;   /* same hash bucket */
+	struct ds_istr *next_all;
+	size_t len;
+	char str[];
+};
+
+static uint64_t str_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a, finished by splitmix */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	return ds_hash64(h);
+}
+
+const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len)
+{
+	uint64_t h = str_hash(s, len);
+	uint64_t *slot = ds_hashmap__find(&in->map, h);
+	struct ds_istr *is;
+
+	for (is = slot ? (struct ds_istr *)(uintptr_t)*slot : NULL; is; is = is->next_hash)
+		if (is->len == len && !memcmp(is->str, s, len))
+			return is->str;
+	is = malloc(sizeof(*is) + len + 1);
+	if (!is)
+		return NULL;
+	memcpy(is->str, s, len);
+	is->str[len] = '\0';
+	is->len = len;
+	is->next_hash = slot ? (struct ds_istr *)(uintptr_t)*slot : NULL;
+	if (ds_hashmap__set(&in->map, h, (uint64_t)(uintptr_t)is)) {
+		free(is);
+		return NULL;
+	}
+	is->next_all = in->all;
+	in->all = is;
+	return is->str;
+}
+
+const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle)
+{
+	const char *ret;
+	char *dm;
+	int status = -1;
+
+	/* perf only hands "_Z" names to the C++ demangler */
+	if (!demangle || strncmp(s, "_Z", 2))
+		return ds_intern__str(in, s, strlen(s));
+	dm = __cxa_demangle(s, NULL, NULL, &status);
+	if (!dm || status != 0) {
+		free(dm);
+		return ds_intern__str(in, s, strlen(s));
+	}
+	ret = ds_intern__str(in, dm, strlen(dm));
+	free(dm);
+	return ret;
+}
+
+void ds_intern__exit(struct ds_intern *in)
+{
+	while (in->all) {
+		struct ds_istr *next = in->all->next_all;
+
+		free(in->all);
+		in->all = next;
+	}
+	ds_hashmap__exit(&in->map);
+}
+
+/* ---- perf's symbol fix-ups -------------------------------------------- */
+
+static int rawsym_cmp(const void *pa, const void *pb)
+{
+	const struct ds_rawsym *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	/* perf's rbtree puts equal starts in insertion order */
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* perf's choose_best_symbol(): true if @a beats @b (a came first). */
+static bool first_is_best(const struct ds_rawsym *a, const struct ds_rawsym *b)
+{
+	size_t la, lb;
+
+	if ((a->size > 0) != (b->size > 0))
+		return a->size > 0;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return b->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL;
+	if (underscores(a->name) != underscores(b->name))
+		return underscores(a->name) < underscores(b->name);
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	if (la != lb)
+		return la > lb;
+	return true;
+}
+
+/* Zero-sized symbols end where the next one starts (symbols__fixup_end). */
+static void fixup_end(struct ds_rawsym *raw, size_t nr)
+{
+	for (size_t i = 0; i + 1 < nr; i++)
+		if (raw[i].size == 0)
+			raw[i].size = raw[i + 1].start - raw[i].start;
+	if (nr && raw[nr - 1].size == 0) {
+		uint64_t s = raw[nr - 1].start;
+
+		/* the last one: up to one page past its page, not to infinity */
+		raw[nr - 1].size = ((s + 4095) & ~4095ULL) + 4096 - s;
+	}
+}
+
+size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr, bool kallsyms)
+{
+	size_t out = 0;
+
+	(void)kallsyms;   /* module symbols are not loaded, so the rule is the same */
+	if (!nr)
+		return 0;
+	qsort(raw, nr, sizeof(*raw), rawsym_cmp);
+	fixup_end(raw, nr);
+	for (size_t i = 1; i < nr; i++) {
+		struct ds_rawsym *cur = &raw[out];
+
+		if (raw[i].start != cur->start) {
+			raw[++out] = raw[i];
+			continue;
+		}
+		if (first_is_best(cur, &raw[i])) {
+			cur->ifunc_alias |= raw[i].type == STT_GNU_IFUNC;
+		} else {
+			bool alias = cur->type == STT_GNU_IFUNC;
+
+			*cur = raw[i];
+			cur->ifunc_alias |= alias;
+		}
+	}
+	return out + 1;
+}
+
+const struct ds_sym *ds_symtab__find(const struct ds_symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nr;
+
+	/* first symbol with start > addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	if (addr < t->syms[lo - 1].end)
+		return &t->syms[lo - 1];
+	return NULL;
+}
+
+/* Read until EOF: /proc files report a size of 0, so the size is only a hint. */
+char *ds_read_file(const char *path, size_t *lenp)
+{
+	struct stat st;
+	size_t len = 0, cap;
+	char *buf = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	cap = (size_t)st.st_size + 1 > 65536 ? (size_t)st.st_size + 1 : 65536;
+	buf = malloc(cap);
+	if (!buf)
+		goto fail;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				goto fail;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(fd);
+	*lenp = len;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}

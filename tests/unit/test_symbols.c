@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit test of lib/symbols*.c against the corpus binaries.
+ *
+ *   test_symbols SYMFS KALLSYMS
+ *
+ * SYMFS is the corpus symfs directory and KALLSYMS its kallsyms file (the
+ * boot of every recording but threads2).  Expected values are what perf
+ * 7.2.13's `perf script` printed for the same addresses (see the oracles);
+ * file offsets are ip - map start + pgoff from the recordings' MMAP2 events.
+ * Also exercises the JIT map, a synthetic kallsyms, build-id checks and
+ * corrupted ELF files (under a temporary directory).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dstack/log.h"
+#include "dstack/symbols.h"
+
+static int passed, failed;
+static int warnings;
+static char last_warning[512];
+
+#define CHECK(cond, ...) do {                                           \
+	if (cond) {                                                     \
+		passed++;                                               \
+	} else {                                                        \
+		failed++;                                               \
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
+		fprintf(stderr, __VA_ARGS__);                           \
+		fputc('\n', stderr);                                    \
+	}                                                               \
+} while (0)
+
+static void capture_log(enum ds_log_level level, const char *fmt, va_list ap)
+{
+	if (level != DS_WARN)
+		return;
+	warnings++;
+	vsnprintf(last_warning, sizeof(last_warning), fmt, ap);
+}
+
+/* One frame as perf prints it: "name+0xoff", "[unknown]", " (inlined)". */
+static void fmt_frame(const struct ds_frame *f, char *buf, size_t sz)
+{
+	if (!f->name)
+		snprintf(buf, sz, "[unknown]");
+	else
+		snprintf(buf, sz, "%s+0x%" PRIx64 "%s", f->name, f->offset,
+			 f->inlined ? " (inlined)" : "");
+}
+
+/* Resolve and compare with @nexp expected frames (innermost first). */
+static void expect(struct ds_symbols *s, const char *path, uint64_t off, size_t nexp, ...)
+{
+	struct ds_frame fr[16];
+	size_t n = ds_dso__resolve(ds_symbols__dso(s, path, NULL, 0), off, fr, 16);
+	va_list ap;
+
+	CHECK(n == nexp, "%s@%#" PRIx64 ": %zu frames, expected %zu", path, off, n, nexp);
+	va_start(ap, nexp);
+	for (size_t i = 0; i < nexp && i < n; i++) {
+		const char *want = va_arg(ap, const char *);
+		char got[2048];
+
+		fmt_frame(&fr[i], got, sizeof(got));
+		CHECK(!strcmp(got, want), "%s@%#" PRIx64 " frame %zu: got '%s', want '%s'",
+		      path, off, i, got, want);
+	}
+	va_end(ap);
+}
+
+static void test_elf(const char *symfs, const char *kallsyms)
+{
+	struct ds_symbols_opts o = { .symfs = symfs, .kallsyms = kallsyms };
+	struct ds_symbols *s = ds_symbols__new(&o);
+
+	CHECK(s != NULL, "ds_symbols__new");
+	/* recurse_a and recurse_b share an address: perf keeps the first (index 14) */
+	expect(s, "/usr/local/bin/wl", 0x17d2, 1, "recurse_b+0x12");
+	/* fault_pages.constprop.0 in ELF, "fault_pages" in DWARF: one inlined frame */
+	expect(s, "/usr/local/bin/wl", 0x16a0, 1, "fault_pages+0x30 (inlined)");
+	expect(s, "/usr/local/bin/wl", 0x11b3, 1, "main+0x43");
+	/* PLT: header and the first entry of a lazy .plt */
+	expect(s, "/usr/local/bin/wl", 0x1020, 1, ".plt+0x0");
+	expect(s, "/job/wl", 0x1030, 1, "free@plt+0x0");
+	expect(s, "/usr/local/bin/wlxx", 0x1040, 1,
+	       "std::_Rb_tree_insert_and_rebalance(bool, std::_Rb_tree_node_base*, "
+	       "std::_Rb_tree_node_base*, std::_Rb_tree_node_base&)@plt+0x0");
+	/* a C++ inline chain, innermost first; the outermost is the ELF symbol */
+	expect(s, "/usr/local/bin/wlxx", 0x1645, 3,
+	       "unsigned long const& std::max<unsigned long>(unsigned long const&, "
+	       "unsigned long const&)+0x35 (inlined)",
+	       "std::vector<double, std::allocator<double> >::_M_check_len(unsigned long, "
+	       "char const*) const+0x35 (inlined)",
+	       "void std::vector<double, std::allocator<double> >::_M_realloc_insert<double>"
+	       "(__gnu_cxx::__normal_iterator<double*, std::vector<double, "
+	       "std::allocator<double> > >, double&&)+0x35");
+	/* libc: .dynsym only; aliases resolved as perf does */
+	expect(s, "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x2a060, 1, "__libc_start_main+0x10");
+	expect(s, "/usr/lib/x86_64-linux-gnu/libc.so.6", 0xa5293, 1, "cfree+0xb3");
+	expect(s, "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x10fd77, 1, "__munmap+0x7");
+	/* no symbol covers it: [unknown] */
+	expect(s, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", 0x1d00, 1, "[unknown]");
+	ds_symbols__delete(s);
+}
+
+static void test_cache_and_options(const char *symfs)
+{
+	struct ds_symbols_opts o = { .symfs = symfs, .no_inline = true };
+	struct ds_symbols *s = ds_symbols__new(&o);
+	struct ds_dso *d = ds_symbols__dso(s, "/usr/local/bin/wlxx", NULL, 0);
+	struct ds_frame a[8], b[8];
+	size_t na, nb;
+
+	CHECK(d == ds_symbols__dso(s, "/usr/local/bin/wlxx", NULL, 0), "same path, same dso");
+	CHECK(!strcmp(ds_dso__path(d), "/usr/local/bin/wlxx"), "path");
+	expect(s, "/usr/local/bin/wl", 0x16a0, 1, "fault_pages.constprop.0+0x30");
+	na = ds_dso__resolve(d, 0x1645, a, 8);
+	nb = ds_dso__resolve(d, 0x1645, b, 8);
+	CHECK(na == 1 && nb == 1 && a[0].name == b[0].name, "cached result is the same interned name");
+	CHECK(ds_dso__resolve(d, 0x1645, a, 0) == 0, "max 0");
+	ds_symbols__delete(s);
+
+	o.no_inline = false;
+	o.no_demangle = true;
+	s = ds_symbols__new(&o);
+	d = ds_symbols__dso(s, "/usr/local/bin/wlxx", NULL, 0);
+	na = ds_dso__resolve(d, 0x1645, a, 1);
+	CHECK(na == 1 && a[0].inlined && !strcmp(a[0].name, "_ZSt3maxImERKT_S2_S2_"),
+	      "max=1 keeps the innermost frame, mangled: %s", na ? a[0].name : "-");
+	ds_symbols__delete(s);
+}
+
+static void test_build_id(const char *symfs)
+{
+	static const uint8_t good[20] = {
+		0xe2, 0x76, 0xfd, 0x0a, 0x55, 0x2c, 0x2d, 0x41, 0xa3, 0xb4,
+		0x72, 0x00, 0x32, 0xcd, 0x1f, 0xba, 0x5d, 0xf1, 0xef, 0x69,
+	};
+	uint8_t bad[20];
+	struct ds_symbols_opts o = { .symfs = symfs };
+	struct ds_symbols *s = ds_symbols__new(&o);
+	struct ds_frame f[8];
+	struct ds_dso *d;
+
+	memcpy(bad, good, sizeof(bad));
+	bad[0] ^= 1;
+	d = ds_symbols__dso(s, "/usr/local/bin/wlxx", good, sizeof(good));
+	CHECK(ds_dso__resolve(d, 0x1040, f, 8) == 1 && f[0].name, "matching build-id is used");
+	/* a build-id learnt later that does not match drops the file */
+	warnings = 0;
+	ds_dso__set_build_id(d, bad, sizeof(bad));
+	CHECK(ds_dso__resolve(d, 0x1040, f, 8) == 1 && !f[0].name, "mismatch after the fact");
+	CHECK(warnings == 1 && strstr(last_warning, "build-id mismatch for /usr/local/bin/wlxx"),
+	      "one mismatch warning: %d '%s'", warnings, last_warning);
+
+	warnings = 0;
+	d = ds_symbols__dso(s, "/usr/local/bin/wl", bad, sizeof(bad));
+	CHECK(ds_dso__resolve(d, 0x17d2, f, 8) == 1 && !f[0].name, "mismatch at load");
+	CHECK(ds_dso__resolve(d, 0x17d2, f, 8) == 1 && !f[0].name, "still nothing");
+	CHECK(warnings == 1 && strstr(last_warning, "build-id mismatch"), "warned once");
+
+	warnings = 0;
+	d = ds_symbols__dso(s, "/no/such/file.so", NULL, 0);
+	CHECK(ds_dso__resolve(d, 0x1000, f, 8) == 1 && !f[0].name, "missing file");
+	ds_dso__resolve(d, 0x2000, f, 8);
+	CHECK(warnings == 1, "missing file warned once: %d", warnings);
+	ds_symbols__delete(s);
+}
+
+static void test_kernel(const char *kallsyms)
+{
+	struct ds_symbols_opts o = { .kallsyms = kallsyms };
+	struct ds_symbols *s = ds_symbols__new(&o);
+	struct ds_frame f;
+
+	CHECK(ds_symbols__kernel(s, 0xffffffff95a8d6a1ULL, &f) && !strcmp(f.name, "uprobe_clear_state") &&
+	      f.offset == 0x21, "uprobe_clear_state+0x21");
+	CHECK(ds_symbols__kernel(s, 0xffffffff96637b41ULL, &f) && !strcmp(f.name, "do_syscall_64") &&
+	      f.offset == 0xe1, "do_syscall_64+0xe1");
+	CHECK(!ds_symbols__kernel(s, 0x1000, &f), "user address is not kernel");
+	ds_symbols__delete(s);
+}
+
+/* ---- files under a temporary directory ---------------------------------- */
+
+static int write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+	char path[4096];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "wb");
+	if (!fp)
+		return -1;
+	fwrite(data, 1, len, fp);
+	return fclose(fp);
+}
+
+static void test_synthetic_kallsyms(const char *dir)
+{
+	static const char ks[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t local_fn\n"
+		"ffffffff81000100 W weak_alias\n"
+		"ffffffff81000200 r some_rodata\n"
+		"ffffffff81000300 T last_fn\n"
+		"ffffffffc0000000 t mod_fn\t[some_mod]\n";
+	char path[4096];
+	struct ds_symbols_opts o = { .kallsyms = path };
+	struct ds_symbols *s;
+	struct ds_frame f;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	CHECK(write_file(dir, "kallsyms", ks, sizeof(ks) - 1) == 0, "write kallsyms");
+	s = ds_symbols__new(&o);
+	/* same address: the last one has the size after the end fix-up */
+	CHECK(ds_symbols__kernel(s, 0xffffffff81000010ULL, &f) && !strcmp(f.name, "_stext"),
+	      "dup group: %s", f.name);
+	CHECK(ds_symbols__kernel(s, 0xffffffff81000250ULL, &f) && !strcmp(f.name, "weak_alias") &&
+	      f.offset == 0x150, "rodata is not a symbol boundary: %s", f.name);
+	CHECK(ds_symbols__kernel(s, 0xffffffff81000fffULL, &f) && !strcmp(f.name, "last_fn"), "last");
+	CHECK(!ds_symbols__kernel(s, 0xffffffff81002000ULL, &f), "last symbol is bounded");
+	CHECK(!ds_symbols__kernel(s, 0xffffffffc0000010ULL, &f), "module symbols skipped");
+	ds_symbols__delete(s);
+}
+
+static void test_jit(const char *dir)
+{
+	static const char map[] = "1000 10 jitted_a\n0x2000 0x20 jitted b with spaces\nbad line\n";
+	struct ds_symbols_opts o = { .symfs = dir };
+	struct ds_symbols *s;
+	char sub[4096];
+	struct ds_frame f;
+
+	snprintf(sub, sizeof(sub), "%s/tmp", dir);
+	CHECK(mkdir(sub, 0700) == 0 || errno == EEXIST, "mkdir");
+	CHECK(write_file(dir, "tmp/perf-4242.map", map, sizeof(map) - 1) == 0, "write map");
+	s = ds_symbols__new(&o);
+	CHECK(ds_symbols__jit(s, 4242, 0x1008, &f) && !strcmp(f.name, "jitted_a") && f.offset == 8,
+	      "jit a");
+	CHECK(ds_symbols__jit(s, 4242, 0x201f, &f) && !strcmp(f.name, "jitted b with spaces") &&
+	      f.offset == 0x1f, "jit b");
+	CHECK(!ds_symbols__jit(s, 4242, 0x1010, &f), "past the end of a");
+	CHECK(!ds_symbols__jit(s, 4243, 0x1008, &f), "no map for that pid");
+	CHECK(!ds_symbols__jit(s, 4243, 0x1008, &f), "still none");
+	ds_symbols__delete(s);
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	unsigned char *buf;
+	long sz;
+
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	sz = ftell(fp);
+	rewind(fp);
+	buf = malloc(sz > 0 ? (size_t)sz : 1);
+	if (buf && fread(buf, 1, (size_t)sz, fp) != (size_t)sz) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	*len = (size_t)sz;
+	return buf;
+}
+
+/* Corrupt copies of wl (truncated, random bytes flipped) must never crash. */
+static void test_hostile(const char *symfs, const char *dir)
+{
+	char path[4096];
+	unsigned char *orig, *buf;
+	size_t len;
+	unsigned seed = 12345;
+	int resolved = 0;
+
+	snprintf(path, sizeof(path), "%s/usr/local/bin/wl", symfs);
+	orig = slurp(path, &len);
+	CHECK(orig != NULL, "read wl");
+	if (!orig)
+		return;
+	buf = malloc(len);
+	for (int iter = 0; iter < 300; iter++) {
+		struct ds_symbols_opts o = { .symfs = dir };
+		struct ds_symbols *s;
+		size_t n = len;
+		struct ds_frame f[16];
+
+		memcpy(buf, orig, len);
+		if (iter % 3 == 0)
+			n = (size_t)(rand_r(&seed) % len);           /* truncated */
+		for (int k = 0; k < 1 + iter % 16; k++) {        /* flipped bytes */
+			size_t at = (size_t)rand_r(&seed) % (iter % 2 ? 0x100 : len);
+
+			buf[at] = (unsigned char)rand_r(&seed);
+		}
+		write_file(dir, "wl", buf, n);
+		s = ds_symbols__new(&o);
+		for (uint64_t off = 0x1000; off < 0x1900; off += 0x37)
+			resolved += ds_dso__resolve(ds_symbols__dso(s, "/wl", NULL, 0), off, f, 16) > 0;
+		ds_symbols__delete(s);
+	}
+	CHECK(resolved > 0, "survived corrupt files");
+	write_file(dir, "wl", "not an elf", 10);
+	{
+		struct ds_symbols_opts o = { .symfs = dir };
+		struct ds_symbols *s = ds_symbols__new(&o);
+		struct ds_frame f[2];
+
+		CHECK(ds_dso__resolve(ds_symbols__dso(s, "/wl", NULL, 0), 0x1000, f, 2) == 1 &&
+		      !f[0].name, "not an ELF: unknown");
+		ds_symbols__delete(s);
+	}
+	free(buf);
+	free(orig);
+}
+
+static void cleanup(const char *dir)
+{
+	static const char *const files[] = { "kallsyms", "tmp/perf-4242.map", "wl", "tmp" };
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (unlink(path))
+			rmdir(path);
+	}
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/test_symbols.XXXXXX";
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s SYMFS KALLSYMS\n", argv[0]);
+		return 2;
+	}
+	ds_set_log(capture_log);
+	test_elf(argv[1], argv[2]);
+	test_cache_and_options(argv[1]);
+	test_build_id(argv[1]);
+	test_kernel(argv[2]);
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	test_synthetic_kallsyms(dir);
+	test_jit(dir);
+	test_hostile(argv[1], dir);
+	cleanup(dir);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
