@@ -14,6 +14,13 @@
 int cmd_script(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
+int cmd_folded(int argc, char **argv);
+int cmd_pprof(int argc, char **argv);
+int cmd_speedscope(int argc, char **argv);
+int cmd_inject(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 /* Common options: -i FILE, --symfs DIR, --kallsyms FILE. */
 struct common_opts {

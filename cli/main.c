@@ -14,13 +14,20 @@ static const struct {
 	{ "script", cmd_script, "print samples with stitched callchains (perf script format)" },
 	{ "stat", cmd_stat, "record counts and stitching statistics" },
 	{ "dump", cmd_dump, "every record with its offset, type, size and fields" },
+	{ "report", cmd_report, "flat profile and call graphs (perf report --stdio)" },
+	{ "flamegraph", cmd_flamegraph, "interactive flame graph (self-contained SVG)" },
+	{ "folded", cmd_folded, "folded stacks for FlameGraph tools" },
+	{ "pprof", cmd_pprof, "pprof profile.proto (gzip)" },
+	{ "speedscope", cmd_speedscope, "speedscope JSON" },
+	{ "inject", cmd_inject, "rewrite a recording (--merge: classic callchains for old readers)" },
+	{ "record", cmd_record, "record a profile (deferred callchains where the kernel has them)" },
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: dstack COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\ncommon options: -i FILE (default perf.data, - for stdin), --symfs DIR, --kallsyms FILE\n");
 }
 

@@ -494,8 +494,13 @@ void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpu
 		return;
 	}
 	unknown(out, map->name);
-	if (map->jit && t && ds_symbols__jit(m->syms, t->pid, ip, &out->frames[0]))
-		out->dso = ds_machine__intern(m, "JIT");
+	if (map->jit && t && ds_symbols__jit(m->syms, t->pid, ip, &out->frames[0])) {
+		char name[64];
+
+		/* perf names the DSO of JIT code after the map file it came from */
+		snprintf(name, sizeof(name), "/tmp/perf-%d.map", t->pid);
+		out->dso = ds_machine__intern(m, name);
+	}
 }
 
 static uint16_t context_mode(uint64_t marker, uint16_t cur)

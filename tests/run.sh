@@ -118,6 +118,12 @@ if [ -n "$ASAN" ]; then
 		fi
 	done
 fi
+# Suites of the other commands: each file uses ok/bad, $DSTACK, $WORK, $ROOT, $ASAN.
+for suite in "$ROOT"/tests/suites/*.sh; do
+	[ -f "$suite" ] || continue
+	# shellcheck source=/dev/null
+	. "$suite"
+done
 echo
 echo "tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dstack/log.h"
+#include "samples.h"
+
+struct walk {
+	const struct walk_opts *o;
+	struct ds_machine *machine;
+	walk_fn fn;
+	void *ctx;
+};
+
+static struct ds_stitch_stats last_stats;
+static struct ds_header_info last_header;
+
+const struct ds_stitch_stats *walk_last_stitch_stats(void) { return &last_stats; }
+const struct ds_header_info *walk_last_header(void) { return &last_header; }
+
+void walk_opts_init(struct walk_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->common.input = "perf.data";
+	o->filter.time_end = UINT64_MAX;
+	o->max_stack = 127;
+}
+
+const char *walk_usage(void)
+{
+	return "  -i FILE|-            input (default perf.data)\n"
+	       "  --symfs DIR          look binaries up under DIR\n"
+	       "  --kallsyms FILE      kernel symbols (default /proc/kallsyms)\n"
+	       "  --pid PID[,PID...]   only these processes\n"
+	       "  --tid TID[,TID...]   only these threads\n"
+	       "  --comm NAME[,...]    only these command names\n"
+	       "  --time START,END     only samples in this time range (seconds, as perf script prints them;\n"
+	       "                       either side may be empty)\n"
+	       "  --max-stack N        at most N callchain entries (default 127)\n"
+	       "  --no-inline          do not expand inlined functions\n"
+	       "  --no-demangle        keep C++ names mangled\n";
+}
+
+static int parse_ids(const char *cmd, const char *opt, const char *v, int32_t *out, size_t *nr)
+{
+	char *end;
+
+	while (*v) {
+		long x = strtol(v, &end, 10);
+
+		if (end == v || (*end && *end != ',') || *nr >= MAX_FILTER) {
+			usage_error(cmd, "bad %s list '%s'", opt, v);
+			return -1;
+		}
+		out[(*nr)++] = (int32_t)x;
+		v = *end ? end + 1 : end;
+	}
+	return 1;
+}
+
+static int parse_time(const char *cmd, const char *v, uint64_t *ns)
+{
+	char *end;
+	double d;
+
+	if (!*v)
+		return 0;
+	d = strtod(v, &end);
+	if (end == v || d < 0) {
+		usage_error(cmd, "bad time '%s' (seconds, e.g. 18.75)", v);
+		return -1;
+	}
+	*ns = (uint64_t)(d * 1e9 + 0.5);
+	return 0;
+}
+
+static int parse_time_range(const char *cmd, const char *v, struct sample_filter *f)
+{
+	const char *comma = strchr(v, ',');
+	char start[64];
+	size_t n = comma ? (size_t)(comma - v) : strlen(v);
+
+	if (n >= sizeof(start)) {
+		usage_error(cmd, "bad --time '%s'", v);
+		return -1;
+	}
+	memcpy(start, v, n);
+	start[n] = 0;
+	if (parse_time(cmd, start, &f->time_start) || (comma && parse_time(cmd, comma + 1, &f->time_end)))
+		return -1;
+	return 1;
+}
+
+static int parse_comms(const char *cmd, char *v, struct sample_filter *f)
+{
+	for (char *tok = strtok(v, ","); tok; tok = strtok(NULL, ",")) {
+		if (f->nr_comms >= MAX_FILTER) {
+			usage_error(cmd, "too many --comm names");
+			return -1;
+		}
+		f->comms[f->nr_comms++] = tok;
+	}
+	return 1;
+}
+
+int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *v;
+
+	if (common_opt(&o->common, argc, argv, i))
+		return 1;
+	if ((v = opt_value("--pid", argc, argv, i)))
+		return parse_ids(cmd, "--pid", v, o->filter.pids, &o->filter.nr_pids);
+	if ((v = opt_value("--tid", argc, argv, i)))
+		return parse_ids(cmd, "--tid", v, o->filter.tids, &o->filter.nr_tids);
+	if ((v = opt_value("--comm", argc, argv, i)))
+		return parse_comms(cmd, (char *)v, &o->filter);
+	if ((v = opt_value("--time", argc, argv, i)))
+		return parse_time_range(cmd, v, &o->filter);
+	if ((v = opt_value("--max-stack", argc, argv, i))) {
+		o->max_stack = (unsigned)strtoul(v, NULL, 0);
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--no-inline")) {
+		o->no_inline = true;
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--no-demangle")) {
+		o->no_demangle = true;
+		return 1;
+	}
+	return 0;
+}
+
+static bool in_list(const int32_t *v, size_t n, int32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static bool wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+{
+	if (s->time != DS_NO_TIME && (s->time < f->time_start || s->time > f->time_end))
+		return false;
+	if (f->nr_pids && !in_list(f->pids, f->nr_pids, (int32_t)s->pid))
+		return false;
+	if (f->nr_tids && !in_list(f->tids, f->nr_tids, (int32_t)s->tid))
+		return false;
+	if (f->nr_comms) {
+		size_t i;
+
+		for (i = 0; i < f->nr_comms; i++)
+			if (!strcmp(f->comms[i], comm))
+				break;
+		if (i == f->nr_comms)
+			return false;
+	}
+	return true;
+}
+
+static int on_sideband(void *ctx, const struct ds_event *ev)
+{
+	struct walk *w = ctx;
+
+	return ds_machine__process(w->machine, ev);
+}
+
+static int on_event(void *ctx, const struct ds_event *ev)
+{
+	struct walk *w = ctx;
+	const struct ds_sample *s = &ev->sample;
+	struct walk_sample ws = { .ev = ev, .evsel = ev->evsel };
+
+	if (ev->hdr->type != DS_REC_SAMPLE || !ev->evsel)
+		return 0;
+	ws.thread = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)s->tid);
+	if (!ws.thread)
+		return -ENOMEM;
+	ws.comm = s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
+	if (!wanted(&w->o->filter, s, ws.comm))
+		return 0;
+	ws.pid = (int32_t)s->pid;
+	ws.tid = (int32_t)s->tid;
+	if (ev->evsel->attr.sample_type & DS_SAMPLE_PERIOD)
+		ws.period = s->period;
+	else
+		ws.period = DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 1 : ev->evsel->attr.sample_period;
+	if (s->callchain) {
+		ws.frames = ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
+						  w->o->max_stack, &ws.nr_frames);
+	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
+		uint64_t ips[2] = { s->cpumode == DS_MISC_KERNEL ? DS_CONTEXT_KERNEL : DS_CONTEXT_USER, s->ip };
+
+		ws.frames = ds_machine__callchain(w->machine, ws.thread, ips, 2, w->o->max_stack, &ws.nr_frames);
+	}
+	return w->fn(w->ctx, &ws);
+}
+
+int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *ctx)
+{
+	struct ds_symbols_opts so = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms,
+				      .no_inline = o->no_inline, .no_demangle = o->no_demangle };
+	struct walk w = { .o = o, .fn = fn, .ctx = ctx };
+	struct ds_session_opts sopts = { .sideband = on_sideband, .sideband_ctx = &w };
+	char *err = NULL;
+	int ret;
+	struct ds_session *s = ds_session__open(o->common.input, &err);
+
+	if (!s) {
+		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : strerror(errno));
+		free(err);
+		return EXIT_INPUT;
+	}
+	struct ds_symbols *syms = ds_symbols__new(&so);
+
+	w.machine = syms ? ds_machine__new(syms) : NULL;
+	if (!w.machine) {
+		fprintf(stderr, "dstack %s: out of memory\n", cmd);
+		ds_symbols__delete(syms);
+		ds_session__close(s);
+		return EXIT_INPUT;
+	}
+	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(s));
+
+	for (size_t i = 0; i < hi->nr_build_ids; i++)
+		if (hi->build_ids[i].filename[0] == '/')
+			ds_symbols__dso(syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
+	ret = ds_session__run(s, &sopts, on_event, &w);
+	if (ret && ret != -EPIPE) {
+		const char *msg = ds_session__error(s);
+
+		fprintf(stderr, "dstack %s: %s\n", cmd, *msg ? msg : strerror(-ret));
+	}
+	if (!ret && ds_session__stats(s)->bad_records)
+		ret = -EINVAL;
+	if (ds_session__stitch_stats(s))
+		last_stats = *ds_session__stitch_stats(s);
+	last_header = *hi;   /* shallow: strings die with the session */
+	last_header.hostname = last_header.osrelease = last_header.version = NULL;
+	last_header.arch = last_header.cpudesc = last_header.cpuid = last_header.cmdline = NULL;
+	last_header.build_ids = NULL;
+	last_header.nr_build_ids = 0;
+	ds_machine__delete(w.machine);
+	ds_symbols__delete(syms);
+	ds_session__close(s);
+	return ret ? EXIT_INPUT : EXIT_OK;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loop every analysis command shares: open a recording, stitch it,
+ * track threads and maps, filter samples (--pid/--tid/--comm/--time) and
+ * hand each one over with its symbolized callchain, callee first.
+ */
+#ifndef DSTACK_CLI_SAMPLES_H
+#define DSTACK_CLI_SAMPLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "cli.h"
+#include "dstack/machine.h"
+#include "dstack/session.h"
+
+#define MAX_FILTER 64
+
+struct sample_filter {
+	int32_t pids[MAX_FILTER], tids[MAX_FILTER];
+	size_t nr_pids, nr_tids;
+	const char *comms[MAX_FILTER];
+	size_t nr_comms;
+	uint64_t time_start, time_end;   /* ns; 0 and UINT64_MAX when open */
+};
+
+struct walk_opts {
+	struct common_opts common;
+	struct sample_filter filter;
+	unsigned max_stack;              /* default 127, as perf */
+	bool no_inline;
+	bool no_demangle;
+};
+
+/* One sample as the commands see it. */
+struct walk_sample {
+	const struct ds_event *ev;
+	struct ds_thread *thread;
+	const char *comm;                /* at the sample's time */
+	int32_t pid, tid;
+	uint64_t period;                 /* the sample's weight (period, else the attr's) */
+	const struct ds_cc_frame *frames; /* callee first; valid during the call */
+	size_t nr_frames;
+	const struct ds_evsel *evsel;
+};
+
+typedef int (*walk_fn)(void *ctx, const struct walk_sample *s);
+
+void walk_opts_init(struct walk_opts *o);
+/*
+ * Consume argv[*i] if it is a common, filter or symbol option: 1 consumed,
+ * 0 not ours, -1 bad value (message printed).
+ */
+int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i);
+/* Usage text for the options walk_opt() takes. */
+const char *walk_usage(void);
+
+/*
+ * Run over the whole recording.  Returns the process exit status: EXIT_OK,
+ * or EXIT_INPUT after printing "dstack CMD: <error>" (everything read
+ * before the error has been handed to @fn).  Statistics of the run:
+ * walk_last_stitch_stats().
+ */
+int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *ctx);
+
+/* Statistics of the last walk (valid until the next walk_samples). */
+const struct ds_stitch_stats *walk_last_stitch_stats(void);
+const struct ds_header_info *walk_last_header(void);
+
+#endif
