@@ -14,6 +14,7 @@
 #include "dstack/machine.h"
 #include "dstack/session.h"
 #include "outbuf.h"
+#include "samples.h"
 
 struct script {
 	struct outbuf *out;
@@ -156,14 +157,6 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	return sc->out->error ? -sc->out->error : 0;
 }
 
-/* Threads and maps follow the events as they leave the ordering stage. */
-static int on_sideband(void *ctx, const struct ds_event *ev)
-{
-	struct script *sc = ctx;
-
-	return ds_machine__process(sc->machine, ev);
-}
-
 static void script_usage(void)
 {
 	fprintf(stderr,
@@ -179,7 +172,7 @@ int cmd_script(int argc, char **argv)
 	static struct outbuf out;
 	struct script sc = { .out = &out, .max_stack = 127 };
 	const char *v;
-	char *err = NULL;
+	struct analysis a;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
@@ -207,43 +200,13 @@ int cmd_script(int argc, char **argv)
 	so.symfs = co.symfs;
 	so.kallsyms = co.kallsyms;
 	sopts.no_stitch = sc.no_merge;
-	sopts.sideband = on_sideband;
-	sopts.sideband_ctx = &sc;
-
-	struct ds_session *s = ds_session__open(co.input, &err);
-
-	if (!s) {
-		fprintf(stderr, "dstack script: %s\n", err ? err : strerror(errno));
-		free(err);
-		return EXIT_INPUT;
-	}
-	struct ds_symbols *syms = ds_symbols__new(&so);
-
-	sc.machine = syms ? ds_machine__new(syms) : NULL;
-	if (!sc.machine) {
-		fprintf(stderr, "dstack script: out of memory\n");
-		ds_symbols__delete(syms);
-		ds_session__close(s);
-		return EXIT_INPUT;
-	}
-	/* build-ids recorded in the header let symbols reject a wrong binary */
-	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(s));
-
-	for (size_t i = 0; i < hi->nr_build_ids; i++)
-		if (hi->build_ids[i].filename[0] == '/')
-			ds_symbols__dso(syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
+	ret = analysis_open(&a, "script", co.input, &so);
+	if (ret)
+		return ret;
+	sc.machine = a.machine;
 	outbuf_init(&out, STDOUT_FILENO);
-	ret = ds_session__run(s, &sopts, on_event, &sc);
+	ret = analysis_run(&a, "script", &sopts, on_event, &sc);
 	outbuf_flush(&out);
-	if (ret && out.error != EPIPE) {
-		const char *msg = ds_session__error(s);
-
-		fprintf(stderr, "dstack script: %s\n", *msg ? msg : strerror(-ret));
-	}
-	if (!ret && ds_session__stats(s)->bad_records)
-		ret = -EINVAL; /* records were skipped: say so in the exit status */
-	ds_machine__delete(sc.machine);
-	ds_symbols__delete(syms);
-	ds_session__close(s);
-	return ret ? EXIT_INPUT : EXIT_OK;
+	analysis_close(&a);
+	return ret;
 }

@@ -161,13 +161,6 @@ static bool wanted(const struct sample_filter *f, const struct ds_sample *s, con
 	return true;
 }
 
-static int on_sideband(void *ctx, const struct ds_event *ev)
-{
-	struct walk *w = ctx;
-
-	return ds_machine__process(w->machine, ev);
-}
-
 static int on_event(void *ctx, const struct ds_event *ev)
 {
 	struct walk *w = ctx;
@@ -199,52 +192,85 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	return w->fn(w->ctx, &ws);
 }
 
+static int machine_sideband(void *ctx, const struct ds_event *ev)
+{
+	return ds_machine__process(ctx, ev);
+}
+
+int analysis_open(struct analysis *a, const char *cmd, const char *input, const struct ds_symbols_opts *so)
+{
+	char *err = NULL;
+
+	memset(a, 0, sizeof(*a));
+	a->session = ds_session__open(input, &err);
+	if (!a->session) {
+		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : strerror(errno));
+		free(err);
+		return EXIT_INPUT;
+	}
+	a->syms = ds_symbols__new(so);
+	a->machine = a->syms ? ds_machine__new(a->syms) : NULL;
+	if (!a->machine) {
+		fprintf(stderr, "dstack %s: out of memory\n", cmd);
+		analysis_close(a);
+		return EXIT_INPUT;
+	}
+	/* build-ids recorded in the header let symbols reject a wrong binary */
+	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(a->session));
+
+	for (size_t i = 0; i < hi->nr_build_ids; i++)
+		if (hi->build_ids[i].filename[0] == '/')
+			ds_symbols__dso(a->syms, hi->build_ids[i].filename, hi->build_ids[i].data,
+					hi->build_ids[i].size);
+	return EXIT_OK;
+}
+
+int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *sopts, ds_event_fn fn, void *ctx)
+{
+	int ret;
+
+	sopts->sideband = machine_sideband;
+	sopts->sideband_ctx = a->machine;
+	ret = ds_session__run(a->session, sopts, fn, ctx);
+	if (ret && ret != -EPIPE) {
+		const char *msg = ds_session__error(a->session);
+
+		fprintf(stderr, "dstack %s: %s\n", cmd, *msg ? msg : strerror(-ret));
+	}
+	if (!ret && ds_session__stats(a->session)->bad_records)
+		ret = -EINVAL; /* records were skipped: say so in the exit status */
+	return ret ? EXIT_INPUT : EXIT_OK;
+}
+
+void analysis_close(struct analysis *a)
+{
+	ds_machine__delete(a->machine);
+	ds_symbols__delete(a->syms);
+	ds_session__close(a->session);
+	memset(a, 0, sizeof(*a));
+}
+
 int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *ctx)
 {
 	struct ds_symbols_opts so = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms,
 				      .no_inline = o->no_inline, .no_demangle = o->no_demangle };
 	struct walk w = { .o = o, .fn = fn, .ctx = ctx };
-	struct ds_session_opts sopts = { .sideband = on_sideband, .sideband_ctx = &w };
-	char *err = NULL;
-	int ret;
-	struct ds_session *s = ds_session__open(o->common.input, &err);
+	struct ds_session_opts sopts = { 0 };
+	struct analysis a;
+	int ret = analysis_open(&a, cmd, o->common.input, &so);
 
-	if (!s) {
-		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : strerror(errno));
-		free(err);
-		return EXIT_INPUT;
-	}
-	struct ds_symbols *syms = ds_symbols__new(&so);
-
-	w.machine = syms ? ds_machine__new(syms) : NULL;
-	if (!w.machine) {
-		fprintf(stderr, "dstack %s: out of memory\n", cmd);
-		ds_symbols__delete(syms);
-		ds_session__close(s);
-		return EXIT_INPUT;
-	}
-	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(s));
-
-	for (size_t i = 0; i < hi->nr_build_ids; i++)
-		if (hi->build_ids[i].filename[0] == '/')
-			ds_symbols__dso(syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
-	ret = ds_session__run(s, &sopts, on_event, &w);
-	if (ret && ret != -EPIPE) {
-		const char *msg = ds_session__error(s);
-
-		fprintf(stderr, "dstack %s: %s\n", cmd, *msg ? msg : strerror(-ret));
-	}
-	if (!ret && ds_session__stats(s)->bad_records)
-		ret = -EINVAL;
-	if (ds_session__stitch_stats(s))
-		last_stats = *ds_session__stitch_stats(s);
-	last_header = *hi;   /* shallow: strings die with the session */
+	if (ret)
+		return ret;
+	w.machine = a.machine;
+	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
+	if (ds_session__stitch_stats(a.session))
+		last_stats = *ds_session__stitch_stats(a.session);
+	last_header = *ds_reader__info(ds_session__reader(a.session));
+	/* shallow copy: the strings and build-ids die with the session */
 	last_header.hostname = last_header.osrelease = last_header.version = NULL;
 	last_header.arch = last_header.cpudesc = last_header.cpuid = last_header.cmdline = NULL;
 	last_header.build_ids = NULL;
 	last_header.nr_build_ids = 0;
-	ds_machine__delete(w.machine);
-	ds_symbols__delete(syms);
-	ds_session__close(s);
-	return ret ? EXIT_INPUT : EXIT_OK;
+	analysis_close(&a);
+	return ret;
 }

@@ -45,6 +45,22 @@ struct walk_sample {
 
 typedef int (*walk_fn)(void *ctx, const struct walk_sample *s);
 
+/* A recording opened for analysis: its session, symbols and machine. */
+struct analysis {
+	struct ds_session *session;
+	struct ds_symbols *syms;
+	struct ds_machine *machine;
+};
+
+/* EXIT_OK, or EXIT_INPUT after printing "dstack CMD: why". */
+int analysis_open(struct analysis *a, const char *cmd, const char *input, const struct ds_symbols_opts *so);
+/*
+ * Run the session with threads and maps tracked (the sideband is set to
+ * the machine); returns the exit status, printing the input's error if any.
+ */
+int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *sopts, ds_event_fn fn, void *ctx);
+void analysis_close(struct analysis *a);
+
 void walk_opts_init(struct walk_opts *o);
 /*
  * Consume argv[*i] if it is a common, filter or symbol option: 1 consumed,
