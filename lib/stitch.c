@@ -510,8 +510,14 @@ static int note_exit(struct ds_stitcher *st, struct ds_event *ev)
 	if (!ev->evsel || ds_task__parse(ev->evsel, ev->hdr, &t, &why))
 		return 0;
 	idx = ds_hashmap__find(&st->tids, t.tid);
-	if (!idx || !st->states[*idx].npending)
+	if (!idx)
 		return 0;
+	if (!st->states[*idx].npending) {
+		/* nothing waits for this tid: its chain can go (bounds memory by live tids) */
+		chain_put(st->states[*idx].chain);
+		st->states[*idx].chain = NULL;
+		return 0;
+	}
 	/*
 	 * A task that exits inside the kernel may still get its record written
 	 * (to a per-CPU tracking event) just after its EXIT: wait a little.
@@ -537,8 +543,11 @@ static void expire_exits(struct ds_stitcher *st, uint64_t now, bool all)
 	       (all || st->exits[st->exits_head].deadline < now)) {
 		uint64_t *idx = ds_hashmap__find(&st->tids, st->exits[st->exits_head].tid);
 
-		if (idx && st->states[*idx].exited)
+		if (idx && st->states[*idx].exited) {
 			settle_tid(st, &st->states[*idx], NULL);
+			chain_put(st->states[*idx].chain);
+			st->states[*idx].chain = NULL;
+		}
 		st->exits_head++;
 	}
 	if (st->exits_head == st->nr_exits)
