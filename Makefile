@@ -67,3 +67,40 @@ example: all
 	@echo
 	$(BUILD)/dstack stat -i examples/cpu.defer.data
 .PHONY: example
+
+# Fuzzing (fuzz/README.md): libFuzzer targets built with clang into build-fuzz/.
+FUZZ_DIR     := build-fuzz
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS  := $(WARN) $(CSTD) -O1 -g $(FUZZ_SAN) -Iinclude -Ilib
+FUZZ_TARGETS := $(patsubst fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_TIME    ?= 20
+
+$(FUZZ_DIR)/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/libdstack.a: $(FUZZ_LIB_OBJ)
+	$(AR) rcs $@ $^
+
+# each target twice: libFuzzer, and a plain main() that runs files (AFL++, reproducers)
+$(FUZZ_DIR)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_DIR)/libdstack.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/libdstack.a $(LDLIBS) -lpthread
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_MAIN -o $@.run $< $(FUZZ_DIR)/libdstack.a $(LDLIBS) -lpthread
+
+fuzz: $(FUZZ_TARGETS)
+
+$(FUZZ_DIR)/seeds/.done: fuzz/make-seeds.py
+	@tests/unpack-corpus.sh $(FUZZ_DIR)/testdata
+	rm -rf $(FUZZ_DIR)/seeds
+	python3 fuzz/make-seeds.py $(FUZZ_DIR)/testdata $(FUZZ_DIR)/seeds
+	touch $@
+
+# Every target for FUZZ_TIME seconds on its seeds (new finds kept in
+# build-fuzz/corpus/TARGET), then every regression input.
+fuzz-smoke: fuzz $(FUZZ_DIR)/seeds/.done
+	fuzz/run.sh smoke $(FUZZ_TIME)
+
+.PHONY: fuzz fuzz-smoke
+-include $(FUZZ_LIB_OBJ:.o=.d)

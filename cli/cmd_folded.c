@@ -1,12 +1,344 @@
 // SPDX-License-Identifier: MIT
-/* dstack folded: not written yet. */
+/*
+ * dstack folded: one line per distinct stack, "comm;outer;...;inner count",
+ * named the way FlameGraph's stackcollapse-perf.pl names `perf script`
+ * frames (with --kernel): offsets dropped, an unknown symbol shown as its
+ * DSO's base name in brackets, inlined functions as frames of their own,
+ * kernel frames suffixed "_[k]", C++ argument lists cut.  Stacks are kept
+ * in a tree (one node per distinct prefix, found through a hash map keyed
+ * by interned pointers), so a sample allocates nothing once its path exists.
+ */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "cli.h"
+#include "hashmap.h"
+#include "outbuf.h"
+#include "samples.h"
+
+#define NONE UINT32_MAX
+
+struct fnode {
+	const char *text;          /* the frame as printed (ours) */
+	uint32_t parent;
+	uint64_t count;            /* stacks ending here */
+};
+
+struct folded {
+	struct walk_opts wo;
+	bool period;
+	struct fnode *nodes;
+	size_t nr, cap;
+	struct ds_hashmap edges;   /* (parent, frame identity) -> node */
+	struct ds_hashmap names;   /* frame identity -> printed text */
+	struct ds_hashmap texts;   /* text hash -> text: one pointer per distinct text */
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return ds_hash64(h);
+}
+
+/*
+ * Our copy of @s, the same pointer for the same text: different symbols
+ * can print the same (overloads once their argument lists are cut), and
+ * their stacks must merge.
+ */
+static const char *intern_text(struct folded *fo, const char *s)
+{
+	uint64_t k = str_hash(s);
+
+	for (;;) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&fo->texts, k, 0, &found);
+
+		if (!v)
+			return NULL;
+		if (!found) {
+			char *c = strdup(s);
+
+			if (!c) {
+				ds_hashmap__del(&fo->texts, k, NULL);
+				return NULL;
+			}
+			*v = (uintptr_t)c;
+			return c;
+		}
+		if (!strcmp((const char *)(uintptr_t)*v, s))
+			return (const char *)(uintptr_t)*v;
+		k = ds_hash64(k + 1);
+	}
+}
+
+static void tidy(char *s)
+{
+	char *w = s, *paren;
+
+	for (char *p = s; *p; p++)
+		if (*p == ';')
+			*p = ':';
+	/* Go method names such as "net/http.(*Client).Do" keep their parentheses */
+	paren = strchr(s, '(');
+	if (!(paren && strstr(s, ".(") && strstr(paren, ").")))
+		for (char *p = s; (p = strchr(p, '(')); p++)
+			if (strncmp(p, "(anonymous namespace)", 21)) {
+				*p = 0;
+				break;
+			}
+	for (char *p = s; *p; p++)
+		if (*p != '"' && *p != '\'')
+			*w++ = *p;
+	*w = 0;
+}
+
+/* The printed text of a frame, made once per distinct (sym, dso, kind). */
+static const char *frame_text(struct folded *fo, const struct ds_cc_frame *f)
+{
+	uint64_t k = ds_hash_pair(ds_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), f->kernel * 2 + f->inlined);
+	uint64_t *v = ds_hashmap__find(&fo->names, k);
+	char buf[4096];
+	const char *base;
+	bool kernel = f->kernel && !f->inlined && strcmp(f->dso, "[unknown]");
+
+	if (v)
+		return (const char *)(uintptr_t)*v;
+	if (f->sym) {
+		snprintf(buf, sizeof(buf), "%s", f->sym);
+	} else if (!strcmp(f->dso, "[unknown]")) {
+		snprintf(buf, sizeof(buf), "[unknown]");
+	} else {
+		base = strrchr(f->dso, '/');
+		snprintf(buf, sizeof(buf), "[%s]", base ? base + 1 : f->dso);
+	}
+	tidy(buf);
+	if (kernel && strlen(buf) + 4 < sizeof(buf))
+		strcat(buf, "_[k]");
+	const char *c = intern_text(fo, buf);
+
+	if (!c || ds_hashmap__set(&fo->names, k, (uintptr_t)c))
+		return NULL;
+	return c;
+}
+
+/* The command as the root frame: spaces become '_' as in stackcollapse-perf.pl. */
+static const char *comm_text(struct folded *fo, const char *comm)
+{
+	uint64_t k = ds_hash_pair((uintptr_t)comm, 7);
+	uint64_t *v = ds_hashmap__find(&fo->names, k);
+	char buf[256];
+	const char *c;
+
+	if (v)
+		return (const char *)(uintptr_t)*v;
+	snprintf(buf, sizeof(buf), "%s", comm);
+	for (char *p = buf; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+	c = intern_text(fo, buf);
+	if (!c || ds_hashmap__set(&fo->names, k, (uintptr_t)c))
+		return NULL;
+	return c;
+}
+
+static uint32_t node_for(struct folded *fo, uint32_t parent, const char *text)
+{
+	uint64_t k = ds_hash_pair(parent, (uintptr_t)text);
+
+	for (;;) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&fo->edges, k, NONE, &found);
+
+		if (!v)
+			return NONE;
+		if (found) {
+			if (fo->nodes[*v].parent == parent && fo->nodes[*v].text == text)
+				return (uint32_t)*v;
+			k = ds_hash64(k + 1);
+			continue;
+		}
+		if (fo->nr == fo->cap) {
+			size_t ncap = fo->cap ? fo->cap * 2 : 4096;
+			struct fnode *n = realloc(fo->nodes, ncap * sizeof(*n));
+
+			if (!n) {
+				ds_hashmap__del(&fo->edges, k, NULL);
+				return NONE;
+			}
+			fo->nodes = n;
+			fo->cap = ncap;
+		}
+		fo->nodes[fo->nr] = (struct fnode){ .text = text, .parent = parent };
+		*v = fo->nr;
+		return (uint32_t)fo->nr++;
+	}
+}
+
+static int on_sample(void *ctx, const struct walk_sample *s)
+{
+	struct folded *fo = ctx;
+	const char *text = comm_text(fo, s->comm);
+	uint32_t n;
+
+	if (!text)
+		return -ENOMEM;
+	n = node_for(fo, NONE, text);
+	for (size_t i = s->nr_frames; n != NONE && i-- > 0;) {
+		if (s->frames[i].cookie)
+			continue; /* stackcollapse skips "(cookie)" lines */
+		text = frame_text(fo, &s->frames[i]);
+		if (!text)
+			return -ENOMEM;
+		n = node_for(fo, n, text);
+	}
+	if (n == NONE)
+		return -ENOMEM;
+	fo->nodes[n].count += fo->period ? s->period : 1;
+	return 0;
+}
+
+struct line {
+	char *text;
+	uint64_t count;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+}
+
+/* "comm;outer;...;inner" for node @n (malloc'ed). */
+static char *stack_text(const struct folded *fo, uint32_t n)
+{
+	size_t len = 0, depth = 0;
+
+	for (uint32_t i = n; i != NONE; i = fo->nodes[i].parent, depth++)
+		len += strlen(fo->nodes[i].text) + 1;   /* text and ';' or the final NUL */
+	char *s = len ? malloc(len) : NULL;
+	size_t pos = len - 1;
+
+	if (!s)
+		return NULL;
+	s[pos] = 0;
+	for (uint32_t i = n; i != NONE; i = fo->nodes[i].parent) {
+		size_t l = strlen(fo->nodes[i].text);
+
+		pos -= l;
+		memcpy(s + pos, fo->nodes[i].text, l);
+		if (pos > 0)
+			s[--pos] = ';';
+	}
+	return s;
+}
+
+static int print_folded(struct folded *fo, int fd)
+{
+	static struct outbuf out;
+	struct line *lines = calloc(fo->nr + 1, sizeof(*lines));
+	size_t nr = 0;
+	int ret = 0;
+
+	if (!lines)
+		return -ENOMEM;
+	for (size_t i = 0; i < fo->nr; i++) {
+		if (!fo->nodes[i].count)
+			continue;
+		lines[nr].count = fo->nodes[i].count;
+		lines[nr].text = stack_text(fo, (uint32_t)i);
+		if (!lines[nr++].text) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	if (!ret) {
+		qsort(lines, nr, sizeof(*lines), cmp_line);
+		outbuf_init(&out, fd);
+		for (size_t i = 0; i < nr; i++) {
+			outbuf_puts(&out, lines[i].text);
+			outbuf_putc(&out, ' ');
+			outbuf_dec(&out, lines[i].count, 0, ' ');
+			outbuf_putc(&out, '\n');
+		}
+		outbuf_flush(&out);
+		if (out.error)
+			ret = -out.error;
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(lines[i].text);
+	free(lines);
+	return ret;
+}
+
+static void folded_usage(void)
+{
+	fprintf(stderr, "usage: dstack folded [-o FILE] [--period] [options]\n"
+			"  -o FILE              write to FILE (default stdout)\n"
+			"  --period             weight stacks by sample period instead of counting samples\n%s",
+		walk_usage());
+}
 
 int cmd_folded(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "dstack folded: not implemented yet\n");
-	return EXIT_USAGE;
+	struct folded *fo = calloc(1, sizeof(*fo));
+	const char *output = NULL, *v;
+	int ret = EXIT_OK, fd = STDOUT_FILENO;
+	uint64_t k, val;
+
+	if (!fo) {
+		fprintf(stderr, "dstack folded: out of memory\n");
+		return EXIT_INPUT;
+	}
+	walk_opts_init(&fo->wo);
+	for (int i = 1; i < argc && ret == EXIT_OK; i++) {
+		int c = walk_opt(&fo->wo, "folded", argc, argv, &i);
+
+		if (c < 0)
+			ret = EXIT_USAGE;
+		else if (c)
+			continue;
+		else if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i)))
+			output = v;
+		else if (!strcmp(argv[i], "--period"))
+			fo->period = true;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			folded_usage();
+			free(fo);
+			return EXIT_OK;
+		} else {
+			usage_error("folded", "unknown option '%s'", argv[i]);
+			folded_usage();
+			ret = EXIT_USAGE;
+		}
+	}
+	if (ret == EXIT_OK && output && (fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "dstack folded: %s: %s\n", output, strerror(errno));
+		ret = EXIT_USAGE;
+	}
+	if (ret == EXIT_OK) {
+		ret = walk_samples("folded", &fo->wo, on_sample, fo);
+		int err = print_folded(fo, fd);
+
+		if (err) {
+			fprintf(stderr, "dstack folded: %s\n", strerror(-err));
+			ret = EXIT_INPUT;
+		}
+		if (output && close(fd)) {
+			fprintf(stderr, "dstack folded: %s: %s\n", output, strerror(errno));
+			ret = EXIT_INPUT;
+		}
+	}
+	for (size_t i = 0; ds_hashmap__next(&fo->texts, &i, &k, &val);)
+		free((void *)(uintptr_t)val);
+	ds_hashmap__exit(&fo->texts);
+	ds_hashmap__exit(&fo->names);
+	ds_hashmap__exit(&fo->edges);
+	free(fo->nodes);
+	free(fo);
+	return ret;
 }

@@ -1,12 +1,751 @@
 // SPDX-License-Identifier: MIT
-/* dstack report: not written yet. */
+/*
+ * dstack report: the flat profile of `perf report --stdio` (Overhead,
+ * Command, Shared Object, Symbol) with a call graph under each entry, or
+ * with --children the cumulative profile.  Entries and call-graph nodes
+ * live in growing arrays found through hash maps keyed by interned
+ * pointers, so a sample costs no allocation once its paths were seen.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "cli.h"
+#include "hashmap.h"
+#include "outbuf.h"
+#include "report_maps.h"
+#include "samples.h"
+
+#define NONE UINT32_MAX
+enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_MAX };
+
+/* One call-graph node: a frame under its parent. */
+struct node {
+	const char *sym, *dso;
+	uint64_t ip;               /* the frame's address when sym is NULL */
+	bool inlined;
+	uint32_t parent, first_child, next_sibling, nr_children;
+	uint64_t hit, cumul;       /* period ending here, period through here */
+};
+
+struct entry {
+	const struct ds_evsel *evsel;
+	const char *comm, *dso, *sym;  /* dso: as recorded (interned); sym NULL: unknown */
+	uint64_t addr;                 /* printed when sym is NULL */
+	int32_t pid;
+	char level;                    /* 'k' or '.' as the entry was first seen */
+	uint64_t self, acc, samples;
+	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
+	uint32_t root;                 /* call-graph root node */
+};
+
+struct report {
+	struct walk_opts wo;
+	bool children, graph, caller;
+	double percent_limit;
+	int sort[SORT_MAX], nr_sort;
+	bool sort_sym_first;
+	struct relmaps *relmaps;
+	uint64_t lost_samples;
+
+	struct entry *ents;
+	size_t nr_ents, cap_ents;
+	struct ds_hashmap ent_map;
+	struct node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct ds_hashmap node_map;
+	struct ds_hashmap kept;        /* library string -> our copy (the library's die with the walk) */
+	uint64_t seq;
+	const struct ds_evsel *evsels[64];  /* compared only: they die with the walk */
+	const char *ev_names[64];
+	uint64_t ev_samples[64], ev_period[64];
+	size_t nr_evsels;
+	int error;
+	struct outbuf *out;
+};
+
+static bool uses(const struct report *r, int key)
+{
+	for (int i = 0; i < r->nr_sort; i++)
+		if (r->sort[i] == key)
+			return true;
+	return false;
+}
+
+static bool entry_eq(const struct report *r, const struct entry *a, const struct entry *b)
+{
+	if (a->evsel != b->evsel)
+		return false;
+	if (uses(r, SORT_COMM) && a->comm != b->comm)
+		return false;
+	if (uses(r, SORT_PID) && a->pid != b->pid)
+		return false;
+	if (uses(r, SORT_DSO) && a->dso != b->dso)
+		return false;
+	if (uses(r, SORT_SYM) && (a->sym != b->sym || (!a->sym && a->addr != b->addr)))
+		return false;
+	return true;
+}
+
+static uint64_t entry_hash(const struct report *r, const struct entry *e)
+{
+	uint64_t h = ds_hash64((uintptr_t)e->evsel);
+
+	if (uses(r, SORT_COMM))
+		h = ds_hash_pair(h, (uintptr_t)e->comm);
+	if (uses(r, SORT_PID))
+		h = ds_hash_pair(h, (uint64_t)(uint32_t)e->pid);
+	if (uses(r, SORT_DSO))
+		h = ds_hash_pair(h, (uintptr_t)e->dso);
+	if (uses(r, SORT_SYM))
+		h = ds_hash_pair(h, e->sym ? (uintptr_t)e->sym : e->addr);
+	return h;
+}
+
+/* Our copy of a string interned by the machine (stable pointer during the walk). */
+static const char *keep(struct report *r, const char *s)
+{
+	bool found;
+	uint64_t *v;
+
+	if (!s)
+		return NULL;
+	v = ds_hashmap__upsert(&r->kept, (uintptr_t)s, 0, &found);
+	if (!v)
+		return NULL;
+	if (!found) {
+		char *c = strdup(s);
+
+		if (!c) {
+			ds_hashmap__del(&r->kept, (uintptr_t)s, NULL);
+			return NULL;
+		}
+		*v = (uintptr_t)c;
+	}
+	return (const char *)(uintptr_t)*v;
+}
+
+static uint32_t new_node(struct report *r, uint32_t parent, const struct ds_cc_frame *f)
+{
+	if (r->nr_nodes == r->cap_nodes) {
+		size_t ncap = r->cap_nodes ? r->cap_nodes * 2 : 4096;
+		struct node *n = realloc(r->nodes, ncap * sizeof(*n));
+
+		if (!n)
+			return NONE;
+		r->nodes = n;
+		r->cap_nodes = ncap;
+	}
+	struct node *n = &r->nodes[r->nr_nodes];
+
+	*n = (struct node){ .parent = parent, .first_child = NONE, .next_sibling = NONE };
+	if (f) {
+		n->sym = f->cookie ? NULL : keep(r, f->sym);
+		n->dso = keep(r, f->dso);
+		n->ip = f->ip;
+		n->inlined = f->inlined;
+	}
+	if (parent != NONE) {
+		n->next_sibling = r->nodes[parent].first_child;
+		r->nodes[parent].first_child = (uint32_t)r->nr_nodes;
+		r->nodes[parent].nr_children++;
+	}
+	return (uint32_t)r->nr_nodes++;
+}
+
+/* The child of @parent for frame @f (perf's function key: dso and symbol, else address). */
+static uint32_t child(struct report *r, uint32_t parent, const struct ds_cc_frame *f)
+{
+	const char *sym = f->cookie ? NULL : keep(r, f->sym), *dso = keep(r, f->dso);
+	uint64_t k = ds_hash_pair(ds_hash_pair(parent, (uintptr_t)dso),
+				  sym ? (uintptr_t)sym ^ f->inlined : f->ip);
+
+	for (;;) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&r->node_map, k, NONE, &found);
+
+		if (!v)
+			return NONE;
+		if (!found) {
+			uint32_t n = new_node(r, parent, f);
+
+			if (n == NONE) {
+				ds_hashmap__del(&r->node_map, k, NULL);
+				return NONE;
+			}
+			*v = n;
+			return n;
+		}
+		const struct node *n = &r->nodes[*v];
+
+		if (n->parent == parent && n->dso == dso && n->sym == sym && n->inlined == f->inlined &&
+		    (sym || n->ip == f->ip))
+			return (uint32_t)*v;
+		k = ds_hash64(k + 1);
+	}
+}
+
+static struct entry *find_entry(struct report *r, const struct entry *key)
+{
+	uint64_t k = entry_hash(r, key);
+
+	for (;;) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&r->ent_map, k, NONE, &found);
+
+		if (!v)
+			return NULL;
+		if (!found) {
+			if (r->nr_ents == r->cap_ents) {
+				size_t ncap = r->cap_ents ? r->cap_ents * 2 : 1024;
+				struct entry *n = realloc(r->ents, ncap * sizeof(*n));
+
+				if (!n) {
+					ds_hashmap__del(&r->ent_map, k, NULL);
+					return NULL;
+				}
+				r->ents = n;
+				r->cap_ents = ncap;
+			}
+			struct entry *e = &r->ents[r->nr_ents];
+
+			*e = *key;
+			e->root = new_node(r, NONE, NULL);
+			if (e->root == NONE) {
+				ds_hashmap__del(&r->ent_map, k, NULL);
+				return NULL;
+			}
+			*v = r->nr_ents++;
+			return e;
+		}
+		if (entry_eq(r, &r->ents[*v], key))
+			return &r->ents[*v];
+		k = ds_hash64(k + 1);
+	}
+}
+
+/* Add @period along frames[from..to] (either direction) under @e's root. */
+static int add_chain(struct report *r, struct entry *e, const struct ds_cc_frame *f, long from, long to,
+		     uint64_t period)
+{
+	long step = from <= to ? 1 : -1;
+	uint32_t n = e->root;
+
+	r->nodes[n].cumul += period;
+	for (long i = from; i != to + step; i += step) {
+		n = child(r, n, &f[i]);
+		if (n == NONE)
+			return -ENOMEM;
+		r->nodes[n].cumul += period;
+	}
+	r->nodes[n].hit += period;
+	return 0;
+}
+
+/* The flat profile's frame: the sample ip's own symbol, not a function inlined there. */
+static size_t leaf_frame(const struct walk_sample *s)
+{
+	size_t i = 0;
+
+	while (i + 1 < s->nr_frames && s->frames[i].inlined && s->frames[i + 1].ip == s->frames[0].ip)
+		i++;
+	return i;
+}
+
+static void key_of(struct report *r, const struct walk_sample *s, const struct ds_cc_frame *f, bool rel,
+		   struct entry *key)
+{
+	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->pid, .dso = keep(r, f->dso),
+			       .sym = f->cookie ? NULL : keep(r, f->sym), .addr = f->ip, .level = f->kernel ? 'k' : '.' };
+	if (!key->sym && rel && !f->kernel && !f->cookie && strcmp(f->dso, "[unknown]"))
+		key->addr = relmaps__addr(r->relmaps, s->pid,
+					  s->ev->sample.time == DS_NO_TIME ? UINT64_MAX : s->ev->sample.time, f->ip);
+}
+
+static int add_children(struct report *r, const struct walk_sample *s, struct entry *self)
+{
+	long n = (long)s->nr_frames;
+
+	self->stamp = r->seq;
+	self->acc += s->period;
+	if (r->graph && (r->caller ? add_chain(r, self, s->frames, n - 1, 0, s->period)
+				   : add_chain(r, self, s->frames, 0, n - 1, s->period)))
+		return -ENOMEM;
+	for (long j = 0; j < n; j++) {
+		long i = r->caller ? n - 1 - j : j;
+		struct entry key, *e;
+
+		if (s->frames[i].cookie)
+			continue;
+		key_of(r, s, &s->frames[i], false, &key);
+		key.level = '.';
+		e = find_entry(r, &key);
+		if (!e)
+			return -ENOMEM;
+		if (e->stamp == r->seq)
+			continue;
+		e->stamp = r->seq;
+		e->acc += s->period;
+		if (r->graph && (r->caller ? add_chain(r, e, s->frames, i, 0, s->period)
+					   : add_chain(r, e, s->frames, i, n - 1, s->period)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct walk_sample *s)
+{
+	struct report *r = ctx;
+	struct entry key, *e;
+	size_t ev;
+
+	if (!s->nr_frames)
+		return 0;
+	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != s->evsel; ev++)
+		;
+	if (ev == r->nr_evsels) {
+		if (ev == sizeof(r->evsels) / sizeof(*r->evsels))
+			return 0;
+		r->ev_names[r->nr_evsels] = keep(r, s->evsel->name);
+		r->evsels[r->nr_evsels++] = s->evsel;
+	}
+	r->ev_samples[ev]++;
+	r->ev_period[ev] += s->period;
+	r->seq++;
+	key_of(r, s, &s->frames[leaf_frame(s)], true, &key);
+	e = find_entry(r, &key);
+	if (!e)
+		return -ENOMEM;
+	e->self += s->period;
+	e->samples++;
+	if (r->children)
+		return add_children(r, s, e);
+	e->acc += s->period;
+	if (r->graph && (r->caller ? add_chain(r, e, s->frames, (long)s->nr_frames - 1, 0, s->period)
+				   : add_chain(r, e, s->frames, 0, (long)s->nr_frames - 1, s->period)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static const char *short_dso(const char *dso)
+{
+	const char *b = strrchr(dso, '/');
+
+	return dso[0] == '[' || !b ? dso : b + 1;
+}
+
+static int sym_text(const struct entry *e, char *buf, size_t n)
+{
+	if (e->sym)
+		return snprintf(buf, n, "[%c] %s", e->level, e->sym);
+	return snprintf(buf, n, "[%c] 0x%016llx", e->level, (unsigned long long)e->addr);
+}
+
+static struct report *sort_ctx;
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
+	const struct report *r = sort_ctx;
+
+	if (a->acc != b->acc)
+		return a->acc > b->acc ? -1 : 1;
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	for (int i = 0; i < r->nr_sort; i++) {
+		int c = 0;
+
+		switch (r->sort[i]) {
+		case SORT_COMM: c = strcmp(a->comm, b->comm); break;
+		case SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
+		case SORT_DSO: c = strcmp(short_dso(a->dso), short_dso(b->dso)); break;
+		case SORT_SYM:
+			if (!a->sym != !b->sym)
+				c = a->sym ? -1 : 1;
+			else
+				c = a->sym ? strcmp(a->sym, b->sym) : (a->addr > b->addr) - (a->addr < b->addr);
+			break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+struct kid {
+	uint32_t n;
+	const char *name;
+};
+
+static const char *node_name(const struct node *n, char *buf, size_t len)
+{
+	if (!n->sym) {
+		snprintf(buf, len, "%#llx", (unsigned long long)n->ip);
+		return buf;
+	}
+	if (!n->inlined)
+		return n->sym;
+	snprintf(buf, len, "%s (inlined)", n->sym);
+	return buf;
+}
+
+static int cmp_kid(const void *pa, const void *pb)
+{
+	const struct node *nodes = sort_ctx->nodes;
+	const struct kid *a = pa, *b = pb;
+
+	if (nodes[a->n].cumul != nodes[b->n].cumul)
+		return nodes[a->n].cumul > nodes[b->n].cumul ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* Children of @n worth showing (at least @min), largest first; malloc'ed. */
+static struct kid *kids(struct report *r, uint32_t n, uint64_t min, size_t *nr)
+{
+	struct kid *v = malloc((r->nodes[n].nr_children + 1) * sizeof(*v));
+
+	*nr = 0;
+	if (!v)
+		return NULL;
+	for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling) {
+		if (r->nodes[c].cumul < min)
+			continue;
+		/* equal weights: by name, for a deterministic order (perf's depends on addresses) */
+		v[*nr].n = c;
+		v[*nr].name = r->nodes[c].sym ? r->nodes[c].sym : "";
+		(*nr)++;
+	}
+	sort_ctx = r;
+	qsort(v, *nr, sizeof(*v), cmp_kid);
+	return v;
+}
+
+/* A node and its single-child descendants form one printed run (perf's node list). */
+static uint32_t run_next(const struct report *r, uint32_t n)
+{
+	const struct node *x = &r->nodes[n];
+
+	return x->nr_children == 1 && x->hit == 0 ? x->first_child : NONE;
+}
+
+static void margin(struct outbuf *o, int extra)
+{
+	outbuf_puts(o, "            ");
+	for (int i = 0; i < extra; i++)
+		outbuf_putc(o, ' ');
+}
+
+static void print_level(struct report *r, uint32_t parent, uint64_t total, uint64_t min, int depth,
+			uint64_t mask, int left)
+{
+	struct outbuf *o = r->out;
+	size_t nr;
+	struct kid *v = kids(r, parent, min, &nr);
+	char buf[512];
+
+	if (!v || depth > 60) {
+		free(v);
+		return;
+	}
+	for (size_t k = 0; k < nr; k++) {
+		uint64_t nmask = mask;
+		uint32_t last = v[k].n;
+
+		if (k + 1 == nr)
+			nmask &= ~(1ULL << (depth - 1));
+		margin(o, left);
+		for (int d = 0; d < depth; d++)
+			outbuf_puts(o, mask & (1ULL << d) ? "|          " : "           ");
+		outbuf_putc(o, '\n');
+		for (uint32_t n = v[k].n, i = 0; n != NONE; n = run_next(r, n), i++) {
+			margin(o, left);
+			for (int d = 0; d < depth; d++) {
+				outbuf_putc(o, nmask & (1ULL << d) ? '|' : ' ');
+				if (!i && d == depth - 1)
+					outbuf_printf(o, "--%.2f%%--", total ? r->nodes[n].cumul * 100.0 / total : 0.0);
+				else
+					outbuf_puts(o, "          ");
+			}
+			outbuf_puts(o, node_name(&r->nodes[n], buf, sizeof(buf)));
+			outbuf_putc(o, '\n');
+			last = n;
+		}
+		print_level(r, last, total, min, depth + 1, nmask | (1ULL << depth), left);
+	}
+	free(v);
+}
+
+static void print_graph(struct report *r, const struct entry *e, uint64_t total, uint64_t min)
+{
+	struct outbuf *o = r->out;
+	size_t nr, start = o->len;
+	struct kid *v = kids(r, e->root, min, &nr);
+	uint32_t root = e->root;
+	int left = 0;
+	char buf[512];
+	bool wrote = false;
+
+	if (!v)
+		return;
+	if (nr == 1 && r->nodes[v[0].n].cumul == e->acc) {
+		int i = 0;
+
+		for (uint32_t n = v[0].n; n != NONE; n = run_next(r, n), i++) {
+			root = n;
+			if (!i && r->sort_sym_first)
+				continue;
+			if (!left) {
+				outbuf_puts(o, "            |\n            ---");
+				left = 3;
+			} else {
+				margin(o, left);
+			}
+			outbuf_puts(o, node_name(&r->nodes[n], buf, sizeof(buf)));
+			outbuf_putc(o, '\n');
+			wrote = true;
+		}
+	}
+	free(v);
+	print_level(r, root, total, min, 1, 1, left);
+	if (wrote || o->len != start)
+		outbuf_putc(o, '\n');
+}
+
+static void print_unit(struct outbuf *o, uint64_t n)
+{
+	static const char units[] = " KMGT";
+	int u = 0;
+
+	while (n >= 1000 && u < 4) {
+		n /= 1000;
+		u++;
+	}
+	if (u)
+		outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
+	else
+		outbuf_printf(o, "%llu", (unsigned long long)n);
+}
+
+static void print_section(struct report *r, size_t ev, struct entry **list, size_t nr)
+{
+	struct outbuf *o = r->out;
+	uint64_t total = r->ev_period[ev];
+	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
+	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
+	size_t w[SORT_MAX] = { 7, 13, 6, 11 };
+	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "Pid:Command" };
+	char buf[1024];
+
+	for (size_t i = 0; i < nr; i++) {
+		size_t l;
+
+		if (strlen(list[i]->comm) > w[SORT_COMM])
+			w[SORT_COMM] = strlen(list[i]->comm);
+		if ((l = strlen(short_dso(list[i]->dso))) > w[SORT_DSO])
+			w[SORT_DSO] = l;
+		if ((l = (size_t)sym_text(list[i], buf, sizeof(buf))) > w[SORT_SYM])
+			w[SORT_SYM] = l;
+		if ((l = strlen(list[i]->comm) + 8) > w[SORT_PID])
+			w[SORT_PID] = l;
+	}
+	outbuf_puts(o, "#\n# Samples: ");
+	print_unit(o, r->ev_samples[ev]);
+	outbuf_printf(o, " of event '%s'\n# Event count (approx.): %llu\n#\n# ", r->ev_names[ev] ? r->ev_names[ev] : "?",
+		      (unsigned long long)total);
+	outbuf_puts(o, r->children ? "Children      Self" : "Overhead");
+	for (int i = 0; i < r->nr_sort; i++)
+		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
+	outbuf_puts(o, "\n# ........");
+	if (r->children)
+		outbuf_puts(o, "  ........");
+	for (int i = 0; i < r->nr_sort; i++) {
+		outbuf_puts(o, "  ");
+		for (size_t k = 0; k < w[r->sort[i]]; k++)
+			outbuf_putc(o, '.');
+	}
+	outbuf_puts(o, "\n#\n");
+	for (size_t i = 0; i < nr; i++) {
+		const struct entry *e = list[i];
+
+		if (total && e->acc * 100.0 / total < r->percent_limit)
+			continue;
+		if (r->children)
+			outbuf_printf(o, "  %7.2f%%  %7.2f%%", total ? e->acc * 100.0 / total : 0.0,
+				      total ? e->self * 100.0 / total : 0.0);
+		else
+			outbuf_printf(o, "  %7.2f%%", total ? e->self * 100.0 / total : 0.0);
+		for (int k = 0; k < r->nr_sort; k++) {
+			bool last = k + 1 == r->nr_sort;
+
+			switch (r->sort[k]) {
+			case SORT_COMM: outbuf_printf(o, "  %-*s", last ? 0 : (int)w[SORT_COMM], e->comm); break;
+			case SORT_DSO: outbuf_printf(o, "  %-*s", last ? 0 : (int)w[SORT_DSO], short_dso(e->dso)); break;
+			case SORT_PID:
+				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, e->comm);
+				outbuf_printf(o, "  %-*s", last ? 0 : (int)w[SORT_PID], buf);
+				break;
+			case SORT_SYM:
+				sym_text(e, buf, sizeof(buf));
+				outbuf_printf(o, "  %-*s", last ? 0 : (int)w[SORT_SYM], buf);
+				break;
+			}
+		}
+		outbuf_putc(o, '\n');
+		if (r->graph)
+			print_graph(r, e, total, min);
+	}
+	outbuf_puts(o, "\n\n");
+}
+
+static int print_report(struct report *r)
+{
+	struct entry **list = malloc((r->nr_ents + 1) * sizeof(*list));
+
+	if (!list)
+		return -ENOMEM;
+	outbuf_printf(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n"
+			      "#\n#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
+	for (size_t ev = 0; ev < r->nr_evsels; ev++) {
+		size_t nr = 0;
+
+		for (size_t i = 0; i < r->nr_ents; i++)
+			if (r->ents[i].evsel == r->evsels[ev])
+				list[nr++] = &r->ents[i];
+		sort_ctx = r;
+		qsort(list, nr, sizeof(*list), cmp_entry);
+		print_section(r, ev, list, nr);
+	}
+	outbuf_puts(r->out, "#\n");
+	free(list);
+	return 0;
+}
+
+/* ---- command line -------------------------------------------------------- */
+
+static void report_usage(void)
+{
+	fprintf(stderr,
+		"usage: dstack report [options]\n"
+		"  --stdio                  text output (the only output; accepted for perf compatibility)\n"
+		"  --children | --no-children  cumulative (caller-inclusive) profile, or self only (default)\n"
+		"  --sort KEY[,KEY...]      comm, dso, sym, pid (default comm,dso,sym)\n"
+		"  -g caller|callee|none    call-graph order, or no call graph\n"
+		"                           (default: callee; caller with --children)\n"
+		"  --percent-limit P        hide entries and call-graph branches below P%%\n%s",
+		walk_usage());
+}
+
+static int parse_sort(struct report *r, const char *v)
+{
+	static const char *const names[SORT_MAX] = { "comm", "dso", "sym", "pid" };
+	char tmp[256];
+
+	snprintf(tmp, sizeof(tmp), "%s", v);
+	r->nr_sort = 0;
+	for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
+		int k;
+
+		for (k = 0; k < SORT_MAX && strcmp(t, names[k]); k++)
+			;
+		if (k == SORT_MAX || r->nr_sort == SORT_MAX) {
+			usage_error("report", "unknown --sort key '%s' (comm, dso, sym, pid)", t);
+			return -1;
+		}
+		r->sort[r->nr_sort++] = k;
+	}
+	r->sort_sym_first = r->nr_sort && r->sort[0] == SORT_SYM;
+	return r->nr_sort ? 0 : -1;
+}
+
+static int parse_args(struct report *r, int argc, char **argv)
+{
+	const char *order = NULL, *v;
+
+	for (int i = 1; i < argc; i++) {
+		int c = walk_opt(&r->wo, "report", argc, argv, &i);
+
+		if (c < 0)
+			return EXIT_USAGE;
+		if (c)
+			continue;
+		if (!strcmp(argv[i], "--stdio")) {
+			continue;
+		} else if (!strcmp(argv[i], "--children")) {
+			r->children = true;
+		} else if (!strcmp(argv[i], "--no-children")) {
+			r->children = false;
+		} else if ((v = opt_value("--sort", argc, argv, &i)) || (v = opt_value("-s", argc, argv, &i))) {
+			if (parse_sort(r, v))
+				return EXIT_USAGE;
+		} else if ((v = opt_value("-g", argc, argv, &i)) || (v = opt_value("--call-graph", argc, argv, &i))) {
+			order = v;
+			if (strcmp(v, "caller") && strcmp(v, "callee") && strcmp(v, "none")) {
+				usage_error("report", "-g takes caller, callee or none, not '%s'", v);
+				return EXIT_USAGE;
+			}
+		} else if ((v = opt_value("--percent-limit", argc, argv, &i))) {
+			char *end;
+
+			r->percent_limit = strtod(v, &end);
+			if (end == v || *end || r->percent_limit < 0) {
+				usage_error("report", "bad --percent-limit '%s'", v);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			report_usage();
+			return -1;
+		} else {
+			usage_error("report", "unknown option '%s'", argv[i]);
+			report_usage();
+			return EXIT_USAGE;
+		}
+	}
+	r->graph = !order || strcmp(order, "none");
+	r->caller = order ? !strcmp(order, "caller") : r->children;
+	return EXIT_OK;
+}
 
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "dstack report: not implemented yet\n");
-	return EXIT_USAGE;
+	static struct outbuf out;
+	struct report *r = calloc(1, sizeof(*r));
+	uint64_t k, v;
+	int ret;
+
+	if (!r) {
+		fprintf(stderr, "dstack report: out of memory\n");
+		return EXIT_INPUT;
+	}
+	walk_opts_init(&r->wo);
+	r->nr_sort = 3;
+	r->sort[0] = SORT_COMM;
+	r->sort[1] = SORT_DSO;
+	r->sort[2] = SORT_SYM;
+	r->out = &out;
+	ret = parse_args(r, argc, argv);
+	if (ret) {
+		free(r);
+		return ret < 0 ? EXIT_OK : ret;
+	}
+	r->relmaps = relmaps__load(r->wo.common.input, &r->lost_samples);
+	ret = walk_samples("report", &r->wo, on_sample, r);
+	if (ret == EXIT_OK || r->nr_ents) {
+		outbuf_init(&out, STDOUT_FILENO);
+		if (print_report(r))
+			fprintf(stderr, "dstack report: out of memory\n");
+		outbuf_flush(&out);
+	}
+	relmaps__delete(r->relmaps);
+	ds_hashmap__exit(&r->ent_map);
+	ds_hashmap__exit(&r->node_map);
+	for (size_t i = 0; ds_hashmap__next(&r->kept, &i, &k, &v);)
+		free((void *)(uintptr_t)v);
+	ds_hashmap__exit(&r->kept);
+	free(r->ents);
+	free(r->nodes);
+	free(r);
+	return ret;
 }

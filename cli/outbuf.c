@@ -31,7 +31,7 @@ int outbuf_flush(struct outbuf *o)
 	return o->error ? -o->error : 0;
 }
 
-void outbuf_write(struct outbuf *o, const char *s, size_t n)
+void outbuf_write_slow(struct outbuf *o, const char *s, size_t n)
 {
 	while (n) {
 		size_t room = OUTBUF_SIZE - o->len;
@@ -63,18 +63,23 @@ void outbuf_printf(struct outbuf *o, const char *fmt, ...)
 	outbuf_write(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
+/* Formats straight into the buffer: digits counted first, written from the end. */
 void outbuf_hex(struct outbuf *o, uint64_t v, int width)
 {
-	char tmp[32];
-	int n = 0;
+	int digits = v ? (64 - __builtin_clzll(v) + 3) / 4 : 1;
+	int n = width > digits ? (width < 32 ? width : 32) : digits;
+	char *p;
 
+	if (OUTBUF_SIZE - o->len < 32)
+		outbuf_flush(o);
+	p = o->buf + o->len;
+	memset(p, ' ', (size_t)(n - digits));
+	p += n;
 	do {
-		tmp[sizeof(tmp) - 1 - n++] = "0123456789abcdef"[v & 15];
+		*--p = "0123456789abcdef"[v & 15];
 		v >>= 4;
 	} while (v);
-	while (n < width && n < (int)sizeof(tmp))
-		tmp[sizeof(tmp) - 1 - n++] = ' ';
-	outbuf_write(o, tmp + sizeof(tmp) - n, (size_t)n);
+	o->len += (size_t)n;
 }
 
 void outbuf_dec(struct outbuf *o, uint64_t v, int width, char pad)

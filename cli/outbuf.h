@@ -24,13 +24,25 @@ struct outbuf {
 
 void outbuf_init(struct outbuf *o, int fd);
 int outbuf_flush(struct outbuf *o);
-void outbuf_write(struct outbuf *o, const char *s, size_t n);
+/* outbuf_write() when the bytes do not fit the buffer's free room */
+void outbuf_write_slow(struct outbuf *o, const char *s, size_t n);
 __attribute__((format(printf, 2, 3)))
 void outbuf_printf(struct outbuf *o, const char *fmt, ...);
 /* @v in hex, right-aligned in @width (0: no padding), lowercase, no 0x */
 void outbuf_hex(struct outbuf *o, uint64_t v, int width);
 /* @v in decimal, right-aligned in @width, padded with @pad */
 void outbuf_dec(struct outbuf *o, uint64_t v, int width, char pad);
+
+/* Inline: a frame line is a dozen short writes, nearly all of them fit. */
+static inline void outbuf_write(struct outbuf *o, const char *s, size_t n)
+{
+	if (n <= OUTBUF_SIZE - o->len) {
+		memcpy(o->buf + o->len, s, n);
+		o->len += n;
+	} else {
+		outbuf_write_slow(o, s, n);
+	}
+}
 
 static inline void outbuf_puts(struct outbuf *o, const char *s)
 {

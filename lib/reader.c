@@ -804,6 +804,13 @@ static int next_decompressed(struct ds_reader *r, struct ds_record *rec)
 	rec->offset = r->doff;
 	rec->decompressed = true;
 	absorb_record(r, r->doff, p, h.size, h.type);
+	/*
+	 * Fuzz finding (fuzz_zstd): an attr inside a compressed block made an
+	 * evsel with no name, and its samples crashed `dstack script` (NULL
+	 * name).  Name new evsels here as the uncompressed path does.
+	 */
+	if (h.type == DS_REC_FINISHED_INIT || h.type == DS_REC_HEADER_ATTR)
+		name_evsels(r);
 	return 1;
 }
 

@@ -119,7 +119,9 @@ static int pipe_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 		uint64_t skip = off - s->buf_off;
 
 		if (skip <= s->buf_len) {
-			memmove(s->buf, s->buf + skip, s->buf_len - skip);
+			/* fuzz finding: buf is NULL before the first fill, and NULL + 0 is UB */
+			if (skip)
+				memmove(s->buf, s->buf + skip, s->buf_len - skip);
 			s->buf_len -= skip;
 			s->buf_off = off;
 			break;

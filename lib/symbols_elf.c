@@ -604,6 +604,17 @@ bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle)
 
 	if (!gelf_getehdr(img->elf, &c.eh))
 		return false;
+	/*
+	 * Hostile-input finding: libelf opens a file whose section header
+	 * table lies past its end as an ELF with no sections, so it loaded
+	 * silently with no symbols.  Call it corrupt (the caller warns).
+	 */
+	size_t fsize = 0;
+
+	if (!elf_rawfile(img->elf, &fsize) ||
+	    (c.eh.e_shnum && (c.eh.e_shoff > fsize ||
+			      (uint64_t)c.eh.e_shnum * c.eh.e_shentsize > fsize - c.eh.e_shoff)))
+		return false;
 	read_build_id(img);
 	if (!read_segments(img))
 		return false;

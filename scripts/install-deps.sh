@@ -2,11 +2,19 @@
 # Install the Debian (bookworm) packages dstack builds and tests with.
 # Only missing packages are installed; as root, or through sudo.
 set -eu
-pkgs="make gcc libc6-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev zstd python3 libstdc++-12-dev"
+pkgs="make gcc libc6-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev zstd python3 libstdc++-12-dev clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# test-only: headless Chromium renders the flame graph; node and npm run the
+# independent pprof decoder and speedscope's schema check (tests/js).  A node
+# from elsewhere (it ships its own npm) is kept as it is.
+for p in chromium; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+command -v node >/dev/null || missing="$missing nodejs"
+command -v npm >/dev/null || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 echo "install-deps: installing$missing" >&2
 SUDO=""

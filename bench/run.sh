@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# make bench: dstack vs perf 7.2 side by side on the same files.
+# usage: bench/run.sh BUILD_DIR   (BUILD_DIR holds a release dstack)
+# Inputs are prepared under BUILD_DIR/bench (never in git).  Every row first
+# checks that both tools print the same thing, then times N runs of each
+# (wall-clock median and min) and records peak RSS (/usr/bin/time -f %M, KiB).
+# Rows needing perf 7.2 print SKIPPED when /var/tmp/kernel-vm/ready is absent.
+set -u
+BUILD=${1:-build}
+N=${BENCH_RUNS:-5}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+DSTACK=$BUILD/dstack
+PERF7=/work/shared/kernel-vm/perf7
+W=$BUILD/testdata
+B=$BUILD/bench
+mkdir -p "$B"
+[ -x "$DSTACK" ] || { echo "bench: no $DSTACK (run make)" >&2; exit 2; }
+[ -f "$W/kallsyms" ] || tests/unpack-corpus.sh "$ROOT/$W" >/dev/null
+have_perf7() { [ -e /var/tmp/kernel-vm/ready ] && [ -x "$PERF7" ]; }
+
+# time_cmd OUT -- CMD...: N runs; prints "median min maxrss_kib"
+time_cmd() {
+	local t=() rss=0 i s e r
+	for ((i = 0; i < N; i++)); do
+		s=$(date +%s.%N)
+		/usr/bin/time -f %M -o "$B/rss" "$@" >/dev/null 2>&1
+		e=$(date +%s.%N)
+		t+=("$(echo "$e - $s" | bc)")
+		r=$(tail -1 "$B/rss"); [ "$r" -gt "$rss" ] && rss=$r
+	done
+	printf '%s\n' "${t[@]}" | sort -g | awk -v rss="$rss" '{a[NR]=$1} END {printf "%.3f %.3f %d\n", a[int((NR+1)/2)], a[1], rss}'
+}
+
+printf '%-34s %-16s %9s %9s %7s %10s %10s  %s\n' command input dstack_s perf_s ratio dstack_KiB perf_KiB note
+row() { # name input dstack_stats perf_stats note
+	local d=($3) p=($4)
+	printf '%-34s %-16s %9s %9s %6.1fx %10s %10s  %s\n' "$1" "$2" "${d[0]}" "${p[0]}" \
+		"$(echo "${p[0]} / ${d[0]}" | bc -l)" "${d[2]}" "${p[2]}" "$5"
+}
+skip() { printf '%-34s %-16s SKIPPED: %s\n' "$1" "$2" "$3"; }
+
+ks_for() { if [ "$1" = threads2.defer ]; then echo "$W/data/threads2.defer.kallsyms"; else echo "$W/kallsyms"; fi; }
+
+# script: .fp exactly; deferred ones with --no-merge-callchains on both sides
+# (dstack stitches samples perf 7.2 leaves unstitched, so merged output differs).
+bench_script() {
+	local name=$1 extra=() label="script"
+	case $name in *.defer) extra=(--no-merge-callchains); label="script --no-merge-callchains";; esac
+	local opts=(--symfs "$W/symfs-root/symfs" --kallsyms "$(ks_for "$name")" -i "$W/data/$name.data" "${extra[@]}")
+	have_perf7 || { skip "$label" "$name" "perf 7.2 not ready (/var/tmp/kernel-vm/ready)"; return; }
+	"$DSTACK" script "${opts[@]}" > "$B/$name.dstack.script" 2>/dev/null
+	"$PERF7" script "${opts[@]}" > "$B/$name.perf.script" 2>/dev/null
+	if ! cmp -s "$B/$name.dstack.script" "$B/$name.perf.script"; then
+		skip "$label" "$name" "outputs differ ($B/$name.*.script)"; return
+	fi
+	row "$label" "$name" "$(time_cmd "$DSTACK" script "${opts[@]}")" "$(time_cmd "$PERF7" script "${opts[@]}")" "outputs equal"
+}
+
+bench_report() {
+	local name=$1
+	local opts=(--stdio --no-children --symfs "$W/symfs-root/symfs" --kallsyms "$(ks_for "$name")" -i "$W/data/$name.data")
+	have_perf7 || { skip "report --stdio" "$name" "perf 7.2 not ready"; return; }
+	"$DSTACK" report "${opts[@]}" > "$B/$name.dstack.report" 2>/dev/null
+	"$PERF7" report "${opts[@]}" > "$B/$name.perf.report" 2>/dev/null
+	# compared as the test suite does (same lines and percentages; perf pads
+	# its columns differently, so not byte for byte)
+	local note res
+	if res=$(python3 tests/check_report.py "$B/$name.perf.report" "$B/$name.dstack.report" --trees 2>&1); then
+		note="equal per tests/check_report.py"
+	else
+		note="DIFFER: $(echo "$res" | tail -1)"
+	fi
+	row "report --stdio --no-children" "$name" "$(time_cmd "$DSTACK" report "${opts[@]}")" "$(time_cmd "$PERF7" report "${opts[@]}")" "$note"
+}
+
+# folded vs perf script | awk collapse (the floor is perf script alone).
+bench_folded() {
+	local name=$1
+	local opts=(--symfs "$W/symfs-root/symfs" --kallsyms "$(ks_for "$name")" -i "$W/data/$name.data")
+	have_perf7 || { skip "folded" "$name" "perf 7.2 not ready"; return; }
+	local dn pn
+	dn=$("$DSTACK" folded "${opts[@]}" 2>/dev/null | awk '{s += $NF} END {print s}')
+	pn=$("$PERF7" script "${opts[@]}" 2>/dev/null | awk -f bench/collapse.awk | awk '{s += $NF} END {print s}')
+	local note="sample totals equal ($dn)"
+	[ "$dn" = "$pn" ] || note="SAMPLE TOTALS DIFFER ($dn vs $pn)"
+	printf '%s\n' "#!/bin/sh" "\"$PERF7\" script $(printf '%q ' "${opts[@]}") | awk -f bench/collapse.awk" > "$B/perf-folded.sh"
+	row "folded (perf: script|awk)" "$name" "$(time_cmd "$DSTACK" folded "${opts[@]}")" "$(time_cmd sh "$B/perf-folded.sh")" "$note"
+}
+
+for f in kernel.fp mix.fp kernel.defer threads2.defer; do bench_script "$f"; done
+if "$DSTACK" report -h >/dev/null 2>&1; then bench_report kernel.fp; bench_report mix.fp; fi
+if "$DSTACK" folded -h >/dev/null 2>&1; then bench_folded kernel.fp; fi
+
+# Scaling: the generator grows a recording COPIES times (new pids/tids, times,
+# cookies); script must stay linear in time and flat in memory.
+cflags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude)
+libs=("$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -lstdc++ -lm)
+cc "${cflags[@]}" -o "$B/scale" bench/scale.c "${libs[@]}" || exit 1
+cc "${cflags[@]}" -o "$B/stitch_bench" bench/stitch_bench.c "${libs[@]}" || exit 1
+
+scaled() { # name copies -> path of the scaled file (made once)
+	local out="$B/$1.x$2.data"
+	[ -s "$out" ] || "$B/scale" "$W/data/$1.data" "$out" "$2" 2>/dev/null || { rm -f "$out"; return 1; }
+	echo "$out"
+}
+
+# The large input, side by side with perf (fewer runs: perf takes seconds).
+large=$(scaled kernel.fp "${BENCH_LARGE_COPIES:-20}") || exit 1
+if have_perf7; then
+	opts=(--symfs "$W/symfs-root/symfs" --kallsyms "$W/kallsyms" -i "$large")
+	"$DSTACK" script "${opts[@]}" > "$B/large.dstack.script" 2>/dev/null
+	"$PERF7" script "${opts[@]}" > "$B/large.perf.script" 2>/dev/null
+	if cmp -s "$B/large.dstack.script" "$B/large.perf.script"; then
+		rm -f "$B/large.dstack.script" "$B/large.perf.script"
+		row "script" "$(basename "$large" .data)" \
+			"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$DSTACK" script "${opts[@]}")" \
+			"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$PERF7" script "${opts[@]}")" "outputs equal ($(du -m "$large" | cut -f1) MB)"
+	else
+		skip "script" "$(basename "$large")" "outputs differ ($B/large.*.script)"
+	fi
+else
+	skip "script" "$(basename "$large")" "perf 7.2 not ready"
+fi
+
+echo
+echo "scaling (dstack script, kernel.fp grown; time should grow linearly, RSS stay flat):"
+printf '%-10s %10s %10s %12s %12s\n' copies MB median_s s_per_copy peak_KiB
+for c in 1 10 ${BENCH_SCALE_COPIES:-100}; do
+	f=$(scaled kernel.fp "$c") || exit 1
+	st=($(N=3 time_cmd "$DSTACK" script --symfs "$W/symfs-root/symfs" --kallsyms "$W/kallsyms" -i "$f"))
+	printf '%-10s %10s %10s %12.4f %12s\n' "$c" "$(du -m "$f" | cut -f1)" "${st[0]}" "$(echo "${st[0]} / $c" | bc -l)" "${st[2]}"
+done
+# BENCH_BIG=1: the 2 GB input (about 400 copies; takes minutes, needs ~2 GB of disk).
+if [ "${BENCH_BIG:-0}" = 1 ]; then
+	f=$(scaled kernel.fp 400) || exit 1
+	st=($(N=1 time_cmd "$DSTACK" script --symfs "$W/symfs-root/symfs" --kallsyms "$W/kallsyms" -i "$f"))
+	printf '%-10s %10s %10s %12.4f %12s\n' 400 "$(du -m "$f" | cut -f1)" "${st[0]}" "$(echo "${st[0]} / 400" | bc -l)" "${st[2]}"
+fi
+
+echo
+echo "stitcher alone (synthetic: 100 000 threads, 1-50 samples per kernel entry):"
+"$B/stitch_bench" "${BENCH_STITCH_RECORDS:-10000000}"

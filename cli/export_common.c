@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/* The sample store and command line the export commands share (export_common.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "dstack/event.h"
+#include "export_common.h"
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return ds_hash64(h);
+}
+
+/* Make room for one more element of @size in *@arr. */
+static int grow(void **arr, size_t nr, size_t *cap, size_t size)
+{
+	if (nr < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	void *n = realloc(*arr, ncap * size);
+
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+uint32_t xdata_str(struct xdata *x, const char *s)
+{
+	uint64_t k = str_hash(s);
+
+	for (;;) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&x->str_ids, k, UINT32_MAX, &found);
+
+		if (!v)
+			return UINT32_MAX;
+		if (found) {
+			if (!strcmp(x->strs[*v], s))
+				return (uint32_t)*v;
+			k = ds_hash64(k + 1);
+			continue;
+		}
+		char *c = strdup(s);
+
+		if (!c || grow((void **)&x->strs, x->nr_strs, &x->cap_strs, sizeof(*x->strs))) {
+			free(c);
+			ds_hashmap__del(&x->str_ids, k, NULL);
+			return UINT32_MAX;
+		}
+		x->strs[x->nr_strs] = c;
+		*v = x->nr_strs;
+		return (uint32_t)x->nr_strs++;
+	}
+}
+
+/* The name shown for a frame: its symbol, else "[dso base name]", else "[unknown]". */
+static uint32_t frame_name(struct xdata *x, const struct ds_cc_frame *f)
+{
+	char buf[512];
+	const char *base;
+
+	if (f->sym)
+		return xdata_str(x, f->sym);
+	if (!f->dso || !strcmp(f->dso, "[unknown]"))
+		return xdata_str(x, "[unknown]");
+	base = strrchr(f->dso, '/');
+	snprintf(buf, sizeof(buf), "[%s]", base ? base + 1 : f->dso);
+	return xdata_str(x, buf);
+}
+
+static uint32_t func_id(struct xdata *x, const struct ds_cc_frame *f)
+{
+	uint32_t name = frame_name(x, f), dso = xdata_str(x, f->dso ? f->dso : "[unknown]");
+	uint64_t k;
+
+	if (name == UINT32_MAX || dso == UINT32_MAX)
+		return UINT32_MAX;
+	k = ds_hash_pair(ds_hash_pair(name, dso), (uint64_t)f->kernel * 2 + f->inlined);
+	for (;;) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&x->func_ids, k, 0, &found);
+
+		if (!v)
+			return UINT32_MAX;
+		if (found) {
+			const struct xfunc *g = &x->funcs[*v];
+
+			if (g->name == name && g->dso == dso && g->kernel == f->kernel && g->inlined == f->inlined)
+				return (uint32_t)*v;
+			k = ds_hash64(k + 1);
+			continue;
+		}
+		if (grow((void **)&x->funcs, x->nr_funcs, &x->cap_funcs, sizeof(*x->funcs))) {
+			ds_hashmap__del(&x->func_ids, k, NULL);
+			return UINT32_MAX;
+		}
+		x->funcs[x->nr_funcs] = (struct xfunc){ name, dso, f->kernel, f->inlined };
+		*v = x->nr_funcs;
+		return (uint32_t)x->nr_funcs++;
+	}
+}
+
+static int on_sample(void *ctx, const struct walk_sample *s)
+{
+	struct xdata *x = ctx;
+	struct xsample xs = {
+		.time = s->ev->sample.time, .period = s->period, .pid = s->pid, .tid = s->tid,
+		.comm = xdata_str(x, s->comm ? s->comm : ":-1"),
+		.evsel_name = xdata_str(x, s->evsel && s->evsel->name ? s->evsel->name : "unknown"),
+		.off = x->nr_ents,
+	};
+
+	if (xs.comm == UINT32_MAX || xs.evsel_name == UINT32_MAX)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		const struct ds_cc_frame *f = &s->frames[i];
+		uint32_t id;
+
+		if (f->cookie)
+			continue; /* an unresolved deferred chain has no frames to show */
+		id = func_id(x, f);
+		if (id == UINT32_MAX || grow((void **)&x->ents, x->nr_ents, &x->cap_ents, sizeof(*x->ents)))
+			return -ENOMEM;
+		x->ents[x->nr_ents++] = (struct xent){ f->ip, id };
+	}
+	xs.len = x->nr_ents - xs.off;
+	if (grow((void **)&x->samples, x->nr_samples, &x->cap_samples, sizeof(*x->samples)))
+		return -ENOMEM;
+	x->samples[x->nr_samples++] = xs;
+	return 0;
+}
+
+static void export_usage(const char *cmd, const char *default_out)
+{
+	fprintf(stderr, "usage: dstack %s [-o FILE] [options]\n"
+			"  -o FILE              write to FILE (default %s; '-' for stdout)\n%s",
+		cmd, default_out, walk_usage());
+}
+
+int export_collect(const char *cmd, const char *default_out, int argc, char **argv,
+		   struct xdata *x, int *fd, const char **output)
+{
+	struct walk_opts wo;
+	const char *v;
+	int ret;
+
+	*output = default_out;
+	*fd = -1;
+	walk_opts_init(&wo);
+	for (int i = 1; i < argc; i++) {
+		int c = walk_opt(&wo, cmd, argc, argv, &i);
+
+		if (c < 0)
+			return EXIT_USAGE;
+		if (c)
+			continue;
+		if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i))) {
+			*output = v;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			export_usage(cmd, default_out);
+			return -1;
+		} else {
+			usage_error(cmd, "unknown option '%s'", argv[i]);
+			export_usage(cmd, default_out);
+			return EXIT_USAGE;
+		}
+	}
+	if (!strcmp(*output, "-"))
+		*fd = STDOUT_FILENO;
+	else if ((*fd = open(*output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "dstack %s: %s: %s\n", cmd, *output, strerror(errno));
+		return EXIT_USAGE;
+	}
+	x->input = wo.common.input;
+	ret = walk_samples(cmd, &wo, on_sample, x);
+	return ret;
+}
+
+int export_finish(const char *cmd, int fd, const char *output, int write_err)
+{
+	int ret = EXIT_OK;
+
+	if (write_err) {
+		fprintf(stderr, "dstack %s: %s: %s\n", cmd, output, strerror(write_err));
+		ret = EXIT_INPUT;
+	}
+	if (fd >= 0 && fd != STDOUT_FILENO && close(fd)) {
+		fprintf(stderr, "dstack %s: %s: %s\n", cmd, output, strerror(errno));
+		ret = EXIT_INPUT;
+	}
+	return ret;
+}
+
+void xdata_free(struct xdata *x)
+{
+	for (size_t i = 0; i < x->nr_strs; i++)
+		free(x->strs[i]);
+	free(x->strs);
+	free(x->funcs);
+	free(x->ents);
+	free(x->samples);
+	ds_hashmap__exit(&x->str_ids);
+	ds_hashmap__exit(&x->func_ids);
+	memset(x, 0, sizeof(*x));
+}
+
+const char *xdata_title(const struct xdata *x)
+{
+	const char *in = x->input ? x->input : "perf.data", *slash = strrchr(in, '/');
+
+	return !strcmp(in, "-") ? "stdin" : slash && slash[1] ? slash + 1 : in;
+}
+
+void json_string(struct outbuf *o, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	outbuf_putc(o, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			outbuf_putc(o, '\\');
+			outbuf_putc(o, (char)c);
+		} else if (c < 0x20) {
+			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+			outbuf_write(o, e, 6);
+		} else {
+			outbuf_putc(o, (char)c);
+		}
+	}
+	outbuf_putc(o, '"');
+}
+
+void xml_text(struct outbuf *o, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '<': outbuf_puts(o, "&lt;"); break;
+		case '>': outbuf_puts(o, "&gt;"); break;
+		case '&': outbuf_puts(o, "&amp;"); break;
+		case '"': outbuf_puts(o, "&quot;"); break;
+		case '\'': outbuf_puts(o, "&apos;"); break;
+		default:
+			/* control characters are not allowed in XML 1.0 */
+			outbuf_putc(o, c < 0x20 ? '?' : (char)c);
+		}
+	}
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Seed corpora for the fuzz targets, from the unpacked test corpus.
+usage: make-seeds.py TESTDATA_DIR SEEDS_DIR
+Recordings are cut to their first 64 KiB (plus two small ones whole) so the
+fuzzers stay fast; a cut file is a useful seed in itself (truncation)."""
+import os, struct, sys
+
+src, dst = sys.argv[1], sys.argv[2]
+data = os.path.join(src, 'data')
+CUT = 64 * 1024
+
+def put(target, name, blob):
+    d = os.path.join(dst, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), 'wb') as f:
+        f.write(blob)
+
+def records(buf, off):
+    """(offset, type, bytes) of each record from @off while they frame."""
+    while off + 8 <= len(buf):
+        typ, misc, size = struct.unpack_from('<IHH', buf, off)
+        if size < 8 or off + size > len(buf):
+            break
+        yield off, typ, buf[off:off + size]
+        off += size
+
+for f in sorted(os.listdir(data)):
+    if not f.endswith('.data'):
+        continue
+    blob = open(os.path.join(data, f), 'rb').read()
+    name = f[:-5]
+    put('script', name + '.cut', blob[:CUT])
+    if len(blob) <= 200 * 1024:
+        put('script', name, blob)
+    if struct.unpack_from('<Q', blob, 8)[0] == 16:   # pipe mode
+        recs = list(records(blob, 16))
+        put('pipe', name, blob[16:CUT])
+        # zstd target: plain header records as the prefix, the rest compressed here
+        head = b''.join(r for _, t, r in recs if t >= 64 and t != 68)
+        body = b''.join(r for _, t, r in recs if t < 64)[:CUT]
+        for mode, chunk in ((1, 255), (3, 15), (1, 0)):
+            put('zstd', '%s.m%d.c%d' % (name, mode, chunk),
+                bytes([mode, chunk]) + struct.pack('<H', len(head)) + head + body)
+        # and a raw zstd stream (mode 0): the decoder's own input
+        import subprocess
+        z = subprocess.run(['zstd', '-q', '-c', '-1'], input=body, stdout=subprocess.PIPE, check=True).stdout
+        put('zstd', name + '.m0.c63', bytes([0, 63]) + struct.pack('<H', len(head)) + head + z)
+
+symfs = os.path.join(src, 'symfs-root', 'symfs')
+for root, _, files in os.walk(symfs):
+    for f in files:
+        p = os.path.join(root, f)
+        if os.path.getsize(p) <= 300 * 1024:
+            put('elf', f, open(p, 'rb').read())

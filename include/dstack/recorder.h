@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstack recorder: opens perf events (per CPU or per task), maps their ring
+ * buffers and hands every kernel record, whole and in order per buffer, to a
+ * sink callback.  It knows nothing of perf.data: `dstack record` feeds the
+ * sink into a ds_writer.
+ *
+ * Lifecycle:
+ *   r = ds_recorder__new(&opts, &err);        opens the events (command: forks
+ *                                             the child, which waits before exec)
+ *   ds_recorder__attr(r, i, ...)              the attrs and ids, for the file header
+ *   ds_recorder__synthesize(r, sink, ctx)     COMM/MMAP2 of existing tasks, kernel MMAP
+ *   ds_recorder__run(r, sink, ctx)            lets the command exec, polls and drains
+ *                                             until it exits or ds_recorder__stop()
+ *   ds_recorder__free(r)
+ *
+ * Deferred callchains (opts.defer): defer_callchain on every sampling event,
+ * defer_output on exactly one dummy tracking event (system wide per CPU when
+ * allowed, so records of tasks that exit in the kernel still arrive).  When
+ * the kernel refuses the bits, ds_recorder__new falls back to classic
+ * callchains and ds_recorder__fallback() says why.  At stop the sampling
+ * events are disabled first, the tracking events stay open for up to
+ * opts.defer_grace_ms so the records of pending cookies still arrive.
+ *
+ * Errors: NULL + errno from the constructor with a message in *errmsg
+ * (malloc'd, the caller frees); run returns 0 or a negative errno (the
+ * sink's own negative return stops the run and is returned).
+ */
+#ifndef DSTACK_RECORDER_H
+#define DSTACK_RECORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "dstack/abi.h"
+
+enum ds_target { DS_TARGET_CMD, DS_TARGET_ALL_CPUS, DS_TARGET_PID, DS_TARGET_TID };
+
+struct ds_recorder_opts {
+	const char *const *events;   /* names ("cycles", "cpu-clock", ...); NULL: default */
+	size_t nr_events;
+	uint64_t period;             /* -c; 0: use freq */
+	uint64_t freq;               /* -F; 0 with period 0: 4000 Hz */
+	bool callchain;              /* -g / --call-graph fp */
+	bool defer;                  /* --call-graph fp,defer */
+	enum ds_target target;
+	pid_t pid;                   /* -p / -t */
+	char *const *argv;           /* the command (CMD, or the duration command of -a) */
+	unsigned mmap_pages;         /* data pages per buffer (power of two); 0: 128 */
+	unsigned defer_grace_ms;     /* 0: 100 */
+};
+
+struct ds_recorder_stats {
+	uint64_t samples, lost_records, lost_events, deferred_records;
+	uint64_t cookies_seen, cookies_resolved;  /* distinct (tid, cookie) */
+	uint64_t bytes;
+	int child_status;            /* wait status of the command, -1 if none */
+	bool exec_failed;            /* the command could not be executed */
+	int exec_errno;
+};
+
+typedef int (*ds_record_sink)(void *ctx, const void *record, size_t len);
+
+struct ds_recorder;
+
+struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char **errmsg);
+void ds_recorder__free(struct ds_recorder *r);
+
+size_t ds_recorder__nr_attrs(const struct ds_recorder *r);
+/* The attr, the smallest size that holds its fields, its ids and name. */
+void ds_recorder__attr(const struct ds_recorder *r, size_t i, const struct ds_attr **attr,
+		       uint32_t *attr_size, const uint64_t **ids, size_t *nr_ids, const char **name);
+/* NULL, or one line saying why deferred callchains were not used. */
+const char *ds_recorder__fallback(const struct ds_recorder *r);
+bool ds_recorder__deferred(const struct ds_recorder *r);
+
+int ds_recorder__synthesize(struct ds_recorder *r, ds_record_sink sink, void *ctx);
+int ds_recorder__run(struct ds_recorder *r, ds_record_sink sink, void *ctx);
+/* Async-signal-safe: ends the run (grace period follows). */
+void ds_recorder__stop(struct ds_recorder *r);
+const struct ds_recorder_stats *ds_recorder__stats(const struct ds_recorder *r);
+
+#endif

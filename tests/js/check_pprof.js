@@ -1,0 +1,42 @@
+// Decode a dstack pprof file with the independent `pprof-format` decoder and
+// print what the test compares: samples=N total=SUM types=... and the function names.
+'use strict';
+const fs = require('fs');
+const zlib = require('zlib');
+const { Profile } = require('pprof-format');
+
+const buf = zlib.gunzipSync(fs.readFileSync(process.argv[2]));
+const p = Profile.decode(buf);
+const str = (i) => p.stringTable.strings[Number(i)];
+let n = 0n, total = 0n;
+const errs = [];
+for (const s of p.sample) {
+	n += BigInt(s.value[0]);
+	total += BigInt(s.value[1]);
+	if (s.locationId.length === 0) continue;
+}
+const locs = new Map(p.location.map((l) => [Number(l.id), l]));
+const funcs = new Map(p.function.map((f) => [Number(f.id), f]));
+const maps = new Map(p.mapping.map((m) => [Number(m.id), m]));
+for (const s of p.sample) {
+	for (const id of s.locationId) if (!locs.has(Number(id))) errs.push('sample refers to missing location ' + id);
+	const keys = s.label.map((l) => str(l.key)).sort().join(',');
+	if (keys !== 'comm,pid,tid') errs.push('sample labels ' + keys);
+}
+let inl = 0;
+for (const l of p.location) {
+	if (!l.line.length) errs.push('location ' + l.id + ' has no lines');
+	if (l.line.length > 1) inl++;
+	for (const ln of l.line) if (!funcs.has(Number(ln.functionId))) errs.push('missing function ' + ln.functionId);
+	const m = maps.get(Number(l.mappingId));
+	if (Number(l.mappingId) && (!m || l.address < m.memoryStart || l.address >= m.memoryLimit))
+		errs.push('location ' + l.id + ' outside its mapping');
+}
+if (str(0) !== '') errs.push('string_table[0] is not empty');
+const names = [...new Set(p.function.map((f) => str(f.name)))];
+const types = p.sampleType.map((t) => str(t.type) + '/' + str(t.unit)).join(',');
+console.log(JSON.stringify({ samples: n.toString(), total: total.toString(), types,
+	period_type: p.periodType ? str(p.periodType.type) + '/' + str(p.periodType.unit) : '',
+	nr_samples: p.sample.length, locations: p.location.length, inlined_locations: inl,
+	functions: p.function.length, mappings: p.mapping.length,
+	time: String(p.timeNanos), duration: String(p.durationNanos), errors: errs.slice(0, 5), names }));

@@ -1,0 +1,58 @@
+# dstack report against perf 7.2's `perf report --stdio --no-children` on every corpus recording:
+# every flat-profile line perf prints must be there with the same percentage (0.01);
+# call-graph trees are compared and counted.
+report_suite() {
+	local f n ks o res
+	for f in "$ROOT"/tests/corpus/oracle/*.report.zst; do
+		n=$(basename "$f" .report.zst)
+		ks=$(kallsyms_for "$n")
+		o="$WORK/out/$n.report"
+		zstd -q -dc "$f" >"$o.perf"
+		if ! "$DSTACK" report --stdio --no-children --symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" \
+			-i "$WORK/data/$n.data" >"$o" 2>"$o.err"; then
+			bad "report $n: exit status $?: $(tail -3 "$o.err")"; continue
+		fi
+		if res=$(python3 "$ROOT/tests/check_report.py" "$o.perf" "$o" --trees); then
+			ok "report $n: $res"
+		else
+			bad "report $n: $res"
+		fi
+	done
+
+	# the options change what they should, on one recording
+	local d="$WORK/data/mix.defer.data" opts=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms")
+	o="$WORK/out/report-opts"
+	"$DSTACK" report "${opts[@]}" -i "$d" >"$o.default"
+	"$DSTACK" report "${opts[@]}" -i "$d" -g none >"$o.none"
+	"$DSTACK" report "${opts[@]}" -i "$d" --percent-limit 1 >"$o.limit"
+	"$DSTACK" report "${opts[@]}" -i "$d" --children >"$o.children"
+	"$DSTACK" report "${opts[@]}" -i "$d" --sort dso -g none >"$o.dso"
+	res=$(python3 - "$o" <<'PY'
+import re, sys
+p = sys.argv[1]
+def flat(name):
+    return [l for l in open(p + '.' + name) if re.match(r'^\s+\d+\.\d+%', l)]
+def pct(l, i=0):
+    return float(l.split()[i].rstrip('%'))
+errs = []
+d, n, lim, ch, dso = flat('default'), flat('none'), flat('limit'), flat('children'), flat('dso')
+if d != n: errs.append('-g none changed the flat profile')
+if any('|' in l or '---' in l for l in open(p + '.none')): errs.append('-g none printed a call graph')
+if not open(p + '.default').read().count('---'): errs.append('no call graph by default')
+if not lim or len(lim) >= len(d) or min(pct(l) for l in lim) < 1: errs.append('--percent-limit 1 did not cut below 1%')
+tol = lambda lines: 0.1 + 0.005 * len(lines)  # each printed value is rounded
+if abs(sum(pct(l) for l in d) - 100) > tol(d): errs.append('self percentages do not sum to 100: %.2f' % sum(pct(l) for l in d))
+if abs(sum(pct(l, 1) for l in ch) - 100) > tol(ch): errs.append('--children: Self column does not sum to 100')
+if any(pct(l, 0) + 0.005 < pct(l, 1) for l in ch): errs.append('--children: an entry has Children < Self')
+if pct(ch[0]) <= pct(d[0]): errs.append('--children: the top entry is not cumulative')
+if abs(sum(pct(l) for l in dso) - 100) > tol(dso) or len(dso) >= len(d): errs.append('--sort dso did not group by DSO')
+print('; '.join(errs) or 'ok: -g none, --percent-limit, --children, --sort dso (%d/%d/%d/%d lines)' % (len(d), len(lim), len(ch), len(dso)))
+sys.exit(1 if errs else 0)
+PY
+)
+	if [ $? -eq 0 ]; then ok "report options: $res"; else bad "report options: $res"; fi
+	if "$DSTACK" report --sort bogus -i "$d" >/dev/null 2>&1; [ $? -eq 2 ]; then
+		ok "report: a bad --sort key is a usage error (exit 2)"
+	else bad "report: bad --sort key not refused with exit 2"; fi
+}
+report_suite
