@@ -58,7 +58,13 @@ clean:
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 # The main job of the README: the bundled deferred recording, stitched.
-example: all
+$(BUILD)/example-workload: examples/workload.c
+	$(CC) $(WARN) $(CSTD) -O2 -g -fno-omit-frame-pointer -o $@ $<
+
+# The bundled deferred recording (Linux 7.2), then a live profile of this
+# machine: deferred callchains where the kernel has them, else classic ones
+# (dstack record says which).
+example: all $(BUILD)/example-workload
 	@tests/unpack-corpus.sh $(BUILD)/testdata
 	$(BUILD)/dstack script --symfs $(BUILD)/testdata/symfs-root/symfs --kallsyms $(BUILD)/testdata/kallsyms \
 		-i examples/cpu.defer.data > $(BUILD)/example.script
@@ -66,6 +72,12 @@ example: all
 	@echo "... (all $$(grep -c cpu-clock: $(BUILD)/example.script) samples in $(BUILD)/example.script)"
 	@echo
 	$(BUILD)/dstack stat -i examples/cpu.defer.data
+	@echo
+	@echo "== live profile of this machine =="
+	@if $(BUILD)/dstack record --call-graph fp,defer -F 999 -o $(BUILD)/live.data -- $(BUILD)/example-workload 1; then \
+		$(BUILD)/dstack report --stdio --no-children -g none -i $(BUILD)/live.data | head -30; \
+		echo "... one sample:"; $(BUILD)/dstack script -i $(BUILD)/live.data | awk '/crunch/ { p = 1 } p && /^$$/ { exit } p'; \
+	else echo "live profile not recorded: see the message above"; fi
 .PHONY: example
 
 # Fuzzing (fuzz/README.md): libFuzzer targets built with clang into build-fuzz/.

@@ -139,5 +139,43 @@ if [ "${BENCH_BIG:-0}" = 1 ]; then
 fi
 
 echo
+echo "recorder overhead (kernel-vm guest, -a --call-graph fp,defer, 10 kHz per CPU, 2 s; median of ${BENCH_RECORD_ROUNDS:-3} alternating runs):"
+bench_record() {
+	local kvm=/work/shared/kernel-vm/run job="$B/record-job" out="$B/record-out"
+	if [ "${BENCH_RECORD:-1}" = 0 ] || ! have_perf7 || [ ! -x "$kvm" ]; then
+		echo "SKIPPED: recorder overhead: kernel-vm not ready or BENCH_RECORD=0"; return
+	fi
+	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
+	sed "s/\${ROUNDS:-3}/${BENCH_RECORD_ROUNDS:-3}/" bench/record-job.sh >"$job/run.sh"
+	cp "$DSTACK" "$job/dstack"
+	cc -O2 -g -fno-omit-frame-pointer -o "$job/wl" tests/corpus/wl.c -lpthread || return
+	if ! "$kvm" -t 900 "$job" "$out" >"$out.log" 2>&1; then
+		echo "SKIPPED: recorder overhead: the guest job failed ($out.log)"; return
+	fi
+	python3 - "$out" <<'PY'
+import statistics, sys, os
+out = sys.argv[1]
+runs = {}
+for line in open(os.path.join(out, 'bench')):
+    name, ticks, size = line.split()
+    runs[name] = [int(ticks), int(size), 0]
+for line in open(os.path.join(out, 'samples')):
+    name, n = line.split()
+    runs[name][2] = int(n)
+print('%-8s %-8s %12s %12s %7s %14s %14s %7s' % ('workload', '', 'dstack_ticks', 'perf_ticks', 'ratio', 'dstack_B/smpl', 'perf_B/smpl', 'ratio'))
+for wl in ('cpu', 'kernel'):
+    med = {}
+    for who in 'dp':
+        rs = [v for k, v in runs.items() if k.startswith('%s_%s_' % (who, wl))]
+        med[who] = (statistics.median(r[0] for r in rs), statistics.median(r[1] / max(r[2], 1) for r in rs))
+    d, p = med['d'], med['p']
+    print('%-8s %-8s %12.0f %12.0f %6.2fx %14.0f %14.0f %6.2fx' % (wl, 'record', d[0], p[0], d[0] / max(p[0], 1),
+          d[1], p[1], d[1] / max(p[1], 1)))
+print('(ticks: 1/100 s of the recorder\'s own CPU time; ratio dstack/perf: below 1 means dstack costs less)')
+PY
+}
+bench_record
+
+echo
 echo "stitcher alone (synthetic: 100 000 threads, 1-50 samples per kernel entry):"
 "$B/stitch_bench" "${BENCH_STITCH_RECORDS:-10000000}"

@@ -1,12 +1,356 @@
 // SPDX-License-Identifier: MIT
-/* dstack inject: not written yet. */
+/*
+ * dstack inject --merge: rewrite a recording with deferred callchains as a
+ * classic one that any perf (6.1 included) reads: every stitched sample
+ * carries its merged chain (kernel ips, PERF_CONTEXT_USER, user ips) in
+ * place of PERF_CONTEXT_USER_DEFERRED + cookie, CALLCHAIN_DEFERRED records
+ * are dropped, and the attrs lose their defer_* bits.
+ *
+ * Samples whose deferred record is not in the input (unresolved) keep
+ * their kernel chain only: the cookie is stripped, because readers that do
+ * not know PERF_CONTEXT_USER_DEFERRED throw away a chain holding it.
+ *
+ * Output is what an older perf knows: records in time order (the
+ * stitcher's order, with a FINISHED_ROUND every ROUND_RECORDS records
+ * while times only grow), kernel record types up to AUX_OUTPUT_HW_ID,
+ * attrs at the smallest ABI size that holds their fields, the header
+ * features dstack reads (hostname, os release, version, arch, nrcpus,
+ * cpudesc, cpuid, total memory, cmdline, event names, sample times,
+ * build-ids), never compressed.  perf-tool records of the input
+ * (TIME_CONV, ID_INDEX, THREAD_MAP, CPU_MAP, EVENT_UPDATE, ...) are not
+ * copied: the attrs carry the ids and EVENT_DESC the names.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cli.h"
+#include "dstack/event.h"
+#include "dstack/session.h"
+#include "dstack/writer.h"
+
+#define ROUND_RECORDS 65536
+#define MAX_RECORD_SIZE 65528u  /* largest 8-byte multiple a u16 size holds */
+
+struct inject {
+	struct ds_reader *r;
+	struct ds_writer *w;
+	bool set_up;
+	size_t nr_attrs;               /* evsels given to the writer */
+	size_t nr_build_ids;           /* build-ids of the input given to the writer */
+	uint64_t last_time;
+	bool time_went_back;           /* then no more FINISHED_ROUND: perf could reorder */
+	uint64_t since_round;
+	uint8_t rec[65536];            /* a rebuilt sample */
+	struct {
+		uint64_t samples, stitched, unresolved, truncated;
+		uint64_t deferred_dropped, other_dropped, unknown_evsel;
+	} n;
+};
+
+/* ---- header ------------------------------------------------------------- */
+
+static int copy_cmdline(struct ds_writer *w, const char *cmdline)
+{
+	char *copy = strdup(cmdline), *save = NULL;
+	const char **words = calloc(strlen(cmdline) / 2 + 2, sizeof(*words));
+	int n = 0, err = -ENOMEM;
+
+	if (copy && words) {
+		for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+			words[n++] = t;
+		err = ds_writer__feature_cmdline(w, n, words);
+	}
+	free(words);
+	free(copy);
+	return err;
+}
+
+static bool has_feature(const struct ds_header_info *in, int feat)
+{
+	return in->features[feat / 64] & (1ULL << (feat % 64));
+}
+
+static int copy_features(struct ds_writer *w, const struct ds_header_info *in)
+{
+	static const int strings[] = { DS_FEAT_HOSTNAME, DS_FEAT_OSRELEASE, DS_FEAT_VERSION,
+				       DS_FEAT_ARCH, DS_FEAT_CPUDESC, DS_FEAT_CPUID };
+	const char *values[] = { in->hostname, in->osrelease, in->version,
+				 in->arch, in->cpudesc, in->cpuid };
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(strings) / sizeof(*strings); i++)
+		if (values[i])
+			err = ds_writer__feature_string(w, strings[i], values[i]);
+	if (!err && has_feature(in, DS_FEAT_NRCPUS))
+		err = ds_writer__feature_nrcpus(w, in->nr_cpus_avail, in->nr_cpus_online);
+	if (!err && has_feature(in, DS_FEAT_TOTAL_MEM))
+		err = ds_writer__feature_u64(w, DS_FEAT_TOTAL_MEM, in->total_mem);
+	if (!err && has_feature(in, DS_FEAT_SAMPLE_TIME))
+		err = ds_writer__feature_sample_time(w, in->first_sample_time, in->last_sample_time);
+	if (!err && in->cmdline)
+		err = copy_cmdline(w, in->cmdline);
+	return err;
+}
+
+/* Build-ids of the input not yet given (pipe inputs may bring more at the end). */
+static int copy_build_ids(struct inject *inj)
+{
+	const struct ds_header_info *in = ds_reader__info(inj->r);
+	int err = 0;
+
+	for (; !err && inj->nr_build_ids < in->nr_build_ids; inj->nr_build_ids++) {
+		const struct ds_build_id_entry *b = &in->build_ids[inj->nr_build_ids];
+
+		if (b->size)
+			err = ds_writer__add_build_id(inj->w, b->pid, b->misc, b->data, b->size, b->filename);
+	}
+	return err;
+}
+
+/* Attrs without the defer bits, at the smallest size an older perf accepts. */
+static int set_up(struct inject *inj)
+{
+	size_t n = ds_reader__nr_evsels(inj->r);
+	int err = 0;
+
+	inj->set_up = true;
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct ds_evsel *e = ds_reader__evsel(inj->r, i);
+		struct ds_attr a = e->attr;
+
+		a.flags &= ~((1ULL << DS_ATTR_DEFER_CALLCHAIN) | (1ULL << DS_ATTR_DEFER_OUTPUT));
+		a.size = 0;
+		err = ds_writer__add_attr(inj->w, &a, ds_attr__min_size(&a), e->ids, e->nr_ids, e->name);
+	}
+	inj->nr_attrs = n;
+	if (!err)
+		err = copy_features(inj->w, ds_reader__info(inj->r));
+	if (!err)
+		err = copy_build_ids(inj);
+	return err;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+/*
+ * The sample with @ips in place of its recorded callchain: the bytes
+ * before the chain, the new chain, the bytes after.  Too long a chain for
+ * one record loses its outermost frames.
+ */
+static int write_sample(struct inject *inj, const struct ds_event *ev, const uint64_t *ips, uint64_t nr)
+{
+	const uint8_t *rec = (const uint8_t *)ev->hdr;
+	struct ds_sample orig;
+	const char *why;
+
+	if (ds_sample__parse(ev->evsel, ev->hdr, &orig, &why) || !orig.callchain)
+		return -EINVAL; /* cannot happen: the session parsed it already */
+	size_t before = (size_t)((const uint8_t *)orig.callchain - rec) - 8;
+	size_t after = before + 8 + (size_t)orig.callchain_nr * 8;
+	size_t tail = ev->hdr->size - after;
+	size_t room = (MAX_RECORD_SIZE - before - 8 - tail) / 8;
+
+	if (nr > room) {
+		nr = room;
+		inj->n.truncated++;
+	}
+	size_t size = before + 8 + (size_t)nr * 8 + tail;
+	struct ds_event_header h = *ev->hdr;
+
+	memcpy(inj->rec, rec, before);
+	memcpy(inj->rec + before, &nr, 8);
+	memcpy(inj->rec + before + 8, ips, (size_t)nr * 8);
+	memcpy(inj->rec + before + 8 + nr * 8, rec + after, tail);
+	h.size = (uint16_t)size;
+	memcpy(inj->rec, &h, sizeof(h));
+	return ds_writer__write(inj->w, inj->rec, size);
+}
+
+static int inject_sample(struct inject *inj, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+	long m;
+
+	inj->n.samples++;
+	if (ev->stitch == DS_STITCH_BEFORE || ev->stitch == DS_STITCH_AFTER) {
+		inj->n.stitched++;
+		return write_sample(inj, ev, s->callchain, s->callchain_nr);
+	}
+	m = s->callchain ? ds_callchain__deferred_marker(s->callchain, s->callchain_nr) : -1;
+	if (m < 0)
+		return ds_writer__write(inj->w, ev->hdr, ev->hdr->size);
+	/* unresolved: the kernel part only, without the marker and cookie */
+	inj->n.unresolved++;
+	if ((uint64_t)m + 2 == s->callchain_nr)
+		return write_sample(inj, ev, s->callchain, (uint64_t)m);
+	uint64_t ips[s->callchain_nr];
+	uint64_t k = (uint64_t)m;
+
+	memcpy(ips, s->callchain, k * 8);
+	memcpy(ips + k, s->callchain + m + 2, (s->callchain_nr - k - 2) * 8);
+	return write_sample(inj, ev, ips, s->callchain_nr - 2);
+}
+
+/* A FINISHED_ROUND now and then lets perf flush its queue; only while times grow. */
+static int maybe_round(struct inject *inj, const struct ds_event *ev)
+{
+	static const struct ds_event_header round = { .type = DS_REC_FINISHED_ROUND, .size = 8 };
+	uint64_t t = ev->sample.time;
+
+	if (t != DS_NO_TIME) {
+		if (t < inj->last_time)
+			inj->time_went_back = true;
+		inj->last_time = t;
+	}
+	if (++inj->since_round < ROUND_RECORDS || inj->time_went_back)
+		return 0;
+	inj->since_round = 0;
+	return ds_writer__write(inj->w, &round, sizeof(round));
+}
+
+static int on_event(void *ctx, const struct ds_event *ev)
+{
+	struct inject *inj = ctx;
+	uint32_t type = ev->hdr->type;
+	int err;
+
+	if (!inj->set_up && (err = set_up(inj)))
+		return err;
+	if (type == DS_REC_CALLCHAIN_DEFERRED) {
+		inj->n.deferred_dropped++;
+		return 0;
+	}
+	if (type > DS_REC_AUX_OUTPUT_HW_ID) { /* unknown to older perf */
+		inj->n.other_dropped++;
+		return 0;
+	}
+	if (!ev->evsel || (size_t)ev->evsel->idx >= inj->nr_attrs) {
+		inj->n.unknown_evsel++;
+		return 0;
+	}
+	err = type == DS_REC_SAMPLE ? inject_sample(inj, ev)
+				    : ds_writer__write(inj->w, ev->hdr, ev->hdr->size);
+	return err ? err : maybe_round(inj, ev);
+}
+
+/* ---- command ------------------------------------------------------------ */
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) || stat(b, &sb))
+		return false;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static void print_summary(const struct inject *inj, const char *out)
+{
+	fprintf(stderr, "dstack inject: wrote %s: %llu samples, %llu stitched, %llu unresolved (kernel callchain only), "
+		"%llu deferred records dropped\n", strcmp(out, "-") ? out : "stdout",
+		(unsigned long long)inj->n.samples, (unsigned long long)inj->n.stitched,
+		(unsigned long long)inj->n.unresolved, (unsigned long long)inj->n.deferred_dropped);
+	if (inj->n.other_dropped)
+		fprintf(stderr, "dstack inject: %llu records of types older perf does not know dropped\n",
+			(unsigned long long)inj->n.other_dropped);
+	if (inj->n.unknown_evsel)
+		fprintf(stderr, "dstack inject: %llu records of events that appeared after the data dropped\n",
+			(unsigned long long)inj->n.unknown_evsel);
+	if (inj->n.truncated)
+		fprintf(stderr, "dstack inject: %llu merged callchains too long for one record lost their outermost frames\n",
+			(unsigned long long)inj->n.truncated);
+}
+
+static int run(struct ds_session *s, const char *out)
+{
+	struct inject *inj = calloc(1, sizeof(*inj));
+	char *err = NULL;
+	bool failed;
+	int ret, cret;
+
+	if (!inj) {
+		fprintf(stderr, "dstack inject: out of memory\n");
+		return EXIT_INPUT;
+	}
+	inj->r = ds_session__reader(s);
+	inj->w = ds_writer__open(out, false, &err);
+	if (!inj->w) {
+		fprintf(stderr, "dstack inject: %s\n", err ? err : strerror(errno));
+		free(err);
+		free(inj);
+		return EXIT_INPUT;
+	}
+	ret = ds_session__run(s, NULL, on_event, inj);
+	/* what was read is written, even when the input ended badly */
+	if (!inj->set_up)
+		set_up(inj);
+	copy_build_ids(inj);
+	if (ds_session__error(s)[0])
+		fprintf(stderr, "dstack inject: %s\n", ds_session__error(s));
+	failed = ret || ds_session__stats(s)->bad_records;
+	if (ds_writer__error(inj->w)[0]) {
+		fprintf(stderr, "dstack inject: %s\n", ds_writer__error(inj->w));
+		failed = true;
+	}
+	cret = ds_writer__close(inj->w);
+	if (cret && !failed)
+		fprintf(stderr, "dstack inject: writing %s: %s\n", out, strerror(-cret));
+	print_summary(inj, out);
+	free(inj);
+	return failed || cret ? EXIT_INPUT : EXIT_OK;
+}
 
 int cmd_inject(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "dstack inject: not implemented yet\n");
-	return EXIT_USAGE;
+	struct common_opts co = { .input = "-" };
+	const char *out = "-", *v;
+	bool merge = false;
+	char *err = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		int c = common_opt(&co, argc, argv, &i);
+
+		if (c < 0) {
+			usage_error("inject", "option '%s' needs a value", argv[i]);
+			return EXIT_USAGE;
+		}
+		if (c)
+			continue;
+		if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i))) {
+			out = v;
+			continue;
+		}
+		if (!strcmp(argv[i], "--merge")) {
+			merge = true;
+			continue;
+		}
+		usage_error("inject", "unknown option '%s' (usage: dstack inject --merge [-i IN] [-o OUT])", argv[i]);
+		return EXIT_USAGE;
+	}
+	if (!merge) {
+		usage_error("inject", "nothing to do: --merge is the only mode (usage: dstack inject --merge [-i IN] [-o OUT])");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(out, "-") && isatty(STDOUT_FILENO)) {
+		usage_error("inject", "will not write a perf.data stream to a terminal: give -o FILE or redirect stdout");
+		return EXIT_USAGE;
+	}
+	if (same_file(co.input, out)) {
+		usage_error("inject", "the output %s is the input: write to another file", out);
+		return EXIT_USAGE;
+	}
+	struct ds_session *s = ds_session__open(co.input, &err);
+
+	if (!s) {
+		fprintf(stderr, "dstack inject: %s\n", err ? err : strerror(errno));
+		free(err);
+		return EXIT_INPUT;
+	}
+	int ret = run(s, out);
+
+	ds_session__close(s);
+	return ret;
 }

@@ -4,8 +4,9 @@
  * hand.  Values: samples/count and cpu/nanoseconds (the period) for clock
  * events, events/count otherwise.  A Location is one address with its
  * inlined functions as Line entries, innermost first; Functions are
- * (name, dso) pairs; Mappings are one per DSO spanning the addresses seen
- * in it (the recording's own map ranges are not kept past the walk).
+ * (name, dso) pairs; Mappings are the recorded file maps (range, offset,
+ * file, build-id) the frames fell in, plus one per other DSO (the kernel)
+ * spanning the addresses seen in it.
  * Labels: "comm" (string), "pid" and "tid" (numbers).
  */
 #include <errno.h>
@@ -84,8 +85,8 @@ static void pb_msg(struct pb *p, unsigned f, struct pb *sub)
 }
 
 struct mapping {
-	uint64_t start, limit;
-	uint32_t dso;
+	uint64_t start, limit, offset;
+	uint32_t dso, build_id;      /* string ids; build_id 0 ("") when none */
 };
 
 struct pprof {
@@ -94,15 +95,15 @@ struct pprof {
 	struct ds_hashmap locs;      /* hash of (ip, func chain) -> location id */
 	uint64_t *loc_key_off;       /* location id - 1 -> (ents offset << 16 | length) */
 	size_t nr_locs, cap_locs;
-	struct mapping *maps;        /* by dso string id order of appearance */
+	struct mapping *maps;        /* x->maps first, then the DSO spans */
 	size_t nr_maps;
-	uint32_t *map_of_dso;        /* dso string id -> mapping id (0: none) */
+	uint32_t *map_of_dso;        /* dso string id -> span mapping id (0: none) */
 	uint64_t *loc_ids;           /* scratch: one sample's location ids */
 };
 
 static uint64_t chain_hash(const struct xent *e, size_t n)
 {
-	uint64_t h = e[0].ip;
+	uint64_t h = ds_hash_pair(e[0].ip, e[n - 1].map);
 
 	for (size_t i = 0; i < n; i++)
 		h = ds_hash_pair(h, e[i].func);
@@ -113,7 +114,7 @@ static bool same_chain(const struct xdata *x, uint64_t key, const struct xent *e
 {
 	const struct xent *o = x->ents + (key >> 16);
 
-	if ((key & 0xffff) != n || o[0].ip != e[0].ip)
+	if ((key & 0xffff) != n || o[0].ip != e[0].ip || o[n - 1].map != e[n - 1].map)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (o[i].func != e[i].func)
@@ -212,24 +213,36 @@ static int encode_samples(struct pprof *pp, uint32_t s_comm, uint32_t s_pid, uin
 	return 0;
 }
 
-/* One mapping per DSO (kernel and "[unknown]" have none): the span of the addresses seen. */
-static int build_mappings(struct pprof *pp)
+/*
+ * The recorded file maps, then one mapping per other DSO (the kernel;
+ * "[unknown]" has none) spanning the addresses seen in it.
+ */
+static int build_mappings(struct pprof *pp, uint32_t empty)
 {
 	struct xdata *x = pp->x;
 
 	pp->map_of_dso = calloc(x->nr_strs + 1, sizeof(*pp->map_of_dso));
-	pp->maps = calloc(x->nr_strs + 1, sizeof(*pp->maps));
+	pp->maps = calloc(x->nr_maps + x->nr_strs + 1, sizeof(*pp->maps));
 	if (!pp->map_of_dso || !pp->maps)
 		return ENOMEM;
+	for (size_t m = 0; m < x->nr_maps; m++) {
+		const struct xmap *xm = &x->maps[m];
+		bool has_bid = x->strs[xm->build_id][0] != 0;
+
+		pp->maps[m] = (struct mapping){ xm->start, xm->end, xm->pgoff, xm->file,
+						has_bid ? xm->build_id : empty };
+	}
+	pp->nr_maps = x->nr_maps;
 	for (size_t l = 0; l < pp->nr_locs; l++) {
+		size_t n = pp->loc_key_off[l] & 0xffff;
 		const struct xent *e = x->ents + (pp->loc_key_off[l] >> 16);
-		const struct xfunc *f = &x->funcs[e->func];
+		const struct xfunc *f = &x->funcs[e[n - 1].func];
 		uint32_t *m = &pp->map_of_dso[f->dso];
 
-		if (!strcmp(x->strs[f->dso], "[unknown]"))
+		if (e[n - 1].map || !strcmp(x->strs[f->dso], "[unknown]"))
 			continue;
 		if (!*m) {
-			pp->maps[pp->nr_maps] = (struct mapping){ e->ip, e->ip + 1, f->dso };
+			pp->maps[pp->nr_maps] = (struct mapping){ e->ip, e->ip + 1, 0, f->dso, empty };
 			*m = (uint32_t)++pp->nr_maps;
 		}
 		struct mapping *mp = &pp->maps[*m - 1];
@@ -250,7 +263,9 @@ static void encode_tables(struct pprof *pp)
 		pb_uint(&pp->msg, 1, m + 1);
 		pb_uint(&pp->msg, 2, pp->maps[m].start);
 		pb_uint(&pp->msg, 3, pp->maps[m].limit);
+		pb_uint(&pp->msg, 4, pp->maps[m].offset);
 		pb_uint(&pp->msg, 5, pp->maps[m].dso);
+		pb_uint(&pp->msg, 6, pp->maps[m].build_id);
 		pb_uint(&pp->msg, 7, 1);     /* has_functions */
 		pb_uint(&pp->msg, 10, 1);    /* has_inline_frames */
 		pb_msg(&pp->out, 3, &pp->msg);
@@ -260,7 +275,7 @@ static void encode_tables(struct pprof *pp)
 		size_t n = pp->loc_key_off[l] & 0xffff;
 
 		pb_uint(&pp->msg, 1, l + 1);
-		pb_uint(&pp->msg, 2, pp->map_of_dso[x->funcs[e[n - 1].func].dso]);
+		pb_uint(&pp->msg, 2, e[n - 1].map ? e[n - 1].map : pp->map_of_dso[x->funcs[e[n - 1].func].dso]);
 		pb_uint(&pp->msg, 3, e->ip);
 		for (size_t i = 0; i < n; i++) {
 			pb_uint(&pp->sub, 1, e[i].func + 1);
@@ -330,7 +345,7 @@ static int encode_profile(struct pprof *pp)
 		return ENOMEM;
 	value_type(pp, 1, s_samples, s_count);
 	value_type(pp, 1, s_cpu, s_ns);
-	if ((err = encode_samples(pp, s_comm, s_pid, s_tid)) || (err = build_mappings(pp)))
+	if ((err = encode_samples(pp, s_comm, s_pid, s_tid)) || (err = build_mappings(pp, empty)))
 		return err;
 	encode_tables(pp);
 	/* the string table: id 0 must be "", which the ids above never are */

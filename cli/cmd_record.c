@@ -21,13 +21,8 @@
 #include "dstack/recorder.h"
 #include "dstack/event.h"
 #include "dstack/session.h"
+#include "dstack/writer.h"
 #include "hashmap.h"
-
-#if defined(__has_include)
-#if __has_include("../lib/writer.c")
-#define HAVE_WRITER 1
-#endif
-#endif
 
 #define USAGE "usage: dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ] " \
 	"[-g | --call-graph fp[,defer]] [-a | -p PID | -t TID] [-m PAGES] [--defer-grace MS] [-- CMD ARGS...]"
@@ -156,8 +151,6 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 	return 0;
 }
 
-#ifdef HAVE_WRITER
-#include "dstack/writer.h"
 
 static struct ds_recorder *the_recorder;
 
@@ -200,9 +193,8 @@ static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
 	uint64_t *v = ds_hashmap__upsert(&c->build_ids, hash_str(name), 1, &found);
 	if (!v || found)
 		return;
-	int32_t pid;
-	memcpy(&pid, rec + 8, 4);
-	ds_writer__add_build_id(c->w, pid, h.misc & DS_MISC_CPUMODE_MASK, rec + 44, bid_size, name);
+	/* perf files build ids under the machine's pid: -1 for the host */
+	ds_writer__add_build_id(c->w, -1, h.misc & DS_MISC_CPUMODE_MASK, rec + 44, bid_size, name);
 }
 
 static int sink(void *ctx, const void *rec, size_t len)
@@ -312,6 +304,7 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		return ret;
 	bool pipe = !strcmp(a.output, "-");
+	a.ro.command_stdout_to_stderr = pipe;
 
 	struct ds_recorder *r = ds_recorder__new(&a.ro, &err);
 	if (!r) {
@@ -381,17 +374,3 @@ int cmd_record(int argc, char **argv)
 	ds_recorder__free(r);
 	return exit_code;
 }
-
-#else /* no lib/writer.c yet */
-
-int cmd_record(int argc, char **argv)
-{
-	struct record_args a = { 0 };
-	int ret = parse_args(&a, argc, argv);
-	if (ret)
-		return ret;
-	fprintf(stderr, "dstack record: this build has no perf.data writer (lib/writer.c)\n");
-	return EXIT_INPUT;
-}
-
-#endif

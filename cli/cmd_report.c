@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "hashmap.h"
 #include "outbuf.h"
-#include "report_maps.h"
 #include "samples.h"
 
 #define NONE UINT32_MAX
@@ -46,7 +45,6 @@ struct report {
 	double percent_limit;
 	int sort[SORT_MAX], nr_sort;
 	bool sort_sym_first;
-	struct relmaps *relmaps;
 	uint64_t lost_samples;
 
 	struct entry *ents;
@@ -258,9 +256,9 @@ static void key_of(struct report *r, const struct walk_sample *s, const struct d
 {
 	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->pid, .dso = keep(r, f->dso),
 			       .sym = f->cookie ? NULL : keep(r, f->sym), .addr = f->ip, .level = f->kernel ? 'k' : '.' };
-	if (!key->sym && rel && !f->kernel && !f->cookie && strcmp(f->dso, "[unknown]"))
-		key->addr = relmaps__addr(r->relmaps, s->pid,
-					  s->ev->sample.time == DS_NO_TIME ? UINT64_MAX : s->ev->sample.time, f->ip);
+	/* perf prints an address with no symbol inside its map (map__map_ip) */
+	if (!key->sym && rel && !f->kernel && !f->cookie)
+		key->addr = f->addr;
 }
 
 static int add_children(struct report *r, const struct walk_sample *s, struct entry *self)
@@ -730,15 +728,14 @@ int cmd_report(int argc, char **argv)
 		free(r);
 		return ret < 0 ? EXIT_OK : ret;
 	}
-	r->relmaps = relmaps__load(r->wo.common.input, &r->lost_samples);
 	ret = walk_samples("report", &r->wo, on_sample, r);
+	r->lost_samples = walk_last_session_stats()->lost_samples;
 	if (ret == EXIT_OK || r->nr_ents) {
 		outbuf_init(&out, STDOUT_FILENO);
 		if (print_report(r))
 			fprintf(stderr, "dstack report: out of memory\n");
 		outbuf_flush(&out);
 	}
-	relmaps__delete(r->relmaps);
 	ds_hashmap__exit(&r->ent_map);
 	ds_hashmap__exit(&r->node_map);
 	for (size_t i = 0; ds_hashmap__next(&r->kept, &i, &k, &v);)

@@ -110,6 +110,61 @@ static uint32_t func_id(struct xdata *x, const struct ds_cc_frame *f)
 	}
 }
 
+static uint32_t build_id_str(struct xdata *x, const struct ds_dso *dso)
+{
+	static const char hex[] = "0123456789abcdef";
+	char buf[2 * 64 + 1];
+	size_t len = 0;
+	const uint8_t *bid = ds_dso__build_id(dso, &len);
+
+	if (len > 64)
+		len = 64;
+	for (size_t i = 0; i < len; i++) {
+		buf[2 * i] = hex[bid[i] >> 4];
+		buf[2 * i + 1] = hex[bid[i] & 15];
+	}
+	buf[2 * len] = 0;
+	return xdata_str(x, buf);
+}
+
+/* The map id + 1 of a frame's file mapping, 0 if it has none; UINT32_MAX on ENOMEM. */
+static uint32_t map_id(struct xdata *x, const struct ds_cc_frame *f)
+{
+	if (!f->dso_obj || f->kernel)
+		return 0;
+	uint32_t file = xdata_str(x, f->dso);
+	uint64_t k = ds_hash_pair(ds_hash_pair(f->map_start, f->map_end), ds_hash_pair(f->map_pgoff, file));
+
+	if (file == UINT32_MAX)
+		return UINT32_MAX;
+	for (;;) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&x->map_ids, k, 0, &found);
+
+		if (!v)
+			return UINT32_MAX;
+		if (found) {
+			const struct xmap *m = &x->maps[*v];
+
+			if (m->start == f->map_start && m->end == f->map_end && m->pgoff == f->map_pgoff &&
+			    m->file == file)
+				return (uint32_t)*v + 1;
+			k = ds_hash64(k + 1);
+			continue;
+		}
+		uint32_t bid = build_id_str(x, f->dso_obj);
+
+		if (bid == UINT32_MAX ||
+		    grow((void **)&x->maps, x->nr_maps, &x->cap_maps, sizeof(*x->maps))) {
+			ds_hashmap__del(&x->map_ids, k, NULL);
+			return UINT32_MAX;
+		}
+		x->maps[x->nr_maps] = (struct xmap){ f->map_start, f->map_end, f->map_pgoff, file, bid };
+		*v = x->nr_maps;
+		return (uint32_t)x->nr_maps++ + 1;
+	}
+}
+
 static int on_sample(void *ctx, const struct walk_sample *s)
 {
 	struct xdata *x = ctx;
@@ -124,14 +179,16 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct ds_cc_frame *f = &s->frames[i];
-		uint32_t id;
+		uint32_t id, map;
 
 		if (f->cookie)
 			continue; /* an unresolved deferred chain has no frames to show */
 		id = func_id(x, f);
-		if (id == UINT32_MAX || grow((void **)&x->ents, x->nr_ents, &x->cap_ents, sizeof(*x->ents)))
+		map = map_id(x, f);
+		if (id == UINT32_MAX || map == UINT32_MAX ||
+		    grow((void **)&x->ents, x->nr_ents, &x->cap_ents, sizeof(*x->ents)))
 			return -ENOMEM;
-		x->ents[x->nr_ents++] = (struct xent){ f->ip, id };
+		x->ents[x->nr_ents++] = (struct xent){ f->ip, id, map };
 	}
 	xs.len = x->nr_ents - xs.off;
 	if (grow((void **)&x->samples, x->nr_samples, &x->cap_samples, sizeof(*x->samples)))
@@ -207,10 +264,12 @@ void xdata_free(struct xdata *x)
 		free(x->strs[i]);
 	free(x->strs);
 	free(x->funcs);
+	free(x->maps);
 	free(x->ents);
 	free(x->samples);
 	ds_hashmap__exit(&x->str_ids);
 	ds_hashmap__exit(&x->func_ids);
+	ds_hashmap__exit(&x->map_ids);
 	memset(x, 0, sizeof(*x));
 }
 

@@ -24,6 +24,14 @@ struct xfunc {
 struct xent {
 	uint64_t ip;
 	uint32_t func;
+	uint32_t map;               /* xmap id + 1; 0: no file map (kernel, anonymous, none) */
+};
+
+/* A file mapping a frame's address was in, as recorded (MMAP/MMAP2). */
+struct xmap {
+	uint64_t start, end, pgoff;
+	uint32_t file;              /* string id */
+	uint32_t build_id;          /* string id of the hex build-id; "" when unknown */
 };
 
 struct xsample {
@@ -42,6 +50,9 @@ struct xdata {
 	struct xfunc *funcs;
 	size_t nr_funcs, cap_funcs;
 	struct ds_hashmap func_ids;
+	struct xmap *maps;
+	size_t nr_maps, cap_maps;
+	struct ds_hashmap map_ids;
 	struct xent *ents;
 	size_t nr_ents, cap_ents;
 	struct xsample *samples;

@@ -15,8 +15,10 @@ struct walk {
 
 static struct ds_stitch_stats last_stats;
 static struct ds_header_info last_header;
+static struct ds_session_stats last_session_stats;
 
 const struct ds_stitch_stats *walk_last_stitch_stats(void) { return &last_stats; }
+const struct ds_session_stats *walk_last_session_stats(void) { return &last_session_stats; }
 const struct ds_header_info *walk_last_header(void) { return &last_header; }
 
 void walk_opts_init(struct walk_opts *o)
@@ -265,6 +267,7 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
 	if (ds_session__stitch_stats(a.session))
 		last_stats = *ds_session__stitch_stats(a.session);
+	last_session_stats = *ds_session__stats(a.session);
 	last_header = *ds_reader__info(ds_session__reader(a.session));
 	/* shallow copy: the strings and build-ids die with the session */
 	last_header.hostname = last_header.osrelease = last_header.version = NULL;

@@ -81,5 +81,6 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 /* Statistics of the last walk (valid until the next walk_samples). */
 const struct ds_stitch_stats *walk_last_stitch_stats(void);
 const struct ds_header_info *walk_last_header(void);
+const struct ds_session_stats *walk_last_session_stats(void);
 
 #endif

@@ -374,6 +374,14 @@ static bool is_anon(const char *name)
 	       !strncmp(name, "/memfd:", 7) || !strncmp(name, "/dev/zero", 9);
 }
 
+/* perf maps these 1:1 (identity__map_ip): their addresses print absolute */
+static bool is_identity_mapped(const char *name)
+{
+	return !strcmp(name, "//anon") || !strncmp(name, "/dev/zero", 9) ||
+	       !strncmp(name, "/anon_hugepage", 14) || !strncmp(name, "[stack", 6) ||
+	       !strncmp(name, "/SYSV", 5) || !strcmp(name, "[heap]");
+}
+
 static bool is_special(const char *name)
 {
 	return name[0] == '[' || is_anon(name) || !name[0];
@@ -395,6 +403,7 @@ static int process_mmap(struct ds_machine *m, const struct ds_event *ev)
 	nm.pgoff = me.pgoff;
 	nm.name = ds_machine__intern(m, me.filename);
 	nm.jit = is_anon(me.filename);
+	nm.identity = is_identity_mapped(me.filename);
 	if ((ev->hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL) {
 		return maps_insert(&m->kmaps, &nm);
 	}
@@ -427,6 +436,9 @@ int ds_machine__process(struct ds_machine *m, const struct ds_event *ev)
 static void unknown(struct ds_resolved *out, const char *dso)
 {
 	out->dso = dso;
+	out->addr = out->ip;
+	out->map_start = out->map_end = out->map_pgoff = 0;
+	out->dso_obj = NULL;
 	out->nr_frames = 1;
 	out->frames[0] = (struct ds_frame){ NULL, 0, false };
 }
@@ -491,9 +503,16 @@ void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpu
 						 out->frames, sizeof(out->frames) / sizeof(*out->frames));
 		if (!out->nr_frames)
 			unknown(out, map->name);
-		return;
+		out->dso_obj = map->dso;
+	} else {
+		unknown(out, map->name);
 	}
-	unknown(out, map->name);
+	out->addr = map->identity ? ip : ip - map->start + map->pgoff;
+	out->map_start = map->start;
+	out->map_end = map->end;
+	out->map_pgoff = map->pgoff;
+	if (map->dso)
+		return;
 	if (map->jit && t && ds_symbols__jit(m->syms, t->pid, ip, &out->frames[0])) {
 		char name[64];
 
@@ -564,7 +583,10 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 		for (size_t k = 0; k < r.nr_frames; k++)
 			f[k] = (struct ds_cc_frame){ .ip = ips[i], .sym = r.frames[k].name,
 						     .offset = r.frames[k].offset, .dso = r.dso,
-						     .inlined = r.frames[k].inlined, .kernel = r.kernel };
+						     .inlined = r.frames[k].inlined, .kernel = r.kernel,
+						     .addr = r.addr, .map_start = r.map_start,
+						     .map_end = r.map_end, .map_pgoff = r.map_pgoff,
+						     .dso_obj = r.dso_obj };
 		n += r.nr_frames;
 		taken++;
 	}

@@ -32,9 +32,13 @@
 #include "hashmap.h"
 
 #define ATTR_SIZE DS_ATTR_SIZE_VER0   /* every field we set lies in the first 64 bytes */
-#define TRAILER_BYTES 40              /* sample_id_all: TID TIME ID CPU IDENTIFIER */
-#define SAMPLE_TYPE (DS_SAMPLE_IDENTIFIER | DS_SAMPLE_IP | DS_SAMPLE_TID | DS_SAMPLE_TIME | \
-		     DS_SAMPLE_ID | DS_SAMPLE_CPU | DS_SAMPLE_PERIOD)
+/*
+ * What every event records, as perf does: IDENTIFIER (several events share
+ * the file), TID, TIME; CPU only system-wide (-a); PERIOD only when the
+ * kernel varies it (-F).  Samples add IP and CALLCHAIN.  Each u64 costs 8
+ * bytes per record, so nothing else.
+ */
+#define BASE_SAMPLE_TYPE (DS_SAMPLE_IDENTIFIER | DS_SAMPLE_IP | DS_SAMPLE_TID | DS_SAMPLE_TIME)
 
 enum ev_role { ROLE_SAMPLE, ROLE_TRACK, ROLE_DEFER_SINK };
 
@@ -70,6 +74,8 @@ struct ds_recorder {
 	bool deferred;
 	char fallback[200];
 	struct ds_recorder_stats st;
+	uint64_t sample_type;   /* BASE_SAMPLE_TYPE (+ CPU) common to every event */
+	size_t trailer_bytes;   /* sample_id_all: TID TIME [CPU] IDENTIFIER */
 	struct ds_hashmap cookies;     /* hash(tid, cookie) -> 1 seen in a sample, 2 record seen */
 	struct ds_hashmap known_tids;  /* system-wide defer sink: target tids */
 	uint8_t *bounce;               /* for records that wrap around the ring end */
@@ -196,7 +202,7 @@ static void init_attr(struct ds_recorder *r, struct rec_event *e, uint32_t type,
 	a->type = type;
 	a->config = config;
 	a->size = ATTR_SIZE;
-	a->sample_type = SAMPLE_TYPE;
+	a->sample_type = r->sample_type;
 	a->flags = 1ULL << DS_ATTR_DISABLED | 1ULL << DS_ATTR_SAMPLE_ID_ALL;
 	if (r->opts.target != DS_TARGET_ALL_CPUS && !e->system_wide)
 		a->flags |= 1ULL << DS_ATTR_INHERIT;
@@ -208,6 +214,7 @@ static void init_attr(struct ds_recorder *r, struct rec_event *e, uint32_t type,
 		} else {
 			a->sample_period = r->opts.freq ? r->opts.freq : 4000;
 			a->flags |= 1ULL << DS_ATTR_FREQ;
+			a->sample_type |= DS_SAMPLE_PERIOD;
 		}
 		if (r->opts.callchain)
 			a->sample_type |= DS_SAMPLE_CALLCHAIN;
@@ -308,7 +315,7 @@ static bool probe_defer(struct ds_recorder *r)
 {
 	struct ds_attr a = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
 			     .size = ATTR_SIZE, .sample_period = 1,
-			     .sample_type = SAMPLE_TYPE | DS_SAMPLE_CALLCHAIN };
+			     .sample_type = BASE_SAMPLE_TYPE | DS_SAMPLE_CALLCHAIN };
 	a.flags = 1ULL << DS_ATTR_DISABLED | 1ULL << DS_ATTR_DEFER_CALLCHAIN |
 		  1ULL << DS_ATTR_DEFER_OUTPUT | 1ULL << DS_ATTR_EXCLUDE_KERNEL;
 	int fd = sys_perf_event_open(&a, 0, -1, -1, 0);
@@ -486,6 +493,8 @@ static int fork_command(struct ds_recorder *r, char **errmsg)
 		/* stop before exec until the events are open on us */
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
+		if (r->opts.command_stdout_to_stderr && dup2(2, 1) < 0)
+			_exit(126);
 		execvp(r->opts.argv[0], r->opts.argv);
 		int e = errno;
 		if (write(ep[1], &e, sizeof(e)) < 0)
@@ -568,6 +577,10 @@ struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char *
 			goto fail;
 	}
 	r->deferred = opts->callchain && opts->defer && probe_defer(r);
+	r->sample_type = BASE_SAMPLE_TYPE;
+	if (opts->target == DS_TARGET_ALL_CPUS)
+		r->sample_type |= DS_SAMPLE_CPU;
+	r->trailer_bytes = 8 * (3 + !!(r->sample_type & DS_SAMPLE_CPU));
 	if ((err = setup_events(r, errmsg)))
 		goto fail;
 	if ((err = map_rings(r, errmsg)))
@@ -638,18 +651,15 @@ static uint64_t track_id(const struct ds_recorder *r)
 	return 0;
 }
 
-/* Appends the sample_id_all trailer (TID TIME ID CPU IDENTIFIER) at buf+off. */
+/* Appends the sample_id_all trailer (TID TIME [CPU] IDENTIFIER) at buf+off. */
 static size_t put_trailer(const struct ds_recorder *r, uint8_t *buf, size_t off, uint32_t pid, uint32_t tid)
 {
 	uint64_t id = track_id(r);
 	uint32_t pt[2] = { pid, tid };
-	uint64_t zero = 0;
 	memcpy(buf + off, pt, 8);
-	memcpy(buf + off + 8, &zero, 8);
-	memcpy(buf + off + 16, &id, 8);
-	memcpy(buf + off + 24, &zero, 8);
-	memcpy(buf + off + 32, &id, 8);
-	return off + TRAILER_BYTES;
+	memset(buf + off + 8, 0, r->trailer_bytes - 16);   /* time, cpu */
+	memcpy(buf + off + r->trailer_bytes - 8, &id, 8);
+	return off + r->trailer_bytes;
 }
 
 static int synth_comm(struct ds_recorder *r, ds_record_sink sink, void *ctx, pid_t pid, pid_t tid)
@@ -700,7 +710,7 @@ static int synth_maps(struct ds_recorder *r, ds_record_sink sink, void *ctx, pid
 		if (!*n)
 			n = "//anon";
 		size_t nl = (strlen(n) + 1 + 7) & ~(size_t)7;
-		memset(buf, 0, 80 + nl + TRAILER_BYTES);
+		memset(buf, 0, 80 + nl + r->trailer_bytes);
 		uint32_t pt[2] = { (uint32_t)pid, (uint32_t)pid };
 		uint64_t a[3] = { start, end - start, pgoff };
 		uint32_t mm[2] = { maj, min };
@@ -819,8 +829,9 @@ static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
 	memcpy(&h, rec, sizeof(h));
 	if (h.type == DS_REC_SAMPLE) {
 		r->st.samples++;
-		/* IDENTIFIER IP TID TIME ID CPU PERIOD, then CALLCHAIN */
-		size_t off = 8 + 7 * 8;
+		/* IDENTIFIER IP TID TIME [CPU] [PERIOD], then CALLCHAIN */
+		uint64_t st = r->ev[0].attr.sample_type;
+		size_t off = 8 + 8 * (4 + !!(st & DS_SAMPLE_CPU) + !!(st & DS_SAMPLE_PERIOD));
 		uint64_t nr;
 		uint32_t tid;
 		if (!(r->ev[0].attr.sample_type & DS_SAMPLE_CALLCHAIN) || len < off + 8)
@@ -838,12 +849,12 @@ static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
 		uint64_t *v = ds_hashmap__upsert(&r->cookies, cookie_key(tid, cookie), 1, &found);
 		if (v && !found) /* else: known, or its record came first (sample on the way out) */
 			r->st.cookies_seen++;
-	} else if (h.type == DS_REC_CALLCHAIN_DEFERRED && len >= 24 + TRAILER_BYTES) {
+	} else if (h.type == DS_REC_CALLCHAIN_DEFERRED && len >= 24 + r->trailer_bytes) {
 		uint32_t tid;
 		uint64_t cookie;
 		r->st.deferred_records++;
 		memcpy(&cookie, rec + 8, 8);
-		memcpy(&tid, rec + len - TRAILER_BYTES + 4, 4);
+		memcpy(&tid, rec + len - r->trailer_bytes + 4, 4);
 		bool found;
 		uint64_t *v = ds_hashmap__upsert(&r->cookies, cookie_key(tid, cookie), 2, &found);
 		if (!v)
@@ -873,11 +884,11 @@ static bool sink_record_wanted(struct ds_recorder *r, const uint8_t *rec, size_t
 	*hold = false;
 	memcpy(&h, rec, sizeof(h));
 	if (h.type != DS_REC_CALLCHAIN_DEFERRED || r->opts.target == DS_TARGET_ALL_CPUS ||
-	    len < 24 + TRAILER_BYTES)
+	    len < 24 + r->trailer_bytes)
 		return true;
 	/* the system-wide defer sink sees every task: keep our targets' records */
 	uint32_t tid;
-	memcpy(&tid, rec + len - TRAILER_BYTES + 4, 4);
+	memcpy(&tid, rec + len - r->trailer_bytes + 4, 4);
 	if (ds_hashmap__find(&r->known_tids, tid))
 		return true;
 	*hold = true;   /* its FORK may sit in a buffer drained later in this pass */
@@ -963,7 +974,7 @@ static int drain_all(struct ds_recorder *r, ds_record_sink sink, void *ctx)
 		struct ds_event_header h;
 		memcpy(&h, r->held + off, sizeof(h));
 		uint32_t tid;
-		memcpy(&tid, r->held + off + h.size - TRAILER_BYTES + 4, 4);
+		memcpy(&tid, r->held + off + h.size - r->trailer_bytes + 4, 4);
 		if (ds_hashmap__find(&r->known_tids, tid)) {
 			account(r, r->held + off, h.size);
 			r->st.bytes += h.size;

@@ -246,6 +246,16 @@ const char *ds_dso__path(const struct ds_dso *d)
 	return d->path;
 }
 
+const uint8_t *ds_dso__build_id(const struct ds_dso *d, size_t *len)
+{
+	if (d->bid_len) {
+		*len = d->bid_len;
+		return d->bid;
+	}
+	*len = d->img.bid_len;
+	return d->img.bid_len ? d->img.build_id : NULL;
+}
+
 static bool bid_differs(const struct ds_dso *d)
 {
 	return d->bid_len && d->img.bid_len &&
@@ -273,7 +283,7 @@ static bool try_file(struct ds_dso *d, const char *file, bool *mismatch)
 
 	if (!ds_elf__open(&d->img, file))
 		return false;
-	if (!ds_elf__load(&d->img, &s->in, !s->no_demangle)) {
+	if (!ds_elf__load(&d->img, &s->in, !s->no_demangle, s->symfs, d->path)) {
 		ds_warn("%s: corrupt or unreadable ELF, no symbols\n", file);
 		ds_elf__close(&d->img);
 		return false;

@@ -87,6 +87,7 @@ static Elf_Scn *section_by_type(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
 bool ds_elf__open(struct ds_elf_image *img, const char *path)
 {
 	memset(img, 0, sizeof(*img));
+	img->dbg_fd = -1;
 	img->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (img->fd < 0)
 		return false;
@@ -107,10 +108,15 @@ void ds_elf__close(struct ds_elf_image *img)
 		elf_end(img->elf);
 	if (img->fd >= 0)
 		close(img->fd);
+	if (img->dbg_elf)
+		elf_end(img->dbg_elf);
+	if (img->dbg_fd >= 0)
+		close(img->dbg_fd);
 	free(img->symtab.syms);
 	free(img->segs);
 	memset(img, 0, sizeof(*img));
 	img->fd = -1;
+	img->dbg_fd = -1;
 }
 
 /* First NT_GNU_BUILD_ID "GNU" note in @data. */
@@ -594,7 +600,73 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 	return true;
 }
 
-bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle)
+static bool has_dwarf(Elf *elf)
+{
+	GElf_Shdr sh;
+
+	return section_by_name(elf, ".debug_info", &sh, NULL) && sh.sh_type != SHT_NOBITS;
+}
+
+/* Open @file as the debug file of @img: an ELF with the same build-id (if both have one). */
+static bool try_debug_file(struct ds_elf_image *img, const char *file)
+{
+	struct ds_elf_image dbg;
+
+	if (access(file, R_OK) || !ds_elf__open(&dbg, file))
+		return false;
+	read_build_id(&dbg);
+	if (!img->bid_len || dbg.bid_len != img->bid_len || memcmp(dbg.build_id, img->build_id, img->bid_len)) {
+		/* no build-id to match: a debuglink file is taken on its name alone, as gdb does */
+		if (img->bid_len || dbg.bid_len) {
+			ds_elf__close(&dbg);
+			return false;
+		}
+	}
+	img->dbg_fd = dbg.fd;
+	img->dbg_elf = dbg.elf;
+	return true;
+}
+
+/* The name in .gnu_debuglink, or NULL. */
+static const char *debuglink(Elf *elf)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_by_name(elf, ".gnu_debuglink", &sh, NULL);
+	Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
+
+	if (!d || !d->d_buf || !d->d_size || !memchr(d->d_buf, 0, d->d_size))
+		return NULL;
+	return d->d_buf;
+}
+
+static void find_debug_file(struct ds_elf_image *img, const char *root, const char *path)
+{
+	char file[4096];
+	const char *link = debuglink(img->elf), *slash = path ? strrchr(path, '/') : NULL;
+	int dir_len = slash ? (int)(slash - path) : 0;
+
+	root = root ? root : "";
+	if (img->bid_len >= 2) {
+		int n = snprintf(file, sizeof(file), "%s/usr/lib/debug/.build-id/%02x/", root, img->build_id[0]);
+
+		for (size_t i = 1; i < img->bid_len && n + 3 < (int)sizeof(file); i++)
+			n += snprintf(file + n, sizeof(file) - (size_t)n, "%02x", img->build_id[i]);
+		if (n + 7 < (int)sizeof(file) && (strcpy(file + n, ".debug"), try_debug_file(img, file)))
+			return;
+	}
+	if (!link || !slash || strchr(link, '/'))
+		return;
+	if ((snprintf(file, sizeof(file), "%s%.*s/%s", root, dir_len, path, link) < (int)sizeof(file) &&
+	     strcmp(file + strlen(root), path) && try_debug_file(img, file)) ||
+	    (snprintf(file, sizeof(file), "%s%.*s/.debug/%s", root, dir_len, path, link) < (int)sizeof(file) &&
+	     try_debug_file(img, file)))
+		return;
+	if (snprintf(file, sizeof(file), "%s/usr/lib/debug%.*s/%s", root, dir_len, path, link) < (int)sizeof(file))
+		try_debug_file(img, file);
+}
+
+bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle,
+		  const char *root, const char *path)
 {
 	struct rawvec rv = { 0 };
 	struct plt_ctx c = { .elf = img->elf, .in = in, .demangle = demangle, .rv = &rv };
@@ -618,17 +690,25 @@ bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle)
 	read_build_id(img);
 	if (!read_segments(img))
 		return false;
+	Elf *sym_elf = img->elf;
+
 	scn = section_by_type(img->elf, SHT_SYMTAB, &sh);
+	if (!scn || !has_dwarf(img->elf))
+		find_debug_file(img, root, path);
+	if (!scn && img->dbg_elf && (scn = section_by_type(img->dbg_elf, SHT_SYMTAB, &sh)))
+		sym_elf = img->dbg_elf;
 	if (!scn)
 		scn = section_by_type(img->elf, SHT_DYNSYM, &sh);
-	if (scn && !load_symtab(img->elf, scn, &sh, in, demangle, &rv))
+	if (scn && !load_symtab(sym_elf, scn, &sh, in, demangle, &rv))
 		goto out;
 	rv.nr = ds_rawsym__finish(rv.v, rv.nr, false);
 	c.nr_elf = rv.nr;
 	if (!synth_plt(&c) || !to_symtab(img, &rv))
 		goto out;
-	if (section_by_name(img->elf, ".debug_info", &sh, NULL) && sh.sh_type != SHT_NOBITS)
+	if (has_dwarf(img->elf))
 		img->dwarf = dwarf_begin_elf(img->elf, DWARF_C_READ, NULL);
+	else if (img->dbg_elf && has_dwarf(img->dbg_elf))
+		img->dwarf = dwarf_begin_elf(img->dbg_elf, DWARF_C_READ, NULL);
 	ok = true;
 out:
 	free(rv.v);

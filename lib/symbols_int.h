@@ -80,12 +80,25 @@ struct ds_elf_image {
 	size_t nr_segs;
 	uint8_t build_id[64];
 	size_t bid_len;
+	/* a separate debug file (/usr/lib/debug/...) when the binary is stripped */
+	int dbg_fd;
+	Elf *dbg_elf;
 };
 
 /* Open @path; false if it cannot be opened or is not an ELF file. */
 bool ds_elf__open(struct ds_elf_image *img, const char *path);
-/* Symbols (+ PLT), program headers. false on a corrupt file. */
-bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle);
+/*
+ * Symbols (+ PLT), program headers. false on a corrupt file.  When the
+ * file has no .symtab or no DWARF, they are taken from its debug file if
+ * one is installed, found as gdb and perf find it: by build-id
+ * (@root/usr/lib/debug/.build-id/xx/yyyy.debug), else by .gnu_debuglink
+ * next to @path, in its .debug/ directory, or under @root/usr/lib/debug.
+ * @root is the symfs ("" or NULL for none); @path the binary's own path
+ * (as recorded, without the symfs).  A debug file whose build-id differs
+ * is not used.
+ */
+bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle,
+		  const char *root, const char *path);
 void ds_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
 bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
@@ -107,7 +120,7 @@ size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool d
 
 /* A text file read whole; symbol names point into it. */
 struct ds_textsyms {
-	char *buf;
+	struct ds_name_block *names;  /* the kept names, copied once */
 	struct ds_symtab tab;
 };
 

@@ -150,7 +150,12 @@ size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr, bool kallsyms)
 	(void)kallsyms;   /* module symbols are not loaded, so the rule is the same */
 	if (!nr)
 		return 0;
-	qsort(raw, nr, sizeof(*raw), rawsym_cmp);
+	/* kallsyms comes sorted (minus the module lines): check before sorting */
+	for (size_t i = 1; i < nr; i++)
+		if (rawsym_cmp(&raw[i - 1], &raw[i]) > 0) {
+			qsort(raw, nr, sizeof(*raw), rawsym_cmp);
+			break;
+		}
 	fixup_end(raw, nr);
 	for (size_t i = 1; i < nr; i++) {
 		struct ds_rawsym *cur = &raw[out];

@@ -27,6 +27,7 @@ struct ds_map {
 	const char *name;          /* as recorded; interned */
 	struct ds_dso *dso;        /* NULL for anonymous and special maps */
 	bool jit;                  /* anonymous: may have /tmp/perf-PID.map symbols */
+	bool identity;             /* addresses are not file offsets (anon, heap, stack) */
 };
 
 /* One resolved callchain entry (or sample ip). */
@@ -36,6 +37,9 @@ struct ds_resolved {
 	size_t nr_frames;          /* >= 1 */
 	struct ds_frame frames[64]; /* innermost first; name NULL = unknown */
 	bool kernel;
+	uint64_t addr;             /* in the DSO's file (perf's map__map_ip); ip if no map */
+	uint64_t map_start, map_end, map_pgoff; /* the map holding ip; all 0 if none */
+	const struct ds_dso *dso_obj; /* its file (NULL: anonymous, kernel, none) */
 };
 
 struct ds_machine *ds_machine__new(struct ds_symbols *syms);
@@ -67,6 +71,9 @@ struct ds_cc_frame {
 	bool inlined;              /* a function inlined at ip (perf prints "(inlined)") */
 	bool kernel;
 	bool cookie;               /* an unresolved deferred user chain: ip is the cookie */
+	uint64_t addr;             /* as in ds_resolved */
+	uint64_t map_start, map_end, map_pgoff;
+	const struct ds_dso *dso_obj;
 };
 
 /*

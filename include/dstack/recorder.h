@@ -49,6 +49,7 @@ struct ds_recorder_opts {
 	char *const *argv;           /* the command (CMD, or the duration command of -a) */
 	unsigned mmap_pages;         /* data pages per buffer (power of two); 0: 128 */
 	unsigned defer_grace_ms;     /* 0: 100 */
+	bool command_stdout_to_stderr; /* the output is our stdout (-o -): keep the command off it */
 };
 
 struct ds_recorder_stats {

@@ -58,6 +58,12 @@ void ds_dso__set_build_id(struct ds_dso *dso, const uint8_t *build_id, size_t bi
 const char *ds_dso__path(const struct ds_dso *dso);
 
 /*
+ * The DSO's build-id: the recorded one, else the file's if it was opened
+ * already; NULL (*@len 0) if neither is known.  Owned by the DSO.
+ */
+const uint8_t *ds_dso__build_id(const struct ds_dso *dso, size_t *len);
+
+/*
  * Resolve @file_off, an offset into the DSO's file (ip - map start + map
  * pgoff, as perf's map__map_ip), into frames, innermost first, the way
  * perf 7.x prints them with its default inline expansion:

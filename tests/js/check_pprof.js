@@ -31,7 +31,14 @@ for (const l of p.location) {
 	const m = maps.get(Number(l.mappingId));
 	if (Number(l.mappingId) && (!m || l.address < m.memoryStart || l.address >= m.memoryLimit))
 		errs.push('location ' + l.id + ' outside its mapping');
+	// a frame in a file must sit in that file's mapping
+	const outer = l.line.length ? funcs.get(Number(l.line[l.line.length - 1].functionId)) : null;
+	const file = outer ? str(outer.filename) : '';
+	if (file.startsWith('/') && (!m || str(m.filename) !== file))
+		errs.push('location ' + l.id + ' in ' + file + ' has mapping ' + (m ? str(m.filename) : 'none'));
 }
+const fileMaps = p.mapping.filter((m) => str(m.filename).startsWith('/'));
+const withBid = fileMaps.filter((m) => /^[0-9a-f]{40}$/.test(str(m.buildId))).length;
 if (str(0) !== '') errs.push('string_table[0] is not empty');
 const names = [...new Set(p.function.map((f) => str(f.name)))];
 const types = p.sampleType.map((t) => str(t.type) + '/' + str(t.unit)).join(',');
@@ -39,4 +46,5 @@ console.log(JSON.stringify({ samples: n.toString(), total: total.toString(), typ
 	period_type: p.periodType ? str(p.periodType.type) + '/' + str(p.periodType.unit) : '',
 	nr_samples: p.sample.length, locations: p.location.length, inlined_locations: inl,
 	functions: p.function.length, mappings: p.mapping.length,
+	file_mappings: fileMaps.length, build_ids: withBid,
 	time: String(p.timeNanos), duration: String(p.durationNanos), errors: errs.slice(0, 5), names }));

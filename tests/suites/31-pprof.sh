@@ -39,6 +39,9 @@ if r['types'] != 'samples/count,cpu/nanoseconds' or r['period_type'] != 'cpu/nan
 if int(r['duration']) <= 0 or int(r['time']) <= 0: errs.append('no time span')
 must = {'cpu': ['main', 'recurse_b'], 'cxx': ['main', 'shop::Register::checkout(int)']}.get(name.split('.')[0], [])
 missing = [m for m in must if m not in r['names']]
+# every recording here has build-ids (MMAP2 or the header): each file mapping must carry one
+if r['file_mappings'] == 0 or r['build_ids'] != r['file_mappings']:
+    errs.append('file mappings %d, with build-id %d' % (r['file_mappings'], r['build_ids']))
 if missing: errs.append('missing functions ' + ', '.join(missing))
 print('; '.join(errs) or '%s samples, %s ns, %d locations (%d with inlined lines), %d functions, %d mappings' %
       (r['samples'], r['total'], r['locations'], r['inlined_locations'], r['functions'], r['mappings']))
@@ -47,7 +50,7 @@ PY
 		then ok "pprof $n: $(python3 - "$res" "$want" "$sum" "$n" 2>/dev/null <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
-print('%s samples, %s ns, %d locations (%d with inlined lines), %d functions, %d mappings' % (r['samples'], r['total'], r['locations'], r['inlined_locations'], r['functions'], r['mappings']))
+print('%s samples, %s ns, %d locations (%d with inlined lines), %d functions, %d mappings (%d files, all with build-ids)' % (r['samples'], r['total'], r['locations'], r['inlined_locations'], r['functions'], r['mappings'], r['file_mappings']))
 PY
 )"
 		else bad "pprof $n: $(echo "$res" | head -c 300)"; fi

@@ -175,6 +175,77 @@ static void test_build_id(const char *symfs)
 	ds_symbols__delete(s);
 }
 
+/* Runs a shell command built from @fmt; false if it fails. */
+__attribute__((format(printf, 1, 2)))
+static bool sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd) == 0;
+}
+
+/* Frame 0's name at @off of @path in a symbols object over @symfs ("?" if none). */
+static const char *name_at(const char *symfs, const char *path, uint64_t off, bool no_inline)
+{
+	static char buf[256];
+	struct ds_symbols_opts o = { .symfs = symfs, .no_inline = no_inline };
+	struct ds_symbols *s = ds_symbols__new(&o);
+	struct ds_frame f[8];
+	size_t n = ds_dso__resolve(ds_symbols__dso(s, path, NULL, 0), off, f, 8);
+
+	snprintf(buf, sizeof(buf), "%s", n && f[n - 1].name ? f[n - 1].name : "?");
+	ds_symbols__delete(s);
+	return buf;
+}
+
+/*
+ * A stripped binary (Debian's packages ship them so) is symbolized from
+ * its debug file: by build-id under /usr/lib/debug/.build-id, or by
+ * .gnu_debuglink; a debug file of another build is not used.
+ */
+static void test_debug_files(const char *symfs, const char *dir)
+{
+	const char *wl = "/usr/local/bin/wl";
+	char a[512], b[512], c[512];
+
+	snprintf(a, sizeof(a), "%s/byid", dir);
+	snprintf(b, sizeof(b), "%s/bylink", dir);
+	snprintf(c, sizeof(c), "%s/other", dir);
+	if (!sh("command -v objcopy >/dev/null")) {
+		printf("SKIPPED: debug files: *** no objcopy (binutils) ***\n");
+		return;
+	}
+	/* by build-id: e2 76 fd ... of wl, as test_build_id knows it for wlxx: read it */
+	CHECK(sh("set -e; mkdir -p %s/usr/local/bin %s/usr/lib/debug/.build-id; "
+		 "objcopy --strip-all %s%s %s%s; "
+		 "id=$(readelf -n %s%s | awk '/Build ID/ {print $3}'); "
+		 "mkdir -p %s/usr/lib/debug/.build-id/$(echo $id | cut -c1-2); "
+		 "objcopy --only-keep-debug %s%s %s/usr/lib/debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug",
+		 a, a, symfs, wl, a, wl, symfs, wl, a, symfs, wl, a), "set up a build-id debug file");
+	CHECK(!strcmp(name_at(a, wl, 0x17d2, true), "recurse_b"), "by build-id: recurse_b, got %s",
+	      name_at(a, wl, 0x17d2, true));
+	CHECK(!strcmp(name_at(a, wl, 0x16a0, false), "fault_pages"), "DWARF from the debug file: got %s",
+	      name_at(a, wl, 0x16a0, false));
+	CHECK(sh("set -e; mkdir -p %s/usr/local/bin/.debug; "
+		 "objcopy --only-keep-debug %s%s %s/usr/local/bin/.debug/wl.debug; "
+		 "objcopy --strip-all --add-gnu-debuglink=%s/usr/local/bin/.debug/wl.debug %s%s %s%s",
+		 b, symfs, wl, b, b, symfs, wl, b, wl), "set up a debuglink debug file");
+	CHECK(!strcmp(name_at(b, wl, 0x17d2, true), "recurse_b"), "by debuglink: got %s",
+	      name_at(b, wl, 0x17d2, true));
+	/* the debug file of another binary (wlxx) under wl's build-id: refused */
+	CHECK(sh("set -e; mkdir -p %s/usr/local/bin; objcopy --strip-all %s%s %s%s; "
+		 "id=$(readelf -n %s%s | awk '/Build ID/ {print $3}'); "
+		 "mkdir -p %s/usr/lib/debug/.build-id/$(echo $id | cut -c1-2); "
+		 "objcopy --only-keep-debug %s/usr/local/bin/wlxx %s/usr/lib/debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug",
+		 c, symfs, wl, c, wl, symfs, wl, c, symfs, c), "set up a wrong debug file");
+	CHECK(strcmp(name_at(c, wl, 0x17d2, true), "recurse_b"), "a debug file of another build is not used");
+	CHECK(strcmp(name_at(symfs, "/no/such", 0x17d2, true), "recurse_b"), "control");
+}
+
 static void test_kernel(const char *kallsyms)
 {
 	struct ds_symbols_opts o = { .kallsyms = kallsyms };
@@ -359,6 +430,8 @@ int main(int argc, char **argv)
 	test_synthetic_kallsyms(dir);
 	test_jit(dir);
 	test_hostile(argv[1], dir);
+	test_debug_files(argv[1], dir);
+	sh("rm -rf %s/byid %s/bylink %s/other", dir, dir, dir);
 	cleanup(dir);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

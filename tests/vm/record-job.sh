@@ -4,12 +4,12 @@
 # options, into /out; timings of the recorders go to /out/times.
 cd /job
 ev="-e cpu-clock -c 100000 --call-graph fp,defer"
-t() { # NAME CMD...: CPU seconds (user+sys, children included) of CMD
+t() { # NAME CMD...: CPU ticks (user+sys) of CMD and its children, in a shell of its
+	# own so that a background workload reaped meanwhile is not counted
 	name=$1; shift
-	s=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat)
-	"$@" >/out/$name.log 2>&1; echo "$name rc $?" >>/out/times
-	e=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat)
-	echo "$name ticks $((e - s))" >>/out/times
+	sh -c '"$@" >"$0" 2>&1; echo $?; cat /proc/$$/stat' "/out/$name.log" "$@" >/out/$name.t
+	echo "$name rc $(head -1 /out/$name.t)" >>/out/times
+	echo "$name ticks $(tail -1 /out/$name.t | awk '{print $16+$17}')" >>/out/times
 }
 uname -r >/out/uname.txt
 # command targets: fork + exit per iteration (tasks exit inside the kernel)
