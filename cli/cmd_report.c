@@ -53,7 +53,7 @@ struct report {
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct ds_hashmap node_map;
-	struct ds_hashmap kept;        /* library string -> our copy (the library's die with the walk) */
+        /* library string -> our copy (the library's die with the walk) */
 	uint64_t seq;
 	const struct ds_evsel *evsels[64];  /* compared only: they die with the walk */
 	const char *ev_names[64];
@@ -102,26 +102,15 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 }
 
 /* Our copy of a string interned by the machine (stable pointer during the walk). */
+/*
+ * Names come from the machine and the symbol tables, which live until the
+ * walk ends; the report is printed before that (walk_opts.at_end), so they
+ * are used as they are: equal names are equal pointers (interned).
+ */
 static const char *keep(struct report *r, const char *s)
 {
-	bool found;
-	uint64_t *v;
-
-	if (!s)
-		return NULL;
-	v = ds_hashmap__upsert(&r->kept, (uintptr_t)s, 0, &found);
-	if (!v)
-		return NULL;
-	if (!found) {
-		char *c = strdup(s);
-
-		if (!c) {
-			ds_hashmap__del(&r->kept, (uintptr_t)s, NULL);
-			return NULL;
-		}
-		*v = (uintptr_t)c;
-	}
-	return (const char *)(uintptr_t)*v;
+	(void)r;
+	return s;
 }
 
 static uint32_t new_node(struct report *r, uint32_t parent, const struct ds_cc_frame *f)
@@ -706,11 +695,23 @@ static int parse_args(struct report *r, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static void report_at_end(void *ctx, int status)
+{
+	struct report *r = ctx;
+
+	r->lost_samples = walk_last_session_stats()->lost_samples;
+	if (status != EXIT_OK && !r->nr_ents)
+		return;
+	outbuf_init(r->out, STDOUT_FILENO);
+	if (print_report(r))
+		fprintf(stderr, "dstack report: out of memory\n");
+	outbuf_flush(r->out);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static struct outbuf out;
 	struct report *r = calloc(1, sizeof(*r));
-	uint64_t k, v;
 	int ret;
 
 	if (!r) {
@@ -728,19 +729,10 @@ int cmd_report(int argc, char **argv)
 		free(r);
 		return ret < 0 ? EXIT_OK : ret;
 	}
+	r->wo.at_end = report_at_end;
 	ret = walk_samples("report", &r->wo, on_sample, r);
-	r->lost_samples = walk_last_session_stats()->lost_samples;
-	if (ret == EXIT_OK || r->nr_ents) {
-		outbuf_init(&out, STDOUT_FILENO);
-		if (print_report(r))
-			fprintf(stderr, "dstack report: out of memory\n");
-		outbuf_flush(&out);
-	}
 	ds_hashmap__exit(&r->ent_map);
 	ds_hashmap__exit(&r->node_map);
-	for (size_t i = 0; ds_hashmap__next(&r->kept, &i, &k, &v);)
-		free((void *)(uintptr_t)v);
-	ds_hashmap__exit(&r->kept);
 	free(r->ents);
 	free(r->nodes);
 	free(r);

@@ -274,6 +274,8 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	last_header.arch = last_header.cpudesc = last_header.cpuid = last_header.cmdline = NULL;
 	last_header.build_ids = NULL;
 	last_header.nr_build_ids = 0;
+	if (o->at_end)
+		o->at_end(ctx, ret);
 	analysis_close(&a);
 	return ret;
 }

@@ -29,6 +29,13 @@ struct walk_opts {
 	unsigned max_stack;              /* default 127, as perf */
 	bool no_inline;
 	bool no_demangle;
+	/*
+	 * Called once the whole recording has been walked, before it is
+	 * closed: the names in the samples handed over (comm, dso, sym) are
+	 * still valid here, so a command that prints at the end needs no copies.
+	 * @status is what walk_samples will return.
+	 */
+	void (*at_end)(void *ctx, int status);
 };
 
 /* One sample as the commands see it. */

@@ -9,7 +9,7 @@
 #include "source.h"
 
 /* Window size: big enough that remaps are rare, small enough to bound RSS. */
-#define WINDOW (64u << 20)
+#define WINDOW (8u << 20)   /* file pages mapped at once: bounds what the input adds to RSS */
 
 int ds_source__open(struct ds_source *s, const char *path)
 {

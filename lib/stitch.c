@@ -68,7 +68,7 @@ struct ds_stitcher {
 	struct ds_hashmap tids;     /* tid -> index in states */
 	struct tid_state *states;
 	size_t nr_states, cap_states;
-	struct ds_hashmap pending;  /* cookie -> newest pending seq */
+	struct ds_hashmap pending;  /* pending_key(tid, cookie) -> newest pending seq */
 	struct ds_hashmap orphans;  /* cookie -> chain of tid-less records */
 	struct exit_note *exits;    /* exited tids with pending samples, by deadline */
 	size_t nr_exits, cap_exits, exits_head;
@@ -288,12 +288,44 @@ static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c)
 }
 
 /*
+ * Pending samples are listed per (tid, cookie), so a record walks only its
+ * own samples even when hostile input gives many tids one cookie.  Once
+ * records without a tid appear (no sample_id_all), they match by cookie
+ * alone and the lists are per cookie (see rekey_pending).
+ */
+static uint64_t pending_key(const struct ds_stitcher *st, uint32_t tid, uint64_t cookie)
+{
+	return st->warned_tidless ? cookie : ds_hash_pair(tid, cookie);
+}
+
+/* Rebuild the pending lists keyed by cookie alone (entering tid-less mode). */
+static int rekey_pending(struct ds_stitcher *st)
+{
+	ds_hashmap__exit(&st->pending);
+	for (uint64_t s = st->head; s < st->tail; s++) {
+		struct held *h = held_at(st, s);
+		bool found;
+		uint64_t *headp;
+
+		if (h->state != HELD_PENDING)
+			continue;
+		headp = ds_hashmap__upsert(&st->pending, h->cookie, NO_SEQ, &found);
+		if (!headp)
+			return -ENOMEM;
+		h->next = *headp;   /* oldest first in, so the newest ends up first */
+		*headp = s;
+	}
+	return 0;
+}
+
+/*
  * Settle the pending samples of @cookie: those of @tid (any tid if @tid is
- * -1) get chain @c, or become unresolved when @c is NULL.
+ * -1, in tid-less mode only) get chain @c, or become unresolved when @c is NULL.
  */
 static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, struct chain *c)
 {
-	uint64_t *headp = ds_hashmap__find(&st->pending, cookie);
+	uint64_t key = tid < 0 ? cookie : pending_key(st, (uint32_t)tid, cookie);
+	uint64_t *headp = ds_hashmap__find(&st->pending, key);
 	uint64_t keep = NO_SEQ, *link = &keep;
 
 	if (!headp)
@@ -314,7 +346,7 @@ static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, 
 	}
 	*link = NO_SEQ;
 	if (keep == NO_SEQ)
-		ds_hashmap__del(&st->pending, cookie, NULL);
+		ds_hashmap__del(&st->pending, key, NULL);
 	else
 		*headp = keep;
 }
@@ -346,7 +378,8 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	h->next = NO_SEQ;
 	if (pending) {
 		bool found;
-		uint64_t *headp = ds_hashmap__upsert(&st->pending, ev->cookie, NO_SEQ, &found);
+		uint64_t *headp = ds_hashmap__upsert(&st->pending, pending_key(st, ev->sample.tid, ev->cookie),
+						     NO_SEQ, &found);
 
 		if (!headp)
 			return -ENOMEM;
@@ -442,6 +475,8 @@ static int add_orphan(struct ds_stitcher *st, struct chain *c)
 	if (!st->warned_tidless) {
 		ds_warn("deferred callchain records without a tid (no sample_id_all): matching them by cookie alone\n");
 		st->warned_tidless = true;
+		if (rekey_pending(st))
+			return -ENOMEM;
 	}
 	if (st->orphans.len >= MAX_ORPHANS) {
 		for (size_t i = 0; ds_hashmap__next(&st->orphans, &i, &k, &v);)

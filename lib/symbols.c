@@ -73,6 +73,7 @@
 #include "hashmap.h"
 #include "symbols_int.h"
 
+#define KCACHE_SLOTS 4096
 #define MAX_INLINE 32   /* deeper inline chains are cut (perf has no limit) */
 
 struct ds_dso {
@@ -100,6 +101,11 @@ struct ds_symbols {
 	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
 	struct ds_dso *all;
 	struct ds_textsyms kernel;
+	struct kcache_slot {
+		uint64_t addr;
+		struct ds_frame frame;
+		bool valid, found;
+	} *kcache;                     /* KCACHE_SLOTS, allocated with the object */
 	bool kernel_tried;
 	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
 };
@@ -135,7 +141,8 @@ struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
 		s->no_inline = opts->no_inline;
 		s->no_demangle = opts->no_demangle;
 	}
-	if (fail) {
+	s->kcache = calloc(KCACHE_SLOTS, sizeof(*s->kcache));
+	if (fail || !s->kcache) {
 		ds_symbols__delete(s);
 		errno = ENOMEM;
 		return NULL;
@@ -184,6 +191,7 @@ void ds_symbols__delete(struct ds_symbols *s)
 	}
 	ds_hashmap__exit(&s->jit);
 	ds_textsyms__exit(&s->kernel);
+	free(s->kcache);
 	ds_intern__exit(&s->in);
 	free(s->symfs);
 	free(s->kallsyms);
@@ -419,7 +427,19 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 		if (!ds_kallsyms__load(&s->kernel, path))
 			ds_warn("%s: cannot load kernel symbols\n", path);
 	}
-	return textsyms_frame(&s->kernel, addr, frame);
+	/* a kernel profile hits few addresses many times: a direct-mapped cache
+	 * in front of the binary search over ~10^5 symbols */
+	struct kcache_slot *c = &s->kcache[(addr ^ addr >> 12) & (KCACHE_SLOTS - 1)];
+
+	if (c->addr == addr && c->valid) {
+		*frame = c->frame;
+		return c->found;
+	}
+	c->found = textsyms_frame(&s->kernel, addr, &c->frame);
+	c->addr = addr;
+	c->valid = true;
+	*frame = c->frame;
+	return c->found;
 }
 
 static struct ds_textsyms *jit_load(struct ds_symbols *s, int pid)

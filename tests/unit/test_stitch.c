@@ -243,6 +243,25 @@ static void test_duplicates_and_tidless(void)
 	ds_stitcher__delete(st);
 }
 
+/* Many tids, one cookie (hostile): each sample still gets its own tid's chain. */
+static void test_shared_cookie(void)
+{
+	struct ds_stitcher *st = start();
+	int ok = 1;
+
+	for (uint32_t t = 50; t < 60; t++)
+		sample(st, t, 100 + t, 0x500000001, false);
+	for (uint32_t t = 59; t >= 50; t--)
+		deferred(st, t, 200 + (60 - t), 0x500000001, 0x1000 + t);
+	CHECK(nout == 20, "all 20 released (got %d)", nout);
+	for (int i = 0; i < nout; i++)
+		if (out[i].type == DS_REC_SAMPLE && !has_user(&out[i], 0x1000 + out[i].tid))
+			ok = 0;
+	CHECK(ok, "every sample stitched with its own tid's record");
+	CHECK(ds_stitcher__stats(st)->unresolved == 0, "none unresolved");
+	ds_stitcher__delete(st);
+}
+
 int main(void)
 {
 	test_after();
@@ -252,6 +271,7 @@ int main(void)
 	test_exit_and_end();
 	test_exit_then_record();
 	test_duplicates_and_tidless();
+	test_shared_cookie();
 	printf("test_stitch: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
