@@ -145,8 +145,9 @@ static uint32_t new_node(struct report *r, uint32_t parent, const struct ds_cc_f
 static uint32_t child(struct report *r, uint32_t parent, const struct ds_cc_frame *f)
 {
 	const char *sym = f->cookie ? NULL : keep(r, f->sym), *dso = keep(r, f->dso);
-	uint64_t k = ds_hash_pair(ds_hash_pair(parent, (uintptr_t)dso),
-				  sym ? (uintptr_t)sym ^ f->inlined : f->ip);
+	/* the map mixes its keys itself: a cheap combination is enough here */
+	uint64_t k = ((uint64_t)parent << 32 | parent) ^ (uintptr_t)dso * 0x9e3779b97f4a7c15ULL ^
+		     (sym ? (uintptr_t)sym ^ f->inlined : f->ip) * 0xc2b2ae3d27d4eb4fULL;
 
 	for (;;) {
 		bool found;

@@ -28,6 +28,7 @@ int outbuf_flush(struct outbuf *o)
 		off += (size_t)n;
 	}
 	o->len = 0;
+	o->flushes++;
 	return o->error ? -o->error : 0;
 }
 

@@ -19,6 +19,7 @@ struct outbuf {
 	int fd;
 	int error;
 	size_t len;
+	unsigned long flushes;     /* how many times the buffer was emptied */
 	char buf[OUTBUF_SIZE];
 };
 

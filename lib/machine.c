@@ -5,6 +5,7 @@
  * cache, so the common run of ips in one DSO costs a compare.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,28 @@ struct ds_maps {
 	struct ds_map *v;
 	size_t nr, cap;
 	size_t last;               /* last-hit cache */
+	uint64_t stamp;            /* new, never reused, on every change: keys the frame cache */
+};
+
+static _Atomic uint64_t maps_stamps;
+
+static void maps_changed(struct ds_maps *mp)
+{
+	mp->stamp = atomic_fetch_add(&maps_stamps, 1) + 1;
+}
+
+/*
+ * Resolved callchain entries, direct-mapped by (maps stamp, ip): a profile
+ * resolves the same few thousand addresses over and over.  Only entries
+ * that resolve to one frame (no inlines) are kept.
+ */
+#define FRAME_CACHE_BITS 13
+#define FRAME_CACHE_SLOTS (1u << FRAME_CACHE_BITS)
+
+struct frame_cache_slot {
+	uint64_t stamp, ip, generation;
+	uint16_t mode;
+	struct ds_cc_frame f;
 };
 
 struct comm_entry {
@@ -39,6 +62,7 @@ struct ds_machine {
 	struct ds_maps kmaps;          /* kernel and module maps */
 	struct ds_cc_frame *cc;        /* ds_machine__callchain's buffer */
 	size_t cc_cap;
+	struct frame_cache_slot *fcache; /* FRAME_CACHE_SLOTS, NULL if not allocated */
 };
 
 /* ---- interning ------------------------------------------------------- */
@@ -78,8 +102,10 @@ static struct ds_maps *maps_new(void)
 {
 	struct ds_maps *mp = calloc(1, sizeof(*mp));
 
-	if (mp)
+	if (mp) {
 		mp->refs = 1;
+		maps_changed(mp);
+	}
 	return mp;
 }
 
@@ -189,6 +215,7 @@ static int maps_insert(struct ds_maps *mp, const struct ds_map *nm)
 	mp->nr = mp->nr - (j - i) + 1;
 	mp->v[i] = *nm;
 	mp->last = i;
+	maps_changed(mp);
 	return 0;
 }
 
@@ -202,6 +229,8 @@ struct ds_machine *ds_machine__new(struct ds_symbols *syms)
 		return NULL;
 	m->syms = syms;
 	m->kmaps.refs = 1;
+	maps_changed(&m->kmaps);
+	m->fcache = calloc(FRAME_CACHE_SLOTS, sizeof(*m->fcache));   /* NULL: resolve every time */
 	return m;
 }
 
@@ -265,6 +294,7 @@ void ds_machine__delete(struct ds_machine *m)
 	ds_hashmap__exit(&m->strings);
 	free(m->kmaps.v);
 	free(m->cc);
+	free(m->fcache);
 	free(m);
 }
 
@@ -534,21 +564,40 @@ static uint16_t context_mode(uint64_t marker, uint16_t cur)
 	}
 }
 
-static struct ds_cc_frame *cc_slot(struct ds_machine *m, size_t n, size_t more)
+static struct ds_cc_frame *cc_grow(struct ds_machine *m, size_t n, size_t more)
 {
-	if (n + more > m->cc_cap) {
-		size_t ncap = m->cc_cap ? m->cc_cap * 2 : 256;
+	size_t ncap = m->cc_cap ? m->cc_cap * 2 : 256;
+	struct ds_cc_frame *nc;
 
-		while (ncap < n + more)
-			ncap *= 2;
-		struct ds_cc_frame *nc = realloc(m->cc, ncap * sizeof(*nc));
-
-		if (!nc)
-			return NULL;
-		m->cc = nc;
-		m->cc_cap = ncap;
-	}
+	while (ncap < n + more)
+		ncap *= 2;
+	nc = realloc(m->cc, ncap * sizeof(*nc));
+	if (!nc)
+		return NULL;
+	m->cc = nc;
+	m->cc_cap = ncap;
 	return &m->cc[n];
+}
+
+static bool is_kernel_mode(uint16_t mode)
+{
+	return mode == DS_MISC_KERNEL || mode == DS_MISC_GUEST_KERNEL;
+}
+
+/* The cache slot for @ip in @mode for @t, NULL when there is no cache or no maps. */
+static struct frame_cache_slot *cache_slot(struct ds_machine *m, struct ds_thread *t, uint16_t mode, uint64_t ip)
+{
+	const struct ds_maps *mp = is_kernel_mode(mode) ? &m->kmaps : t ? t->maps : NULL;
+
+	if (!m->fcache || !mp)
+		return NULL;
+	/* multiplicative hashing: the top bits of ip * golden ratio, mixed with the stamp */
+	return &m->fcache[((ip ^ mp->stamp << 40) * 0x9e3779b97f4a7c15ULL) >> (64 - FRAME_CACHE_BITS)];
+}
+
+static inline struct ds_cc_frame *cc_slot(struct ds_machine *m, size_t n, size_t more)
+{
+	return n + more <= m->cc_cap ? &m->cc[n] : cc_grow(m, n, more);
 }
 
 const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
@@ -559,6 +608,7 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 	unsigned taken = 0;
 	size_t n = 0;
 	struct ds_resolved r;
+	uint64_t gen = ds_symbols__generation(m->syms);
 
 	for (uint64_t i = 0; i < nr && taken < max_stack; i++) {
 		struct ds_cc_frame *f;
@@ -576,6 +626,18 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 			mode = context_mode(ips[i], mode);
 			continue;
 		}
+		struct frame_cache_slot *slot = cache_slot(m, t, mode, ips[i]);
+
+		if (slot && slot->ip == ips[i] && slot->mode == mode && slot->generation == gen && slot->stamp &&
+		    slot->stamp == (is_kernel_mode(mode) ? m->kmaps.stamp : t->maps->stamp)) {
+			f = cc_slot(m, n, 1);
+			if (!f)
+				break;
+			*f = slot->f;
+			n++;
+			taken++;
+			continue;
+		}
 		ds_machine__resolve(m, t, mode, ips[i], &r);
 		f = cc_slot(m, n, r.nr_frames);
 		if (!f)
@@ -587,6 +649,13 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 						     .addr = r.addr, .map_start = r.map_start,
 						     .map_end = r.map_end, .map_pgoff = r.map_pgoff,
 						     .dso_obj = r.dso_obj };
+		if (slot && r.nr_frames == 1) {
+			slot->stamp = is_kernel_mode(mode) ? m->kmaps.stamp : t->maps->stamp;
+			slot->ip = ips[i];
+			slot->mode = mode;
+			slot->generation = gen;
+			slot->f = f[0];
+		}
 		n += r.nr_frames;
 		taken++;
 	}

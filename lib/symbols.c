@@ -100,7 +100,8 @@ struct ds_symbols {
 	struct ds_intern in;
 	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
 	struct ds_dso *all;
-	struct ds_textsyms kernel;
+	struct ds_kallsyms kernel;
+	uint64_t generation;           /* bumped when resolved results become stale */
 	struct kcache_slot {
 		uint64_t addr;
 		struct ds_frame frame;
@@ -190,7 +191,7 @@ void ds_symbols__delete(struct ds_symbols *s)
 		}
 	}
 	ds_hashmap__exit(&s->jit);
-	ds_textsyms__exit(&s->kernel);
+	ds_kallsyms__exit(&s->kernel);
 	free(s->kcache);
 	ds_intern__exit(&s->in);
 	free(s->symfs);
@@ -281,7 +282,13 @@ void ds_dso__set_build_id(struct ds_dso *d, const uint8_t *build_id, size_t bid_
 			ds_warn("build-id mismatch for %s\n", d->path);
 		d->warned = true;
 		dso_unload(d);
+		d->syms->generation++;
 	}
+}
+
+uint64_t ds_symbols__generation(const struct ds_symbols *s)
+{
+	return s->generation;
 }
 
 /* Try one candidate file; true if it is usable for this DSO. */
@@ -435,7 +442,11 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 		*frame = c->frame;
 		return c->found;
 	}
-	c->found = textsyms_frame(&s->kernel, addr, &c->frame);
+	const char *name;
+	uint64_t start;
+
+	c->found = ds_kallsyms__find(&s->kernel, addr, &name, &start);
+	c->frame = c->found ? (struct ds_frame){ .name = name, .offset = addr - start } : (struct ds_frame){ 0 };
 	c->addr = addr;
 	c->valid = true;
 	*frame = c->frame;

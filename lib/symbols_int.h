@@ -124,7 +124,27 @@ struct ds_textsyms {
 	struct ds_symtab tab;
 };
 
-bool ds_kallsyms__load(struct ds_textsyms *ks, const char *path);
+/*
+ * Kernel symbols (kallsyms), indexed without copying: one pass records each
+ * kept symbol's address and where its name lies in the text (mapped when
+ * the file is regular, read otherwise); names are copied when first hit.
+ * Same symbols and ends as the ds_textsyms path: in a same-address group
+ * the last one listed wins (perf's end fix-up gives only it a size).
+ */
+struct ds_kallsyms {
+	char *text;
+	size_t len;
+	bool mapped;               /* text is an mmap of the file (else malloc'd) */
+	struct ds_ksym { uint64_t start; uint64_t name_off; } *v;   /* sorted by (start, name_off) */
+	size_t nr;
+	const char **names;        /* per symbol, interned on first use (calloc'd: untouched pages cost nothing) */
+	struct ds_name_block *blocks;
+};
+
+bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path);
+/* The symbol containing @addr: its name and start; false if none. */
+bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
+void ds_kallsyms__exit(struct ds_kallsyms *ks);
 bool ds_perfmap__load(struct ds_textsyms *ks, const char *path);
 void ds_textsyms__exit(struct ds_textsyms *ks);
 

@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <elf.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "symbols_int.h"
 
@@ -25,12 +30,13 @@ struct ds_name_block {
 	char data[NAME_BLOCK];
 };
 
-/* @name copied into the blocks of @ks; NULL on ENOMEM. */
-static const char *keep_name(struct ds_textsyms *ks, const char *name)
+/* @name (@n bytes, NUL added) copied into @blocks; NULL on ENOMEM. */
+static const char *copy_name(struct ds_name_block **blocks, const char *name, size_t n)
 {
-	size_t n = strlen(name) + 1;
-	struct ds_name_block *b = ks->names;
+	struct ds_name_block *b = *blocks;
 	char *dst;
+
+	n++;
 
 	if (n > NAME_BLOCK)
 		n = NAME_BLOCK;   /* a hostile line: cut (the last byte becomes the NUL) */
@@ -38,15 +44,30 @@ static const char *keep_name(struct ds_textsyms *ks, const char *name)
 		b = malloc(sizeof(*b));
 		if (!b)
 			return NULL;
-		b->next = ks->names;
+		b->next = *blocks;
 		b->used = 0;
-		ks->names = b;
+		*blocks = b;
 	}
 	dst = b->data + b->used;
 	memcpy(dst, name, n - 1);
 	dst[n - 1] = '\0';
 	b->used += n;
 	return dst;
+}
+
+static const char *keep_name(struct ds_textsyms *ks, const char *name)
+{
+	return copy_name(&ks->names, name, strlen(name));
+}
+
+static void free_blocks(struct ds_name_block **blocks)
+{
+	while (*blocks) {
+		struct ds_name_block *next = (*blocks)->next;
+
+		free(*blocks);
+		*blocks = next;
+	}
 }
 
 static signed char hex_digit[256];
@@ -96,49 +117,13 @@ static char *skip_blanks(char *s)
 /* The types perf's symbol_type__filter() keeps (text, weak, data, bss, ...). */
 static bool kallsyms_type_kept(char t)
 {
-	char u = (char)toupper((unsigned char)t);
-
-	return u == 'T' || u == 'W' || u == 'D' || u == 'B' ||
-	       t == 'u' || t == 'l' || t == 'N' || t == '1';
-}
-
-/* perf's kallsyms2elf_binding(): only 'W' is weak, upper case is global. */
-static uint8_t kallsyms_bind(char t)
-{
-	if (t == 'W')
-		return STB_WEAK;
-	return isupper((unsigned char)t) ? STB_GLOBAL : STB_LOCAL;
-}
-
-/* One kallsyms line into @r; false to skip it. */
-static bool kallsyms_line(char *line, struct ds_rawsym *r)
-{
-	char *p = line, *name, *tab;
-	uint64_t addr;
-	char type;
-
-	if (!parse_hex(&p, &addr) || *p != ' ')
+	switch (t) {
+	case 'T': case 't': case 'W': case 'w': case 'D': case 'd': case 'B': case 'b':
+	case 'u': case 'l': case 'N': case '1':
+		return true;
+	default:
 		return false;
-	p = skip_blanks(p);
-	type = *p;
-	if (!type || p[1] != ' ' || !kallsyms_type_kept(type))
-		return false;
-	name = skip_blanks(p + 1);
-	tab = strchr(name, '\t');   /* the line is NUL-terminated: short scan */
-	if (tab) {
-		/* "\t[module]": module symbols belong to module maps, not loaded */
-		if (strchr(tab, '['))
-			return false;
-		*tab = '\0';
 	}
-	if (!*name || name[0] == '$')   /* perf drops ARM module-local "$x" names */
-		return false;
-	*r = (struct ds_rawsym){
-		.start = addr, .name = name, .bind = kallsyms_bind(type),
-		.type = (toupper((unsigned char)type) == 'T' || toupper((unsigned char)type) == 'W')
-			? STT_FUNC : STT_OBJECT,
-	};
-	return true;
 }
 
 /* One perf map line "START SIZE NAME". */
@@ -256,9 +241,209 @@ fail:
 	return false;
 }
 
-bool ds_kallsyms__load(struct ds_textsyms *ks, const char *path)
+/* ---- kernel symbols, indexed in place ---------------------------------- */
+
+/* The text of @path: mapped if it is a regular file, else read (/proc/kallsyms). */
+static bool kallsyms_text(struct ds_kallsyms *ks, const char *path)
 {
-	return load_lines(ks, path, true, kallsyms_line);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		close(fd);
+		if (m == MAP_FAILED)
+			return false;
+		ks->text = m;
+		ks->len = (size_t)st.st_size;
+		ks->mapped = true;
+		return true;
+	}
+	close(fd);
+	ks->text = ds_read_file(path, &ks->len);
+	return ks->text != NULL;
+}
+
+/* Eight validated hex digits (ASCII, most significant first) in @x to their value. */
+static uint32_t swar_hex8(uint64_t x)
+{
+	uint64_t d = (x & 0x0f0f0f0f0f0f0f0fULL) + ((x >> 6) & 0x0101010101010101ULL) * 9;
+
+	d = ((d & 0x0f000f000f000f00ULL) >> 8) | ((d & 0x000f000f000f000fULL) << 4);
+	d = ((d & 0x00ff000000ff0000ULL) >> 16) | ((d & 0x000000ff000000ffULL) << 8);
+	d = ((d & 0x0000ffff00000000ULL) >> 32) | ((d & 0x000000000000ffffULL) << 16);
+	return (uint32_t)d;
+}
+
+/* The 16 hex digits at @s (16 readable bytes); false if one is not a digit. */
+static bool hex16(const char *s, uint64_t *v)
+{
+	uint64_t a, b;
+#ifdef __SSE2__
+	const __m128i flip = _mm_set1_epi8((char)0x80);
+	__m128i c = _mm_loadu_si128((const __m128i *)(const void *)s);
+	__m128i dig = _mm_xor_si128(_mm_sub_epi8(c, _mm_set1_epi8('0')), flip);
+	__m128i let = _mm_xor_si128(_mm_sub_epi8(_mm_or_si128(c, _mm_set1_epi8(0x20)), _mm_set1_epi8('a')), flip);
+	/* unsigned "< 10" and "< 6" as signed compares of the values flipped by 0x80 */
+	__m128i ok = _mm_or_si128(_mm_cmplt_epi8(dig, _mm_set1_epi8((char)(0x80 + 10))),
+				  _mm_cmplt_epi8(let, _mm_set1_epi8((char)(0x80 + 6))));
+
+	if (_mm_movemask_epi8(ok) != 0xffff)
+		return false;
+#else
+	for (int i = 0; i < 16; i++)
+		if (hexval(s[i]) < 0)
+			return false;
+#endif
+	memcpy(&a, s, 8);
+	memcpy(&b, s + 8, 8);
+	*v = (uint64_t)swar_hex8(a) << 32 | swar_hex8(b);
+	return true;
+}
+
+/* perf's kallsyms filter on the line at @p (length @n): the symbol's address and name offset. */
+static bool index_line(const char *text, size_t p, size_t n, struct ds_ksym *out)
+{
+	const char *l = text + p, *end = l + n, *s = l, *name, *tab;
+	uint64_t addr = 0;
+	int d, digits = 0;
+
+	if (n > 17 && s[16] == ' ' && hex16(s, &addr)) {
+		/* the usual line: exactly 16 digits */
+		s += 16;
+		digits = 16;
+		goto type;
+	}
+	if (end - s > 2 && s[0] == '0' && (s[1] | 0x20) == 'x' && hexval(s[2]) >= 0)
+		s += 2;
+	while (s < end && (d = hexval(*s)) >= 0) {
+		addr = addr << 4 | (uint64_t)d;
+		s++;
+		digits++;
+	}
+type:
+	if (!digits || s == end || *s != ' ')
+		return false;
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	if (end - s < 2 || s[1] != ' ' || !kallsyms_type_kept(s[0]))
+		return false;
+	for (name = s + 1; name < end && (*name == ' ' || *name == '\t'); name++)
+		;
+	tab = memchr(name, '\t', (size_t)(end - name));
+	if (tab && memchr(tab, '[', (size_t)(end - tab)))
+		return false;   /* "\t[module]": module symbols belong to module maps */
+	if (name == (tab ? tab : end) || name[0] == '$' || name[0] == '\0')
+		return false;
+	*out = (struct ds_ksym){ .start = addr, .name_off = (uint64_t)(name - text) };
+	return true;
+}
+
+static int ksym_cmp(const void *pa, const void *pb)
+{
+	const struct ds_ksym *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->name_off < b->name_off ? -1 : a->name_off > b->name_off;
+}
+
+bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path)
+{
+	size_t cap = 0, done = 0;
+	bool sorted = true;
+
+	init_hex();
+	memset(ks, 0, sizeof(*ks));
+	if (!kallsyms_text(ks, path))
+		return false;
+	for (size_t p = 0; p < ks->len;) {
+		const char *nl = memchr(ks->text + p, '\n', ks->len - p);
+		size_t n = nl ? (size_t)(nl - ks->text) - p : ks->len - p;
+		struct ds_ksym e;
+
+		if (index_line(ks->text, p, n, &e)) {
+			if (ks->nr == cap) {
+				size_t ncap = cap ? cap * 2 : 16384;
+				struct ds_ksym *v = realloc(ks->v, ncap * sizeof(*v));
+
+				if (!v)
+					goto fail;
+				ks->v = v;
+				cap = ncap;
+			}
+			if (ks->nr && e.start < ks->v[ks->nr - 1].start)
+				sorted = false;
+			ks->v[ks->nr++] = e;
+		}
+		p += n + 1;
+		/* the scanned text is not needed again but for the names hit: out of RSS */
+		if (ks->mapped && p - done >= (1u << 20)) {
+			size_t page = (size_t)sysconf(_SC_PAGESIZE), upto = (p / page) * page;
+
+			madvise(ks->text + done, upto - done, MADV_DONTNEED);
+			done = upto;
+		}
+	}
+	if (!sorted)
+		qsort(ks->v, ks->nr, sizeof(*ks->v), ksym_cmp);
+	ks->names = calloc(ks->nr ? ks->nr : 1, sizeof(*ks->names));
+	if (!ks->names)
+		goto fail;
+	return true;
+fail:
+	ds_kallsyms__exit(ks);
+	return false;
+}
+
+bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start)
+{
+	size_t lo = 0, hi = ks->nr;
+
+	/* the last symbol with start <= addr: in a same-address group, the last listed */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	const struct ds_ksym *k = &ks->v[lo - 1];
+	uint64_t end = lo < ks->nr ? ks->v[lo].start : ((k->start + 4095) & ~4095ULL) + 4096;
+
+	if (addr >= end)
+		return false;
+	if (!ks->names[lo - 1]) {
+		const char *n = ks->text + k->name_off, *stop = n;
+		const char *text_end = ks->text + ks->len;
+
+		while (stop < text_end && *stop != '\n' && *stop != '\t')
+			stop++;
+		ks->names[lo - 1] = copy_name(&ks->blocks, n, (size_t)(stop - n));
+		if (!ks->names[lo - 1])
+			return false;
+	}
+	*name = ks->names[lo - 1];
+	*start = k->start;
+	return true;
+}
+
+void ds_kallsyms__exit(struct ds_kallsyms *ks)
+{
+	if (ks->mapped)
+		munmap(ks->text, ks->len);
+	else
+		free(ks->text);
+	free(ks->v);
+	free(ks->names);
+	free_blocks(&ks->blocks);
+	memset(ks, 0, sizeof(*ks));
 }
 
 bool ds_perfmap__load(struct ds_textsyms *ks, const char *path)
@@ -268,12 +453,7 @@ bool ds_perfmap__load(struct ds_textsyms *ks, const char *path)
 
 void ds_textsyms__exit(struct ds_textsyms *ks)
 {
-	while (ks->names) {
-		struct ds_name_block *next = ks->names->next;
-
-		free(ks->names);
-		ks->names = next;
-	}
+	free_blocks(&ks->names);
 	free(ks->tab.syms);
 	memset(ks, 0, sizeof(*ks));
 }

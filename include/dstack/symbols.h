@@ -52,6 +52,13 @@ void ds_symbols__delete(struct ds_symbols *syms);
 struct ds_dso *ds_symbols__dso(struct ds_symbols *syms, const char *path,
 			       const uint8_t *build_id, size_t bid_len);
 
+/*
+ * Changes whenever results handed out before may no longer hold (a file
+ * dropped for a build-id learnt too late): callers caching resolutions
+ * compare it.
+ */
+uint64_t ds_symbols__generation(const struct ds_symbols *syms);
+
 /* Record a build-id learnt later (e.g. from the HEADER_BUILD_ID feature). */
 void ds_dso__set_build_id(struct ds_dso *dso, const uint8_t *build_id, size_t bid_len);
 
