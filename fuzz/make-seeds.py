@@ -52,3 +52,16 @@ for root, _, files in os.walk(symfs):
         p = os.path.join(root, f)
         if os.path.getsize(p) <= 300 * 1024:
             put('elf', f, open(p, 'rb').read())
+
+# kallsyms: a cut of the real one (sorted), the same lines shuffled, odd
+# lines (0x prefix, modules, short addresses, tabs), and a JIT perf map
+ks = open(os.path.join(src, 'kallsyms'), 'rb').read()[:CUT]
+ks = ks[:ks.rfind(b'\n') + 1]
+put('kallsyms', 'head', ks)
+lines = ks.split(b'\n')[:400]
+put('kallsyms', 'reversed', b'\n'.join(reversed(lines)))
+put('kallsyms', 'odd', b'0xffffffff81000000 T _text\nffffffff81000010 t a\t[mod]\n1 W w\n'
+    b'ffffffff81000020  T  spaced\nffffffff81000020 T same_addr\nffffffff81000030 D $x\n'
+    b'ffffffffc0000000 t m\t[module]\nzzzz T bad\nffffffff81000040 T last')
+put('kallsyms', 'perfmap', b'7f0000001000 40 jit_one\n7f0000001040 0 jit_zero\n0x7f0000002000 10 hex\n'
+    b'garbage line\n7f0000003000 20 name with spaces\n')

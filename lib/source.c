@@ -46,12 +46,32 @@ void ds_source__close(struct ds_source *s)
 	s->fd = -1;
 }
 
+/*
+ * Reading is sequential: pages well behind @off are not read again, so
+ * they are given back to keep the input's share of RSS to a few MiB.  The
+ * mapping is private and read-only, so a page touched again is simply read
+ * from the file again: this can never change what a caller sees.
+ */
+#define KEEP_BEHIND (1u << 20)
+
+static void release_behind(struct ds_source *s, uint64_t off)
+{
+	size_t rel = (size_t)(off - s->map_off), page = (size_t)sysconf(_SC_PAGESIZE), upto;
+
+	if (rel < s->map_dropped + 2 * KEEP_BEHIND)
+		return;
+	upto = (rel - KEEP_BEHIND) & ~(page - 1);
+	madvise(s->map + s->map_dropped, upto - s->map_dropped, MADV_DONTNEED);
+	s->map_dropped = upto;
+}
+
 static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p)
 {
 	if (off > s->size || len > s->size - off)
 		return -ENODATA;
 	if (s->map && off >= s->map_off && off + len <= s->map_off + s->map_len) {
 		*p = s->map + (off - s->map_off);
+		release_behind(s, off);
 		return 0;
 	}
 	if (s->map)
@@ -75,6 +95,7 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 	s->map = m;
 	s->map_off = start;
 	s->map_len = want;
+	s->map_dropped = 0;
 	*p = s->map + (off - start);
 	return 0;
 }

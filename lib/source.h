@@ -21,6 +21,7 @@ struct ds_source {
 	uint8_t *map;
 	uint64_t map_off;
 	size_t map_len;
+	size_t map_dropped;     /* bytes at the window's start given back (MADV_DONTNEED) */
 	/* pipe: bytes [buf_off, buf_off + buf_len) of the stream */
 	uint8_t *buf;
 	size_t buf_cap, buf_len;

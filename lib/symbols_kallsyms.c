@@ -351,42 +351,62 @@ static int ksym_cmp(const void *pa, const void *pb)
 	return a->name_off < b->name_off ? -1 : a->name_off > b->name_off;
 }
 
+/* The mapped text up to @upto is not needed again but for the names hit: out of RSS. */
+static void give_back(struct ds_kallsyms *ks, size_t *done, size_t upto)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (upto > ks->len)
+		upto = ks->len;
+	upto = upto / page * page;
+	if (!ks->mapped || upto < *done + (1u << 20))
+		return;
+	madvise(ks->text + *done, upto - *done, MADV_DONTNEED);
+	*done = upto;
+}
+
+/* Lines in the text: the index is allocated once, at its final size or close. */
+static size_t count_lines(struct ds_kallsyms *ks)
+{
+	size_t n = 1, done = 0;
+
+	for (const char *p = ks->text, *end = ks->text + ks->len; (p = memchr(p, '\n', (size_t)(end - p))); p++) {
+		n++;
+		give_back(ks, &done, (size_t)(p - ks->text));
+	}
+	give_back(ks, &done, ks->len);
+	return n;
+}
+
 bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path)
 {
-	size_t cap = 0, done = 0;
+	size_t done = 0;
 	bool sorted = true;
 
 	init_hex();
 	memset(ks, 0, sizeof(*ks));
 	if (!kallsyms_text(ks, path))
 		return false;
+	ks->v = malloc(count_lines(ks) * sizeof(*ks->v));
+	if (!ks->v)
+		goto fail;
 	for (size_t p = 0; p < ks->len;) {
 		const char *nl = memchr(ks->text + p, '\n', ks->len - p);
 		size_t n = nl ? (size_t)(nl - ks->text) - p : ks->len - p;
 		struct ds_ksym e;
 
 		if (index_line(ks->text, p, n, &e)) {
-			if (ks->nr == cap) {
-				size_t ncap = cap ? cap * 2 : 16384;
-				struct ds_ksym *v = realloc(ks->v, ncap * sizeof(*v));
-
-				if (!v)
-					goto fail;
-				ks->v = v;
-				cap = ncap;
-			}
 			if (ks->nr && e.start < ks->v[ks->nr - 1].start)
 				sorted = false;
 			ks->v[ks->nr++] = e;
 		}
 		p += n + 1;
-		/* the scanned text is not needed again but for the names hit: out of RSS */
-		if (ks->mapped && p - done >= (1u << 20)) {
-			size_t page = (size_t)sysconf(_SC_PAGESIZE), upto = (p / page) * page;
+		give_back(ks, &done, p);
+	}
+	if (ks->nr) {
+		struct ds_ksym *v = realloc(ks->v, ks->nr * sizeof(*v));   /* drop the lines not kept */
 
-			madvise(ks->text + done, upto - done, MADV_DONTNEED);
-			done = upto;
-		}
+		ks->v = v ? v : ks->v;
 	}
 	if (!sorted)
 		qsort(ks->v, ks->nr, sizeof(*ks->v), ksym_cmp);
