@@ -35,6 +35,11 @@ struct folded {
 	struct ds_hashmap edges;   /* (parent, frame identity) -> node */
 	struct ds_hashmap names;   /* frame identity -> printed text */
 	struct ds_hashmap texts;   /* text hash -> text: one pointer per distinct text */
+	/* the last text of each frame identity, direct-mapped: most frames repeat */
+	struct recent_text {
+		const char *sym, *dso, *text;
+		uint8_t flags;
+	} recent[1024];
 };
 
 static uint64_t str_hash(const char *s)
@@ -99,7 +104,7 @@ static void tidy(char *s)
 }
 
 /* The printed text of a frame, made once per distinct (sym, dso, kind). */
-static const char *frame_text(struct folded *fo, const struct ds_cc_frame *f)
+static const char *frame_text_slow(struct folded *fo, const struct ds_cc_frame *f)
 {
 	uint64_t k = ds_hash_pair(ds_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), f->kernel * 2 + f->inlined);
 	uint64_t *v = ds_hashmap__find(&fo->names, k);
@@ -127,6 +132,21 @@ static const char *frame_text(struct folded *fo, const struct ds_cc_frame *f)
 	return c;
 }
 
+/* Names are interned: a frame is (sym, dso, kernel, inlined) by pointer. */
+static const char *frame_text(struct folded *fo, const struct ds_cc_frame *f)
+{
+	uint8_t flags = (uint8_t)(1 | f->kernel << 1 | f->inlined << 2);
+	struct recent_text *r = &fo->recent[(((uintptr_t)f->sym ^ (uintptr_t)f->dso << 7) * 0x9e3779b97f4a7c15ULL) >> 54];
+
+	if (r->flags == flags && r->sym == f->sym && r->dso == f->dso)
+		return r->text;
+	const char *t = frame_text_slow(fo, f);
+
+	if (t)
+		*r = (struct recent_text){ f->sym, f->dso, t, flags };
+	return t;
+}
+
 /* The command as the root frame: spaces become '_' as in stackcollapse-perf.pl. */
 static const char *comm_text(struct folded *fo, const char *comm)
 {
@@ -149,7 +169,8 @@ static const char *comm_text(struct folded *fo, const char *comm)
 
 static uint32_t node_for(struct folded *fo, uint32_t parent, const char *text)
 {
-	uint64_t k = ds_hash_pair(parent, (uintptr_t)text);
+	/* checked below, and the map mixes its keys: a cheap combination will do */
+	uint64_t k = ((uint64_t)parent << 32 | parent) ^ (uintptr_t)text * 0x9e3779b97f4a7c15ULL;
 
 	for (;;) {
 		bool found;

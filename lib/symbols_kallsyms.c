@@ -354,13 +354,14 @@ static int ksym_cmp(const void *pa, const void *pb)
 /* The mapped text up to @upto is not needed again but for the names hit: out of RSS. */
 static void give_back(struct ds_kallsyms *ks, size_t *done, size_t upto)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t page;
 
+	if (!ks->mapped || upto < *done + (1u << 20))
+		return;   /* the per-line fast path */
 	if (upto > ks->len)
 		upto = ks->len;
+	page = (size_t)sysconf(_SC_PAGESIZE);
 	upto = upto / page * page;
-	if (!ks->mapped || upto < *done + (1u << 20))
-		return;
 	madvise(ks->text + *done, upto - *done, MADV_DONTNEED);
 	*done = upto;
 }
