@@ -600,6 +600,18 @@ static inline struct ds_cc_frame *cc_slot(struct ds_machine *m, size_t n, size_t
 	return n + more <= m->cc_cap ? &m->cc[n] : cc_grow(m, n, more);
 }
 
+/* Append one frame to the callchain buffer; false on ENOMEM. */
+static inline bool push_frame(struct ds_machine *m, size_t *n, const struct ds_cc_frame *frame)
+{
+	struct ds_cc_frame *f = cc_slot(m, *n, 1);
+
+	if (!f)
+		return false;
+	*f = *frame;
+	(*n)++;
+	return true;
+}
+
 const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
 						const uint64_t *ips, uint64_t nr, unsigned max_stack,
 						size_t *nr_frames)
@@ -614,11 +626,10 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 		struct ds_cc_frame *f;
 
 		if (ips[i] == DS_CONTEXT_USER_DEFERRED && i + 1 < nr) {
-			f = cc_slot(m, n, 1);
-			if (!f)
+			struct ds_cc_frame cookie = { .ip = ips[++i], .dso = "[unknown]", .cookie = true };
+
+			if (!push_frame(m, &n, &cookie))
 				break;
-			*f = (struct ds_cc_frame){ .ip = ips[++i], .dso = "[unknown]", .cookie = true };
-			n++;
 			taken++;
 			continue;
 		}
@@ -630,11 +641,8 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 
 		if (slot && slot->ip == ips[i] && slot->mode == mode && slot->generation == gen && slot->stamp &&
 		    slot->stamp == (is_kernel_mode(mode) ? m->kmaps.stamp : t->maps->stamp)) {
-			f = cc_slot(m, n, 1);
-			if (!f)
+			if (!push_frame(m, &n, &slot->f))
 				break;
-			*f = slot->f;
-			n++;
 			taken++;
 			continue;
 		}
