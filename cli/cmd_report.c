@@ -53,6 +53,7 @@ struct report {
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct ds_hashmap node_map;
+	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
         /* library string -> our copy (the library's die with the walk) */
 	uint64_t seq;
 	const struct ds_evsel *evsels[64];  /* compared only: they die with the walk */
@@ -246,9 +247,32 @@ static void key_of(struct report *r, const struct walk_sample *s, const struct d
 {
 	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->pid, .dso = keep(r, f->dso),
 			       .sym = f->cookie ? NULL : keep(r, f->sym), .addr = f->ip, .level = f->kernel ? 'k' : '.' };
+	/* the flat profile names the symbol-table symbol, as perf's does (a
+	 * clone "f.constprop.0" whose DWARF says "f" stays "f.constprop.0") */
+	if (rel && !f->cookie && f->elf_sym)
+		key->sym = keep(r, f->elf_sym);
 	/* perf prints an address with no symbol inside its map (map__map_ip) */
 	if (!key->sym && rel && !f->kernel && !f->cookie)
 		key->addr = f->addr;
+}
+
+/* perf's --children entry of an inlined frame reads "name (inlined)". */
+static const char *inlined_name(struct report *r, const char *sym)
+{
+	bool found;
+	uint64_t *v = ds_hashmap__upsert(&r->inlined_names, (uintptr_t)sym, 0, &found);
+	char *n;
+
+	if (!v)
+		return NULL;
+	if (found)
+		return (const char *)(uintptr_t)*v;
+	if (asprintf(&n, "%s (inlined)", sym) < 0) {
+		ds_hashmap__del(&r->inlined_names, (uintptr_t)sym, NULL);
+		return NULL;
+	}
+	*v = (uintptr_t)n;
+	return n;
 }
 
 static int add_children(struct report *r, const struct walk_sample *s, struct entry *self)
@@ -268,6 +292,8 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 			continue;
 		key_of(r, s, &s->frames[i], false, &key);
 		key.level = '.';
+		if (s->frames[i].inlined && key.sym && !(key.sym = inlined_name(r, key.sym)))
+			return -ENOMEM;
 		e = find_entry(r, &key);
 		if (!e)
 			return -ENOMEM;
@@ -329,6 +355,9 @@ static int sym_text(const struct entry *e, char *buf, size_t n)
 {
 	if (e->sym)
 		return snprintf(buf, n, "[%c] %s", e->level, e->sym);
+	/* perf's "%#0*llx": for 0 the '#' adds no "0x" (C's rule), so 16 zeros */
+	if (!e->addr)
+		return snprintf(buf, n, "[%c] %016d", e->level, 0);
 	return snprintf(buf, n, "[%c] 0x%016llx", e->level, (unsigned long long)e->addr);
 }
 
@@ -713,6 +742,7 @@ int cmd_report(int argc, char **argv)
 {
 	static struct outbuf out;
 	struct report *r = calloc(1, sizeof(*r));
+	uint64_t k, v;
 	int ret;
 
 	if (!r) {
@@ -732,6 +762,9 @@ int cmd_report(int argc, char **argv)
 	}
 	r->wo.at_end = report_at_end;
 	ret = walk_samples("report", &r->wo, on_sample, r);
+	for (size_t i = 0; ds_hashmap__next(&r->inlined_names, &i, &k, &v);)
+		free((void *)(uintptr_t)v);
+	ds_hashmap__exit(&r->inlined_names);
 	ds_hashmap__exit(&r->ent_map);
 	ds_hashmap__exit(&r->node_map);
 	free(r->ents);

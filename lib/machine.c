@@ -470,7 +470,7 @@ static void unknown(struct ds_resolved *out, const char *dso)
 	out->map_start = out->map_end = out->map_pgoff = 0;
 	out->dso_obj = NULL;
 	out->nr_frames = 1;
-	out->frames[0] = (struct ds_frame){ NULL, 0, false };
+	out->frames[0] = (struct ds_frame){ .name = NULL };
 }
 
 /* "[virtio_blk]" for a module map, as perf names module DSOs. */
@@ -654,6 +654,7 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 			f[k] = (struct ds_cc_frame){ .ip = ips[i], .sym = r.frames[k].name,
 						     .offset = r.frames[k].offset, .dso = r.dso,
 						     .inlined = r.frames[k].inlined, .kernel = r.kernel,
+						     .elf_sym = r.frames[k].elf_name,
 						     .addr = r.addr, .map_start = r.map_start,
 						     .map_end = r.map_end, .map_pgoff = r.map_pgoff,
 						     .dso_obj = r.dso_obj };

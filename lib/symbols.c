@@ -366,7 +366,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 		n = ds_dwarf__inlines(d->img.dwarf, vaddr, &s->in, !s->no_demangle,
 				      &d->dw_names, inl, MAX_INLINE);
 	if (n == 0) {
-		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start };
+		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -375,6 +375,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 			.offset = vaddr - sym->start,
 			/* interned: equal names are equal pointers */
 			.inlined = inl[i].name != sym->name,
+			.elf_name = sym->name,
 		};
 	return n;
 }
@@ -421,7 +422,7 @@ static bool textsyms_frame(const struct ds_textsyms *ts, uint64_t addr, struct d
 
 	if (!sym)
 		return false;
-	*f = (struct ds_frame){ .name = sym->name, .offset = addr - sym->start };
+	*f = (struct ds_frame){ .name = sym->name, .offset = addr - sym->start, .elf_name = sym->name };
 	return true;
 }
 
@@ -446,7 +447,8 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 	uint64_t start;
 
 	c->found = ds_kallsyms__find(&s->kernel, addr, &name, &start);
-	c->frame = c->found ? (struct ds_frame){ .name = name, .offset = addr - start } : (struct ds_frame){ 0 };
+	c->frame = c->found ? (struct ds_frame){ .name = name, .offset = addr - start, .elf_name = name }
+			    : (struct ds_frame){ 0 };
 	c->addr = addr;
 	c->valid = true;
 	*frame = c->frame;

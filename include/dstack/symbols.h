@@ -37,6 +37,8 @@ struct ds_frame {
 	const char *name;         /* symbol name (demangled), NULL if unknown */
 	uint64_t offset;          /* address - symbol start */
 	bool inlined;             /* an inlined function (perf prints "(inlined)") */
+	const char *elf_name;     /* the symbol-table symbol holding the address (perf
+				     report's name for a sample), NULL if unknown */
 };
 
 struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts);

@@ -54,5 +54,27 @@ PY
 	if "$DSTACK" report --sort bogus -i "$d" >/dev/null 2>&1; [ $? -eq 2 ]; then
 		ok "report: a bad --sort key is a usage error (exit 2)"
 	else bad "report: bad --sort key not refused with exit 2"; fi
+	report_children_vs_perf7
+}
+
+# --children has no oracle file: compare with perf 7.2 itself, on the classic
+# recordings (nothing left unstitched, so every line must match).
+report_children_vs_perf7() {
+	local perf7=/work/shared/kernel-vm/perf7 n o res
+	if [ ! -e /var/tmp/kernel-vm/ready ] || [ ! -x "$perf7" ]; then
+		echo "SKIPPED report --children vs perf 7.2: *** kernel-vm (perf7) not set up ***"; return
+	fi
+	for n in kernel.fp mix.fp; do
+		o="$WORK/out/$n.children"
+		# perf7 runs in the guest's root: host paths relative to the current directory
+		local w=${WORK#"$ROOT"/}
+		local opts=(--stdio --children --symfs "$w/symfs-root/symfs" --kallsyms "$w/kallsyms" -i "$w/data/$n.data")
+		(cd "$ROOT" && "$perf7" report "${opts[@]}") >"$o.perf" 2>/dev/null
+		(cd "$ROOT" && "$DSTACK" report "${opts[@]}") >"$o.dstack" 2>"$o.err"
+		if res=$(python3 "$ROOT/tests/check_report.py" "$o.perf" "$o.dstack" --trees) &&
+		   echo "$res" | head -1 | grep -q ', 0 missing, 0 extra'
+		then ok "report --children $n vs perf 7.2: $(echo "$res" | head -1)"
+		else bad "report --children $n vs perf 7.2: $(echo "$res" | head -3 | tr '\n' ' ')"; fi
+	done
 }
 report_suite
