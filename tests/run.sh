@@ -152,7 +152,7 @@ asan_suites() {
 		fi
 		echo "== $(basename "$suite") on the ASan+UBSan build"
 		# shellcheck source=/dev/null
-		DSTACK_NO_VM=1 . "$suite"
+		DSTACK_NO_VM="on the ASan pass (the release pass ran the guest)" . "$suite"
 	done
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 	DSTACK=$release

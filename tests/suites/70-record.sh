@@ -191,7 +191,7 @@ record_host_suite() {
 record_guest_suite() {
 	local kvm=${KVM_RUN:-/work/shared/kernel-vm/run} job="$WORK/out/record-vm/job" out="$WORK/out/record-vm/out"
 	if [ -n "${DSTACK_NO_VM:-}" ]; then
-		echo "SKIPPED record (guest): *** DSTACK_NO_VM is set ***"; return
+		echo "SKIPPED record (guest): *** DSTACK_NO_VM=${DSTACK_NO_VM} ***"; return
 	fi
 	if [ ! -e /var/tmp/kernel-vm/ready ] || [ ! -x "$kvm" ]; then
 		echo "SKIPPED record (guest): *** no kernel-vm (/var/tmp/kernel-vm/ready): deferred recording untested ***"; return
