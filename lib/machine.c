@@ -30,7 +30,9 @@ static void maps_changed(struct ds_maps *mp)
 /*
  * Resolved callchain entries, direct-mapped by (maps stamp, ip): a profile
  * resolves the same few thousand addresses over and over.  Only entries
- * that resolve to one frame (no inlines) are kept.
+ * that resolve to one frame (no inlines) are kept.  A slot is small and
+ * names its frame in a dense array that grows as slots are first used, so
+ * a short profile touches few pages (a page fault costs ~10 us in a VM).
  */
 #define FRAME_CACHE_BITS 13
 #define FRAME_CACHE_SLOTS (1u << FRAME_CACHE_BITS)
@@ -38,7 +40,7 @@ static void maps_changed(struct ds_maps *mp)
 struct frame_cache_slot {
 	uint64_t stamp, ip, generation;
 	uint16_t mode;
-	struct ds_cc_frame f;
+	uint32_t frame;            /* index + 1 into ds_machine.fframes; 0: none yet */
 };
 
 struct comm_entry {
@@ -63,6 +65,8 @@ struct ds_machine {
 	struct ds_cc_frame *cc;        /* ds_machine__callchain's buffer */
 	size_t cc_cap;
 	struct frame_cache_slot *fcache; /* FRAME_CACHE_SLOTS, NULL if not allocated */
+	struct ds_cc_frame *fframes;     /* the cached frames, one per slot ever used */
+	size_t fframes_nr, fframes_cap;
 };
 
 /* ---- interning ------------------------------------------------------- */
@@ -295,6 +299,7 @@ void ds_machine__delete(struct ds_machine *m)
 	free(m->kmaps.v);
 	free(m->cc);
 	free(m->fcache);
+	free(m->fframes);
 	free(m);
 }
 
@@ -595,6 +600,22 @@ static struct frame_cache_slot *cache_slot(struct ds_machine *m, struct ds_threa
 	return &m->fcache[((ip ^ mp->stamp << 40) * 0x9e3779b97f4a7c15ULL) >> (64 - FRAME_CACHE_BITS)];
 }
 
+/* A frame in the dense array for @slot, which has none yet; false on ENOMEM (then not cached). */
+static bool cache_frame_alloc(struct ds_machine *m, struct frame_cache_slot *slot)
+{
+	if (m->fframes_nr == m->fframes_cap) {
+		size_t ncap = m->fframes_cap ? m->fframes_cap * 2 : 256;
+		struct ds_cc_frame *n = realloc(m->fframes, ncap * sizeof(*n));
+
+		if (!n)
+			return false;
+		m->fframes = n;
+		m->fframes_cap = ncap;
+	}
+	slot->frame = (uint32_t)++m->fframes_nr;
+	return true;
+}
+
 static inline struct ds_cc_frame *cc_slot(struct ds_machine *m, size_t n, size_t more)
 {
 	return n + more <= m->cc_cap ? &m->cc[n] : cc_grow(m, n, more);
@@ -639,9 +660,9 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 		}
 		struct frame_cache_slot *slot = cache_slot(m, t, mode, ips[i]);
 
-		if (slot && slot->ip == ips[i] && slot->mode == mode && slot->generation == gen && slot->stamp &&
-		    slot->stamp == (is_kernel_mode(mode) ? m->kmaps.stamp : t->maps->stamp)) {
-			if (!push_frame(m, &n, &slot->f))
+		if (slot && slot->frame && slot->ip == ips[i] && slot->mode == mode && slot->generation == gen &&
+		    slot->stamp && slot->stamp == (is_kernel_mode(mode) ? m->kmaps.stamp : t->maps->stamp)) {
+			if (!push_frame(m, &n, &m->fframes[slot->frame - 1]))
 				break;
 			taken++;
 			continue;
@@ -658,12 +679,12 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 						     .addr = r.addr, .map_start = r.map_start,
 						     .map_end = r.map_end, .map_pgoff = r.map_pgoff,
 						     .dso_obj = r.dso_obj };
-		if (slot && r.nr_frames == 1) {
+		if (slot && r.nr_frames == 1 && (slot->frame || cache_frame_alloc(m, slot))) {
 			slot->stamp = is_kernel_mode(mode) ? m->kmaps.stamp : t->maps->stamp;
 			slot->ip = ips[i];
 			slot->mode = mode;
 			slot->generation = gen;
-			slot->f = f[0];
+			m->fframes[slot->frame - 1] = f[0];
 		}
 		n += r.nr_frames;
 		taken++;

@@ -73,7 +73,6 @@
 #include "hashmap.h"
 #include "symbols_int.h"
 
-#define KCACHE_SLOTS 4096
 #define MAX_INLINE 32   /* deeper inline chains are cut (perf has no limit) */
 
 struct ds_dso {
@@ -102,11 +101,6 @@ struct ds_symbols {
 	struct ds_dso *all;
 	struct ds_kallsyms kernel;
 	uint64_t generation;           /* bumped when resolved results become stale */
-	struct kcache_slot {
-		uint64_t addr;
-		struct ds_frame frame;
-		bool valid, found;
-	} *kcache;                     /* KCACHE_SLOTS, allocated with the object */
 	bool kernel_tried;
 	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
 };
@@ -142,8 +136,7 @@ struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
 		s->no_inline = opts->no_inline;
 		s->no_demangle = opts->no_demangle;
 	}
-	s->kcache = calloc(KCACHE_SLOTS, sizeof(*s->kcache));
-	if (fail || !s->kcache) {
+	if (fail) {
 		ds_symbols__delete(s);
 		errno = ENOMEM;
 		return NULL;
@@ -192,7 +185,6 @@ void ds_symbols__delete(struct ds_symbols *s)
 	}
 	ds_hashmap__exit(&s->jit);
 	ds_kallsyms__exit(&s->kernel);
-	free(s->kcache);
 	ds_intern__exit(&s->in);
 	free(s->symfs);
 	free(s->kallsyms);
@@ -435,24 +427,14 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 		if (!ds_kallsyms__load(&s->kernel, path))
 			ds_warn("%s: cannot load kernel symbols\n", path);
 	}
-	/* a kernel profile hits few addresses many times: a direct-mapped cache
-	 * in front of the binary search over ~10^5 symbols */
-	struct kcache_slot *c = &s->kcache[(addr ^ addr >> 12) & (KCACHE_SLOTS - 1)];
-
-	if (c->addr == addr && c->valid) {
-		*frame = c->frame;
-		return c->found;
-	}
+	/* no cache here: ds_machine's frame cache is in front of this */
 	const char *name;
 	uint64_t start;
 
-	c->found = ds_kallsyms__find(&s->kernel, addr, &name, &start);
-	c->frame = c->found ? (struct ds_frame){ .name = name, .offset = addr - start, .elf_name = name }
-			    : (struct ds_frame){ 0 };
-	c->addr = addr;
-	c->valid = true;
-	*frame = c->frame;
-	return c->found;
+	if (!ds_kallsyms__find(&s->kernel, addr, &name, &start))
+		return false;
+	*frame = (struct ds_frame){ .name = name, .offset = addr - start, .elf_name = name };
+	return true;
 }
 
 static struct ds_textsyms *jit_load(struct ds_symbols *s, int pid)

@@ -701,7 +701,7 @@ bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle,
 		scn = section_by_type(img->elf, SHT_DYNSYM, &sh);
 	if (scn && !load_symtab(sym_elf, scn, &sh, in, demangle, &rv))
 		goto out;
-	rv.nr = ds_rawsym__finish(rv.v, rv.nr, false);
+	rv.nr = ds_rawsym__finish(rv.v, rv.nr);
 	c.nr_elf = rv.nr;
 	if (!synth_plt(&c) || !to_symtab(img, &rv))
 		goto out;

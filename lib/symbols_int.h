@@ -63,7 +63,7 @@ struct ds_rawsym {
  * symbols__fixup_duplicate; the last one gets at most a page).
  * Returns the new count; raw[i].size becomes end - start.
  */
-size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr, bool kallsyms);
+size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr);
 
 /* ---- ELF ------------------------------------------------------------- */
 
@@ -137,7 +137,9 @@ struct ds_kallsyms {
 	bool mapped;               /* text is an mmap of the file (else malloc'd) */
 	struct ds_ksym { uint64_t start; uint64_t name_off; } *v;   /* sorted by (start, name_off) */
 	size_t nr;
-	const char **names;        /* per symbol, interned on first use (calloc'd: untouched pages cost nothing) */
+	bool v_reserved;           /* v is an mmap of v_bytes (else malloc'd) */
+	size_t v_bytes;
+	struct ds_hashmap names;   /* symbol index -> its name, copied on first use */
 	struct ds_name_block *blocks;
 };
 

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Text symbol files: kallsyms ("ADDR TYPE NAME [\t[module]]") and JIT maps
- * (/tmp/perf-PID.map: "START SIZE NAME", hex).  A file is read in chunks
- * and parsed line by line; only the names of the symbols kept are copied,
- * into blocks, so an 8 MB kallsyms costs about its text names (3 MB) and
- * the symbol array, never the whole file at once.
+ * (/tmp/perf-PID.map: "START SIZE NAME", hex).
+ *
+ * A JIT map is read in chunks and parsed line by line; only the names of
+ * the symbols kept are copied.  kallsyms (8 MB, 2*10^5 lines, read once per
+ * run and most of a short run's time) is indexed in place: one pass, 64
+ * bytes at a time, finds the line ends; the usual line is parsed with SSE2
+ * and no scanning; the index records each kept symbol's address and where
+ * its name lies, and a name is copied when first hit.  Page faults cost
+ * ~10 us each in a VM, so the index and the text are prefaulted in steps.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -77,10 +82,14 @@ static int hexval(char c)
 	return hex_digit[(unsigned char)c];
 }
 
+static void init_types(void);
+
+/* The lookup tables (idempotent; the first load runs before any thread could). */
 static void init_hex(void)
 {
 	if (hex_digit[0])
 		return;
+	init_types();
 	memset(hex_digit, -1, sizeof(hex_digit));
 	for (int i = 0; i < 10; i++)
 		hex_digit['0' + i] = (signed char)i;
@@ -115,15 +124,17 @@ static char *skip_blanks(char *s)
 }
 
 /* The types perf's symbol_type__filter() keeps (text, weak, data, bss, ...). */
+static bool kept_type[256];
+
+static void init_types(void)
+{
+	for (const char *t = "TtWwDdBbulN1"; *t; t++)
+		kept_type[(unsigned char)*t] = true;
+}
+
 static bool kallsyms_type_kept(char t)
 {
-	switch (t) {
-	case 'T': case 't': case 'W': case 'w': case 'D': case 'd': case 'B': case 'b':
-	case 'u': case 'l': case 'N': case '1':
-		return true;
-	default:
-		return false;
-	}
+	return kept_type[(unsigned char)t];
 }
 
 /* One perf map line "START SIZE NAME". */
@@ -187,7 +198,7 @@ static bool to_table(struct ds_textsyms *ks, struct ds_rawsym *raw, size_t nr)
 	return true;
 }
 
-static bool load_lines(struct ds_textsyms *ks, const char *path, bool kallsyms,
+static bool load_lines(struct ds_textsyms *ks, const char *path,
 		       bool (*parse)(char *line, struct ds_rawsym *r))
 {
 	struct ds_rawsym *raw = NULL;
@@ -228,7 +239,7 @@ static bool load_lines(struct ds_textsyms *ks, const char *path, bool kallsyms,
 	}
 	close(fd);
 	free(buf);
-	nr = ds_rawsym__finish(raw, nr, kallsyms);
+	nr = ds_rawsym__finish(raw, nr);
 	if (to_table(ks, raw, nr))
 		return true;
 	raw = NULL;
@@ -267,6 +278,7 @@ static bool kallsyms_text(struct ds_kallsyms *ks, const char *path)
 	return ks->text != NULL;
 }
 
+#ifndef __SSE2__
 /* Eight validated hex digits (ASCII, most significant first) in @x to their value. */
 static uint32_t swar_hex8(uint64_t x)
 {
@@ -277,11 +289,11 @@ static uint32_t swar_hex8(uint64_t x)
 	d = ((d & 0x0000ffff00000000ULL) >> 32) | ((d & 0x000000000000ffffULL) << 16);
 	return (uint32_t)d;
 }
+#endif
 
 /* The 16 hex digits at @s (16 readable bytes); false if one is not a digit. */
-static bool hex16(const char *s, uint64_t *v)
+static inline bool hex16(const char *s, uint64_t *v)
 {
-	uint64_t a, b;
 #ifdef __SSE2__
 	const __m128i flip = _mm_set1_epi8((char)0x80);
 	__m128i c = _mm_loadu_si128((const __m128i *)(const void *)s);
@@ -290,18 +302,31 @@ static bool hex16(const char *s, uint64_t *v)
 	/* unsigned "< 10" and "< 6" as signed compares of the values flipped by 0x80 */
 	__m128i ok = _mm_or_si128(_mm_cmplt_epi8(dig, _mm_set1_epi8((char)(0x80 + 10))),
 				  _mm_cmplt_epi8(let, _mm_set1_epi8((char)(0x80 + 6))));
+	/* digit values: low nibble, +9 for letters (bit 6 set) */
+	__m128i letter = _mm_and_si128(_mm_srli_epi16(c, 6), _mm_set1_epi8(1));
+	__m128i val = _mm_add_epi8(_mm_and_si128(c, _mm_set1_epi8(0x0f)),
+				   _mm_add_epi8(_mm_slli_epi16(letter, 3), letter));
+	/* each 16-bit lane holds two digits, first in the low byte: one byte value */
+	__m128i pair = _mm_or_si128(_mm_and_si128(_mm_slli_epi16(val, 4), _mm_set1_epi16(0xf0)),
+				    _mm_srli_epi16(val, 8));
+	uint64_t be;
 
 	if (_mm_movemask_epi8(ok) != 0xffff)
 		return false;
+	be = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pair, pair));
+	*v = __builtin_bswap64(be);   /* the first pair is the most significant byte */
+	return true;
 #else
+	uint64_t a, b;
+
 	for (int i = 0; i < 16; i++)
 		if (hexval(s[i]) < 0)
 			return false;
-#endif
 	memcpy(&a, s, 8);
 	memcpy(&b, s + 8, 8);
 	*v = (uint64_t)swar_hex8(a) << 32 | swar_hex8(b);
 	return true;
+#endif
 }
 
 /* perf's kallsyms filter on the line at @p (length @n): the symbol's address and name offset. */
@@ -366,58 +391,230 @@ static void give_back(struct ds_kallsyms *ks, size_t *done, size_t upto)
 	*done = upto;
 }
 
-/* Lines in the text: the index is allocated once, at its final size or close. */
-static size_t count_lines(struct ds_kallsyms *ks)
-{
-	size_t n = 1, done = 0;
+/*
+ * The kept symbols, in file order (sorted tells whether that is address
+ * order too).  The array lives in one reservation of address space sized
+ * for the worst case, populated POPULATE_STEP at a time as it fills: in a
+ * VM a page fault costs ~10 us, and one populate call per 64 pages much
+ * less.  When the reservation fails, a malloc'd array grows instead.
+ */
+#define POPULATE_STEP (256u << 10)
 
-	for (const char *p = ks->text, *end = ks->text + ks->len; (p = memchr(p, '\n', (size_t)(end - p))); p++) {
-		n++;
-		give_back(ks, &done, (size_t)(p - ks->text));
+struct ksym_vec {
+	struct ds_ksym *v;
+	size_t nr, cap;
+	size_t populated;          /* bytes of a reservation populated so far */
+	bool reserved;             /* v is a reservation of cap entries */
+	bool sorted;
+};
+
+/* Prefault [p, p + n) for @advice (MADV_POPULATE_*; Linux 5.14+, else a no-op). */
+static void populate(void *p, size_t n, int advice)
+{
+	static size_t page;
+
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p / page * page;
+
+	if (n)
+		madvise((void *)a, (uintptr_t)p + n - a, advice);
+}
+
+/* A reservation for every line @len bytes of text can hold ("0 T a\n": 6 bytes). */
+static void ksym_reserve(struct ksym_vec *k, size_t len)
+{
+	size_t cap = len / 6 + 2;
+	void *m;
+
+	if (cap > SIZE_MAX / sizeof(*k->v))
+		return;
+	m = mmap(NULL, cap * sizeof(*k->v), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	k->v = m;
+	k->cap = cap;
+	k->reserved = true;
+}
+
+static bool ksym_grow(struct ksym_vec *k)
+{
+	size_t ncap = k->cap ? k->cap * 2 : 4096;
+	struct ds_ksym *n;
+
+	if (k->reserved)
+		return false;   /* cannot happen: the reservation holds every line */
+	n = realloc(k->v, ncap * sizeof(*n));
+	if (!n)
+		return false;
+	k->v = n;
+	k->cap = ncap;
+	return true;
+}
+
+static inline bool ksym_push(struct ksym_vec *k, struct ds_ksym e)
+{
+	if (k->nr == k->cap && !ksym_grow(k))
+		return false;
+	if (k->reserved && (k->nr + 1) * sizeof(*k->v) > k->populated) {
+#ifdef MADV_POPULATE_WRITE
+		populate((char *)k->v + k->populated, POPULATE_STEP, MADV_POPULATE_WRITE);
+#endif
+		k->populated += POPULATE_STEP;
 	}
-	give_back(ks, &done, ks->len);
-	return n;
+	if (k->nr && e.start < k->v[k->nr - 1].start)
+		k->sorted = false;
+	k->v[k->nr++] = e;
+	return true;
+}
+
+/* The index into @ks, its spare capacity given back. */
+static void ksym_finish(struct ds_kallsyms *ks, struct ksym_vec *k)
+{
+	ks->v = k->v;
+	ks->nr = k->nr;
+	ks->v_reserved = k->reserved;
+	ks->v_bytes = k->cap * sizeof(*k->v);
+	if (k->reserved) {
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		size_t keep = (k->nr * sizeof(*k->v) + page - 1) / page * page;
+
+		if (keep < ks->v_bytes) {
+			munmap((char *)k->v + keep, ks->v_bytes - keep);
+			ks->v_bytes = keep;
+		}
+		if (!keep) {
+			ks->v = NULL;
+			ks->v_reserved = false;
+		}
+	} else if (k->nr) {
+		struct ds_ksym *v = realloc(k->v, k->nr * sizeof(*v));
+
+		ks->v = v ? v : k->v;
+	}
+	if (!k->sorted)
+		qsort(ks->v, ks->nr, sizeof(*ks->v), ksym_cmp);
+}
+
+static void ksym_free(struct ksym_vec *k)
+{
+	if (k->reserved)
+		munmap(k->v, k->cap * sizeof(*k->v));
+	else
+		free(k->v);
+}
+
+/*
+ * The usual line, "%016lx T name\n" with no tab (no module): parsed without
+ * the general path's scanning.  False when the line is not of that shape,
+ * and then index_line() decides.
+ */
+static inline bool usual_line(const char *text, size_t p, size_t n, bool has_tab, struct ds_ksym *out, bool *keep)
+{
+	const char *l = text + p;
+	uint64_t addr;
+
+	if (has_tab || n < 20 || l[16] != ' ' || l[18] != ' ' || l[19] == ' ' || !hex16(l, &addr))
+		return false;
+	*keep = kallsyms_type_kept(l[17]) && l[19] != '$' && l[19] != '\0';
+	*out = (struct ds_ksym){ .start = addr, .name_off = p + 19 };
+	return true;
+}
+
+static inline bool add_kallsyms_line(struct ksym_vec *k, const char *text, size_t p, size_t n, bool has_tab)
+{
+	struct ds_ksym e;
+	bool keep;
+
+	if (!usual_line(text, p, n, has_tab, &e, &keep))
+		keep = index_line(text, p, n, &e);
+	return !keep || ksym_push(k, e);
+}
+
+/* Bit i set when @p[i] is a newline or a tab (64 readable bytes). */
+static uint64_t line_marks(const char *p)
+{
+#ifdef __SSE2__
+	uint64_t m = 0;
+
+	for (int i = 0; i < 4; i++) {
+		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+		unsigned x = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(c, _mm_set1_epi8('\n')),
+								     _mm_cmpeq_epi8(c, _mm_set1_epi8('\t'))));
+
+		m |= (uint64_t)x << (16 * i);
+	}
+	return m;
+#else
+	uint64_t m = 0;
+
+	for (int i = 0; i < 64; i++)
+		if (p[i] == '\n' || p[i] == '\t')
+			m |= 1ULL << i;
+	return m;
+#endif
+}
+
+/*
+ * One pass over the text, 64 bytes at a time: newlines end lines, tabs
+ * (module lines only, in a real file) send a line to the general parser.
+ */
+static bool index_text(struct ds_kallsyms *ks, struct ksym_vec *k)
+{
+	const char *text = ks->text;
+	size_t len = ks->len, start = 0, tab = SIZE_MAX, done = 0, b;
+
+	for (b = 0; b < len; b += 64) {
+		uint64_t m = 0;
+
+		if (b + 64 <= len)
+			m = line_marks(text + b);
+		else   /* the last bytes, one at a time */
+			for (size_t i = b; i < len; i++)
+				if (text[i] == '\n' || text[i] == '\t')
+					m |= 1ULL << (i - b);
+		for (; m; m &= m - 1) {
+			size_t pos = b + (size_t)__builtin_ctzll(m);
+
+			if (text[pos] == '\t') {
+				tab = pos;
+				continue;
+			}
+			if (!add_kallsyms_line(k, text, start, pos - start, tab != SIZE_MAX && tab >= start))
+				return false;
+			start = pos + 1;
+		}
+		if ((b & ((1u << 20) - 1)) == 0) {
+			give_back(ks, &done, start);
+#ifdef MADV_POPULATE_READ
+			if (ks->mapped)   /* the next MiB in one call, not a fault per 16 pages */
+				populate((char *)text + b, len - b < (1u << 20) ? len - b : (1u << 20), MADV_POPULATE_READ);
+#endif
+		}
+	}
+	if (start < len && !add_kallsyms_line(k, text, start, len - start, tab != SIZE_MAX && tab >= start))
+		return false;
+	give_back(ks, &done, len);
+	return true;
 }
 
 bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path)
 {
-	size_t done = 0;
-	bool sorted = true;
+	struct ksym_vec k = { .sorted = true };
 
 	init_hex();
 	memset(ks, 0, sizeof(*ks));
+	ds_hashmap__init(&ks->names);
 	if (!kallsyms_text(ks, path))
 		return false;
-	ks->v = malloc(count_lines(ks) * sizeof(*ks->v));
-	if (!ks->v)
-		goto fail;
-	for (size_t p = 0; p < ks->len;) {
-		const char *nl = memchr(ks->text + p, '\n', ks->len - p);
-		size_t n = nl ? (size_t)(nl - ks->text) - p : ks->len - p;
-		struct ds_ksym e;
-
-		if (index_line(ks->text, p, n, &e)) {
-			if (ks->nr && e.start < ks->v[ks->nr - 1].start)
-				sorted = false;
-			ks->v[ks->nr++] = e;
-		}
-		p += n + 1;
-		give_back(ks, &done, p);
+	ksym_reserve(&k, ks->len);
+	if (!index_text(ks, &k)) {
+		ksym_free(&k);
+		ds_kallsyms__exit(ks);
+		return false;
 	}
-	if (ks->nr) {
-		struct ds_ksym *v = realloc(ks->v, ks->nr * sizeof(*v));   /* drop the lines not kept */
-
-		ks->v = v ? v : ks->v;
-	}
-	if (!sorted)
-		qsort(ks->v, ks->nr, sizeof(*ks->v), ksym_cmp);
-	ks->names = calloc(ks->nr ? ks->nr : 1, sizeof(*ks->names));
-	if (!ks->names)
-		goto fail;
+	ksym_finish(ks, &k);
 	return true;
-fail:
-	ds_kallsyms__exit(ks);
-	return false;
 }
 
 bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start)
@@ -440,17 +637,20 @@ bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name,
 
 	if (addr >= end)
 		return false;
-	if (!ks->names[lo - 1]) {
+	uint64_t *slot = ds_hashmap__find(&ks->names, lo - 1);
+
+	if (slot) {
+		*name = (const char *)(uintptr_t)*slot;
+	} else {
 		const char *n = ks->text + k->name_off, *stop = n;
 		const char *text_end = ks->text + ks->len;
 
 		while (stop < text_end && *stop != '\n' && *stop != '\t')
 			stop++;
-		ks->names[lo - 1] = copy_name(&ks->blocks, n, (size_t)(stop - n));
-		if (!ks->names[lo - 1])
+		*name = copy_name(&ks->blocks, n, (size_t)(stop - n));
+		if (!*name || ds_hashmap__set(&ks->names, lo - 1, (uint64_t)(uintptr_t)*name) < 0)
 			return false;
 	}
-	*name = ks->names[lo - 1];
 	*start = k->start;
 	return true;
 }
@@ -461,15 +661,18 @@ void ds_kallsyms__exit(struct ds_kallsyms *ks)
 		munmap(ks->text, ks->len);
 	else
 		free(ks->text);
-	free(ks->v);
-	free(ks->names);
+	if (ks->v_reserved)
+		munmap(ks->v, ks->v_bytes);
+	else
+		free(ks->v);
+	ds_hashmap__exit(&ks->names);
 	free_blocks(&ks->blocks);
 	memset(ks, 0, sizeof(*ks));
 }
 
 bool ds_perfmap__load(struct ds_textsyms *ks, const char *path)
 {
-	return load_lines(ks, path, false, perfmap_line);
+	return load_lines(ks, path, perfmap_line);
 }
 
 void ds_textsyms__exit(struct ds_textsyms *ks)

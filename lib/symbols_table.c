@@ -143,14 +143,13 @@ static void fixup_end(struct ds_rawsym *raw, size_t nr)
 	}
 }
 
-size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr, bool kallsyms)
+size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 {
 	size_t out = 0;
 
-	(void)kallsyms;   /* module symbols are not loaded, so the rule is the same */
 	if (!nr)
 		return 0;
-	/* kallsyms comes sorted (minus the module lines): check before sorting */
+	/* symbol files often come sorted: check before sorting */
 	for (size_t i = 1; i < nr; i++)
 		if (rawsym_cmp(&raw[i - 1], &raw[i]) > 0) {
 			qsort(raw, nr, sizeof(*raw), rawsym_cmp);

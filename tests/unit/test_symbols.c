@@ -304,6 +304,101 @@ static void test_synthetic_kallsyms(const char *dir)
 	ds_symbols__delete(s);
 }
 
+/*
+ * The kallsyms index against a plain reference, on a generated file of
+ * every line shape (the 16-digit fast path, upper case, short and 0x
+ * addresses, extra blanks, modules, '$' names, unkept types), out of order,
+ * over 1 MiB (the text is given back and prefetched by the MiB), the last
+ * line without a newline.
+ */
+struct ref_sym { uint64_t start; unsigned order; char name[24]; };
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* The symbol perf's rules give @addr: the last listed of the highest start <= addr, bounded. */
+static const struct ref_sym *ref_find(const struct ref_sym *v, size_t nr, uint64_t addr)
+{
+	const struct ref_sym *best = NULL;
+	bool next = false;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (v[i].start > addr)
+			next = true;
+		else if (!best || v[i].start > best->start || (v[i].start == best->start && v[i].order > best->order))
+			best = &v[i];
+	}
+	if (best && !next && addr >= ((best->start + 4095) & ~4095ULL) + 4096)
+		return NULL;
+	return best;
+}
+
+static void test_kallsyms_shapes(const char *dir)
+{
+	enum { LINES = 40000, QUERIES = 3000 };
+	static const char types[] = "TtWwDdBbulN1rRAaUV";
+	struct ref_sym *ref = calloc(LINES, sizeof(*ref));
+	size_t nref = 0, len = 0, cap = (size_t)LINES * 64;
+	char *text = malloc(cap), path[4096];
+	uint64_t base = 0xffffffff81000000ULL;
+
+	for (unsigned i = 0; i < LINES; i++) {
+		uint64_t addr = base + (rng() % 0x1000000) * ((rng() % 8) ? 1 : 0) + i * 16;
+		char type = types[rng() % (sizeof(types) - 1)], name[24];
+		unsigned shape = (unsigned)(rng() % 20);
+		bool kept = strchr("TtWwDdBbulN1", type) != NULL;
+
+		snprintf(name, sizeof(name), "%s%u_%u", shape == 6 ? "$x" : "sym", i, (unsigned)(rng() % 1000));
+		if (shape == 1)
+			len += (size_t)sprintf(text + len, "%016llX %c %s\n", (unsigned long long)addr, type, name);
+		else if (shape == 2)
+			len += (size_t)sprintf(text + len, "%llx %c %s\n", (unsigned long long)(addr & 0xffffffffULL), type, name);
+		else if (shape == 3)
+			len += (size_t)sprintf(text + len, "0x%llx  %c  %s\n", (unsigned long long)addr, type, name);
+		else if (shape == 4)
+			len += (size_t)sprintf(text + len, "%016llx %c %s\t[mod_%u]\n", (unsigned long long)addr, type, name, i);
+		else
+			len += (size_t)sprintf(text + len, "%016llx %c %s\n", (unsigned long long)addr, type, name);
+		if (shape == 2)
+			addr &= 0xffffffffULL;
+		if (kept && shape != 4 && shape != 6)
+			ref[nref++] = (struct ref_sym){ .start = addr, .order = i };
+		if (kept && shape != 4 && shape != 6)
+			snprintf(ref[nref - 1].name, sizeof(ref[nref - 1].name), "%s", name);
+	}
+	len--;   /* the last line has no newline */
+	snprintf(path, sizeof(path), "%s/kallsyms.shapes", dir);
+	CHECK(len > (1u << 20) && write_file(dir, "kallsyms.shapes", text, len) == 0, "write kallsyms.shapes");
+
+	struct ds_symbols_opts o = { .kallsyms = path };
+	struct ds_symbols *s = ds_symbols__new(&o);
+	unsigned agree = 0;
+
+	for (unsigned q = 0; q < QUERIES; q++) {
+		uint64_t addr = q % 3 ? ref[rng() % nref].start + rng() % 64 : (rng() & 0xffffffffULL) | (q % 2 ? base : 0);
+		const struct ref_sym *want = ref_find(ref, nref, addr);
+		struct ds_frame f;
+		bool got = ds_symbols__kernel(s, addr, &f);
+
+		if (got == (want != NULL) && (!got || (!strcmp(f.name, want->name) && f.offset == addr - want->start)))
+			agree++;
+		else if (agree + 5 > q)
+			printf("  kallsyms %#llx: got %s, want %s\n", (unsigned long long)addr,
+			       got ? f.name : "-", want ? want->name : "-");
+	}
+	CHECK(agree == QUERIES, "kallsyms shapes: %u of %u lookups agree with the reference", agree, QUERIES);
+	ds_symbols__delete(s);
+	free(ref);
+	free(text);
+}
+
 static void test_jit(const char *dir)
 {
 	static const char map[] = "1000 10 jitted_a\n0x2000 0x20 jitted b with spaces\nbad line\n";
@@ -428,6 +523,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	test_synthetic_kallsyms(dir);
+	test_kallsyms_shapes(dir);
 	test_jit(dir);
 	test_hostile(argv[1], dir);
 	test_debug_files(argv[1], dir);
