@@ -2,12 +2,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arena.h"
+#include "prefault.h"
 
-#define CHUNK_SIZE (1u << 20)
+#define CHUNK_SIZE (256u << 10)   /* what a round holds is tracked closely */
+#define PREFAULT_STEP (64u << 10)   /* a small input fills a chunk only in part */
 
 struct ds_arena_chunk {
 	struct ds_arena_chunk *next;
 	size_t size, used;
+	size_t populated;             /* bytes of data prefaulted (kept when reused) */
 	size_t live;
 	_Alignas(8) unsigned char data[];
 };
@@ -26,6 +29,7 @@ static struct ds_arena_chunk *new_chunk(struct ds_arena *a, size_t need)
 		if (!c)
 			return NULL;
 		c->size = size;
+		c->populated = 0;
 	}
 	c->next = NULL;
 	c->used = 0;
@@ -64,6 +68,14 @@ void *ds_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_
 	}
 	void *p = c->data + c->used;
 
+	if (c->used + need > c->populated) {
+		size_t step = need > PREFAULT_STEP ? need : PREFAULT_STEP;
+
+		if (step > c->size - c->populated)
+			step = c->size - c->populated;
+		ds_prefault_write(c->data + c->populated, step);
+		c->populated += step;
+	}
 	memcpy(p, src, len);
 	c->used += need;
 	c->live++;

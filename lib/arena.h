@@ -2,7 +2,7 @@
 /*
  * Record arena: copies of records that must outlive the reader's buffer
  * (while they wait in the ordering queue or behind a pending sample).
- * Records are carved from 1 MiB chunks; each chunk counts its live records
+ * Records are carved from 256 KiB chunks; each chunk counts its live records
  * and goes back to a free list when the last one is released, so a steady
  * stream reuses the same few chunks and never calls malloc per record.
  */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "hashmap.h"
+#include "prefault.h"
 
 void ds_hashmap__init(struct ds_hashmap *m)
 {
@@ -44,6 +45,8 @@ static int grow(struct ds_hashmap *m)
 
 	if (!ns)
 		return -ENOMEM;
+	if (ncap * sizeof(*ns) >= (64u << 10))
+		ds_prefault_write(ns, ncap * sizeof(*ns));   /* one call, not a fault per page */
 	m->slots = ns;
 	m->cap = ncap;
 	for (size_t j = 0; j < ocap; j++) {

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "prefault.h"
 #include "source.h"
 
 /* Window size: big enough that remaps are rare, small enough to bound RSS. */
@@ -52,12 +53,28 @@ void ds_source__close(struct ds_source *s)
  * mapping is private and read-only, so a page touched again is simply read
  * from the file again: this can never change what a caller sees.
  */
-#define KEEP_BEHIND (1u << 20)
+#define KEEP_BEHIND (256u << 10)
+#define READ_AHEAD (256u << 10)
 
 static void release_behind(struct ds_source *s, uint64_t off)
 {
 	size_t rel = (size_t)(off - s->map_off), page = (size_t)sysconf(_SC_PAGESIZE), upto;
 
+	if (rel < s->map_dropped) {
+		/* back into what was given back (the data after the header and
+		 * its feature sections at the end): count the drops from here */
+		s->map_dropped = rel & ~(page - 1);
+		s->map_populated = s->map_dropped;
+	}
+	if (rel > s->map_populated + READ_AHEAD)   /* a jump forward: nothing to fill in between */
+		s->map_populated = rel & ~(page - 1);
+	if (rel + READ_AHEAD / 2 > s->map_populated && s->map_populated < s->map_len) {
+		/* the next step in one call: a page fault costs ~10 us in a VM */
+		size_t n = s->map_len - s->map_populated < READ_AHEAD ? s->map_len - s->map_populated : READ_AHEAD;
+
+		ds_prefault_read(s->map + s->map_populated, n);
+		s->map_populated += n;
+	}
 	if (rel < s->map_dropped + 2 * KEEP_BEHIND)
 		return;
 	upto = (rel - KEEP_BEHIND) & ~(page - 1);
@@ -96,6 +113,7 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 	s->map_off = start;
 	s->map_len = want;
 	s->map_dropped = 0;
+	s->map_populated = (size_t)(off - start) & ~(size_t)(page - 1);
 	*p = s->map + (off - start);
 	return 0;
 }

@@ -22,6 +22,7 @@ struct ds_source {
 	uint64_t map_off;
 	size_t map_len;
 	size_t map_dropped;     /* bytes at the window's start given back (MADV_DONTNEED) */
+	size_t map_populated;   /* prefaulted up to here (from where reading began) */
 	/* pipe: bytes [buf_off, buf_off + buf_len) of the stream */
 	uint8_t *buf;
 	size_t buf_cap, buf_len;

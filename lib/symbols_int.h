@@ -127,14 +127,17 @@ struct ds_textsyms {
 /*
  * Kernel symbols (kallsyms), indexed without copying: one pass records each
  * kept symbol's address and where its name lies in the text (mapped when
- * the file is regular, read otherwise); names are copied when first hit.
+ * the file is regular, then unmapped and names read with pread; read into
+ * memory otherwise, e.g. /proc/kallsyms); names are copied when first hit.
  * Same symbols and ends as the ds_textsyms path: in a same-address group
  * the last one listed wins (perf's end fix-up gives only it a size).
  */
 struct ds_kallsyms {
 	char *text;
 	size_t len;
-	bool mapped;               /* text is an mmap of the file (else malloc'd) */
+	bool mapped;               /* text is an mmap of the file (else malloc'd; NULL once indexed from a file) */
+	int fd;                    /* the file, when fd_open: names are pread from it */
+	bool fd_open;
 	struct ds_ksym { uint64_t start; uint64_t name_off; } *v;   /* sorted by (start, name_off) */
 	size_t nr;
 	bool v_reserved;           /* v is an mmap of v_bytes (else malloc'd) */

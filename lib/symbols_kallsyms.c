@@ -24,10 +24,12 @@
 #include <emmintrin.h>
 #endif
 
+#include "prefault.h"
 #include "symbols_int.h"
 
 #define CHUNK (256u << 10)
 #define NAME_BLOCK (1u << 20)
+#define TEXT_STEP (256u << 10)   /* text prefaulted ahead and given back behind, in steps */
 
 struct ds_name_block {
 	struct ds_name_block *next;
@@ -265,12 +267,15 @@ static bool kallsyms_text(struct ds_kallsyms *ks, const char *path)
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 
-		close(fd);
-		if (m == MAP_FAILED)
+		if (m == MAP_FAILED) {
+			close(fd);
 			return false;
+		}
 		ks->text = m;
 		ks->len = (size_t)st.st_size;
 		ks->mapped = true;
+		ks->fd = fd;   /* names are read from it once the text is unmapped */
+		ks->fd_open = true;
 		return true;
 	}
 	close(fd);
@@ -381,7 +386,7 @@ static void give_back(struct ds_kallsyms *ks, size_t *done, size_t upto)
 {
 	size_t page;
 
-	if (!ks->mapped || upto < *done + (1u << 20))
+	if (!ks->mapped || upto < *done + TEXT_STEP)
 		return;   /* the per-line fast path */
 	if (upto > ks->len)
 		upto = ks->len;
@@ -407,19 +412,6 @@ struct ksym_vec {
 	bool reserved;             /* v is a reservation of cap entries */
 	bool sorted;
 };
-
-/* Prefault [p, p + n) for @advice (MADV_POPULATE_*; Linux 5.14+, else a no-op). */
-static void populate(void *p, size_t n, int advice)
-{
-	static size_t page;
-
-	if (!page)
-		page = (size_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = (uintptr_t)p / page * page;
-
-	if (n)
-		madvise((void *)a, (uintptr_t)p + n - a, advice);
-}
 
 /* A reservation for every line @len bytes of text can hold ("0 T a\n": 6 bytes). */
 static void ksym_reserve(struct ksym_vec *k, size_t len)
@@ -457,9 +449,7 @@ static inline bool ksym_push(struct ksym_vec *k, struct ds_ksym e)
 	if (k->nr == k->cap && !ksym_grow(k))
 		return false;
 	if (k->reserved && (k->nr + 1) * sizeof(*k->v) > k->populated) {
-#ifdef MADV_POPULATE_WRITE
-		populate((char *)k->v + k->populated, POPULATE_STEP, MADV_POPULATE_WRITE);
-#endif
+		ds_prefault_write((char *)k->v + k->populated, POPULATE_STEP);
 		k->populated += POPULATE_STEP;
 	}
 	if (k->nr && e.start < k->v[k->nr - 1].start)
@@ -584,12 +574,10 @@ static bool index_text(struct ds_kallsyms *ks, struct ksym_vec *k)
 				return false;
 			start = pos + 1;
 		}
-		if ((b & ((1u << 20) - 1)) == 0) {
+		if ((b & (TEXT_STEP - 1)) == 0) {
 			give_back(ks, &done, start);
-#ifdef MADV_POPULATE_READ
-			if (ks->mapped)   /* the next MiB in one call, not a fault per 16 pages */
-				populate((char *)text + b, len - b < (1u << 20) ? len - b : (1u << 20), MADV_POPULATE_READ);
-#endif
+			if (ks->mapped)   /* the next step in one call, not a fault per 16 pages */
+				ds_prefault_read(text + b, len - b < TEXT_STEP ? len - b : TEXT_STEP);
 		}
 	}
 	if (start < len && !add_kallsyms_line(k, text, start, len - start, tab != SIZE_MAX && tab >= start))
@@ -614,7 +602,40 @@ bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path)
 		return false;
 	}
 	ksym_finish(ks, &k);
+	if (ks->mapped) {
+		/* the few names hit are read with pread: none of the text stays in RSS */
+		munmap(ks->text, ks->len);
+		ks->text = NULL;
+		ks->mapped = false;
+	}
 	return true;
+}
+
+/* The name at @off (up to a newline or a tab), from the text or the file; NULL on error. */
+static const char *read_name(struct ds_kallsyms *ks, uint64_t off)
+{
+	char buf[1024];
+	const char *n;
+	size_t avail;
+
+	if (off >= ks->len)
+		return NULL;
+	avail = ks->len - (size_t)off;
+	if (ks->text) {
+		n = ks->text + off;
+	} else {
+		ssize_t got = pread(ks->fd, buf, avail < sizeof(buf) ? avail : sizeof(buf), (off_t)off);
+
+		if (got <= 0)
+			return NULL;
+		n = buf;
+		avail = (size_t)got;   /* a longer name is cut (a real one is under 512 bytes) */
+	}
+	const char *stop = n;
+
+	while (stop < n + avail && *stop != '\n' && *stop != '\t')
+		stop++;
+	return copy_name(&ks->blocks, n, (size_t)(stop - n));
 }
 
 bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start)
@@ -642,12 +663,7 @@ bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name,
 	if (slot) {
 		*name = (const char *)(uintptr_t)*slot;
 	} else {
-		const char *n = ks->text + k->name_off, *stop = n;
-		const char *text_end = ks->text + ks->len;
-
-		while (stop < text_end && *stop != '\n' && *stop != '\t')
-			stop++;
-		*name = copy_name(&ks->blocks, n, (size_t)(stop - n));
+		*name = read_name(ks, k->name_off);
 		if (!*name || ds_hashmap__set(&ks->names, lo - 1, (uint64_t)(uintptr_t)*name) < 0)
 			return false;
 	}
@@ -661,6 +677,8 @@ void ds_kallsyms__exit(struct ds_kallsyms *ks)
 		munmap(ks->text, ks->len);
 	else
 		free(ks->text);
+	if (ks->fd_open)
+		close(ks->fd);
 	if (ks->v_reserved)
 		munmap(ks->v, ks->v_bytes);
 	else
