@@ -11,6 +11,7 @@
 #include <string.h>
 #include "dstack/machine.h"
 #include "hashmap.h"
+#include "prefault.h"
 
 struct ds_maps {
 	uint32_t refs;
@@ -43,6 +44,27 @@ struct frame_cache_slot {
 	uint32_t frame;            /* index + 1 into ds_machine.fframes; 0: none yet */
 };
 
+/*
+ * Whole callchains, resolved: a profile repeats its chains (a kernel
+ * profile is ~20 entries deep, sampled thousands of times), and one lookup
+ * keyed by a hash of the raw entries replaces a frame-cache probe (a cache
+ * miss, at that) per entry.  Chains are copied into a bounded arena; when
+ * it is full the epoch moves on, every slot is stale and the arena refills,
+ * so memory stays CHAIN_ARENA however long the input.
+ */
+#define CHAIN_CACHE_BITS 11
+#define CHAIN_ARENA (1u << 20)
+#define CHAIN_MAX_BYTES (CHAIN_ARENA / 16)   /* longer chains are not cached */
+
+struct chain_slot {
+	uint64_t hash;
+	uint64_t ustamp, kstamp, generation;
+	uint32_t epoch;            /* valid when it is the machine's chain_epoch */
+	uint32_t max_stack;
+	uint32_t nr_ips, nr_frames;
+	size_t off;                /* in chain_arena: the frames, then the raw entries */
+};
+
 struct comm_entry {
 	uint64_t time;             /* from when this comm holds */
 	const char *comm;
@@ -67,6 +89,10 @@ struct ds_machine {
 	struct frame_cache_slot *fcache; /* FRAME_CACHE_SLOTS, NULL if not allocated */
 	struct ds_cc_frame *fframes;     /* the cached frames, one per slot ever used */
 	size_t fframes_nr, fframes_cap;
+	struct chain_slot *chains;       /* 1 << CHAIN_CACHE_BITS, NULL if not allocated */
+	unsigned char *chain_arena;      /* CHAIN_ARENA bytes */
+	size_t chain_used, chain_populated;
+	uint32_t chain_epoch;            /* starts at 1: a zeroed slot is stale */
 };
 
 /* ---- interning ------------------------------------------------------- */
@@ -235,6 +261,15 @@ struct ds_machine *ds_machine__new(struct ds_symbols *syms)
 	m->kmaps.refs = 1;
 	maps_changed(&m->kmaps);
 	m->fcache = calloc(FRAME_CACHE_SLOTS, sizeof(*m->fcache));   /* NULL: resolve every time */
+	m->chains = calloc(1u << CHAIN_CACHE_BITS, sizeof(*m->chains));
+	m->chain_arena = malloc(CHAIN_ARENA);
+	m->chain_epoch = 1;
+	if (!m->chains || !m->chain_arena) {   /* no chain cache then */
+		free(m->chains);
+		free(m->chain_arena);
+		m->chains = NULL;
+		m->chain_arena = NULL;
+	}
 	return m;
 }
 
@@ -300,6 +335,8 @@ void ds_machine__delete(struct ds_machine *m)
 	free(m->cc);
 	free(m->fcache);
 	free(m->fframes);
+	free(m->chains);
+	free(m->chain_arena);
 	free(m);
 }
 
@@ -633,9 +670,9 @@ static inline bool push_frame(struct ds_machine *m, size_t *n, const struct ds_c
 	return true;
 }
 
-const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
-						const uint64_t *ips, uint64_t nr, unsigned max_stack,
-						size_t *nr_frames)
+static const struct ds_cc_frame *resolve_chain(struct ds_machine *m, struct ds_thread *t,
+					       const uint64_t *ips, uint64_t nr, unsigned max_stack,
+					       size_t *nr_frames)
 {
 	uint16_t mode = DS_MISC_USER;
 	unsigned taken = 0;
@@ -691,4 +728,75 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 	}
 	*nr_frames = n;
 	return m->cc;
+}
+
+/* The chain cache's key for @ips under @t's maps as they are now. */
+static uint64_t chain_hash(const struct ds_machine *m, const struct ds_thread *t, const uint64_t *ips,
+			   uint64_t nr, unsigned max_stack, uint64_t gen)
+{
+	uint64_t h = ds_hash_pair(t->maps->stamp, m->kmaps.stamp) ^ ds_hash_pair(gen, max_stack);
+
+	for (uint64_t i = 0; i < nr; i++) {
+		h = (h ^ ips[i]) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	return ds_hash64(h ^ nr);
+}
+
+static bool chain_hit(const struct ds_machine *m, const struct chain_slot *c, const struct ds_thread *t,
+		      uint64_t h, const uint64_t *ips, uint64_t nr, unsigned max_stack, uint64_t gen)
+{
+	return c->epoch == m->chain_epoch && c->hash == h && c->nr_ips == nr && c->max_stack == max_stack &&
+	       c->generation == gen && c->ustamp == t->maps->stamp && c->kstamp == m->kmaps.stamp &&
+	       !memcmp(m->chain_arena + c->off + c->nr_frames * sizeof(struct ds_cc_frame), ips, nr * sizeof(*ips));
+}
+
+/* Copy the resolved chain into the arena and @c; silently not when it is too long. */
+static void chain_store(struct ds_machine *m, struct chain_slot *c, const struct ds_thread *t, uint64_t h,
+			const uint64_t *ips, uint64_t nr, unsigned max_stack, uint64_t gen,
+			const struct ds_cc_frame *frames, size_t n)
+{
+	size_t fbytes = n * sizeof(*frames), need = fbytes + nr * sizeof(*ips);
+
+	if (need > CHAIN_MAX_BYTES)
+		return;
+	if (m->chain_used + need > CHAIN_ARENA) {
+		m->chain_epoch++;   /* every cached chain is stale: refill from the start */
+		m->chain_used = 0;
+	}
+	if (m->chain_used + need > m->chain_populated) {   /* in 64 KiB steps, not a fault per page */
+		size_t step = CHAIN_ARENA - m->chain_populated < (64u << 10) ? CHAIN_ARENA - m->chain_populated : (64u << 10);
+
+		ds_prefault_write(m->chain_arena + m->chain_populated, step);
+		m->chain_populated += step;
+	}
+	memcpy(m->chain_arena + m->chain_used, frames, fbytes);
+	memcpy(m->chain_arena + m->chain_used + fbytes, ips, nr * sizeof(*ips));
+	*c = (struct chain_slot){ .hash = h, .ustamp = t->maps->stamp, .kstamp = m->kmaps.stamp,
+				  .generation = gen, .epoch = m->chain_epoch, .max_stack = max_stack,
+				  .nr_ips = (uint32_t)nr, .nr_frames = (uint32_t)n, .off = m->chain_used };
+	m->chain_used += need;
+}
+
+const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
+						const uint64_t *ips, uint64_t nr, unsigned max_stack,
+						size_t *nr_frames)
+{
+	uint64_t gen = ds_symbols__generation(m->syms), h;
+	const struct ds_cc_frame *frames;
+	struct chain_slot *c;
+
+	if (!m->chains || !t || !t->maps || nr > CHAIN_MAX_BYTES / sizeof(*ips))
+		return resolve_chain(m, t, ips, nr, max_stack, nr_frames);
+	h = chain_hash(m, t, ips, nr, max_stack, gen);
+	c = &m->chains[h >> (64 - CHAIN_CACHE_BITS)];
+	if (chain_hit(m, c, t, h, ips, nr, max_stack, gen)) {
+		*nr_frames = c->nr_frames;
+		return (const struct ds_cc_frame *)(const void *)(m->chain_arena + c->off);
+	}
+	frames = resolve_chain(m, t, ips, nr, max_stack, nr_frames);
+	/* resolving may load a file that makes results stale: then not cached */
+	if (ds_symbols__generation(m->syms) == gen)
+		chain_store(m, c, t, h, ips, nr, max_stack, gen, frames, *nr_frames);
+	return frames;
 }

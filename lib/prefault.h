@@ -14,15 +14,23 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+/* The page size, asked once (racing threads store the same value). */
+static inline size_t ds_page_size(void)
+{
+	static size_t page;
+
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
 static inline void ds_prefault(const void *p, size_t n, int advice)
 {
-	static size_t page;   /* racing threads store the same value */
+	size_t page = ds_page_size();
 	uintptr_t a;
 
 	if (!n)
 		return;
-	if (!page)
-		page = (size_t)sysconf(_SC_PAGESIZE);
 	a = (uintptr_t)p / page * page;
 	madvise((void *)a, (uintptr_t)p + n - a, advice);
 }

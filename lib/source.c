@@ -58,7 +58,7 @@ void ds_source__close(struct ds_source *s)
 
 static void release_behind(struct ds_source *s, uint64_t off)
 {
-	size_t rel = (size_t)(off - s->map_off), page = (size_t)sysconf(_SC_PAGESIZE), upto;
+	size_t rel = (size_t)(off - s->map_off), page = ds_page_size(), upto;
 
 	if (rel < s->map_dropped) {
 		/* back into what was given back (the data after the header and
@@ -94,7 +94,7 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 	if (s->map)
 		munmap(s->map, s->map_len);
 	s->map = NULL;
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t page = ds_page_size();
 	uint64_t start = off & ~(page - 1);
 	uint64_t want = off + len - start;
 

@@ -390,7 +390,7 @@ static void give_back(struct ds_kallsyms *ks, size_t *done, size_t upto)
 		return;   /* the per-line fast path */
 	if (upto > ks->len)
 		upto = ks->len;
-	page = (size_t)sysconf(_SC_PAGESIZE);
+	page = ds_page_size();
 	upto = upto / page * page;
 	madvise(ks->text + *done, upto - *done, MADV_DONTNEED);
 	*done = upto;
@@ -466,7 +466,7 @@ static void ksym_finish(struct ds_kallsyms *ks, struct ksym_vec *k)
 	ks->v_reserved = k->reserved;
 	ks->v_bytes = k->cap * sizeof(*k->v);
 	if (k->reserved) {
-		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		size_t page = ds_page_size();
 		size_t keep = (k->nr * sizeof(*k->v) + page - 1) / page * page;
 
 		if (keep < ks->v_bytes) {
