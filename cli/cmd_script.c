@@ -22,7 +22,10 @@
  * distinct frames many times (kernel.fp: 1,036 distinct in 460,244), so
  * most lines are one memcpy instead of two hex conversions and four copies.
  * The names are interned (equal pointers for equal names) and live as long
- * as the machine, so a slot is valid while its key fields are equal.
+ * as the machine, so a slot is valid while its key fields are equal.  A
+ * slot names its line in a dense array that grows as slots are first used:
+ * a short profile touches a few pages, not the whole table (a page fault
+ * costs ~10 us in a VM).
  */
 #define FRAME_CACHE_BITS 12
 #define FRAME_CACHE_SLOTS (1u << FRAME_CACHE_BITS)
@@ -41,8 +44,26 @@ struct script {
 	struct ds_machine *machine;
 	bool no_merge;
 	unsigned max_stack;
-	struct frame_line *lines;  /* FRAME_CACHE_SLOTS, or NULL (no cache) */
+	uint32_t *line_of;         /* FRAME_CACHE_SLOTS: index + 1 into lines, 0 none; NULL: no cache */
+	struct frame_line *lines;
+	size_t nr_lines, cap_lines;
 };
+
+/* The cached line for @slot, which has none yet; NULL on ENOMEM (then not cached). */
+static struct frame_line *line_alloc(struct script *sc, uint32_t *slot)
+{
+	if (sc->nr_lines == sc->cap_lines) {
+		size_t ncap = sc->cap_lines ? sc->cap_lines * 2 : 256;
+		struct frame_line *n = realloc(sc->lines, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		sc->lines = n;
+		sc->cap_lines = ncap;
+	}
+	*slot = (uint32_t)++sc->nr_lines;
+	return &sc->lines[*slot - 1];
+}
 
 static void print_start(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
 {
@@ -109,15 +130,17 @@ static void print_frame(struct script *sc, const struct ds_cc_frame *f)
 {
 	struct outbuf *o = sc->out;
 	struct frame_line *l;
+	uint32_t *slot;
 	unsigned long flushes;
 	size_t start;
 
-	if (!sc->lines) {
+	if (!sc->line_of) {
 		format_frame(o, f);
 		return;
 	}
-	l = &sc->lines[((f->ip ^ (uintptr_t)f->sym << 16) * 0x9e3779b97f4a7c15ULL) >> (64 - FRAME_CACHE_BITS)];
-	if (same_frame(l, f)) {
+	slot = &sc->line_of[((f->ip ^ (uintptr_t)f->sym << 16) * 0x9e3779b97f4a7c15ULL) >> (64 - FRAME_CACHE_BITS)];
+	l = *slot ? &sc->lines[*slot - 1] : NULL;
+	if (l && same_frame(l, f)) {
 		outbuf_write(o, l->text, l->len);
 		return;
 	}
@@ -127,7 +150,7 @@ static void print_frame(struct script *sc, const struct ds_cc_frame *f)
 	flushes = o->flushes;
 	format_frame(o, f);
 	/* cache the line if it is short and still whole in the buffer */
-	if (o->flushes == flushes && o->len - start < FRAME_TEXT_MAX) {
+	if (o->flushes == flushes && o->len - start < FRAME_TEXT_MAX && (l || (l = line_alloc(sc, slot)))) {
 		*l = (struct frame_line){ .ip = f->ip, .offset = f->offset, .sym = f->sym, .dso = f->dso,
 					  .inlined = f->inlined, .cookie = f->cookie, .len = (uint8_t)(o->len - start) };
 		memcpy(l->text, o->buf + start, l->len);
@@ -260,11 +283,12 @@ int cmd_script(int argc, char **argv)
 	if (ret)
 		return ret;
 	sc.machine = a.machine;
-	sc.lines = calloc(FRAME_CACHE_SLOTS, sizeof(*sc.lines));   /* NULL: no cache, same output */
+	sc.line_of = calloc(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
 	outbuf_init(&out, STDOUT_FILENO);
 	ret = analysis_run(&a, "script", &sopts, on_event, &sc);
 	outbuf_flush(&out);
 	analysis_close(&a);
+	free(sc.line_of);
 	free(sc.lines);
 	return ret;
 }

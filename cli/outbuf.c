@@ -83,15 +83,30 @@ void outbuf_hex(struct outbuf *o, uint64_t v, int width)
 	o->len += (size_t)n;
 }
 
+/* "00".."99": two digits per division */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 void outbuf_dec(struct outbuf *o, uint64_t v, int width, char pad)
 {
 	char tmp[32];
 	int n = 0;
 
-	do {
-		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+
+		v /= 100;
+		tmp[sizeof(tmp) - 1 - n++] = digit_pairs[d + 1];
+		tmp[sizeof(tmp) - 1 - n++] = digit_pairs[d];
+	}
+	if (v >= 10) {
+		tmp[sizeof(tmp) - 1 - n++] = digit_pairs[v * 2 + 1];
+		tmp[sizeof(tmp) - 1 - n++] = digit_pairs[v * 2];
+	} else {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v);
+	}
 	while (n < width && n < (int)sizeof(tmp))
 		tmp[sizeof(tmp) - 1 - n++] = pad;
 	outbuf_write(o, tmp + sizeof(tmp) - n, (size_t)n);
