@@ -3,7 +3,7 @@
 # usage: bench/run.sh BUILD_DIR   (BUILD_DIR holds a release dstack)
 # Inputs are prepared under BUILD_DIR/bench (never in git).  Every row first
 # checks that both tools print the same thing, then times N runs of each
-# (wall-clock median and min) and records peak RSS (/usr/bin/time -f %M, KiB).
+# (wall-clock median and min, bench/timeit.c) and records peak RSS (KiB).
 # Rows needing perf 7.2 print SKIPPED when /var/tmp/kernel-vm/ready is absent.
 set -u
 BUILD=${1:-build}
@@ -19,17 +19,11 @@ mkdir -p "$B"
 [ -f "$W/kallsyms" ] || tests/unpack-corpus.sh "$ROOT/$W" >/dev/null
 have_perf7() { [ -e /var/tmp/kernel-vm/ready ] && [ -x "$PERF7" ]; }
 
-# time_cmd OUT -- CMD...: N runs; prints "median min maxrss_kib"
+# time_cmd CMD...: N runs; prints "median min maxrss_kib" (bench/timeit.c:
+# fork to wait4, nothing of the harness's own in the times)
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$B/timeit" bench/timeit.c || exit 1
 time_cmd() {
-	local t=() rss=0 i s e r
-	for ((i = 0; i < N; i++)); do
-		s=$(date +%s.%N)
-		/usr/bin/time -f %M -o "$B/rss" "$@" >/dev/null 2>&1
-		e=$(date +%s.%N)
-		t+=("$(echo "$e - $s" | bc)")
-		r=$(tail -1 "$B/rss"); [ "$r" -gt "$rss" ] && rss=$r
-	done
-	printf '%s\n' "${t[@]}" | sort -g | awk -v rss="$rss" '{a[NR]=$1} END {printf "%.3f %.3f %d\n", a[int((NR+1)/2)], a[1], rss}'
+	"$B/timeit" "$N" "$@"
 }
 
 printf '%-34s %-16s %9s %9s %7s %10s %10s  %s\n' command input dstack_s perf_s ratio dstack_KiB perf_KiB note

@@ -142,7 +142,11 @@ struct ds_kallsyms {
 	size_t nr;
 	bool v_reserved;           /* v is an mmap of v_bytes (else malloc'd) */
 	size_t v_bytes;
-	struct ds_hashmap names;   /* symbol index -> its name, copied on first use */
+	struct ds_hashmap names;   /* name offset -> the name, copied on first use */
+	bool in_place;             /* sorted text searched as it is (text mapped; v unused) */
+	struct ds_ksample { uint64_t key; size_t off; } *samples;   /* every 32nd ordered line */
+	size_t nr_samples;
+	size_t tail;               /* just past the last ordered (non-module) line */
 	struct ds_name_block *blocks;
 };
 

@@ -545,11 +545,15 @@ static uint64_t line_marks(const char *p)
 #endif
 }
 
+/* Called per line (@p, @n: start and length; @has_tab: a tab in it); false stops the scan. */
+typedef bool (*line_fn)(void *ctx, const char *text, size_t p, size_t n, bool has_tab);
+
 /*
- * One pass over the text, 64 bytes at a time: newlines end lines, tabs
- * (module lines only, in a real file) send a line to the general parser.
+ * One pass over the text, 64 bytes at a time: newlines end lines, tabs are
+ * noted (module lines only, in a real file).  Inlined into each caller with
+ * its own @fn, so the per-line call is direct.  False when @fn stopped it.
  */
-static bool index_text(struct ds_kallsyms *ks, struct ksym_vec *k)
+static inline __attribute__((always_inline)) bool scan_lines(struct ds_kallsyms *ks, line_fn fn, void *ctx)
 {
 	const char *text = ks->text;
 	size_t len = ks->len, start = 0, tab = SIZE_MAX, done = 0, b;
@@ -570,7 +574,7 @@ static bool index_text(struct ds_kallsyms *ks, struct ksym_vec *k)
 				tab = pos;
 				continue;
 			}
-			if (!add_kallsyms_line(k, text, start, pos - start, tab != SIZE_MAX && tab >= start))
+			if (!fn(ctx, text, start, pos - start, tab != SIZE_MAX && tab >= start))
 				return false;
 			start = pos + 1;
 		}
@@ -580,9 +584,223 @@ static bool index_text(struct ds_kallsyms *ks, struct ksym_vec *k)
 				ds_prefault_read(text + b, len - b < TEXT_STEP ? len - b : TEXT_STEP);
 		}
 	}
-	if (start < len && !add_kallsyms_line(k, text, start, len - start, tab != SIZE_MAX && tab >= start))
+	if (start < len && !fn(ctx, text, start, len - start, tab != SIZE_MAX && tab >= start))
 		return false;
 	give_back(ks, &done, len);
+	return true;
+}
+
+static bool index_one(void *ctx, const char *text, size_t p, size_t n, bool has_tab)
+{
+	return add_kallsyms_line(ctx, text, p, n, has_tab);
+}
+
+/* The full index of the text into @k; false on ENOMEM. */
+static bool index_text(struct ds_kallsyms *ks, struct ksym_vec *k)
+{
+	return scan_lines(ks, index_one, k);
+}
+
+/* ---- sorted text, searched in place ------------------------------------ */
+
+/*
+ * A real kallsyms is sorted by address but for its module lines, and every
+ * line is "%016lx T name" in lower case: then 16-character keys compare as
+ * the addresses do, and one pass that only compares them (no conversion,
+ * no index) proves the text searchable as it is.  The pass keeps the
+ * address and offset of every SAMPLE_EVERY-th line; a lookup searches those
+ * and then reads a few lines.  A lookup that would walk too far (long runs
+ * of lines that are not symbols) builds the full index instead.
+ */
+#define SAMPLE_EVERY 32
+#define WALK_MAX 2048
+
+struct sorted_check {
+	uint64_t prev_hi, prev_lo;   /* the previous ordered line's key, as big-endian halves */
+	unsigned since;              /* ordered lines since the last sample */
+	struct ds_ksample *v;
+	size_t nr, cap;
+	size_t tail;                 /* just past the last ordered line */
+};
+
+/* The 16 characters at @s are lower-case hex digits (16 readable bytes). */
+static inline bool hex16_lower(const char *s)
+{
+#ifdef __SSE2__
+	const __m128i flip = _mm_set1_epi8((char)0x80);
+	__m128i c = _mm_loadu_si128((const __m128i *)(const void *)s);
+	__m128i dig = _mm_xor_si128(_mm_sub_epi8(c, _mm_set1_epi8('0')), flip);
+	__m128i let = _mm_xor_si128(_mm_sub_epi8(c, _mm_set1_epi8('a')), flip);
+	__m128i ok = _mm_or_si128(_mm_cmplt_epi8(dig, _mm_set1_epi8((char)(0x80 + 10))),
+				  _mm_cmplt_epi8(let, _mm_set1_epi8((char)(0x80 + 6))));
+
+	return _mm_movemask_epi8(ok) == 0xffff;
+#else
+	for (int i = 0; i < 16; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+#endif
+}
+
+/* A module line ("...\t[mod]"): never a kernel symbol here, and not in order. */
+static bool module_line(const char *l, size_t n)
+{
+	const char *tab = memchr(l, '\t', n);
+
+	return tab && memchr(tab, '[', n - (size_t)(tab - l));
+}
+
+static bool check_one(void *ctx, const char *text, size_t p, size_t n, bool has_tab)
+{
+	struct sorted_check *c = ctx;
+	const char *l = text + p;
+	uint64_t hi, lo;
+
+	if (has_tab)
+		return module_line(l, n);   /* any other tab: not the usual shape */
+	if (n < 20 || l[16] != ' ' || l[18] != ' ' || l[19] == ' ' || !hex16_lower(l))
+		return false;
+	memcpy(&hi, l, 8);
+	memcpy(&lo, l + 8, 8);
+	hi = __builtin_bswap64(hi);
+	lo = __builtin_bswap64(lo);
+	if (c->tail && (hi < c->prev_hi || (hi == c->prev_hi && lo < c->prev_lo)))
+		return false;
+	c->prev_hi = hi;
+	c->prev_lo = lo;
+	c->tail = p + n;
+	if (c->since++ % SAMPLE_EVERY == 0) {
+		if (c->nr == c->cap) {
+			size_t ncap = c->cap ? c->cap * 2 : 1024;
+			struct ds_ksample *nv = realloc(c->v, ncap * sizeof(*nv));
+
+			if (!nv)
+				return false;
+			c->v = nv;
+			c->cap = ncap;
+		}
+		hex16(l, &c->v[c->nr].key);
+		c->v[c->nr++].off = p;
+	}
+	return true;
+}
+
+/* True when the text can be searched in place (then ks->samples is set). */
+static bool check_sorted(struct ds_kallsyms *ks)
+{
+	struct sorted_check c = { 0 };
+
+	if (!ks->mapped || !scan_lines(ks, check_one, &c) || !c.nr) {
+		free(c.v);
+		return false;
+	}
+	ks->samples = c.v;
+	ks->nr_samples = c.nr;
+	ks->tail = c.tail;
+	ks->in_place = true;
+	/* lookups read a line or two here and there: no read-ahead, no fault-around */
+	madvise(ks->text, ks->len, MADV_RANDOM);
+	return true;
+}
+
+static size_t line_len(const struct ds_kallsyms *ks, size_t p)
+{
+	const char *nl = memchr(ks->text + p, '\n', ks->len - p);
+
+	return nl ? (size_t)(nl - ks->text) - p : ks->len - p;
+}
+
+/* The start of the line before the one at @p (> 0). */
+static size_t prev_line(const struct ds_kallsyms *ks, size_t p)
+{
+	const char *nl = memrchr(ks->text, '\n', p - 1);
+
+	return nl ? (size_t)(nl - ks->text) + 1 : 0;
+}
+
+/*
+ * The symbol for @addr in the sorted text, by the index's rules (the last
+ * kept line with address <= addr; it ends where the next kept line starts):
+ * 1 and *@out, 0 if none, -1 if the walk grew too long.
+ */
+static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_ksym *out)
+{
+	size_t lo = 0, hi = ks->nr_samples, p, q = ks->tail, n, walked = 0;
+	bool found = false;
+	struct ds_ksym e;
+	uint64_t key = 0;
+
+	while (lo < hi) {   /* the last sample with key <= addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->samples[mid].key <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return 0;   /* before the first line */
+	/* forward over the lines <= addr: the last kept one wins */
+	for (p = ks->samples[lo - 1].off; p < ks->tail; p += n + 1) {
+		n = line_len(ks, p);
+		if (++walked > WALK_MAX)
+			return -1;
+		if (module_line(ks->text + p, n))
+			continue;
+		if (!hex16(ks->text + p, &key))
+			return -1;   /* not as checked: the file changed under us */
+		if (key > addr) {
+			q = p;
+			break;
+		}
+		if (index_line(ks->text, p, n, &e)) {
+			*out = e;
+			found = true;
+		}
+	}
+	/* none there: back from the sample to the nearest kept line */
+	for (p = ks->samples[lo - 1].off; !found && p > 0;) {
+		p = prev_line(ks, p);
+		if (++walked > WALK_MAX)
+			return -1;
+		found = index_line(ks->text, p, line_len(ks, p), out);
+	}
+	if (!found)
+		return 0;
+	/* the end: the next kept line, else a page past the last one's page */
+	uint64_t end = ((out->start + 4095) & ~4095ULL) + 4096;
+
+	for (p = q; p < ks->tail; p += n + 1) {
+		n = line_len(ks, p);
+		if (++walked > WALK_MAX)
+			return -1;
+		if (index_line(ks->text, p, n, &e)) {
+			end = e.start;
+			break;
+		}
+	}
+	return addr < end;
+}
+
+/* Leave the in-place search for the full index (text still mapped); false on ENOMEM. */
+static bool to_full_index(struct ds_kallsyms *ks)
+{
+	struct ksym_vec k = { .sorted = true };
+
+	ksym_reserve(&k, ks->len);
+	if (!index_text(ks, &k)) {
+		ksym_free(&k);
+		return false;
+	}
+	ksym_finish(ks, &k);
+	free(ks->samples);
+	ks->samples = NULL;
+	ks->nr_samples = 0;
+	ks->in_place = false;
+	munmap(ks->text, ks->len);   /* names are read with pread from now on */
+	ks->text = NULL;
+	ks->mapped = false;
 	return true;
 }
 
@@ -595,6 +813,8 @@ bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path)
 	ds_hashmap__init(&ks->names);
 	if (!kallsyms_text(ks, path))
 		return false;
+	if (check_sorted(ks))
+		return true;
 	ksym_reserve(&k, ks->len);
 	if (!index_text(ks, &k)) {
 		ksym_free(&k);
@@ -638,7 +858,8 @@ static const char *read_name(struct ds_kallsyms *ks, uint64_t off)
 	return copy_name(&ks->blocks, n, (size_t)(stop - n));
 }
 
-bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start)
+/* The symbol of the full index for @addr into *@out; false if none. */
+static bool find_indexed(const struct ds_kallsyms *ks, uint64_t addr, struct ds_ksym *out)
 {
 	size_t lo = 0, hi = ks->nr;
 
@@ -653,21 +874,34 @@ bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name,
 	}
 	if (lo == 0)
 		return false;
-	const struct ds_ksym *k = &ks->v[lo - 1];
-	uint64_t end = lo < ks->nr ? ks->v[lo].start : ((k->start + 4095) & ~4095ULL) + 4096;
+	*out = ks->v[lo - 1];
+	uint64_t end = lo < ks->nr ? ks->v[lo].start : ((out->start + 4095) & ~4095ULL) + 4096;
 
-	if (addr >= end)
+	return addr < end;
+}
+
+bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start)
+{
+	struct ds_ksym k;
+	int r = ks->in_place ? find_in_place(ks, addr, &k) : -1;
+
+	if (r < 0 && ks->in_place && !to_full_index(ks))
 		return false;
-	uint64_t *slot = ds_hashmap__find(&ks->names, lo - 1);
+	if (r < 0 && !find_indexed(ks, addr, &k))
+		return false;
+	if (r == 0)
+		return false;
+	/* names by their offset in the text: the same key for both searches */
+	uint64_t *slot = ds_hashmap__find(&ks->names, k.name_off);
 
 	if (slot) {
 		*name = (const char *)(uintptr_t)*slot;
 	} else {
-		*name = read_name(ks, k->name_off);
-		if (!*name || ds_hashmap__set(&ks->names, lo - 1, (uint64_t)(uintptr_t)*name) < 0)
+		*name = read_name(ks, k.name_off);
+		if (!*name || ds_hashmap__set(&ks->names, k.name_off, (uint64_t)(uintptr_t)*name) < 0)
 			return false;
 	}
-	*start = k->start;
+	*start = k.start;
 	return true;
 }
 
@@ -683,6 +917,7 @@ void ds_kallsyms__exit(struct ds_kallsyms *ks)
 		munmap(ks->v, ks->v_bytes);
 	else
 		free(ks->v);
+	free(ks->samples);
 	ds_hashmap__exit(&ks->names);
 	free_blocks(&ks->blocks);
 	memset(ks, 0, sizeof(*ks));

@@ -22,6 +22,7 @@
 
 #include "dstack/log.h"
 #include "dstack/symbols.h"
+#include "symbols_int.h"   /* which kallsyms search a file gets */
 
 static int passed, failed;
 static int warnings;
@@ -305,12 +306,19 @@ static void test_synthetic_kallsyms(const char *dir)
 }
 
 /*
- * The kallsyms index against a plain reference, on a generated file of
- * every line shape (the 16-digit fast path, upper case, short and 0x
- * addresses, extra blanks, modules, '$' names, unkept types), out of order,
- * over 1 MiB (the text is given back and prefetched by the MiB), the last
- * line without a newline.
+ * kallsyms lookups against a plain reference, on generated files over 1 MiB
+ * (the text is read, given back and prefetched in steps), the last line
+ * without a newline:
+ *   KS_SHAPES  every line shape (the 16-digit fast path, upper case, short
+ *              and 0x addresses, extra blanks, modules, '$' names, unkept
+ *              types), out of order: the full index;
+ *   KS_SORTED  a real file's shape, in order but for module lines (inside
+ *              and, out of order, at the end), same-address groups: the
+ *              text searched in place;
+ *   KS_LONGRUN the same with a long run of unkept lines: the in-place
+ *              search gives up on it and builds the full index mid-way.
  */
+enum ks_mode { KS_SHAPES, KS_SORTED, KS_LONGRUN };
 struct ref_sym { uint64_t start; unsigned order; char name[24]; };
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -340,19 +348,35 @@ static const struct ref_sym *ref_find(const struct ref_sym *v, size_t nr, uint64
 	return best;
 }
 
-static void test_kallsyms_shapes(const char *dir)
+static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 {
 	enum { LINES = 40000, QUERIES = 3000 };
 	static const char types[] = "TtWwDdBbulN1rRAaUV";
 	struct ref_sym *ref = calloc(LINES, sizeof(*ref));
 	size_t nref = 0, len = 0, cap = (size_t)LINES * 64;
 	char *text = malloc(cap), path[4096];
-	uint64_t base = 0xffffffff81000000ULL;
+	uint64_t base = 0xffffffff81000000ULL, next = base, run_lo = 0, run_hi = 0;
+	const char *fname = mode == KS_SHAPES ? "kallsyms.shapes" : mode == KS_SORTED ? "kallsyms.sorted" : "kallsyms.longrun";
 
 	for (unsigned i = 0; i < LINES; i++) {
 		uint64_t addr = base + (rng() % 0x1000000) * ((rng() % 8) ? 1 : 0) + i * 16;
 		char type = types[rng() % (sizeof(types) - 1)], name[24];
 		unsigned shape = (unsigned)(rng() % 20);
+
+		if (mode != KS_SHAPES) {
+			/* ascending, a fifth of them sharing the previous address; modules
+			 * here and there and, out of order, the last 500 lines */
+			addr = next;
+			next += rng() % 5 ? 16 + rng() % 64 : 0;
+			shape = i >= LINES - 500 || rng() % 50 == 0 ? 4 : shape == 6 ? 6 : 0;
+			if (shape == 4 && i >= LINES - 500)
+				addr = base + rng() % 0x1000000;
+			if (mode == KS_LONGRUN && i >= LINES / 2 && i < LINES / 2 + 3000) {
+				type = 'r';
+				run_lo = run_lo ? run_lo : addr;
+				run_hi = addr;
+			}
+		}
 		bool kept = strchr("TtWwDdBbulN1", type) != NULL;
 
 		snprintf(name, sizeof(name), "%s%u_%u", shape == 6 ? "$x" : "sym", i, (unsigned)(rng() % 1000));
@@ -374,26 +398,44 @@ static void test_kallsyms_shapes(const char *dir)
 			snprintf(ref[nref - 1].name, sizeof(ref[nref - 1].name), "%s", name);
 	}
 	len--;   /* the last line has no newline */
-	snprintf(path, sizeof(path), "%s/kallsyms.shapes", dir);
-	CHECK(len > (1u << 20) && write_file(dir, "kallsyms.shapes", text, len) == 0, "write kallsyms.shapes");
+	snprintf(path, sizeof(path), "%s/%s", dir, fname);
+	CHECK(len > (1u << 20) && write_file(dir, fname, text, len) == 0, "write %s", fname);
 
 	struct ds_symbols_opts o = { .kallsyms = path };
 	struct ds_symbols *s = ds_symbols__new(&o);
-	unsigned agree = 0;
+	struct ds_kallsyms ks;
+	unsigned agree = 0, agree_ks = 0;
+
+	CHECK(ds_kallsyms__load(&ks, path), "load %s", fname);
+	CHECK(ks.in_place == (mode != KS_SHAPES), "%s: searched %s", fname, ks.in_place ? "in place" : "by the full index");
 
 	for (unsigned q = 0; q < QUERIES; q++) {
 		uint64_t addr = q % 3 ? ref[rng() % nref].start + rng() % 64 : (rng() & 0xffffffffULL) | (q % 2 ? base : 0);
+
+		if (mode == KS_LONGRUN)   /* in place first, then inside the long run */
+			addr = q < QUERIES / 2 ? ref[rng() % (nref / 3)].start + rng() % 64
+					       : run_lo + rng() % (run_hi - run_lo + 1);
 		const struct ref_sym *want = ref_find(ref, nref, addr);
 		struct ds_frame f;
 		bool got = ds_symbols__kernel(s, addr, &f);
 
+		const char *kname;
+		uint64_t kstart;
+		bool kgot = ds_kallsyms__find(&ks, addr, &kname, &kstart);
+
+		if (kgot == (want != NULL) && (!kgot || (!strcmp(kname, want->name) && kstart == want->start)))
+			agree_ks++;
 		if (got == (want != NULL) && (!got || (!strcmp(f.name, want->name) && f.offset == addr - want->start)))
 			agree++;
 		else if (agree + 5 > q)
 			printf("  kallsyms %#llx: got %s, want %s\n", (unsigned long long)addr,
 			       got ? f.name : "-", want ? want->name : "-");
 	}
-	CHECK(agree == QUERIES, "kallsyms shapes: %u of %u lookups agree with the reference", agree, QUERIES);
+	CHECK(agree == QUERIES, "%s: %u of %u lookups agree with the reference", fname, agree, QUERIES);
+	CHECK(agree_ks == QUERIES, "%s: %u of %u direct lookups agree", fname, agree_ks, QUERIES);
+	if (mode == KS_LONGRUN)
+		CHECK(!ks.in_place, "%s: the long run sent the search to the full index", fname);
+	ds_kallsyms__exit(&ks);
 	ds_symbols__delete(s);
 	free(ref);
 	free(text);
@@ -523,7 +565,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	test_synthetic_kallsyms(dir);
-	test_kallsyms_shapes(dir);
+	test_kallsyms_file(dir, KS_SHAPES);
+	test_kallsyms_file(dir, KS_SORTED);
+	test_kallsyms_file(dir, KS_LONGRUN);
 	test_jit(dir);
 	test_hostile(argv[1], dir);
 	test_debug_files(argv[1], dir);
