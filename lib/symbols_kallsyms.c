@@ -29,7 +29,7 @@
 
 #define CHUNK (256u << 10)
 #define NAME_BLOCK (1u << 20)
-#define TEXT_STEP (256u << 10)   /* text prefaulted ahead and given back behind, in steps */
+#define SCAN_CHUNK (256u << 10)   /* a file is scanned through a buffer this big */
 
 struct ds_name_block {
 	struct ds_name_block *next;
@@ -256,7 +256,7 @@ fail:
 
 /* ---- kernel symbols, indexed in place ---------------------------------- */
 
-/* The text of @path: mapped if it is a regular file, else read (/proc/kallsyms). */
+/* @path opened if it is a regular file, else read whole (/proc/kallsyms). */
 static bool kallsyms_text(struct ds_kallsyms *ks, const char *path)
 {
 	struct stat st;
@@ -265,16 +265,8 @@ static bool kallsyms_text(struct ds_kallsyms *ks, const char *path)
 	if (fd < 0)
 		return false;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-
-		if (m == MAP_FAILED) {
-			close(fd);
-			return false;
-		}
-		ks->text = m;
 		ks->len = (size_t)st.st_size;
-		ks->mapped = true;
-		ks->fd = fd;   /* names are read from it once the text is unmapped */
+		ks->fd = fd;   /* scanned through a buffer, names read with pread */
 		ks->fd_open = true;
 		return true;
 	}
@@ -334,10 +326,10 @@ static inline bool hex16(const char *s, uint64_t *v)
 #endif
 }
 
-/* perf's kallsyms filter on the line at @p (length @n): the symbol's address and name offset. */
-static bool index_line(const char *text, size_t p, size_t n, struct ds_ksym *out)
+/* perf's kallsyms filter on the line @l (length @n, at file offset @off): the symbol's address and name offset. */
+static bool index_line(const char *l, size_t off, size_t n, struct ds_ksym *out)
 {
-	const char *l = text + p, *end = l + n, *s = l, *name, *tab;
+	const char *end = l + n, *s = l, *name, *tab;
 	uint64_t addr = 0;
 	int d, digits = 0;
 
@@ -368,7 +360,7 @@ type:
 		return false;   /* "\t[module]": module symbols belong to module maps */
 	if (name == (tab ? tab : end) || name[0] == '$' || name[0] == '\0')
 		return false;
-	*out = (struct ds_ksym){ .start = addr, .name_off = (uint64_t)(name - text) };
+	*out = (struct ds_ksym){ .start = addr, .name_off = off + (uint64_t)(name - l) };
 	return true;
 }
 
@@ -379,21 +371,6 @@ static int ksym_cmp(const void *pa, const void *pb)
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	return a->name_off < b->name_off ? -1 : a->name_off > b->name_off;
-}
-
-/* The mapped text up to @upto is not needed again but for the names hit: out of RSS. */
-static void give_back(struct ds_kallsyms *ks, size_t *done, size_t upto)
-{
-	size_t page;
-
-	if (!ks->mapped || upto < *done + TEXT_STEP)
-		return;   /* the per-line fast path */
-	if (upto > ks->len)
-		upto = ks->len;
-	page = ds_page_size();
-	upto = upto / page * page;
-	madvise(ks->text + *done, upto - *done, MADV_DONTNEED);
-	*done = upto;
 }
 
 /*
@@ -499,25 +476,24 @@ static void ksym_free(struct ksym_vec *k)
  * the general path's scanning.  False when the line is not of that shape,
  * and then index_line() decides.
  */
-static inline bool usual_line(const char *text, size_t p, size_t n, bool has_tab, struct ds_ksym *out, bool *keep)
+static inline bool usual_line(const char *l, size_t off, size_t n, bool has_tab, struct ds_ksym *out, bool *keep)
 {
-	const char *l = text + p;
 	uint64_t addr;
 
 	if (has_tab || n < 20 || l[16] != ' ' || l[18] != ' ' || l[19] == ' ' || !hex16(l, &addr))
 		return false;
 	*keep = kallsyms_type_kept(l[17]) && l[19] != '$' && l[19] != '\0';
-	*out = (struct ds_ksym){ .start = addr, .name_off = p + 19 };
+	*out = (struct ds_ksym){ .start = addr, .name_off = off + 19 };
 	return true;
 }
 
-static inline bool add_kallsyms_line(struct ksym_vec *k, const char *text, size_t p, size_t n, bool has_tab)
+static inline bool add_kallsyms_line(struct ksym_vec *k, const char *l, size_t off, size_t n, bool has_tab)
 {
 	struct ds_ksym e;
 	bool keep;
 
-	if (!usual_line(text, p, n, has_tab, &e, &keep))
-		keep = index_line(text, p, n, &e);
+	if (!usual_line(l, off, n, has_tab, &e, &keep))
+		keep = index_line(l, off, n, &e);
 	return !keep || ksym_push(k, e);
 }
 
@@ -545,60 +521,129 @@ static uint64_t line_marks(const char *p)
 #endif
 }
 
-/* Called per line (@p, @n: start and length; @has_tab: a tab in it); false stops the scan. */
-typedef bool (*line_fn)(void *ctx, const char *text, size_t p, size_t n, bool has_tab);
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* What a scan does with each line: a constant in each caller, so the scan loop is specialised. */
+enum scan_mode { SCAN_INDEX, SCAN_CHECK };
+
+static ALWAYS_INLINE bool index_one(void *ctx, const char *l, size_t off, size_t n, bool has_tab);
+static ALWAYS_INLINE bool check_one(void *ctx, const char *l, size_t off, size_t n, bool has_tab);
+
+/* One line (@l, @n bytes, at file offset @off; @has_tab: a tab in it); false stops the scan. */
+static ALWAYS_INLINE bool on_line(enum scan_mode mode, void *ctx, const char *l, size_t off, size_t n, bool has_tab)
+{
+	return mode == SCAN_CHECK ? check_one(ctx, l, off, n, has_tab) : index_one(ctx, l, off, n, has_tab);
+}
 
 /*
- * One pass over the text, 64 bytes at a time: newlines end lines, tabs are
- * noted (module lines only, in a real file).  Inlined into each caller with
- * its own @fn, so the per-line call is direct.  False when @fn stopped it.
+ * The whole lines in @buf (@len bytes, at file offset @base), 64 bytes at a
+ * time: newlines end lines, tabs are noted (module lines only, in a real
+ * file); at @eof the last line needs no newline.  *@used: the bytes taken
+ * (a partial line stays).  Inlined into each caller with its own @fn, so
+ * the per-line work is inline.  False when that stopped it.
  */
-static inline __attribute__((always_inline)) bool scan_lines(struct ds_kallsyms *ks, line_fn fn, void *ctx)
+static ALWAYS_INLINE bool scan_buf(const char *buf, size_t len, size_t base, bool eof, size_t *used,
+				   enum scan_mode mode, void *ctx)
 {
-	const char *text = ks->text;
-	size_t len = ks->len, start = 0, tab = SIZE_MAX, done = 0, b;
+	size_t start = 0, tab = SIZE_MAX;
 
-	for (b = 0; b < len; b += 64) {
+	for (size_t b = 0; b < len; b += 64) {
 		uint64_t m = 0;
 
 		if (b + 64 <= len)
-			m = line_marks(text + b);
+			m = line_marks(buf + b);
 		else   /* the last bytes, one at a time */
 			for (size_t i = b; i < len; i++)
-				if (text[i] == '\n' || text[i] == '\t')
+				if (buf[i] == '\n' || buf[i] == '\t')
 					m |= 1ULL << (i - b);
 		for (; m; m &= m - 1) {
 			size_t pos = b + (size_t)__builtin_ctzll(m);
 
-			if (text[pos] == '\t') {
+			if (buf[pos] == '\t') {
 				tab = pos;
 				continue;
 			}
-			if (!fn(ctx, text, start, pos - start, tab != SIZE_MAX && tab >= start))
+			if (!on_line(mode, ctx, buf + start, base + start, pos - start, tab != SIZE_MAX && tab >= start))
 				return false;
 			start = pos + 1;
 		}
-		if ((b & (TEXT_STEP - 1)) == 0) {
-			give_back(ks, &done, start);
-			if (ks->mapped)   /* the next step in one call, not a fault per 16 pages */
-				ds_prefault_read(text + b, len - b < TEXT_STEP ? len - b : TEXT_STEP);
-		}
 	}
-	if (start < len && !fn(ctx, text, start, len - start, tab != SIZE_MAX && tab >= start))
-		return false;
-	give_back(ks, &done, len);
+	if (eof && start < len) {
+		if (!on_line(mode, ctx, buf + start, base + start, len - start, tab != SIZE_MAX && tab >= start))
+			return false;
+		start = len;
+	}
+	*used = start;
 	return true;
 }
 
-static bool index_one(void *ctx, const char *text, size_t p, size_t n, bool has_tab)
+/* Read up to @n bytes at @off; -1 on error. */
+static ssize_t pread_full(int fd, char *buf, size_t n, size_t off)
 {
-	return add_kallsyms_line(ctx, text, p, n, has_tab);
+	ssize_t got;
+
+	do
+		got = pread(fd, buf, n, (off_t)off);
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
+/*
+ * Every line of the kallsyms text: of the file through a SCAN_CHUNK buffer
+ * (copying it is cheaper than mapping 8 MB page by page), or of the text
+ * in memory.  A line longer than the buffer (no real one is) is passed
+ * cut, marked as having a tab, and the rest of it skipped.
+ */
+static ALWAYS_INLINE bool scan_lines(struct ds_kallsyms *ks, enum scan_mode mode, void *ctx)
+{
+	size_t have = 0, base = 0, used;
+	bool ok = true, skipping = false;
+	char *buf;
+
+	if (!ks->fd_open)
+		return scan_buf(ks->text, ks->len, 0, true, &used, mode, ctx);
+	buf = malloc(SCAN_CHUNK);
+	if (!buf)
+		return false;
+	for (;;) {
+		ssize_t got = pread_full(ks->fd, buf + have, SCAN_CHUNK - have, base + have);
+		size_t len = have + (got > 0 ? (size_t)got : 0);
+		bool eof = got <= 0;
+
+		if (got < 0 && !(ok = false))
+			break;
+		if (skipping) {   /* the rest of an over-long line */
+			const char *nl = memchr(buf, '\n', len);
+
+			used = nl ? (size_t)(nl - buf) + 1 : len;
+			skipping = !nl;
+		} else if (!(ok = scan_buf(buf, len, base, eof, &used, mode, ctx))) {
+			break;
+		} else if (!used && len == SCAN_CHUNK) {
+			if (!(ok = on_line(mode, ctx, buf, base, len, true)))
+				break;
+			used = len;
+			skipping = true;
+		}
+		if (eof)
+			break;
+		memmove(buf, buf + used, len - used);
+		have = len - used;
+		base += used;
+	}
+	free(buf);
+	return ok;
+}
+
+static ALWAYS_INLINE bool index_one(void *ctx, const char *l, size_t off, size_t n, bool has_tab)
+{
+	return add_kallsyms_line(ctx, l, off, n, has_tab);
 }
 
 /* The full index of the text into @k; false on ENOMEM. */
 static bool index_text(struct ds_kallsyms *ks, struct ksym_vec *k)
 {
-	return scan_lines(ks, index_one, k);
+	return scan_lines(ks, SCAN_INDEX, k);
 }
 
 /* ---- sorted text, searched in place ------------------------------------ */
@@ -651,10 +696,9 @@ static bool module_line(const char *l, size_t n)
 	return tab && memchr(tab, '[', n - (size_t)(tab - l));
 }
 
-static bool check_one(void *ctx, const char *text, size_t p, size_t n, bool has_tab)
+static ALWAYS_INLINE bool check_one(void *ctx, const char *l, size_t off, size_t n, bool has_tab)
 {
 	struct sorted_check *c = ctx;
-	const char *l = text + p;
 	uint64_t hi, lo;
 
 	if (has_tab)
@@ -669,7 +713,7 @@ static bool check_one(void *ctx, const char *text, size_t p, size_t n, bool has_
 		return false;
 	c->prev_hi = hi;
 	c->prev_lo = lo;
-	c->tail = p + n;
+	c->tail = off + n;
 	if (c->since++ % SAMPLE_EVERY == 0) {
 		if (c->nr == c->cap) {
 			size_t ncap = c->cap ? c->cap * 2 : 1024;
@@ -681,7 +725,7 @@ static bool check_one(void *ctx, const char *text, size_t p, size_t n, bool has_
 			c->cap = ncap;
 		}
 		hex16(l, &c->v[c->nr].key);
-		c->v[c->nr++].off = p;
+		c->v[c->nr++].off = off;
 	}
 	return true;
 }
@@ -691,16 +735,27 @@ static bool check_sorted(struct ds_kallsyms *ks)
 {
 	struct sorted_check c = { 0 };
 
-	if (!ks->mapped || !scan_lines(ks, check_one, &c) || !c.nr) {
+	if (!scan_lines(ks, SCAN_CHECK, &c) || !c.nr) {
 		free(c.v);
 		return false;
+	}
+	if (!ks->text) {   /* a file: lookups read it through a mapping */
+		void *m = mmap(NULL, ks->len, PROT_READ, MAP_PRIVATE, ks->fd, 0);
+
+		if (m == MAP_FAILED) {
+			free(c.v);
+			return false;
+		}
+		ks->text = m;
+		ks->mapped = true;
 	}
 	ks->samples = c.v;
 	ks->nr_samples = c.nr;
 	ks->tail = c.tail;
 	ks->in_place = true;
 	/* lookups read a line or two here and there: no read-ahead, no fault-around */
-	madvise(ks->text, ks->len, MADV_RANDOM);
+	if (ks->mapped)
+		madvise(ks->text, ks->len, MADV_RANDOM);
 	return true;
 }
 
@@ -754,7 +809,7 @@ static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_
 			q = p;
 			break;
 		}
-		if (index_line(ks->text, p, n, &e)) {
+		if (index_line(ks->text + p, p, n, &e)) {
 			*out = e;
 			found = true;
 		}
@@ -764,7 +819,7 @@ static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_
 		p = prev_line(ks, p);
 		if (++walked > WALK_MAX)
 			return -1;
-		found = index_line(ks->text, p, line_len(ks, p), out);
+		found = index_line(ks->text + p, p, line_len(ks, p), out);
 	}
 	if (!found)
 		return 0;
@@ -775,7 +830,7 @@ static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_
 		n = line_len(ks, p);
 		if (++walked > WALK_MAX)
 			return -1;
-		if (index_line(ks->text, p, n, &e)) {
+		if (index_line(ks->text + p, p, n, &e)) {
 			end = e.start;
 			break;
 		}
@@ -798,9 +853,11 @@ static bool to_full_index(struct ds_kallsyms *ks)
 	ks->samples = NULL;
 	ks->nr_samples = 0;
 	ks->in_place = false;
-	munmap(ks->text, ks->len);   /* names are read with pread from now on */
-	ks->text = NULL;
-	ks->mapped = false;
+	if (ks->mapped) {   /* names are read with pread from now on */
+		munmap(ks->text, ks->len);
+		ks->text = NULL;
+		ks->mapped = false;
+	}
 	return true;
 }
 
@@ -822,12 +879,6 @@ bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path)
 		return false;
 	}
 	ksym_finish(ks, &k);
-	if (ks->mapped) {
-		/* the few names hit are read with pread: none of the text stays in RSS */
-		munmap(ks->text, ks->len);
-		ks->text = NULL;
-		ks->mapped = false;
-	}
 	return true;
 }
 

@@ -441,6 +441,30 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	free(text);
 }
 
+/* A line longer than the scan buffer (256 KiB) is cut, not a crash or a lost neighbour. */
+static void test_kallsyms_long_line(const char *dir)
+{
+	size_t long_name = 300u << 10, len = 0;
+	char *text = malloc(long_name + 256), path[4096];
+	struct ds_symbols_opts o = { .kallsyms = path };
+	struct ds_symbols *s;
+	struct ds_frame f;
+
+	len += (size_t)sprintf(text + len, "ffffffff81000000 T first\nffffffff81000100 T ");
+	memset(text + len, 'x', long_name);
+	len += long_name;
+	len += (size_t)sprintf(text + len, "\nffffffff81000200 T last\n");
+	CHECK(write_file(dir, "kallsyms.long", text, len) == 0, "write kallsyms.long");
+	snprintf(path, sizeof(path), "%s/kallsyms.long", dir);
+	s = ds_symbols__new(&o);
+	CHECK(ds_symbols__kernel(s, 0xffffffff81000010ULL, &f) && !strcmp(f.name, "first"), "before the long line");
+	CHECK(ds_symbols__kernel(s, 0xffffffff81000110ULL, &f) && !strncmp(f.name, "xxxx", 4) && strlen(f.name) < long_name,
+	      "the long line: its name cut");
+	CHECK(ds_symbols__kernel(s, 0xffffffff81000210ULL, &f) && !strcmp(f.name, "last"), "after the long line");
+	ds_symbols__delete(s);
+	free(text);
+}
+
 static void test_jit(const char *dir)
 {
 	static const char map[] = "1000 10 jitted_a\n0x2000 0x20 jitted b with spaces\nbad line\n";
@@ -568,6 +592,7 @@ int main(int argc, char **argv)
 	test_kallsyms_file(dir, KS_SHAPES);
 	test_kallsyms_file(dir, KS_SORTED);
 	test_kallsyms_file(dir, KS_LONGRUN);
+	test_kallsyms_long_line(dir);
 	test_jit(dir);
 	test_hostile(argv[1], dir);
 	test_debug_files(argv[1], dir);
