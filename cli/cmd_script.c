@@ -39,6 +39,21 @@ struct frame_line {
 	char text[FRAME_TEXT_MAX];
 };
 
+/*
+ * Formatted callchains, by the machine's chain id (equal ids, equal
+ * frames): a profile prints its chains over and over, so most samples
+ * print theirs as one copy.  The text lives in a bounded arena; when it is
+ * full the epoch moves on and it refills.
+ */
+#define CHAIN_TEXT_BITS 12
+#define CHAIN_TEXT_ARENA (1u << 20)
+#define CHAIN_TEXT_MAX (16u << 10)   /* longer chains are printed each time */
+
+struct chain_text {
+	uint64_t id;
+	uint32_t off, len, epoch;
+};
+
 struct script {
 	struct outbuf *out;
 	struct ds_machine *machine;
@@ -47,6 +62,10 @@ struct script {
 	uint32_t *line_of;         /* FRAME_CACHE_SLOTS: index + 1 into lines, 0 none; NULL: no cache */
 	struct frame_line *lines;
 	size_t nr_lines, cap_lines;
+	struct chain_text *chains;  /* 1 << CHAIN_TEXT_BITS, or NULL (no cache) */
+	char *chain_arena;          /* CHAIN_TEXT_ARENA bytes */
+	size_t chain_used;
+	uint32_t chain_epoch;       /* from 1: a zeroed slot is stale */
 };
 
 /* The cached line for @slot, which has none yet; NULL on ENOMEM (then not cached). */
@@ -157,13 +176,39 @@ static void print_frame(struct script *sc, const struct ds_cc_frame *f)
 	}
 }
 
+static void keep_chain_text(struct script *sc, struct chain_text *c, uint64_t id, const char *text, size_t len)
+{
+	if (sc->chain_used + len > CHAIN_TEXT_ARENA) {
+		sc->chain_epoch++;   /* every kept chain is stale: refill from the start */
+		sc->chain_used = 0;
+	}
+	memcpy(sc->chain_arena + sc->chain_used, text, len);
+	*c = (struct chain_text){ .id = id, .off = (uint32_t)sc->chain_used, .len = (uint32_t)len,
+				  .epoch = sc->chain_epoch };
+	sc->chain_used += len;
+}
+
 static void print_callchain(struct script *sc, struct ds_thread *t, const uint64_t *ips, uint64_t nr)
 {
-	size_t n;
+	struct outbuf *o = sc->out;
+	size_t n, start;
 	const struct ds_cc_frame *f = ds_machine__callchain(sc->machine, t, ips, nr, sc->max_stack, &n);
+	uint64_t id = ds_machine__callchain_id(sc->machine);
+	struct chain_text *c = id && sc->chains ? &sc->chains[(id * 0x9e3779b97f4a7c15ULL) >> (64 - CHAIN_TEXT_BITS)] : NULL;
+	unsigned long flushes;
 
+	if (c && c->id == id && c->epoch == sc->chain_epoch) {
+		outbuf_write(o, sc->chain_arena + c->off, c->len);
+		return;
+	}
+	if (c && OUTBUF_SIZE - o->len < CHAIN_TEXT_MAX)
+		outbuf_flush(o);   /* so that the chain's text is whole in the buffer */
+	start = o->len;
+	flushes = o->flushes;
 	for (size_t i = 0; i < n; i++)
 		print_frame(sc, &f[i]);
+	if (c && o->flushes == flushes && o->len - start <= CHAIN_TEXT_MAX)
+		keep_chain_text(sc, c, id, o->buf + start, o->len - start);
 }
 
 static uint64_t sample_period(const struct ds_event *ev)
@@ -284,11 +329,20 @@ int cmd_script(int argc, char **argv)
 		return ret;
 	sc.machine = a.machine;
 	sc.line_of = calloc(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
+	sc.chains = calloc(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
+	sc.chain_arena = malloc(CHAIN_TEXT_ARENA);
+	sc.chain_epoch = 1;
+	if (!sc.chain_arena) {   /* no chain cache then: same output */
+		free(sc.chains);
+		sc.chains = NULL;
+	}
 	outbuf_init(&out, STDOUT_FILENO);
 	ret = analysis_run(&a, "script", &sopts, on_event, &sc);
 	outbuf_flush(&out);
 	analysis_close(&a);
 	free(sc.line_of);
 	free(sc.lines);
+	free(sc.chains);
+	free(sc.chain_arena);
 	return ret;
 }

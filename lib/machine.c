@@ -58,6 +58,7 @@ struct frame_cache_slot {
 
 struct chain_slot {
 	uint64_t hash;
+	uint64_t id;               /* unique over the machine's life (ds_machine__callchain_id) */
 	uint64_t ustamp, kstamp, generation;
 	uint32_t epoch;            /* valid when it is the machine's chain_epoch */
 	uint32_t max_stack;
@@ -92,7 +93,9 @@ struct ds_machine {
 	struct chain_slot *chains;       /* 1 << CHAIN_CACHE_BITS, NULL if not allocated */
 	unsigned char *chain_arena;      /* CHAIN_ARENA bytes */
 	size_t chain_used, chain_populated;
-	uint32_t chain_epoch;            /* starts at 1: a zeroed slot is stale */
+	uint32_t chain_epoch;
+	uint64_t chain_ids;              /* the last id given */
+	uint64_t last_chain_id;          /* of the chain returned last, 0 if none */            /* starts at 1: a zeroed slot is stale */
 };
 
 /* ---- interning ------------------------------------------------------- */
@@ -751,15 +754,15 @@ static bool chain_hit(const struct ds_machine *m, const struct chain_slot *c, co
 	       !memcmp(m->chain_arena + c->off + c->nr_frames * sizeof(struct ds_cc_frame), ips, nr * sizeof(*ips));
 }
 
-/* Copy the resolved chain into the arena and @c; silently not when it is too long. */
-static void chain_store(struct ds_machine *m, struct chain_slot *c, const struct ds_thread *t, uint64_t h,
+/* Copy the resolved chain into the arena and @c; false (not cached) when it is too long. */
+static bool chain_store(struct ds_machine *m, struct chain_slot *c, const struct ds_thread *t, uint64_t h,
 			const uint64_t *ips, uint64_t nr, unsigned max_stack, uint64_t gen,
 			const struct ds_cc_frame *frames, size_t n)
 {
 	size_t fbytes = n * sizeof(*frames), need = fbytes + nr * sizeof(*ips);
 
 	if (need > CHAIN_MAX_BYTES)
-		return;
+		return false;
 	if (m->chain_used + need > CHAIN_ARENA) {
 		m->chain_epoch++;   /* every cached chain is stale: refill from the start */
 		m->chain_used = 0;
@@ -772,10 +775,11 @@ static void chain_store(struct ds_machine *m, struct chain_slot *c, const struct
 	}
 	memcpy(m->chain_arena + m->chain_used, frames, fbytes);
 	memcpy(m->chain_arena + m->chain_used + fbytes, ips, nr * sizeof(*ips));
-	*c = (struct chain_slot){ .hash = h, .ustamp = t->maps->stamp, .kstamp = m->kmaps.stamp,
+	*c = (struct chain_slot){ .hash = h, .id = ++m->chain_ids, .ustamp = t->maps->stamp, .kstamp = m->kmaps.stamp,
 				  .generation = gen, .epoch = m->chain_epoch, .max_stack = max_stack,
 				  .nr_ips = (uint32_t)nr, .nr_frames = (uint32_t)n, .off = m->chain_used };
 	m->chain_used += need;
+	return true;
 }
 
 const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
@@ -786,17 +790,24 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 	const struct ds_cc_frame *frames;
 	struct chain_slot *c;
 
+	m->last_chain_id = 0;
 	if (!m->chains || !t || !t->maps || nr > CHAIN_MAX_BYTES / sizeof(*ips))
 		return resolve_chain(m, t, ips, nr, max_stack, nr_frames);
 	h = chain_hash(m, t, ips, nr, max_stack, gen);
 	c = &m->chains[h >> (64 - CHAIN_CACHE_BITS)];
 	if (chain_hit(m, c, t, h, ips, nr, max_stack, gen)) {
+		m->last_chain_id = c->id;
 		*nr_frames = c->nr_frames;
 		return (const struct ds_cc_frame *)(const void *)(m->chain_arena + c->off);
 	}
 	frames = resolve_chain(m, t, ips, nr, max_stack, nr_frames);
 	/* resolving may load a file that makes results stale: then not cached */
-	if (ds_symbols__generation(m->syms) == gen)
-		chain_store(m, c, t, h, ips, nr, max_stack, gen, frames, *nr_frames);
+	if (ds_symbols__generation(m->syms) == gen && chain_store(m, c, t, h, ips, nr, max_stack, gen, frames, *nr_frames))
+		m->last_chain_id = c->id;
 	return frames;
+}
+
+uint64_t ds_machine__callchain_id(const struct ds_machine *m)
+{
+	return m->last_chain_id;
 }

@@ -89,6 +89,14 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 						const uint64_t *ips, uint64_t nr, unsigned max_stack,
 						size_t *nr_frames);
 
+/*
+ * An id for the frames the last ds_machine__callchain() returned, so that
+ * a caller can cache what it makes of them (script caches their text):
+ * equal ids mean equal frames, and an id is never reused.  0 when that
+ * chain has none (it was not cached: too long, or symbols changed).
+ */
+uint64_t ds_machine__callchain_id(const struct ds_machine *m);
+
 /* Intern a string for the machine's lifetime. */
 const char *ds_machine__intern(struct ds_machine *m, const char *s);
 
