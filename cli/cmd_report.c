@@ -53,6 +53,9 @@ struct report {
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct ds_hashmap node_map;
+	struct ds_hashmap path_map;       /* (root, chain id, range) -> offset in paths */
+	uint32_t *paths;                  /* records: root, id (2 words), from, to, n, n nodes */
+	size_t nr_paths, cap_paths;
 	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
         /* library string -> our copy (the library's die with the walk) */
 	uint64_t seq;
@@ -214,9 +217,9 @@ static struct entry *find_entry(struct report *r, const struct entry *key)
 	}
 }
 
-/* Add @period along frames[from..to] (either direction) under @e's root. */
-static int add_chain(struct report *r, struct entry *e, const struct ds_cc_frame *f, long from, long to,
-		     uint64_t period)
+/* Add @period along frames[from..to] (either direction) under @e's root; the nodes into @path if not NULL. */
+static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_cc_frame *f, long from, long to,
+			   uint64_t period, uint32_t *path)
 {
 	long step = from <= to ? 1 : -1;
 	uint32_t n = e->root;
@@ -227,8 +230,74 @@ static int add_chain(struct report *r, struct entry *e, const struct ds_cc_frame
 		if (n == NONE)
 			return -ENOMEM;
 		r->nodes[n].cumul += period;
+		if (path)
+			*path++ = n;
 	}
 	r->nodes[n].hit += period;
+	return 0;
+}
+
+#define PATH_HEAD 6   /* root, id low, id high, from, to, n */
+
+static uint32_t *path_room(struct report *r, size_t words)
+{
+	if (r->nr_paths + words > r->cap_paths) {
+		size_t ncap = r->cap_paths ? r->cap_paths * 2 : 4096;
+		uint32_t *n;
+
+		while (ncap < r->nr_paths + words)
+			ncap *= 2;
+		n = realloc(r->paths, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		r->paths = n;
+		r->cap_paths = ncap;
+	}
+	return r->paths + r->nr_paths;
+}
+
+/*
+ * add_chain_nodes(), remembering the path by the chain's id: a profile
+ * repeats its chains, and the same chain under the same root walks the
+ * same nodes, so a repeat only adds @period along the stored path.
+ */
+static int add_chain(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to)
+{
+	long len = (from <= to ? to - from : from - to) + 1;
+	uint64_t k = ds_hash_pair(s->chain_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
+	uint32_t *p;
+
+	if (!s->chain_id || (uint64_t)len > UINT32_MAX - PATH_HEAD)
+		return add_chain_nodes(r, e, s->frames, from, to, s->period, NULL);
+	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
+		uint64_t *v = ds_hashmap__find(&r->path_map, k);
+
+		if (!v)
+			break;
+		p = r->paths + *v;
+		if (p[0] != e->root || p[1] != (uint32_t)s->chain_id || p[2] != (uint32_t)(s->chain_id >> 32) ||
+		    p[3] != (uint32_t)from || p[4] != (uint32_t)to)
+			continue;
+		r->nodes[e->root].cumul += s->period;
+		for (uint32_t i = 0; i < p[5]; i++)
+			r->nodes[p[PATH_HEAD + i]].cumul += s->period;
+		r->nodes[p[5] ? p[PATH_HEAD + p[5] - 1] : e->root].hit += s->period;
+		return 0;
+	}
+	p = path_room(r, PATH_HEAD + (size_t)len);
+	if (!p)
+		return -ENOMEM;
+	if (add_chain_nodes(r, e, s->frames, from, to, s->period, p + PATH_HEAD))
+		return -ENOMEM;
+	p[0] = e->root;
+	p[1] = (uint32_t)s->chain_id;
+	p[2] = (uint32_t)(s->chain_id >> 32);
+	p[3] = (uint32_t)from;
+	p[4] = (uint32_t)to;
+	p[5] = (uint32_t)len;
+	if (ds_hashmap__set(&r->path_map, k, r->nr_paths) < 0)
+		return -ENOMEM;
+	r->nr_paths += PATH_HEAD + (size_t)len;
 	return 0;
 }
 
@@ -281,8 +350,7 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 
 	self->stamp = r->seq;
 	self->acc += s->period;
-	if (r->graph && (r->caller ? add_chain(r, self, s->frames, n - 1, 0, s->period)
-				   : add_chain(r, self, s->frames, 0, n - 1, s->period)))
+	if (r->graph && (r->caller ? add_chain(r, self, s, n - 1, 0) : add_chain(r, self, s, 0, n - 1)))
 		return -ENOMEM;
 	for (long j = 0; j < n; j++) {
 		long i = r->caller ? n - 1 - j : j;
@@ -301,8 +369,7 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 			continue;
 		e->stamp = r->seq;
 		e->acc += s->period;
-		if (r->graph && (r->caller ? add_chain(r, e, s->frames, i, 0, s->period)
-					   : add_chain(r, e, s->frames, i, n - 1, s->period)))
+		if (r->graph && (r->caller ? add_chain(r, e, s, i, 0) : add_chain(r, e, s, i, n - 1)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -336,8 +403,8 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	if (r->children)
 		return add_children(r, s, e);
 	e->acc += s->period;
-	if (r->graph && (r->caller ? add_chain(r, e, s->frames, (long)s->nr_frames - 1, 0, s->period)
-				   : add_chain(r, e, s->frames, 0, (long)s->nr_frames - 1, s->period)))
+	if (r->graph && (r->caller ? add_chain(r, e, s, (long)s->nr_frames - 1, 0)
+				   : add_chain(r, e, s, 0, (long)s->nr_frames - 1)))
 		return -ENOMEM;
 	return 0;
 }
@@ -767,6 +834,8 @@ int cmd_report(int argc, char **argv)
 	ds_hashmap__exit(&r->inlined_names);
 	ds_hashmap__exit(&r->ent_map);
 	ds_hashmap__exit(&r->node_map);
+	ds_hashmap__exit(&r->path_map);
+	free(r->paths);
 	free(r->ents);
 	free(r->nodes);
 	free(r);

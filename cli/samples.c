@@ -191,6 +191,8 @@ static int on_event(void *ctx, const struct ds_event *ev)
 
 		ws.frames = ds_machine__callchain(w->machine, ws.thread, ips, 2, w->o->max_stack, &ws.nr_frames);
 	}
+	if (ws.frames)
+		ws.chain_id = ds_machine__callchain_id(w->machine);
 	return w->fn(w->ctx, &ws);
 }
 

@@ -47,6 +47,7 @@ struct walk_sample {
 	uint64_t period;                 /* the sample's weight (period, else the attr's) */
 	const struct ds_cc_frame *frames; /* callee first; valid during the call */
 	size_t nr_frames;
+	uint64_t chain_id;               /* ds_machine__callchain_id() of frames: equal ids, equal frames; 0 none */
 	const struct ds_evsel *evsel;
 };
 
