@@ -40,7 +40,46 @@ struct folded {
 		const char *sym, *dso, *text;
 		uint8_t flags;
 	} recent[1024];
+	/* (comm node, chain id) -> the stack's node: a repeated chain is one lookup */
+	struct ds_hashmap leaves;
+	struct leaf_memo {
+		uint64_t chain_id;
+		uint32_t root, leaf;
+	} *memo;
+	size_t nr_memo, cap_memo;
 };
+
+/* The remembered leaf for @root and @chain_id, else NONE; *@key: where to remember it. */
+static uint32_t memo_leaf(struct folded *fo, uint32_t root, uint64_t chain_id, uint64_t *key)
+{
+	for (uint64_t k = ds_hash_pair(chain_id, root);; k = ds_hash64(k + 1)) {   /* collisions: the next key */
+		uint64_t *v = ds_hashmap__find(&fo->leaves, k);
+
+		if (!v) {
+			*key = k;
+			return NONE;
+		}
+		if (fo->memo[*v].chain_id == chain_id && fo->memo[*v].root == root)
+			return fo->memo[*v].leaf;
+	}
+}
+
+/* Remember @leaf; failing to (ENOMEM) only costs the next lookup. */
+static void memo_keep(struct folded *fo, uint64_t key, uint32_t root, uint64_t chain_id, uint32_t leaf)
+{
+	if (fo->nr_memo == fo->cap_memo) {
+		size_t ncap = fo->cap_memo ? fo->cap_memo * 2 : 1024;
+		struct leaf_memo *n = realloc(fo->memo, ncap * sizeof(*n));
+
+		if (!n)
+			return;
+		fo->memo = n;
+		fo->cap_memo = ncap;
+	}
+	if (ds_hashmap__set(&fo->leaves, key, fo->nr_memo) < 0)
+		return;
+	fo->memo[fo->nr_memo++] = (struct leaf_memo){ .chain_id = chain_id, .root = root, .leaf = leaf };
+}
 
 static uint64_t str_hash(const char *s)
 {
@@ -210,6 +249,13 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	if (!text)
 		return -ENOMEM;
 	n = node_for(fo, NONE, text);
+	uint32_t root = n, leaf = NONE;
+	uint64_t key = 0;
+
+	if (s->chain_id && n != NONE && (leaf = memo_leaf(fo, root, s->chain_id, &key)) != NONE) {
+		fo->nodes[leaf].count += fo->period ? s->period : 1;
+		return 0;
+	}
 	for (size_t i = s->nr_frames; n != NONE && i-- > 0;) {
 		if (s->frames[i].cookie)
 			continue; /* stackcollapse skips "(cookie)" lines */
@@ -220,6 +266,8 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	}
 	if (n == NONE)
 		return -ENOMEM;
+	if (s->chain_id)
+		memo_keep(fo, key, root, s->chain_id, n);
 	fo->nodes[n].count += fo->period ? s->period : 1;
 	return 0;
 }
@@ -359,6 +407,8 @@ int cmd_folded(int argc, char **argv)
 	ds_hashmap__exit(&fo->texts);
 	ds_hashmap__exit(&fo->names);
 	ds_hashmap__exit(&fo->edges);
+	ds_hashmap__exit(&fo->leaves);
+	free(fo->memo);
 	free(fo->nodes);
 	free(fo);
 	return ret;
