@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "grow.h"
 #include "hashmap.h"
 #include "outbuf.h"
 #include "samples.h"
@@ -67,15 +68,11 @@ static uint32_t memo_leaf(struct folded *fo, uint32_t root, uint64_t chain_id, u
 /* Remember @leaf; failing to (ENOMEM) only costs the next lookup. */
 static void memo_keep(struct folded *fo, uint64_t key, uint32_t root, uint64_t chain_id, uint32_t leaf)
 {
-	if (fo->nr_memo == fo->cap_memo) {
-		size_t ncap = fo->cap_memo ? fo->cap_memo * 2 : 1024;
-		struct leaf_memo *n = realloc(fo->memo, ncap * sizeof(*n));
+	struct leaf_memo *n = ds_grow(fo->memo, &fo->cap_memo, fo->nr_memo + 1, sizeof(*n), 1024);
 
-		if (!n)
-			return;
-		fo->memo = n;
-		fo->cap_memo = ncap;
-	}
+	if (!n)
+		return;
+	fo->memo = n;
 	if (ds_hashmap__set(&fo->leaves, key, fo->nr_memo) < 0)
 		return;
 	fo->memo[fo->nr_memo++] = (struct leaf_memo){ .chain_id = chain_id, .root = root, .leaf = leaf };

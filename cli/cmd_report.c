@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "grow.h"
 #include "hashmap.h"
 #include "outbuf.h"
 #include "samples.h"
@@ -119,16 +120,12 @@ static const char *keep(struct report *r, const char *s)
 
 static uint32_t new_node(struct report *r, uint32_t parent, const struct ds_cc_frame *f)
 {
-	if (r->nr_nodes == r->cap_nodes) {
-		size_t ncap = r->cap_nodes ? r->cap_nodes * 2 : 4096;
-		struct node *n = realloc(r->nodes, ncap * sizeof(*n));
+	struct node *n = ds_grow(r->nodes, &r->cap_nodes, r->nr_nodes + 1, sizeof(*n), 4096);
 
-		if (!n)
-			return NONE;
-		r->nodes = n;
-		r->cap_nodes = ncap;
-	}
-	struct node *n = &r->nodes[r->nr_nodes];
+	if (!n)
+		return NONE;
+	r->nodes = n;
+	n = &r->nodes[r->nr_nodes];
 
 	*n = (struct node){ .parent = parent, .first_child = NONE, .next_sibling = NONE };
 	if (f) {
@@ -241,19 +238,12 @@ static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_cc
 
 static uint32_t *path_room(struct report *r, size_t words)
 {
-	if (r->nr_paths + words > r->cap_paths) {
-		size_t ncap = r->cap_paths ? r->cap_paths * 2 : 4096;
-		uint32_t *n;
+	uint32_t *n = ds_grow(r->paths, &r->cap_paths, r->nr_paths + words, sizeof(*n), 4096);
 
-		while (ncap < r->nr_paths + words)
-			ncap *= 2;
-		n = realloc(r->paths, ncap * sizeof(*n));
-		if (!n)
-			return NULL;
-		r->paths = n;
-		r->cap_paths = ncap;
-	}
-	return r->paths + r->nr_paths;
+	if (!n)
+		return NULL;
+	r->paths = n;
+	return n + r->nr_paths;
 }
 
 /*

@@ -13,6 +13,7 @@
 #include "dstack/log.h"
 #include "dstack/machine.h"
 #include "dstack/session.h"
+#include "grow.h"
 #include "hashmap.h"
 #include "outbuf.h"
 #include "samples.h"
@@ -71,15 +72,11 @@ struct script {
 /* The cached line for @slot, which has none yet; NULL on ENOMEM (then not cached). */
 static struct frame_line *line_alloc(struct script *sc, uint32_t *slot)
 {
-	if (sc->nr_lines == sc->cap_lines) {
-		size_t ncap = sc->cap_lines ? sc->cap_lines * 2 : 256;
-		struct frame_line *n = realloc(sc->lines, ncap * sizeof(*n));
+	struct frame_line *n = ds_grow(sc->lines, &sc->cap_lines, sc->nr_lines + 1, sizeof(*n), 256);
 
-		if (!n)
-			return NULL;
-		sc->lines = n;
-		sc->cap_lines = ncap;
-	}
+	if (!n)
+		return NULL;
+	sc->lines = n;
 	*slot = (uint32_t)++sc->nr_lines;
 	return &sc->lines[*slot - 1];
 }

@@ -2,9 +2,10 @@
 /*
  * Fuzz target 5: the kernel symbol file (--kallsyms), and the JIT map
  * parser (/tmp/perf-PID.map, same line parser family).  The input is
- * written as the kallsyms file (indexed in place: mapped, scanned, names
- * copied when hit) and looked up at addresses taken from the input and at
- * fixed probes; then as a perf map of pid 4242.
+ * written as the kallsyms file (scanned through a buffer; searched in
+ * place when it is sorted, else indexed; names read when hit) and looked
+ * up at addresses taken from the input and at fixed probes; then as a perf
+ * map of pid 4242.
  */
 #include <fcntl.h>
 #include "fuzz_common.h"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dstack/machine.h"
+#include "grow.h"
 #include "hashmap.h"
 #include "prefault.h"
 
@@ -643,15 +644,11 @@ static struct frame_cache_slot *cache_slot(struct ds_machine *m, struct ds_threa
 /* A frame in the dense array for @slot, which has none yet; false on ENOMEM (then not cached). */
 static bool cache_frame_alloc(struct ds_machine *m, struct frame_cache_slot *slot)
 {
-	if (m->fframes_nr == m->fframes_cap) {
-		size_t ncap = m->fframes_cap ? m->fframes_cap * 2 : 256;
-		struct ds_cc_frame *n = realloc(m->fframes, ncap * sizeof(*n));
+	struct ds_cc_frame *n = ds_grow(m->fframes, &m->fframes_cap, m->fframes_nr + 1, sizeof(*n), 256);
 
-		if (!n)
-			return false;
-		m->fframes = n;
-		m->fframes_cap = ncap;
-	}
+	if (!n)
+		return false;
+	m->fframes = n;
 	slot->frame = (uint32_t)++m->fframes_nr;
 	return true;
 }

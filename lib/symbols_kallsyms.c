@@ -24,6 +24,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "grow.h"
 #include "prefault.h"
 #include "symbols_int.h"
 
@@ -715,15 +716,11 @@ static ALWAYS_INLINE bool check_one(void *ctx, const char *l, size_t off, size_t
 	c->prev_lo = lo;
 	c->tail = off + n;
 	if (c->since++ % SAMPLE_EVERY == 0) {
-		if (c->nr == c->cap) {
-			size_t ncap = c->cap ? c->cap * 2 : 1024;
-			struct ds_ksample *nv = realloc(c->v, ncap * sizeof(*nv));
+		struct ds_ksample *nv = ds_grow(c->v, &c->cap, c->nr + 1, sizeof(*nv), 1024);
 
-			if (!nv)
-				return false;
-			c->v = nv;
-			c->cap = ncap;
-		}
+		if (!nv)
+			return false;
+		c->v = nv;
 		hex16(l, &c->v[c->nr].key);
 		c->v[c->nr++].off = off;
 	}
