@@ -748,7 +748,7 @@ static bool chain_hit(const struct ds_machine *m, const struct chain_slot *c, co
 {
 	return c->epoch == m->chain_epoch && c->hash == h && c->nr_ips == nr && c->max_stack == max_stack &&
 	       c->generation == gen && c->ustamp == t->maps->stamp && c->kstamp == m->kmaps.stamp &&
-	       !memcmp(m->chain_arena + c->off + c->nr_frames * sizeof(struct ds_cc_frame), ips, nr * sizeof(*ips));
+	       (!nr || !memcmp(m->chain_arena + c->off + c->nr_frames * sizeof(struct ds_cc_frame), ips, nr * sizeof(*ips)));
 }
 
 /* Copy the resolved chain into the arena and @c; false (not cached) when it is too long. */
@@ -770,8 +770,10 @@ static bool chain_store(struct ds_machine *m, struct chain_slot *c, const struct
 		ds_prefault_write(m->chain_arena + m->chain_populated, step);
 		m->chain_populated += step;
 	}
-	memcpy(m->chain_arena + m->chain_used, frames, fbytes);
-	memcpy(m->chain_arena + m->chain_used + fbytes, ips, nr * sizeof(*ips));
+	if (fbytes)   /* fuzz finding: no frames can come as NULL, and memcpy(NULL, 0) is UB */
+		memcpy(m->chain_arena + m->chain_used, frames, fbytes);
+	if (nr)
+		memcpy(m->chain_arena + m->chain_used + fbytes, ips, nr * sizeof(*ips));
 	*c = (struct chain_slot){ .hash = h, .id = ++m->chain_ids, .ustamp = t->maps->stamp, .kstamp = m->kmaps.stamp,
 				  .generation = gen, .epoch = m->chain_epoch, .max_stack = max_stack,
 				  .nr_ips = (uint32_t)nr, .nr_frames = (uint32_t)n, .off = m->chain_used };
