@@ -127,7 +127,8 @@ if f_d and f_p:
 t_d, t_p = st['d_tail'], st['p_tail']
 if t_d and t_p:
     ud, up, sd = num(t_d, 'unresolved'), num(t_p, 'unresolved'), num(t_d, 'samples')
-    print(f'info tail: samples dstack {sd} perf {num(t_p, "samples")}; unresolved dstack {ud} perf {up}')
+    print(f'info tail: samples dstack {sd} perf {num(t_p, "samples")}; unresolved dstack {ud} perf {up}; '
+          f'{times.get(("tail", "tries"))} tries')
     if up > 100 and ud * 100 <= sd:
         print(f'ok tail: end of profile: dstack leaves {ud} of {sd} samples unresolved, perf record {up}')
     else:
