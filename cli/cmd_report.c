@@ -40,6 +40,16 @@ struct entry {
 	uint32_t root;                 /* call-graph root node */
 };
 
+/* A sample's entry and call-graph path, by what determines them. */
+struct memo {
+	uint64_t chain_id;
+	const struct ds_evsel *evsel;
+	const char *comm;
+	int32_t pid;
+	uint32_t ent;
+	size_t path;       /* offset in paths, SIZE_MAX if none */
+};
+
 struct report {
 	struct walk_opts wo;
 	bool children, graph, caller;
@@ -55,9 +65,12 @@ struct report {
 	size_t nr_nodes, cap_nodes;
 	struct ds_hashmap node_map;
 	struct ds_hashmap path_map;       /* (root, chain id, range) -> offset in paths */
-	uint32_t *paths;                  /* records: root, id (2 words), from, to, n, n nodes */
+	uint32_t *paths;                  /* records: PATH_HEAD words, then n nodes */
 	size_t nr_paths, cap_paths;
 	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
+	struct ds_hashmap memo_map;       /* (chain id, evsel, comm, pid) -> index in memo */
+	struct memo *memo;                /* what a sample with that key adds to (no --children) */
+	size_t nr_memo, cap_memo;
         /* library string -> our copy (the library's die with the walk) */
 	uint64_t seq;
 	const struct ds_evsel *evsels[64];  /* compared only: they die with the walk */
@@ -234,7 +247,8 @@ static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_cc
 	return 0;
 }
 
-#define PATH_HEAD 6   /* root, id low, id high, from, to, n */
+/* a path record: root, id low, id high, from, to, n, pending period (2 words) */
+#define PATH_HEAD 8
 
 static uint32_t *path_room(struct report *r, size_t words)
 {
@@ -246,17 +260,31 @@ static uint32_t *path_room(struct report *r, size_t words)
 	return n + r->nr_paths;
 }
 
+static uint64_t path_pending(const uint32_t *p)
+{
+	return (uint64_t)p[7] << 32 | p[6];
+}
+
+static void path_set_pending(uint32_t *p, uint64_t v)
+{
+	p[6] = (uint32_t)v;
+	p[7] = (uint32_t)(v >> 32);
+}
+
 /*
  * add_chain_nodes(), remembering the path by the chain's id: a profile
  * repeats its chains, and the same chain under the same root walks the
- * same nodes, so a repeat only adds @period along the stored path.
+ * same nodes, so a repeat only adds @period to the path's pending sum,
+ * spread along its nodes once, by apply_pending() before printing.
  */
-static int add_chain(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to)
+static int add_chain_at(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to,
+			size_t *at)
 {
 	long len = (from <= to ? to - from : from - to) + 1;
 	uint64_t k = ds_hash_pair(s->chain_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
 	uint32_t *p;
 
+	*at = SIZE_MAX;
 	if (!s->chain_id || (uint64_t)len > UINT32_MAX - PATH_HEAD)
 		return add_chain_nodes(r, e, s->frames, from, to, s->period, NULL);
 	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
@@ -268,10 +296,8 @@ static int add_chain(struct report *r, struct entry *e, const struct walk_sample
 		if (p[0] != e->root || p[1] != (uint32_t)s->chain_id || p[2] != (uint32_t)(s->chain_id >> 32) ||
 		    p[3] != (uint32_t)from || p[4] != (uint32_t)to)
 			continue;
-		r->nodes[e->root].cumul += s->period;
-		for (uint32_t i = 0; i < p[5]; i++)
-			r->nodes[p[PATH_HEAD + i]].cumul += s->period;
-		r->nodes[p[5] ? p[PATH_HEAD + p[5] - 1] : e->root].hit += s->period;
+		path_set_pending(p, path_pending(p) + s->period);
+		*at = *v;
 		return 0;
 	}
 	p = path_room(r, PATH_HEAD + (size_t)len);
@@ -285,10 +311,36 @@ static int add_chain(struct report *r, struct entry *e, const struct walk_sample
 	p[3] = (uint32_t)from;
 	p[4] = (uint32_t)to;
 	p[5] = (uint32_t)len;
+	path_set_pending(p, 0);
 	if (ds_hashmap__set(&r->path_map, k, r->nr_paths) < 0)
 		return -ENOMEM;
+	*at = r->nr_paths;
 	r->nr_paths += PATH_HEAD + (size_t)len;
 	return 0;
+}
+
+static int add_chain(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to)
+{
+	size_t at;
+
+	return add_chain_at(r, e, s, from, to, &at);
+}
+
+/* Spread each path's pending period along its nodes (the call graph is complete after). */
+static void apply_pending(struct report *r)
+{
+	for (size_t off = 0; off < r->nr_paths; off += PATH_HEAD + r->paths[off + 5]) {
+		uint32_t *p = r->paths + off;
+		uint64_t period = path_pending(p);
+
+		if (!period)
+			continue;
+		r->nodes[p[0]].cumul += period;
+		for (uint32_t i = 0; i < p[5]; i++)
+			r->nodes[p[PATH_HEAD + i]].cumul += period;
+		r->nodes[p[5] ? p[PATH_HEAD + p[5] - 1] : p[0]].hit += period;
+		path_set_pending(p, 0);
+	}
 }
 
 /* The flat profile's frame: the sample ip's own symbol, not a function inlined there. */
@@ -365,11 +417,55 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 	return 0;
 }
 
+static uint64_t memo_hash(const struct walk_sample *s)
+{
+	return ds_hash_pair(ds_hash_pair(s->chain_id, (uintptr_t)s->evsel),
+			    (uintptr_t)s->comm ^ (uint64_t)(uint32_t)s->pid << 48);
+}
+
+static bool memo_eq(const struct memo *m, const struct walk_sample *s)
+{
+	return m->chain_id == s->chain_id && m->evsel == s->evsel && m->comm == s->comm && m->pid == s->pid;
+}
+
+/*
+ * Without --children a sample adds to one entry and one path, both fixed
+ * by its chain, event, comm and pid: a repeat of those finds them here.
+ */
+static struct memo *memo_find(struct report *r, const struct walk_sample *s)
+{
+	for (uint64_t k = memo_hash(s);; k = ds_hash64(k + 1)) {
+		uint64_t *v = ds_hashmap__find(&r->memo_map, k);
+
+		if (!v)
+			return NULL;
+		if (memo_eq(&r->memo[*v], s))
+			return &r->memo[*v];
+	}
+}
+
+static void memo_add(struct report *r, const struct walk_sample *s, const struct entry *e, size_t path)
+{
+	struct memo *m = ds_grow(r->memo, &r->cap_memo, r->nr_memo + 1, sizeof(*m), 1024);
+	uint64_t k = memo_hash(s);
+
+	if (!m)
+		return;   /* no memo: the next repeat takes the long way, same result */
+	r->memo = m;
+	while (ds_hashmap__find(&r->memo_map, k))
+		k = ds_hash64(k + 1);
+	if (ds_hashmap__set(&r->memo_map, k, r->nr_memo) < 0)
+		return;
+	r->memo[r->nr_memo++] = (struct memo){ .chain_id = s->chain_id, .evsel = s->evsel, .comm = s->comm,
+					       .pid = s->pid, .ent = (uint32_t)(e - r->ents), .path = path };
+}
+
 static int on_sample(void *ctx, const struct walk_sample *s)
 {
 	struct report *r = ctx;
 	struct entry key, *e;
-	size_t ev;
+	struct memo *m;
+	size_t ev, path = SIZE_MAX;
 
 	if (!s->nr_frames)
 		return 0;
@@ -384,6 +480,15 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
 	r->seq++;
+	if (!r->children && s->chain_id && (m = memo_find(r, s))) {
+		e = &r->ents[m->ent];
+		e->self += s->period;
+		e->samples++;
+		e->acc += s->period;
+		if (m->path != SIZE_MAX)
+			path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
+		return 0;
+	}
 	key_of(r, s, &s->frames[leaf_frame(s)], true, &key);
 	e = find_entry(r, &key);
 	if (!e)
@@ -393,9 +498,12 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	if (r->children)
 		return add_children(r, s, e);
 	e->acc += s->period;
-	if (r->graph && (r->caller ? add_chain(r, e, s, (long)s->nr_frames - 1, 0)
-				   : add_chain(r, e, s, 0, (long)s->nr_frames - 1)))
+	if (r->graph && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
+				   : add_chain_at(r, e, s, 0, (long)s->nr_frames - 1, &path)))
 		return -ENOMEM;
+	/* a graph path that could not be remembered: no memo, every sample walks it */
+	if (s->chain_id && (!r->graph || path != SIZE_MAX))
+		memo_add(r, s, e, path);
 	return 0;
 }
 
@@ -789,6 +897,7 @@ static void report_at_end(void *ctx, int status)
 	r->lost_samples = walk_last_session_stats()->lost_samples;
 	if (status != EXIT_OK && !r->nr_ents)
 		return;
+	apply_pending(r);
 	outbuf_init(r->out, STDOUT_FILENO);
 	if (print_report(r))
 		fprintf(stderr, "dstack report: out of memory\n");
@@ -825,6 +934,8 @@ int cmd_report(int argc, char **argv)
 	ds_hashmap__exit(&r->ent_map);
 	ds_hashmap__exit(&r->node_map);
 	ds_hashmap__exit(&r->path_map);
+	ds_hashmap__exit(&r->memo_map);
+	free(r->memo);
 	free(r->paths);
 	free(r->ents);
 	free(r->nodes);

@@ -201,6 +201,20 @@ static int machine_sideband(void *ctx, const struct ds_event *ev)
 	return ds_machine__process(ctx, ev);
 }
 
+/*
+ * Kernel symbols will be looked up: the user named a kallsyms file, or an
+ * event samples the kernel.  Their load then overlaps the reading.
+ */
+static bool wants_kernel(const struct ds_reader *rd, const struct ds_symbols_opts *so)
+{
+	if (so->kallsyms)
+		return true;
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		if (!DS_ATTR_FLAG(&ds_reader__evsel(rd, i)->attr, DS_ATTR_EXCLUDE_KERNEL))
+			return true;
+	return false;
+}
+
 int analysis_open(struct analysis *a, const char *cmd, const char *input, const struct ds_symbols_opts *so)
 {
 	char *err = NULL;
@@ -220,7 +234,11 @@ int analysis_open(struct analysis *a, const char *cmd, const char *input, const 
 		return EXIT_INPUT;
 	}
 	/* build-ids recorded in the header let symbols reject a wrong binary */
-	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(a->session));
+	const struct ds_reader *rd = ds_session__reader(a->session);
+	const struct ds_header_info *hi = ds_reader__info(rd);
+
+	if (wants_kernel(rd, so))
+		ds_symbols__preload_kernel(a->syms);
 
 	for (size_t i = 0; i < hi->nr_build_ids; i++)
 		if (hi->build_ids[i].filename[0] == '/')

@@ -1,107 +1,165 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The queue is an array, appended to in file order and sorted at each
+ * flush.  What a round adds is a few ascending runs (one per CPU buffer the
+ * recorder drained), after the sorted rest of the previous round, so a
+ * natural merge sort orders it in a pass or two; a binary heap paid a
+ * sift of log(queue) compares for every record instead.
+ */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "ordered.h"
 
 void ds_ordered__init(struct ds_ordered *o, ds_ordered_deliver_fn fn, void *ctx)
 {
-	*o = (struct ds_ordered){ .deliver = fn, .ctx = ctx };
+	*o = (struct ds_ordered){ .deliver = fn, .ctx = ctx, .sorted = true };
 }
 
 void ds_ordered__exit(struct ds_ordered *o)
 {
-	for (size_t i = 0; i < o->len; i++)
-		ds_arena__release(&o->arena, o->heap[i].chunk);
-	free(o->heap);
+	for (size_t i = o->head; i < o->len; i++)
+		ds_arena__release(&o->arena, o->items[i].chunk);
+	free(o->items);
+	free(o->tmp);
 	ds_arena__exit(&o->arena);
-	o->heap = NULL;
-	o->len = o->cap = 0;
+	o->items = o->tmp = NULL;
+	o->head = o->len = o->cap = 0;
 }
 
-static int before(const struct ds_ordered_item *a, const struct ds_ordered_item *b)
+static inline bool before(const struct ds_ordered_item *a, const struct ds_ordered_item *b)
 {
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
-static void sift_up(struct ds_ordered_item *h, size_t i)
+static int make_room(struct ds_ordered *o)
 {
-	struct ds_ordered_item x = h[i];
+	struct ds_ordered_item *n;
+	size_t ncap;
 
-	while (i) {
-		size_t p = (i - 1) / 2;
-
-		if (!before(&x, &h[p]))
-			break;
-		h[i] = h[p];
-		i = p;
+	if (o->head) {  /* what was delivered leaves the front first */
+		memmove(o->items, o->items + o->head, (o->len - o->head) * sizeof(*o->items));
+		o->len -= o->head;
+		o->head = 0;
+		if (o->len < o->cap)
+			return 0;
 	}
-	h[i] = x;
-}
-
-static void sift_down(struct ds_ordered_item *h, size_t len, size_t i)
-{
-	struct ds_ordered_item x = h[i];
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= len)
-			break;
-		if (c + 1 < len && before(&h[c + 1], &h[c]))
-			c++;
-		if (!before(&h[c], &x))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = x;
+	ncap = o->cap ? o->cap * 2 : 4096;
+	n = realloc(o->items, ncap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	o->items = n;
+	o->cap = ncap;
+	return 0;
 }
 
 int ds_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time)
 {
-	struct ds_ordered_item it;
+	struct ds_ordered_item *it;
 
-	if (o->len == o->cap) {
-		size_t ncap = o->cap ? o->cap * 2 : 4096;
-		struct ds_ordered_item *nh = realloc(o->heap, ncap * sizeof(*nh));
-
-		if (!nh)
-			return -ENOMEM;
-		o->heap = nh;
-		o->cap = ncap;
-	}
-	it.hdr = ds_arena__copy(&o->arena, hdr, hdr->size, &it.chunk);
-	if (!it.hdr)
+	if (o->len == o->cap && make_room(o))
 		return -ENOMEM;
-	it.time = time;
-	it.seq = o->seq++;
-	it.offset = offset;
+	it = &o->items[o->len];
+	it->hdr = ds_arena__copy(&o->arena, hdr, hdr->size, &it->chunk);
+	if (!it->hdr)
+		return -ENOMEM;
+	it->time = time;
+	it->seq = o->seq++;
+	it->offset = offset;
 	if (time < o->last_flush)
 		o->nr_unordered++;
 	if (time > o->max_time)
 		o->max_time = time;
-	o->heap[o->len] = it;
-	sift_up(o->heap, o->len++);
-	if (o->len > o->peak_len)
-		o->peak_len = o->len;
+	if (o->len > o->head && before(it, &o->items[o->len - 1]))
+		o->sorted = false;
+	o->len++;
+	if (o->len - o->head > o->peak_len)
+		o->peak_len = o->len - o->head;
+	return 0;
+}
+
+/* Merge the sorted a[0..na) and b[0..nb) into out. */
+static void merge(const struct ds_ordered_item *a, size_t na, const struct ds_ordered_item *b, size_t nb,
+		  struct ds_ordered_item *out)
+{
+	size_t i = 0, j = 0;
+
+	while (i < na && j < nb)
+		*out++ = before(&b[j], &a[i]) ? b[j++] : a[i++];
+	memcpy(out, a + i, (na - i) * sizeof(*a));
+	memcpy(out + (na - i), b + j, (nb - j) * sizeof(*b));
+}
+
+/* End of the ascending run that starts at i. */
+static size_t run_end(const struct ds_ordered_item *v, size_t i, size_t n)
+{
+	while (++i < n && !before(&v[i], &v[i - 1]))
+		;
+	return i;
+}
+
+/*
+ * Natural merge sort of items[head..len): each pass merges neighbouring
+ * runs pairwise into the other buffer, so k runs take log2(k) passes.
+ */
+static int sort_queue(struct ds_ordered *o)
+{
+	struct ds_ordered_item *src = o->items + o->head, *dst;
+	size_t n = o->len - o->head;
+
+	if (o->sorted || n < 2) {
+		o->sorted = true;
+		return 0;
+	}
+	if (o->tmp_cap < o->cap) {
+		struct ds_ordered_item *t = realloc(o->tmp, o->cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		o->tmp = t;
+		o->tmp_cap = o->cap;
+	}
+	dst = o->tmp;
+	for (;;) {
+		size_t i = 0, runs = 0;
+
+		while (i < n) {
+			size_t mid = run_end(src, i, n), end = mid < n ? run_end(src, mid, n) : n;
+
+			merge(src + i, mid - i, src + mid, end - mid, dst + i);
+			i = end;
+			runs++;
+		}
+		struct ds_ordered_item *t = src;
+
+		src = dst;
+		dst = t;
+		if (runs == 1)
+			break;
+	}
+	if (src != o->items + o->head)
+		memcpy(o->items + o->head, src, n * sizeof(*src));
+	o->sorted = true;
 	return 0;
 }
 
 static int flush_upto(struct ds_ordered *o, uint64_t limit)
 {
-	while (o->len && o->heap[0].time <= limit) {
-		struct ds_ordered_item it = o->heap[0];
-		int err;
+	int err = sort_queue(o);
 
-		o->heap[0] = o->heap[--o->len];
-		if (o->len)
-			sift_down(o->heap, o->len, 0);
+	if (err)
+		return err;
+	while (o->head < o->len && o->items[o->head].time <= limit) {
+		struct ds_ordered_item it = o->items[o->head++];
+
 		o->last_flush = it.time;
 		err = o->deliver(o->ctx, it.hdr, it.offset);
 		ds_arena__release(&o->arena, it.chunk);
 		if (err)
 			return err;
 	}
+	if (o->head == o->len)
+		o->head = o->len = 0;  /* sorted stays true: nothing is queued */
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #ifndef DSTACK_ORDERED_H
 #define DSTACK_ORDERED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "arena.h"
 #include "dstack/abi.h"
@@ -26,8 +27,11 @@ struct ds_ordered_item {
 typedef int (*ds_ordered_deliver_fn)(void *ctx, const struct ds_event_header *hdr, uint64_t offset);
 
 struct ds_ordered {
-	struct ds_ordered_item *heap;
-	size_t len, cap;
+	struct ds_ordered_item *items;  /* [head, len) queued; sorted once flushed */
+	size_t head, len, cap;
+	struct ds_ordered_item *tmp;    /* the merge sort's other buffer */
+	size_t tmp_cap;
+	bool sorted;            /* items[head, len) already in order */
 	uint64_t seq;
 	uint64_t max_time;      /* newest timestamp queued */
 	uint64_t next_flush;    /* deliver up to here at the next round */

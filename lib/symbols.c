@@ -63,6 +63,7 @@
  *   address costs one hash lookup and no allocation.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,10 @@ struct ds_symbols {
 	struct ds_dso *all;
 	struct ds_kallsyms kernel;
 	uint64_t generation;           /* bumped when resolved results become stale */
-	bool kernel_tried;
+	bool kernel_tried;             /* kernel is loaded (or failed to) */
+	bool kernel_loading;           /* kernel_thread is loading it */
+	bool kernel_ok;                /* the thread's result, read after the join */
+	pthread_t kernel_thread;
 	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
 };
 
@@ -162,6 +166,47 @@ static void dso_free(struct ds_dso *d)
 	free(d);
 }
 
+/* ---- kernel symbols, loaded on a helper thread ------------------------- */
+
+static const char *kallsyms_path(const struct ds_symbols *s)
+{
+	return s->kallsyms ? s->kallsyms : "/proc/kallsyms";
+}
+
+static void *kernel_load_thread(void *arg)
+{
+	struct ds_symbols *s = arg;
+
+	s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
+	return NULL;
+}
+
+int ds_symbols__preload_kernel(struct ds_symbols *s)
+{
+	int err;
+
+	if (s->kernel_tried || s->kernel_loading)
+		return 0;
+	ds_kallsyms__init_tables();   /* shared with JIT map loads on this thread */
+	err = pthread_create(&s->kernel_thread, NULL, kernel_load_thread, s);
+	if (err)
+		return -err;   /* the first lookup loads it then */
+	s->kernel_loading = true;
+	return 0;
+}
+
+/* Kernel symbols ready: the helper joined, or loaded here if none ran. */
+static void kernel_wait(struct ds_symbols *s)
+{
+	if (s->kernel_loading) {
+		pthread_join(s->kernel_thread, NULL);
+		s->kernel_loading = false;
+		s->kernel_tried = true;
+		if (!s->kernel_ok)
+			ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
+	}
+}
+
 void ds_symbols__delete(struct ds_symbols *s)
 {
 	uint64_t k, v;
@@ -184,6 +229,7 @@ void ds_symbols__delete(struct ds_symbols *s)
 		}
 	}
 	ds_hashmap__exit(&s->jit);
+	kernel_wait(s);
 	ds_kallsyms__exit(&s->kernel);
 	ds_intern__exit(&s->in);
 	free(s->symfs);
@@ -420,12 +466,11 @@ static bool textsyms_frame(const struct ds_textsyms *ts, uint64_t addr, struct d
 
 bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
 {
+	kernel_wait(s);
 	if (!s->kernel_tried) {
-		const char *path = s->kallsyms ? s->kallsyms : "/proc/kallsyms";
-
 		s->kernel_tried = true;
-		if (!ds_kallsyms__load(&s->kernel, path))
-			ds_warn("%s: cannot load kernel symbols\n", path);
+		if (!ds_kallsyms__load(&s->kernel, kallsyms_path(s)))
+			ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
 	}
 	/* no cache here: ds_machine's frame cache is in front of this */
 	const char *name;

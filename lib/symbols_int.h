@@ -150,6 +150,8 @@ struct ds_kallsyms {
 	struct ds_name_block *blocks;
 };
 
+/* Build the parser's lookup tables (thread-safe; the loads call it too). */
+void ds_kallsyms__init_tables(void);
 bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path);
 /* The symbol containing @addr: its name and start; false if none. */
 bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);

@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,16 +89,27 @@ static int hexval(char c)
 static void init_types(void);
 
 /* The lookup tables (idempotent; the first load runs before any thread could). */
-static void init_hex(void)
+static void init_tables_once(void)
 {
-	if (hex_digit[0])
-		return;
 	init_types();
 	memset(hex_digit, -1, sizeof(hex_digit));
 	for (int i = 0; i < 10; i++)
 		hex_digit['0' + i] = (signed char)i;
 	for (int i = 0; i < 6; i++)
 		hex_digit['a' + i] = hex_digit['A' + i] = (signed char)(10 + i);
+}
+
+/* The tables, built once whatever thread asks first (the kernel's loads on a helper). */
+void ds_kallsyms__init_tables(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, init_tables_once);
+}
+
+static void init_hex(void)
+{
+	ds_kallsyms__init_tables();
 }
 
 /* Parse hex at *p (an optional "0x" too); false if there are no digits. */

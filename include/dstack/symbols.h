@@ -88,6 +88,15 @@ const uint8_t *ds_dso__build_id(const struct ds_dso *dso, size_t *len);
 size_t ds_dso__resolve(struct ds_dso *dso, uint64_t file_off,
 		       struct ds_frame *frames, size_t max);
 
+/*
+ * Start loading the kernel's symbols on a helper thread, so that reading
+ * the recording overlaps it; the first ds_symbols__kernel() waits for it.
+ * Nothing else of @syms is touched by the helper.  Optional: without it the
+ * first lookup loads them.  0, or -errno if no thread could be started
+ * (then the first lookup loads them as usual).
+ */
+int ds_symbols__preload_kernel(struct ds_symbols *syms);
+
 /* Kernel: the kallsyms symbol containing @addr, into @frame; false if none. */
 bool ds_symbols__kernel(struct ds_symbols *syms, uint64_t addr, struct ds_frame *frame);
 
