@@ -11,6 +11,9 @@ OPT     := -O0 -g
 else ifeq ($(MODE),asan)
 OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDOPT   := -fsanitize=address,undefined
+else ifeq ($(MODE),tsan)
+OPT     := -O1 -g -fsanitize=thread
+LDOPT   := -fsanitize=thread
 endif
 CFLAGS  ?=
 CFLAGS  += $(WARN) $(CSTD) $(OPT) -Iinclude -Ilib -MMD -MP

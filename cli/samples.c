@@ -253,6 +253,7 @@ int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *so
 
 	sopts->sideband = machine_sideband;
 	sopts->sideband_ctx = a->machine;
+	sopts->reader_thread = !getenv("DSTACK_ONE_THREAD");
 	ret = ds_session__run(a->session, sopts, fn, ctx);
 	if (ret && ret != -EPIPE) {
 		const char *msg = ds_session__error(a->session);

@@ -6,8 +6,11 @@ static void default_log(enum ds_log_level level, const char *fmt, va_list ap)
 {
 	if (level > DS_WARN)
 		return;
+	/* one line at a time: the session's reading thread warns too */
+	flockfile(stderr);
 	fputs("dstack: ", stderr);
 	vfprintf(stderr, fmt, ap);
+	funlockfile(stderr);
 }
 
 static ds_log_fn log_fn = default_log;

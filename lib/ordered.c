@@ -153,8 +153,9 @@ static int flush_upto(struct ds_ordered *o, uint64_t limit)
 		struct ds_ordered_item it = o->items[o->head++];
 
 		o->last_flush = it.time;
-		err = o->deliver(o->ctx, it.hdr, it.offset);
-		ds_arena__release(&o->arena, it.chunk);
+		err = o->deliver(o->ctx, it.hdr, it.offset, it.chunk);
+		if (!o->handoff)
+			ds_arena__release(&o->arena, it.chunk);
 		if (err)
 			return err;
 	}

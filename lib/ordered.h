@@ -24,7 +24,13 @@ struct ds_ordered_item {
 	struct ds_arena_chunk *chunk;
 };
 
-typedef int (*ds_ordered_deliver_fn)(void *ctx, const struct ds_event_header *hdr, uint64_t offset);
+/*
+ * Called with each record in order.  The record's memory is released after
+ * the call unless the ordered queue is in handoff mode: then deliver owns
+ * @chunk and gives it back with ds_arena__release(&o->arena, chunk).
+ */
+typedef int (*ds_ordered_deliver_fn)(void *ctx, const struct ds_event_header *hdr, uint64_t offset,
+				     struct ds_arena_chunk *chunk);
 
 struct ds_ordered {
 	struct ds_ordered_item *items;  /* [head, len) queued; sorted once flushed */
@@ -32,6 +38,7 @@ struct ds_ordered {
 	struct ds_ordered_item *tmp;    /* the merge sort's other buffer */
 	size_t tmp_cap;
 	bool sorted;            /* items[head, len) already in order */
+	bool handoff;           /* deliver keeps the records' chunks */
 	uint64_t seq;
 	uint64_t max_time;      /* newest timestamp queued */
 	uint64_t next_flush;    /* deliver up to here at the next round */

@@ -653,9 +653,27 @@ static void handle_event_update(struct ds_reader *r, const uint8_t *p, uint16_t 
 		replace_str(&r->evsels[*idx]->name, strndup((const char *)p + 24, size - 24));
 }
 
+static void quiesce(struct ds_reader *r)
+{
+	if (r->quiesce)
+		r->quiesce(r->quiesce_ctx);
+}
+
 /* Side effects of perf-tool records on the reader's own state. */
 static int absorb_record(struct ds_reader *r, uint64_t off, const uint8_t *p, uint16_t size, uint32_t type)
 {
+	switch (type) {
+	case DS_REC_HEADER_ATTR:
+	case DS_REC_HEADER_FEATURE:
+	case DS_REC_HEADER_BUILD_ID:
+	case DS_REC_ID_INDEX:
+	case DS_REC_EVENT_UPDATE:
+	case DS_REC_FINISHED_INIT:
+		quiesce(r);
+		break;
+	default:
+		return 0;
+	}
 	switch (type) {
 	case DS_REC_HEADER_ATTR:
 		if (r->info.pipe)
@@ -886,6 +904,7 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		rec->offset = off;
 		rec->decompressed = false;
 		if (!r->named) {
+			quiesce(r);
 			name_evsels(r);
 			r->named = true;
 		}

@@ -32,6 +32,11 @@ struct ds_reader {
 	size_t scratch_cap;
 	char err[512];
 	int errcode;
+	/* called before the reader changes what others may be reading (evsels,
+	 * names, header info): the session's reading thread waits there until
+	 * the consumer has caught up */
+	void (*quiesce)(void *ctx);
+	void *quiesce_ctx;
 };
 
 __attribute__((format(printf, 4, 5)))

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,41 @@
 #include "dstack/log.h"
 #include "dstack/session.h"
 #include "ordered.h"
+#include "reader_int.h"
+
+/*
+ * The reading thread hands ordered records to the calling thread in
+ * batches: a ring of NR_BATCHES slots, filled by the reader (prod counts
+ * the batches published) and emptied by the consumer (cons counts those it
+ * is done with).  The records' arena chunks are released by the reader
+ * when it reuses a slot, so the arena stays single-threaded.
+ */
+#define BATCH_ITEMS 1024
+#define NR_BATCHES 8
+
+struct handoff {
+	const struct ds_event_header *hdr;
+	struct ds_evsel *evsel;
+	uint64_t offset;
+	struct ds_arena_chunk *chunk;
+};
+
+struct batch {
+	size_t n;
+	struct handoff v[BATCH_ITEMS];
+};
+
+struct pipeline {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct batch *slots[NR_BATCHES];
+	uint64_t prod, cons;     /* under lock */
+	bool done;               /* under lock: the reader published its last batch */
+	atomic_bool stop;        /* the consumer failed: stop reading */
+	int read_ret, read_err;  /* the reading loop's results, read after the join */
+	uint64_t bad_records;    /* consumer-side parse failures (none expected) */
+};
 
 struct ds_session {
 	struct ds_reader *reader;
@@ -19,6 +56,7 @@ struct ds_session {
 	void *sideband_ctx;
 	char err[600];
 	int cb_err;
+	struct pipeline *pl;     /* set while run uses a reading thread */
 };
 
 struct ds_session *ds_session__open(const char *path, char **errmsg)
@@ -97,14 +135,76 @@ static int consume(struct ds_session *s, const struct ds_event *ev)
 	return err;
 }
 
-static int deliver_ordered(void *ctx, const struct ds_event_header *hdr, uint64_t offset)
+static int deliver_ordered(void *ctx, const struct ds_event_header *hdr, uint64_t offset,
+			   struct ds_arena_chunk *chunk)
 {
 	struct ds_session *s = ctx;
 	struct ds_event ev;
 
+	(void)chunk;
 	if (!make_event(s, hdr, offset, &ev))
 		return 0;
 	return consume(s, &ev);
+}
+
+/* ---- the reading thread's side of the handoff -------------------------- */
+
+/* Publish the batch being filled; wait for a free slot and make it the next one. */
+static void pl_publish(struct ds_session *s)
+{
+	struct pipeline *pl = s->pl;
+	struct batch *b;
+
+	pthread_mutex_lock(&pl->lock);
+	pl->prod++;
+	pthread_cond_broadcast(&pl->cond);
+	while (pl->prod - pl->cons >= NR_BATCHES && !atomic_load(&pl->stop))
+		pthread_cond_wait(&pl->cond, &pl->lock);
+	pthread_mutex_unlock(&pl->lock);
+	if (atomic_load(&pl->stop))
+		return;
+	b = pl->slots[pl->prod % NR_BATCHES];   /* consumed: its records go back */
+	for (size_t i = 0; i < b->n; i++)
+		ds_arena__release(&s->ordered.arena, b->v[i].chunk);
+	b->n = 0;
+}
+
+static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, uint64_t offset,
+		   struct ds_arena_chunk *chunk)
+{
+	struct pipeline *pl = s->pl;
+	struct batch *b;
+
+	if (atomic_load(&pl->stop)) {
+		ds_arena__release(&s->ordered.arena, chunk);
+		return -ECANCELED;
+	}
+	b = pl->slots[pl->prod % NR_BATCHES];
+	b->v[b->n++] = (struct handoff){ .hdr = hdr, .evsel = ds_reader__evsel_of(s->reader, hdr),
+					 .offset = offset, .chunk = chunk };
+	if (b->n == BATCH_ITEMS)
+		pl_publish(s);
+	return 0;
+}
+
+static int deliver_handoff(void *ctx, const struct ds_event_header *hdr, uint64_t offset,
+			   struct ds_arena_chunk *chunk)
+{
+	return pl_push(ctx, hdr, offset, chunk);
+}
+
+/* The reader is about to change state the consumer reads: let it catch up. */
+static void pl_quiesce(void *ctx)
+{
+	struct ds_session *s = ctx;
+	struct pipeline *pl = s->pl;
+
+	if (pl->slots[pl->prod % NR_BATCHES]->n)
+		pl_publish(s);
+	pthread_mutex_lock(&pl->lock);
+	while (pl->cons != pl->prod && !atomic_load(&pl->stop))
+		pthread_cond_wait(&pl->cond, &pl->lock);
+	pthread_mutex_unlock(&pl->lock);
 }
 
 static void count_lost(struct ds_session *s, const struct ds_event_header *hdr)
@@ -141,15 +241,190 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	/* validate now, in file order, so a bad record is reported where it is */
 	if (!make_event(s, hdr, rec->offset, &ev))
 		return 0;
-	if (ev.sample.time == DS_NO_TIME)
+	if (ev.sample.time == DS_NO_TIME) {
+		if (s->pl) {   /* the consumer reads it later: a copy that lasts */
+			struct ds_arena_chunk *chunk;
+			const struct ds_event_header *copy = ds_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
+
+			return copy ? pl_push(s, copy, rec->offset, chunk) : -ENOMEM;
+		}
 		return consume(s, &ev);
+	}
 	return ds_ordered__queue(&s->ordered, hdr, rec->offset, ev.sample.time);
+}
+
+/* Read every record; 1 when the input ended (ret: the reader's last result). */
+static int read_all(struct ds_session *s, int *ret)
+{
+	struct ds_record rec;
+	int err = 0;
+
+	while ((*ret = ds_reader__next(s->reader, &rec)) == 1) {
+		err = process_record(s, &rec);
+		/* pipelined, the callbacks' error is the consumer's to see: it says stop */
+		if (err || (s->pl ? atomic_load(&s->pl->stop) : s->cb_err != 0))
+			break;
+	}
+	return err;
+}
+
+/* ---- the consumer's side ------------------------------------------------ */
+
+static void *reading_thread(void *arg)
+{
+	struct ds_session *s = arg;
+	struct pipeline *pl = s->pl;
+
+	pl->read_err = read_all(s, &pl->read_ret);
+	if (!atomic_load(&pl->stop)) {   /* whatever was read is delivered */
+		int e = ds_ordered__flush_all(&s->ordered);
+
+		if (e && !pl->read_err && e != -ECANCELED)
+			pl->read_err = e;
+	}
+	pthread_mutex_lock(&pl->lock);
+	pl->prod++;   /* the last batch, maybe empty */
+	pl->done = true;
+	pthread_cond_broadcast(&pl->cond);
+	pthread_mutex_unlock(&pl->lock);
+	return NULL;
+}
+
+static void consume_handoff(struct ds_session *s, const struct handoff *h)
+{
+	struct ds_event ev = { .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel };
+	const char *why = NULL;
+	int err;
+
+	/* the same bytes parsed without error on the reading thread */
+	err = h->hdr->type == DS_REC_SAMPLE ? ds_sample__parse(h->evsel, h->hdr, &ev.sample, &why)
+					     : ds_sample_id__parse(h->evsel, h->hdr, &ev.sample, &why);
+	if (err) {
+		s->pl->bad_records++;
+		return;
+	}
+	if (consume(s, &ev))
+		atomic_store(&s->pl->stop, true);
+}
+
+/*
+ * The reading thread wrote the record on the other core: ask for its lines
+ * two records ahead, so parsing it does not wait for each in turn.
+ */
+static inline void prefetch_record(const struct ds_event_header *hdr)
+{
+	const char *p = (const char *)hdr;
+
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + 64);
+	__builtin_prefetch(p + 128);
+	__builtin_prefetch(p + 192);
+}
+
+/* Consume batches until the reader is done or a callback failed. */
+static void consume_batches(struct ds_session *s)
+{
+	struct pipeline *pl = s->pl;
+
+	for (;;) {
+		struct batch *b;
+
+		pthread_mutex_lock(&pl->lock);
+		while (pl->cons == pl->prod && !pl->done)
+			pthread_cond_wait(&pl->cond, &pl->lock);
+		if (pl->cons == pl->prod) {
+			pthread_mutex_unlock(&pl->lock);
+			break;
+		}
+		b = pl->slots[pl->cons % NR_BATCHES];
+		pthread_mutex_unlock(&pl->lock);
+		for (size_t i = 0; i < b->n && !atomic_load(&pl->stop); i++) {
+			if (i + 2 < b->n)
+				prefetch_record(b->v[i + 2].hdr);
+			consume_handoff(s, &b->v[i]);
+		}
+		pthread_mutex_lock(&pl->lock);
+		pl->cons++;
+		pthread_cond_broadcast(&pl->cond);
+		pthread_mutex_unlock(&pl->lock);
+		if (atomic_load(&pl->stop))
+			break;
+	}
+	pthread_mutex_lock(&pl->lock);   /* a reader waiting for a slot: let it go */
+	atomic_store(&pl->stop, atomic_load(&pl->stop) || !pl->done);
+	pthread_cond_broadcast(&pl->cond);
+	pthread_mutex_unlock(&pl->lock);
+}
+
+static void pl_free(struct ds_session *s)
+{
+	struct pipeline *pl = s->pl;
+
+	for (size_t i = 0; i < NR_BATCHES; i++) {
+		if (!pl->slots[i])
+			continue;
+		for (size_t j = 0; j < pl->slots[i]->n; j++)
+			ds_arena__release(&s->ordered.arena, pl->slots[i]->v[j].chunk);
+		free(pl->slots[i]);
+	}
+	pthread_mutex_destroy(&pl->lock);
+	pthread_cond_destroy(&pl->cond);
+	free(pl);
+	s->pl = NULL;
+	s->reader->quiesce = NULL;
+	s->ordered.handoff = false;
+	s->ordered.deliver = deliver_ordered;
+}
+
+/* Start the reading thread; false (nothing changed) if it cannot be. */
+static bool pl_start(struct ds_session *s)
+{
+	struct pipeline *pl = calloc(1, sizeof(*pl));
+
+	if (!pl)
+		return false;
+	s->pl = pl;
+	for (size_t i = 0; i < NR_BATCHES; i++)
+		if (!(pl->slots[i] = malloc(sizeof(*pl->slots[i])))) {
+			pthread_mutex_init(&pl->lock, NULL);
+			pthread_cond_init(&pl->cond, NULL);
+			pl_free(s);
+			return false;
+		} else {
+			pl->slots[i]->n = 0;
+		}
+	pthread_mutex_init(&pl->lock, NULL);
+	pthread_cond_init(&pl->cond, NULL);
+	atomic_init(&pl->stop, false);
+	s->ordered.handoff = true;
+	s->ordered.deliver = deliver_handoff;
+	s->reader->quiesce = pl_quiesce;
+	s->reader->quiesce_ctx = s;
+	if (pthread_create(&pl->thread, NULL, reading_thread, s)) {
+		pl_free(s);
+		return false;
+	}
+	return true;
+}
+
+/* Pipelined: returns the reading loop's err; *ret its reader result. */
+static int run_pipelined(struct ds_session *s, int *ret)
+{
+	struct pipeline *pl = s->pl;
+	int err;
+
+	consume_batches(s);
+	pthread_join(pl->thread, NULL);
+	*ret = pl->read_ret;
+	err = pl->read_err == -ECANCELED ? 0 : pl->read_err;
+	s->stats.bad_records += pl->bad_records;
+	pl_free(s);
+	return err;
 }
 
 int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds_event_fn fn, void *ctx)
 {
 	struct ds_session_opts def = { 0 };
-	struct ds_record rec;
 	int ret, err = 0;
 
 	if (!opts)
@@ -164,21 +439,25 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 		if (!s->stitcher)
 			return -ENOMEM;
 	}
-	while ((ret = ds_reader__next(s->reader, &rec)) == 1) {
-		err = process_record(s, &rec);
-		if (err || s->cb_err)
-			break;
+	if (opts->reader_thread && pl_start(s)) {
+		err = run_pipelined(s, &ret);
+	} else {
+		err = read_all(s, &ret);
+		/* whatever was read is delivered, even when the input ended badly */
+		if (!s->cb_err) {
+			int e = ds_ordered__flush_all(&s->ordered);
+
+			if (e && !err)
+				err = e;
+		}
 	}
 	if (ret < 0)
 		snprintf(s->err, sizeof(s->err), "%s", ds_reader__error(s->reader));
 	if (err == -ENOMEM)
 		snprintf(s->err, sizeof(s->err), "out of memory");
-	/* whatever was read is delivered, even when the input ended badly */
-	if (!s->cb_err) {
-		int e = ds_ordered__flush_all(&s->ordered);
+	if (!s->cb_err && s->stitcher) {
+		int e = ds_stitcher__flush(s->stitcher);
 
-		if (!e && s->stitcher)
-			e = ds_stitcher__flush(s->stitcher);
 		if (e && !err)
 			err = e;
 	}

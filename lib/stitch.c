@@ -80,8 +80,23 @@ struct ds_stitcher {
 
 long ds_callchain__deferred_marker(const uint64_t *ips, uint64_t nr)
 {
-	/* the marker sits where the user part would start: scan from the end */
-	for (uint64_t i = nr >= 2 ? nr - 2 : 0; nr >= 2; i--) {
+	uint64_t seen[4] = { 0 };
+	uint64_t i;
+
+	if (nr < 2)
+		return -1;
+	if (ips[nr - 2] == DS_CONTEXT_USER_DEFERRED)   /* where the kernel puts it */
+		return (long)(nr - 2);
+	/* most chains have none: one pass without branches says so */
+	for (i = 0; i + 4 <= nr - 2; i += 4)
+		for (int l = 0; l < 4; l++)
+			seen[l] |= ips[i + l] == DS_CONTEXT_USER_DEFERRED;
+	for (; i < nr - 2; i++)
+		seen[0] |= ips[i] == DS_CONTEXT_USER_DEFERRED;
+	if (!(seen[0] | seen[1] | seen[2] | seen[3]))
+		return -1;
+	/* the marker sits where the user part would start: the last one counts */
+	for (i = nr - 2; ; i--) {
 		if (ips[i] == DS_CONTEXT_USER_DEFERRED)
 			return (long)i;
 		if (i == 0)
@@ -406,20 +421,60 @@ static struct chain *orphan_chain(struct ds_stitcher *st, uint64_t cookie)
 	return v ? (struct chain *)(uintptr_t)*v : NULL;
 }
 
+/*
+ * The sample's deferred marker.  Only an event that defers its callchains
+ * has one where the kernel puts it (perf 7 looks there and only for such
+ * events), so the others are not scanned: a marker must end their chain.
+ */
+static long marker_of(const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+
+	if (!s->callchain)
+		return -1;
+	if (ev->evsel && DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_DEFER_CALLCHAIN))
+		return ds_callchain__deferred_marker(s->callchain, s->callchain_nr);
+	return s->callchain_nr >= 2 && s->callchain[s->callchain_nr - 2] == DS_CONTEXT_USER_DEFERRED
+	       ? (long)(s->callchain_nr - 2) : -1;
+}
+
+/* A deferring event's sample that still carries its user chain in place. */
+static void count_inplace(struct ds_stitcher *st, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+
+	if (ev->evsel && DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_DEFER_CALLCHAIN) && s->callchain)
+		for (uint64_t i = 0; i < s->callchain_nr; i++)
+			if (s->callchain[i] == DS_CONTEXT_USER) {
+				st->stats.inplace_user++;
+				break;
+			}
+}
+
+/*
+ * The common case needs no copy: a sample with nothing to stitch, and
+ * nothing held before it, goes out as it came.
+ */
+static bool pass_through(struct ds_stitcher *st, const struct ds_event *in)
+{
+	if (in->hdr->type != DS_REC_SAMPLE || in->stitch != DS_STITCH_NONE || in->cookie || st->head != st->tail)
+		return false;
+	if (marker_of(in) >= 0)
+		return false;
+	st->stats.samples++;
+	count_inplace(st, in);
+	return true;
+}
+
 static int push_sample(struct ds_stitcher *st, struct ds_event *ev)
 {
 	struct ds_sample *s = &ev->sample;
 	long m;
 
 	st->stats.samples++;
-	m = s->callchain ? ds_callchain__deferred_marker(s->callchain, s->callchain_nr) : -1;
+	m = marker_of(ev);
 	if (m < 0) {
-		if (ev->evsel && DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_DEFER_CALLCHAIN) && s->callchain)
-			for (uint64_t i = 0; i < s->callchain_nr; i++)
-				if (s->callchain[i] == DS_CONTEXT_USER) {
-					st->stats.inplace_user++;
-					break;
-				}
+		count_inplace(st, ev);
 		return emit(st, ev, false, NULL);
 	}
 	st->stats.deferred_samples++;
@@ -616,15 +671,18 @@ static void enforce_limit(struct ds_stitcher *st)
 
 int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 {
-	struct ds_event ev = *in;
+	struct ds_event ev;
 	int err;
 
-	ev.stitch = DS_STITCH_NONE;
-	ev.cookie = 0;
-	if (ev.sample.time != DS_NO_TIME && ev.sample.time > st->now)
-		st->now = ev.sample.time;
+	if (in->sample.time != DS_NO_TIME && in->sample.time > st->now)
+		st->now = in->sample.time;
 	if (st->nr_exits)
 		expire_exits(st, st->now, false);
+	if (pass_through(st, in))
+		return st->fn(st->ctx, in);
+	ev = *in;
+	ev.stitch = DS_STITCH_NONE;
+	ev.cookie = 0;
 	switch (ev.hdr->type) {
 	case DS_REC_SAMPLE:
 		err = push_sample(st, &ev);

@@ -37,6 +37,13 @@ struct ds_session_opts {
 	 */
 	ds_event_fn sideband;
 	void *sideband_ctx;
+	/*
+	 * Read, check and order the records on a second thread while the
+	 * callbacks run on this one (same events, same order; a two-stage
+	 * pipeline on two cores).  Callbacks still run on the calling thread
+	 * only.  Falls back to one thread if none can be started.
+	 */
+	bool reader_thread;
 };
 
 struct ds_session_stats {

@@ -28,8 +28,9 @@ struct sink {
 	size_t fail_at;  /* deliver returns -EIO at this count (0: never) */
 };
 
-static int collect(void *ctx, const struct ds_event_header *hdr, uint64_t offset)
+static int collect(void *ctx, const struct ds_event_header *hdr, uint64_t offset, struct ds_arena_chunk *chunk)
 {
+	(void)chunk;
 	struct sink *s = ctx;
 	struct rec r;
 

@@ -1,0 +1,59 @@
+# The reading thread (ds_session_opts.reader_thread): the analysis commands
+# read and order on a second thread.  Checked two ways:
+#  - its output is the one-thread output (DSTACK_ONE_THREAD=1), byte for
+#    byte, for every command on every corpus recording;
+#  - a ThreadSanitizer build (make MODE=tsan) reports no race on whole
+#    recordings, stdin, compressed and pipe-format input, damaged input and
+#    a consumer that stops early (| head).
+threads_suite() {
+	local o="$WORK/out/threads" n ks diff=0 cmd
+	mkdir -p "$o"
+	for f in "$WORK"/data/*.data; do
+		n=$(basename "$f" .data)
+		ks=$(kallsyms_for "$n")
+		for cmd in script "report --stdio" folded; do
+			# shellcheck disable=SC2086
+			"$DSTACK" $cmd --symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" -i "$f" >"$o/two" 2>/dev/null
+			# shellcheck disable=SC2086
+			DSTACK_ONE_THREAD=1 "$DSTACK" $cmd --symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" -i "$f" >"$o/one" 2>/dev/null
+			if ! cmp -s "$o/one" "$o/two" || [ ! -s "$o/one" ]; then
+				bad "threads: $cmd $n differs from the one-thread output (or is empty)"; diff=1
+			fi
+		done
+	done
+	[ $diff = 0 ] && ok "threads: script, report, folded print the same with and without the reading thread ($(ls "$WORK"/data/*.data | wc -l) recordings)"
+
+	local tsan="$ROOT/build-tsan"
+	if ! make -C "$ROOT" --no-print-directory MODE=tsan BUILD=build-tsan all >"$o/tsan-build.log" 2>&1; then
+		if ! printf 'int main(void){return 0;}\n' | cc -fsanitize=thread -x c -o "$o/probe" - >/dev/null 2>&1; then
+			echo "SKIPPED threads under TSan: the compiler cannot build with -fsanitize=thread <<<<<<<<"
+			return
+		fi
+		bad "threads: the TSan build failed ($o/tsan-build.log)"; return
+	fi
+	local S=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms") races=0 what=()
+	tsan_run() { # LABEL EXPECTED_RC CMD... (stdin and stdout as the caller set them)
+		local label=$1 want=$2; shift 2
+		TSAN_OPTIONS="exitcode=66 halt_on_error=0" "$@" 2>"$o/tsan.err"
+		local rc=$?
+		if [ $rc = 66 ] || grep -q "ThreadSanitizer" "$o/tsan.err"; then
+			bad "threads: TSan: $label: $(grep -m1 -A3 'WARNING: ThreadSanitizer' "$o/tsan.err" | tr '\n' ' ')"; races=1
+		elif [ "$want" != any ] && [ $rc != "$want" ]; then
+			bad "threads: TSan: $label exited $rc, not $want: $(tail -1 "$o/tsan.err")"; races=1
+		fi
+		what+=("$label")
+	}
+	for n in kernel.fp mix.defer threads2.defer mixz.defer; do
+		ks=$(kallsyms_for "$n")
+		tsan_run "script $n" 0 "$tsan/dstack" script --symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" -i "$WORK/data/$n.data" >"$o/t.out"
+		cmp -s "$o/t.out" "$WORK/out/$n.script" 2>/dev/null || [ ! -e "$WORK/out/$n.script" ] ||
+			bad "threads: TSan build's script $n differs from the release build's"
+		tsan_run "report $n" 0 "$tsan/dstack" report --stdio --symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" -i "$WORK/data/$n.data" >/dev/null
+	done
+	tsan_run "folded from stdin (pipe format)" 0 "$tsan/dstack" folded "${S[@]}" -i - <"$WORK/data/pipe.defer.data" >/dev/null
+	head -c 3000000 "$WORK/data/mix.defer.data" >"$o/cut.data"
+	tsan_run "script of a truncated file" 1 "$tsan/dstack" script "${S[@]}" -i "$o/cut.data" >/dev/null
+	tsan_run "script | head -1" any sh -c "\"$tsan/dstack\" script $(printf '%q ' "${S[@]}") -i \"$WORK/data/kernel.fp.data\" | head -1 >/dev/null"
+	[ $races = 0 ] && ok "threads: no data race under TSan (${#what[@]} runs: ${what[*]})"
+}
+threads_suite
