@@ -113,6 +113,26 @@ if have_perf7; then
 	else
 		skip "script" "$(basename "$large")" "outputs differ ($B/large.*.script)"
 	fi
+	# report and folded on the large input too (their goals are about big profiles)
+	ropts=(--stdio --no-children "${opts[@]}")
+	"$DSTACK" report "${ropts[@]}" > "$B/large.dstack.report" 2>/dev/null
+	"$PERF7" report "${ropts[@]}" > "$B/large.perf.report" 2>/dev/null
+	if res=$(python3 tests/check_report.py "$B/large.perf.report" "$B/large.dstack.report" --trees 2>&1); then
+		note="equal per tests/check_report.py"
+	else
+		note="DIFFER: $(echo "$res" | tail -1)"
+	fi
+	row "report --stdio --no-children" "$(basename "$large" .data)" \
+		"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$DSTACK" report "${ropts[@]}")" \
+		"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$PERF7" report "${ropts[@]}")" "$note"
+	dn=$("$DSTACK" folded "${opts[@]}" 2>/dev/null | awk '{s += $NF} END {print s}')
+	pn=$("$PERF7" script "${opts[@]}" 2>/dev/null | awk -f bench/collapse.awk | awk '{s += $NF} END {print s}')
+	note="sample totals equal ($dn)"
+	[ "$dn" = "$pn" ] || note="SAMPLE TOTALS DIFFER ($dn vs $pn)"
+	printf '%s\n' "#!/bin/sh" "\"$PERF7\" script $(printf '%q ' "${opts[@]}") | awk -f bench/collapse.awk" > "$B/perf-folded-large.sh"
+	row "folded (perf: script|awk)" "$(basename "$large" .data)" \
+		"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$DSTACK" folded "${opts[@]}")" \
+		"$(N=${BENCH_LARGE_RUNS:-3} time_cmd sh "$B/perf-folded-large.sh")" "$note"
 else
 	skip "script" "$(basename "$large")" "perf 7.2 not ready"
 fi

@@ -104,13 +104,14 @@ static size_t run_end(const struct ds_ordered_item *v, size_t i, size_t n)
  */
 static int sort_queue(struct ds_ordered *o)
 {
-	struct ds_ordered_item *src = o->items + o->head, *dst;
+	struct ds_ordered_item *src, *dst;
 	size_t n = o->len - o->head;
 
-	if (o->sorted || n < 2) {
+	if (o->sorted || n < 2) {   /* items may still be NULL (fuzz: an empty stream) */
 		o->sorted = true;
 		return 0;
 	}
+	src = o->items + o->head;
 	if (o->tmp_cap < o->cap) {
 		struct ds_ordered_item *t = realloc(o->tmp, o->cap * sizeof(*t));
 
