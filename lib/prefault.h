@@ -14,14 +14,17 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-/* The page size, asked once (racing threads store the same value). */
+/* The page size, asked once (threads racing to ask store the same value, atomically). */
 static inline size_t ds_page_size(void)
 {
 	static size_t page;
+	size_t p = __atomic_load_n(&page, __ATOMIC_RELAXED);
 
-	if (!page)
-		page = (size_t)sysconf(_SC_PAGESIZE);
-	return page;
+	if (!p) {
+		p = (size_t)sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&page, p, __ATOMIC_RELAXED);
+	}
+	return p;
 }
 
 static inline void ds_prefault(const void *p, size_t n, int advice)

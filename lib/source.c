@@ -53,7 +53,7 @@ void ds_source__close(struct ds_source *s)
  * mapping is private and read-only, so a page touched again is simply read
  * from the file again: this can never change what a caller sees.
  */
-#define KEEP_BEHIND (2u << 20)   /* and given back in steps of this: each step costs a TLB flush on every CPU running a thread of ours */
+#define KEEP_BEHIND (1u << 20)   /* and given back in steps of this: each step costs a TLB flush on every CPU running a thread of ours */
 #define READ_AHEAD (256u << 10)
 
 static void release_behind(struct ds_source *s, uint64_t off)
