@@ -42,10 +42,10 @@ struct entry {
 
 /* A sample's entry and call-graph path, by what determines them. */
 struct memo {
-	uint64_t chain_id;
+	uint64_t shape_id;
 	const struct ds_evsel *evsel;
 	const char *comm;
-	int32_t pid;
+	int32_t pid;               /* -1 when the entries do not sort by pid */
 	uint32_t ent;
 	size_t path;       /* offset in paths, SIZE_MAX if none */
 };
@@ -272,20 +272,22 @@ static void path_set_pending(uint32_t *p, uint64_t v)
 }
 
 /*
- * add_chain_nodes(), remembering the path by the chain's id: a profile
- * repeats its chains, and the same chain under the same root walks the
- * same nodes, so a repeat only adds @period to the path's pending sum,
- * spread along its nodes once, by apply_pending() before printing.
+ * add_chain_nodes(), remembering the path by the chain's shape: a profile
+ * repeats its chains (and many processes run the same code), and the same
+ * shape under the same root walks the same nodes (they are keyed by names,
+ * and by address only where there is no name), so a repeat only adds
+ * @period to the path's pending sum, spread along its nodes once, by
+ * apply_pending() before printing.
  */
 static int add_chain_at(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to,
 			size_t *at)
 {
 	long len = (from <= to ? to - from : from - to) + 1;
-	uint64_t k = ds_hash_pair(s->chain_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
+	uint64_t k = ds_hash_pair(s->shape_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
 	uint32_t *p;
 
 	*at = SIZE_MAX;
-	if (!s->chain_id || (uint64_t)len > UINT32_MAX - PATH_HEAD)
+	if (!s->shape_id || (uint64_t)len > UINT32_MAX - PATH_HEAD)
 		return add_chain_nodes(r, e, s->frames, from, to, s->period, NULL);
 	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
 		uint64_t *v = ds_hashmap__find(&r->path_map, k);
@@ -293,7 +295,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct walk_sam
 		if (!v)
 			break;
 		p = r->paths + *v;
-		if (p[0] != e->root || p[1] != (uint32_t)s->chain_id || p[2] != (uint32_t)(s->chain_id >> 32) ||
+		if (p[0] != e->root || p[1] != (uint32_t)s->shape_id || p[2] != (uint32_t)(s->shape_id >> 32) ||
 		    p[3] != (uint32_t)from || p[4] != (uint32_t)to)
 			continue;
 		path_set_pending(p, path_pending(p) + s->period);
@@ -306,8 +308,8 @@ static int add_chain_at(struct report *r, struct entry *e, const struct walk_sam
 	if (add_chain_nodes(r, e, s->frames, from, to, s->period, p + PATH_HEAD))
 		return -ENOMEM;
 	p[0] = e->root;
-	p[1] = (uint32_t)s->chain_id;
-	p[2] = (uint32_t)(s->chain_id >> 32);
+	p[1] = (uint32_t)s->shape_id;
+	p[2] = (uint32_t)(s->shape_id >> 32);
 	p[3] = (uint32_t)from;
 	p[4] = (uint32_t)to;
 	p[5] = (uint32_t)len;
@@ -417,29 +419,36 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 	return 0;
 }
 
-static uint64_t memo_hash(const struct walk_sample *s)
+/* The pid only counts when entries are told apart by it. */
+static int32_t memo_pid(const struct report *r, const struct walk_sample *s)
 {
-	return ds_hash_pair(ds_hash_pair(s->chain_id, (uintptr_t)s->evsel),
-			    (uintptr_t)s->comm ^ (uint64_t)(uint32_t)s->pid << 48);
+	return uses(r, SORT_PID) ? s->pid : -1;
 }
 
-static bool memo_eq(const struct memo *m, const struct walk_sample *s)
+static uint64_t memo_hash(const struct report *r, const struct walk_sample *s)
 {
-	return m->chain_id == s->chain_id && m->evsel == s->evsel && m->comm == s->comm && m->pid == s->pid;
+	return ds_hash_pair(ds_hash_pair(s->shape_id, (uintptr_t)s->evsel),
+			    (uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48);
+}
+
+static bool memo_eq(const struct report *r, const struct memo *m, const struct walk_sample *s)
+{
+	return m->shape_id == s->shape_id && m->evsel == s->evsel && m->comm == s->comm && m->pid == memo_pid(r, s);
 }
 
 /*
  * Without --children a sample adds to one entry and one path, both fixed
- * by its chain, event, comm and pid: a repeat of those finds them here.
+ * by its chain's shape, event, comm and (when sorted by it) pid: a repeat
+ * of those finds them here.
  */
 static struct memo *memo_find(struct report *r, const struct walk_sample *s)
 {
-	for (uint64_t k = memo_hash(s);; k = ds_hash64(k + 1)) {
+	for (uint64_t k = memo_hash(r, s);; k = ds_hash64(k + 1)) {
 		uint64_t *v = ds_hashmap__find(&r->memo_map, k);
 
 		if (!v)
 			return NULL;
-		if (memo_eq(&r->memo[*v], s))
+		if (memo_eq(r, &r->memo[*v], s))
 			return &r->memo[*v];
 	}
 }
@@ -447,7 +456,7 @@ static struct memo *memo_find(struct report *r, const struct walk_sample *s)
 static void memo_add(struct report *r, const struct walk_sample *s, const struct entry *e, size_t path)
 {
 	struct memo *m = ds_grow(r->memo, &r->cap_memo, r->nr_memo + 1, sizeof(*m), 1024);
-	uint64_t k = memo_hash(s);
+	uint64_t k = memo_hash(r, s);
 
 	if (!m)
 		return;   /* no memo: the next repeat takes the long way, same result */
@@ -456,8 +465,8 @@ static void memo_add(struct report *r, const struct walk_sample *s, const struct
 		k = ds_hash64(k + 1);
 	if (ds_hashmap__set(&r->memo_map, k, r->nr_memo) < 0)
 		return;
-	r->memo[r->nr_memo++] = (struct memo){ .chain_id = s->chain_id, .evsel = s->evsel, .comm = s->comm,
-					       .pid = s->pid, .ent = (uint32_t)(e - r->ents), .path = path };
+	r->memo[r->nr_memo++] = (struct memo){ .shape_id = s->shape_id, .evsel = s->evsel, .comm = s->comm,
+					       .pid = memo_pid(r, s), .ent = (uint32_t)(e - r->ents), .path = path };
 }
 
 static int on_sample(void *ctx, const struct walk_sample *s)
@@ -480,7 +489,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
 	r->seq++;
-	if (!r->children && s->chain_id && (m = memo_find(r, s))) {
+	if (!r->children && s->shape_id && (m = memo_find(r, s))) {
 		e = &r->ents[m->ent];
 		e->self += s->period;
 		e->samples++;
@@ -502,7 +511,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 				   : add_chain_at(r, e, s, 0, (long)s->nr_frames - 1, &path)))
 		return -ENOMEM;
 	/* a graph path that could not be remembered: no memo, every sample walks it */
-	if (s->chain_id && (!r->graph || path != SIZE_MAX))
+	if (s->shape_id && (!r->graph || path != SIZE_MAX))
 		memo_add(r, s, e, path);
 	return 0;
 }

@@ -191,8 +191,10 @@ static int on_event(void *ctx, const struct ds_event *ev)
 
 		ws.frames = ds_machine__callchain(w->machine, ws.thread, ips, 2, w->o->max_stack, &ws.nr_frames);
 	}
-	if (ws.frames)
+	if (ws.frames) {
 		ws.chain_id = ds_machine__callchain_id(w->machine);
+		ws.shape_id = ds_machine__callchain_shape(w->machine);
+	}
 	return w->fn(w->ctx, &ws);
 }
 

@@ -48,6 +48,7 @@ struct walk_sample {
 	const struct ds_cc_frame *frames; /* callee first; valid during the call */
 	size_t nr_frames;
 	uint64_t chain_id;               /* ds_machine__callchain_id() of frames: equal ids, equal frames; 0 none */
+	uint64_t shape_id;               /* ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
 	const struct ds_evsel *evsel;
 };
 

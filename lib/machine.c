@@ -65,6 +65,19 @@ struct chain_slot {
 	uint32_t max_stack;
 	uint32_t nr_ips, nr_frames;
 	size_t off;                /* in chain_arena: the frames, then the raw entries */
+	uint64_t shape;            /* ds_machine__callchain_shape() of the frames */
+};
+
+/*
+ * Shapes: chains whose frames are the same but for what the analyses do
+ * not look at (the addresses of frames with a symbol, the maps they came
+ * from) share a shape id, so the same code run by many processes adds up
+ * under one id.  The first chain of each shape is kept to compare with.
+ */
+#define SHAPE_FRAMES_MAX ((4u << 20) / sizeof(struct ds_cc_frame))   /* kept frames, at most */
+
+struct shape {
+	uint32_t off, nr;          /* in shape_frames */
 };
 
 struct comm_entry {
@@ -96,7 +109,13 @@ struct ds_machine {
 	size_t chain_used, chain_populated;
 	uint32_t chain_epoch;
 	uint64_t chain_ids;              /* the last id given */
-	uint64_t last_chain_id;          /* of the chain returned last, 0 if none */            /* starts at 1: a zeroed slot is stale */
+	uint64_t last_chain_id;          /* of the chain returned last, 0 if none */
+	uint64_t last_shape;             /* its shape, 0 if none */
+	struct ds_hashmap shape_map;     /* frames hash (probed on) -> index in shapes */
+	struct shape *shapes;
+	size_t nr_shapes, cap_shapes;
+	struct ds_cc_frame *shape_frames;
+	size_t nr_shape_frames, cap_shape_frames;            /* starts at 1: a zeroed slot is stale */
 };
 
 /* ---- interning ------------------------------------------------------- */
@@ -341,6 +360,9 @@ void ds_machine__delete(struct ds_machine *m)
 	free(m->fframes);
 	free(m->chains);
 	free(m->chain_arena);
+	ds_hashmap__exit(&m->shape_map);
+	free(m->shapes);
+	free(m->shape_frames);
 	free(m);
 }
 
@@ -798,6 +820,75 @@ static bool chain_store(struct ds_machine *m, struct chain_slot *c, const struct
 	return true;
 }
 
+/* ---- shapes ----------------------------------------------------------- */
+
+/* Equal for every analysis: names (interned: compared as pointers), flags, and the addresses only of frames with no symbol. */
+static bool frame_same(const struct ds_cc_frame *a, const struct ds_cc_frame *b)
+{
+	if (a->sym != b->sym || a->dso != b->dso || a->elf_sym != b->elf_sym || a->inlined != b->inlined ||
+	    a->kernel != b->kernel || a->cookie != b->cookie)
+		return false;
+	return a->sym || (a->ip == b->ip && a->addr == b->addr);
+}
+
+static uint64_t frames_hash(const struct ds_cc_frame *f, size_t n)
+{
+	uint64_t h = n;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = (uintptr_t)f[i].sym ^ (uintptr_t)f[i].dso * 0x9e3779b97f4a7c15ULL ^
+			     (uint64_t)(f[i].inlined | f[i].kernel << 1 | f[i].cookie << 2);
+
+		if (!f[i].sym)
+			x ^= ds_hash_pair(f[i].ip, f[i].addr);
+		h = (h ^ x) * 0xc2b2ae3d27d4eb4fULL;
+		h ^= h >> 31;
+	}
+	return ds_hash64(h);
+}
+
+/* The shape id (index + 1) of @n frames, a new one if unseen; 0 if none can be kept. */
+static uint64_t shape_of(struct ds_machine *m, const struct ds_cc_frame *f, size_t n)
+{
+	uint64_t k = frames_hash(f, n);
+	struct shape *sh;
+	size_t i;
+
+	if (!n)
+		return 0;
+	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
+		uint64_t *v = ds_hashmap__find(&m->shape_map, k);
+
+		if (!v)
+			break;
+		sh = &m->shapes[*v];
+		if (sh->nr != n)
+			continue;
+		for (i = 0; i < n && frame_same(&m->shape_frames[sh->off + i], &f[i]); i++)
+			;
+		if (i == n)
+			return *v + 1;
+	}
+	if (m->nr_shape_frames + n > SHAPE_FRAMES_MAX)
+		return 0;   /* full: later shapes go without an id */
+	struct shape *ns = ds_grow(m->shapes, &m->cap_shapes, m->nr_shapes + 1, sizeof(*ns), 256);
+
+	if (!ns)
+		return 0;
+	m->shapes = ns;
+	struct ds_cc_frame *nf = ds_grow(m->shape_frames, &m->cap_shape_frames, m->nr_shape_frames + n, sizeof(*nf), 4096);
+
+	if (!nf)
+		return 0;
+	m->shape_frames = nf;
+	if (ds_hashmap__set(&m->shape_map, k, m->nr_shapes) < 0)
+		return 0;
+	memcpy(m->shape_frames + m->nr_shape_frames, f, n * sizeof(*f));
+	m->shapes[m->nr_shapes] = (struct shape){ .off = (uint32_t)m->nr_shape_frames, .nr = (uint32_t)n };
+	m->nr_shape_frames += n;
+	return ++m->nr_shapes;
+}
+
 const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
 						const uint64_t *ips, uint64_t nr, unsigned max_stack,
 						size_t *nr_frames)
@@ -807,23 +898,36 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 	struct chain_slot *c;
 
 	m->last_chain_id = 0;
-	if (!m->chains || !t || !t->maps || nr > CHAIN_MAX_BYTES / sizeof(*ips))
-		return resolve_chain(m, t, ips, nr, max_stack, nr_frames);
+	m->last_shape = 0;
+	if (!m->chains || !t || !t->maps || nr > CHAIN_MAX_BYTES / sizeof(*ips)) {
+		frames = resolve_chain(m, t, ips, nr, max_stack, nr_frames);
+		m->last_shape = shape_of(m, frames, *nr_frames);
+		return frames;
+	}
 	h = chain_hash(m, t, ips, nr, max_stack, gen);
 	c = &m->chains[h >> (64 - CHAIN_CACHE_BITS)];
 	if (chain_hit(m, c, t, h, ips, nr, max_stack, gen)) {
 		m->last_chain_id = c->id;
+		m->last_shape = c->shape;
 		*nr_frames = c->nr_frames;
 		return (const struct ds_cc_frame *)(const void *)(m->chain_arena + c->off);
 	}
 	frames = resolve_chain(m, t, ips, nr, max_stack, nr_frames);
+	m->last_shape = shape_of(m, frames, *nr_frames);
 	/* resolving may load a file that makes results stale: then not cached */
-	if (ds_symbols__generation(m->syms) == gen && chain_store(m, c, t, h, ips, nr, max_stack, gen, frames, *nr_frames))
+	if (ds_symbols__generation(m->syms) == gen && chain_store(m, c, t, h, ips, nr, max_stack, gen, frames, *nr_frames)) {
 		m->last_chain_id = c->id;
+		c->shape = m->last_shape;
+	}
 	return frames;
 }
 
 uint64_t ds_machine__callchain_id(const struct ds_machine *m)
 {
 	return m->last_chain_id;
+}
+
+uint64_t ds_machine__callchain_shape(const struct ds_machine *m)
+{
+	return m->last_shape;
 }

@@ -97,6 +97,17 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
  */
 uint64_t ds_machine__callchain_id(const struct ds_machine *m);
 
+/*
+ * The shape of the frames the last ds_machine__callchain() returned: equal
+ * shapes mean frames equal in everything but the addresses of frames that
+ * have a symbol (and the maps they were found in): the same names, DSOs,
+ * inlining, modes, and for frames with no symbol the same ip and addr.
+ * Many processes running the same code share shapes, so aggregating by
+ * shape (report's call graph) does the work once.  Shapes are kept for the
+ * machine's life, up to 4 MiB of frames; 0 when there was none to give.
+ */
+uint64_t ds_machine__callchain_shape(const struct ds_machine *m);
+
 /* Intern a string for the machine's lifetime. */
 const char *ds_machine__intern(struct ds_machine *m, const char *s);
 

@@ -55,6 +55,36 @@ PY
 		ok "report: a bad --sort key is a usage error (exit 2)"
 	else bad "report: bad --sort key not refused with exit 2"; fi
 	report_children_vs_perf7
+	report_many_processes
+}
+
+# The same code in many processes: a recording grown x3 by bench/scale.c
+# (new pids, tids, times, cookies and map addresses) reports exactly as the
+# original but for its sample counts.  This is what call-graph paths kept
+# by chain shape must get right (ds_machine__callchain_shape).
+report_many_processes() {
+	local o="$WORK/out/many" n ks opts diffs
+	mkdir -p "$o"
+	if ! cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$o/scale" "$ROOT/bench/scale.c" \
+		"$ROOT/$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -lstdc++ -lm 2>"$o/cc.err"; then
+		bad "report x3: cannot build bench/scale.c: $(head -2 "$o/cc.err")"; return
+	fi
+	for n in kernel.fp mix.defer threads2.defer; do
+		ks=$(kallsyms_for "$n")
+		"$o/scale" "$WORK/data/$n.data" "$o/$n.x3.data" 3 2>/dev/null || { bad "report x3: scale $n failed"; continue; }
+		for opts in "--no-children" "--children" "-g caller --no-children"; do
+			# shellcheck disable=SC2086
+			"$DSTACK" report --stdio $opts --symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" -i "$WORK/data/$n.data" >"$o/x1" 2>/dev/null
+			# shellcheck disable=SC2086
+			"$DSTACK" report --stdio $opts --symfs "$WORK/symfs-root/symfs" --kallsyms "$ks" -i "$o/$n.x3.data" >"$o/x3" 2>/dev/null
+			diffs=$(diff <(grep -v '^# Samples: \|^# Event count' "$o/x1") <(grep -v '^# Samples: \|^# Event count' "$o/x3") | wc -l)
+			if [ "$diffs" = 0 ] && [ "$(wc -l <"$o/x1")" -gt 50 ]; then
+				ok "report $opts $n x3 (3 times the processes): the same report ($(wc -l <"$o/x1") lines) but for the counts"
+			else
+				bad "report $opts $n x3: $diffs lines differ from the original's report"
+			fi
+		done
+	done
 }
 
 # --children has no oracle file: compare with perf 7.2 itself, on the classic
