@@ -10,16 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ordered.h"
+#include "source.h"
 
 void ds_ordered__init(struct ds_ordered *o, ds_ordered_deliver_fn fn, void *ctx)
 {
 	*o = (struct ds_ordered){ .deliver = fn, .ctx = ctx, .sorted = true };
 }
 
+void ds_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, struct ds_source_window *win)
+{
+	if (win)
+		ds_source__unpin(win);
+	else
+		ds_arena__release(&o->arena, chunk);
+}
+
 void ds_ordered__exit(struct ds_ordered *o)
 {
 	for (size_t i = o->head; i < o->len; i++)
-		ds_arena__release(&o->arena, o->items[i].chunk);
+		ds_ordered__release(o, o->items[i].chunk, o->items[i].win);
 	free(o->items);
 	free(o->tmp);
 	ds_arena__exit(&o->arena);
@@ -53,19 +62,15 @@ static int make_room(struct ds_ordered *o)
 	return 0;
 }
 
-int ds_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time)
+static struct ds_ordered_item *append(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset,
+				      uint64_t time)
 {
 	struct ds_ordered_item *it;
 
 	if (o->len == o->cap && make_room(o))
-		return -ENOMEM;
+		return NULL;
 	it = &o->items[o->len];
-	it->hdr = ds_arena__copy(&o->arena, hdr, hdr->size, &it->chunk);
-	if (!it->hdr)
-		return -ENOMEM;
-	it->time = time;
-	it->seq = o->seq++;
-	it->offset = offset;
+	*it = (struct ds_ordered_item){ .time = time, .seq = o->seq++, .offset = offset, .hdr = hdr };
 	if (time < o->last_flush)
 		o->nr_unordered++;
 	if (time > o->max_time)
@@ -75,6 +80,36 @@ int ds_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, u
 	o->len++;
 	if (o->len - o->head > o->peak_len)
 		o->peak_len = o->len - o->head;
+	return it;
+}
+
+int ds_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time)
+{
+	struct ds_arena_chunk *chunk;
+	const struct ds_event_header *copy = ds_arena__copy(&o->arena, hdr, hdr->size, &chunk);
+	struct ds_ordered_item *it;
+
+	if (!copy)
+		return -ENOMEM;
+	it = append(o, copy, offset, time);
+	if (!it) {
+		ds_arena__release(&o->arena, chunk);
+		return -ENOMEM;
+	}
+	it->chunk = chunk;
+	return 0;
+}
+
+int ds_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset,
+			     uint64_t time, struct ds_source_window *win)
+{
+	struct ds_ordered_item *it = append(o, hdr, offset, time);
+
+	if (!it) {
+		ds_source__unpin(win);
+		return -ENOMEM;
+	}
+	it->win = win;
 	return 0;
 }
 
@@ -154,9 +189,9 @@ static int flush_upto(struct ds_ordered *o, uint64_t limit)
 		struct ds_ordered_item it = o->items[o->head++];
 
 		o->last_flush = it.time;
-		err = o->deliver(o->ctx, it.hdr, it.offset, it.chunk);
+		err = o->deliver(o->ctx, &it);
 		if (!o->handoff)
-			ds_arena__release(&o->arena, it.chunk);
+			ds_ordered__release(o, it.chunk, it.win);
 		if (err)
 			return err;
 	}

@@ -821,6 +821,7 @@ static int next_decompressed(struct ds_reader *r, struct ds_record *rec)
 	rec->hdr = (const struct ds_event_header *)p;
 	rec->offset = r->doff;
 	rec->decompressed = true;
+	rec->in_window = false;
 	absorb_record(r, r->doff, p, h.size, h.type);
 	/*
 	 * Fuzz finding (fuzz_zstd): an attr inside a compressed block made an
@@ -892,9 +893,12 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 				return err;
 			continue;
 		}
+		const uint8_t *in_place = p;
+
 		p = aligned(r, p, h.size);
 		if (!p)
 			return reader_fail(r, off, -ENOMEM, "out of memory");
+		rec->in_window = p == in_place && !r->src.pipe;
 		err = absorb_record(r, off, p, h.size, h.type);
 		if (err)
 			return err;

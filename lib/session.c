@@ -25,7 +25,8 @@ struct handoff {
 	const struct ds_event_header *hdr;
 	struct ds_evsel *evsel;
 	uint64_t offset;
-	struct ds_arena_chunk *chunk;
+	struct ds_arena_chunk *chunk;       /* the record's memory: a copy ... */
+	struct ds_source_window *win;       /* ... or where it lies in the input */
 };
 
 struct batch {
@@ -135,14 +136,12 @@ static int consume(struct ds_session *s, const struct ds_event *ev)
 	return err;
 }
 
-static int deliver_ordered(void *ctx, const struct ds_event_header *hdr, uint64_t offset,
-			   struct ds_arena_chunk *chunk)
+static int deliver_ordered(void *ctx, const struct ds_ordered_item *it)
 {
 	struct ds_session *s = ctx;
 	struct ds_event ev;
 
-	(void)chunk;
-	if (!make_event(s, hdr, offset, &ev))
+	if (!make_event(s, it->hdr, it->offset, &ev))
 		return 0;
 	return consume(s, &ev);
 }
@@ -165,32 +164,31 @@ static void pl_publish(struct ds_session *s)
 		return;
 	b = pl->slots[pl->prod % NR_BATCHES];   /* consumed: its records go back */
 	for (size_t i = 0; i < b->n; i++)
-		ds_arena__release(&s->ordered.arena, b->v[i].chunk);
+		ds_ordered__release(&s->ordered, b->v[i].chunk, b->v[i].win);
 	b->n = 0;
 }
 
 static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, uint64_t offset,
-		   struct ds_arena_chunk *chunk)
+		   struct ds_arena_chunk *chunk, struct ds_source_window *win)
 {
 	struct pipeline *pl = s->pl;
 	struct batch *b;
 
 	if (atomic_load(&pl->stop)) {
-		ds_arena__release(&s->ordered.arena, chunk);
+		ds_ordered__release(&s->ordered, chunk, win);
 		return -ECANCELED;
 	}
 	b = pl->slots[pl->prod % NR_BATCHES];
 	b->v[b->n++] = (struct handoff){ .hdr = hdr, .evsel = ds_reader__evsel_of(s->reader, hdr),
-					 .offset = offset, .chunk = chunk };
+					 .offset = offset, .chunk = chunk, .win = win };
 	if (b->n == BATCH_ITEMS)
 		pl_publish(s);
 	return 0;
 }
 
-static int deliver_handoff(void *ctx, const struct ds_event_header *hdr, uint64_t offset,
-			   struct ds_arena_chunk *chunk)
+static int deliver_handoff(void *ctx, const struct ds_ordered_item *it)
 {
-	return pl_push(ctx, hdr, offset, chunk);
+	return pl_push(ctx, it->hdr, it->offset, it->chunk, it->win);
 }
 
 /* The reader is about to change state the consumer reads: let it catch up. */
@@ -246,10 +244,15 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 			struct ds_arena_chunk *chunk;
 			const struct ds_event_header *copy = ds_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
 
-			return copy ? pl_push(s, copy, rec->offset, chunk) : -ENOMEM;
+			return copy ? pl_push(s, copy, rec->offset, chunk, NULL) : -ENOMEM;
 		}
 		return consume(s, &ev);
 	}
+	/* a record in the input's mapping waits where it lies: no copy */
+	struct ds_source_window *win = rec->in_window ? ds_reader__pin(s->reader) : NULL;
+
+	if (win)
+		return ds_ordered__queue_pinned(&s->ordered, hdr, rec->offset, ev.sample.time, win);
 	return ds_ordered__queue(&s->ordered, hdr, rec->offset, ev.sample.time);
 }
 
@@ -364,7 +367,7 @@ static void pl_free(struct ds_session *s)
 		if (!pl->slots[i])
 			continue;
 		for (size_t j = 0; j < pl->slots[i]->n; j++)
-			ds_arena__release(&s->ordered.arena, pl->slots[i]->v[j].chunk);
+			ds_ordered__release(&s->ordered, pl->slots[i]->v[j].chunk, pl->slots[i]->v[j].win);
 		free(pl->slots[i]);
 	}
 	pthread_mutex_destroy(&pl->lock);

@@ -36,10 +36,48 @@ int ds_source__open(struct ds_source *s, const char *path)
 	return 0;
 }
 
+/* The current window is left: unmapped now, or by its last unpin. */
+static void leave_window(struct ds_source *s)
+{
+	struct ds_source_window *w = s->win;
+
+	if (w && w->pins) {
+		w->retired = true;
+	} else {
+		if (s->map)
+			munmap(s->map, s->map_len);
+		free(w);
+	}
+	s->win = NULL;
+	s->map = NULL;
+}
+
+struct ds_source_window *ds_source__pin(struct ds_source *s)
+{
+	if (s->pipe || !s->map)
+		return NULL;
+	if (!s->win) {
+		s->win = calloc(1, sizeof(*s->win));
+		if (!s->win)
+			return NULL;
+		s->win->map = s->map;
+		s->win->len = s->map_len;
+	}
+	s->win->pins++;
+	return s->win;
+}
+
+void ds_source__unpin(struct ds_source_window *w)
+{
+	if (--w->pins || !w->retired)
+		return;
+	munmap(w->map, w->len);
+	free(w);
+}
+
 void ds_source__close(struct ds_source *s)
 {
-	if (s->map)
-		munmap(s->map, s->map_len);
+	leave_window(s);
 	free(s->buf);
 	if (s->owns_fd)
 		close(s->fd);
@@ -91,9 +129,7 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 		release_behind(s, off);
 		return 0;
 	}
-	if (s->map)
-		munmap(s->map, s->map_len);
-	s->map = NULL;
+	leave_window(s);
 	uint64_t page = ds_page_size();
 	uint64_t start = off & ~(page - 1);
 	uint64_t want = off + len - start;

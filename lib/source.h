@@ -12,12 +12,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * A mapping of the file: records in it can be used where they lie while
+ * the window is pinned; when the source moves on, a pinned window stays
+ * mapped until its last pin goes.
+ */
+struct ds_source_window {
+	uint8_t *map;
+	size_t len;
+	unsigned pins;
+	bool retired;           /* no longer the current window: unmapped at the last unpin */
+};
+
 struct ds_source {
 	int fd;
 	bool pipe;
 	bool owns_fd;
 	uint64_t size;          /* file size; UINT64_MAX for pipes until EOF */
 	/* file: the current window */
+	struct ds_source_window *win;   /* its pin count (map, map_len mirror it) */
 	uint8_t *map;
 	uint64_t map_off;
 	size_t map_len;
@@ -38,5 +51,15 @@ void ds_source__close(struct ds_source *s);
  * For pipes, @off must not go backwards past the last call's offset.
  */
 int ds_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p);
+
+/*
+ * Keep what the last ds_source__get() of a file returned valid until
+ * ds_source__unpin(): the window it lies in stays mapped even after the
+ * source moves on.  NULL for a pipe (its buffer moves: copy instead) or
+ * if out of memory.  Pages of a pinned window may still be given back
+ * behind the reader: touched again, they are read again from the file.
+ */
+struct ds_source_window *ds_source__pin(struct ds_source *s);
+void ds_source__unpin(struct ds_source_window *w);
 
 #endif

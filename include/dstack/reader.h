@@ -67,6 +67,7 @@ struct ds_record {
 	const struct ds_event_header *hdr; /* hdr->size bytes */
 	uint64_t offset;        /* file offset; for decompressed records, that of the COMPRESSED record */
 	bool decompressed;
+	bool in_window;         /* hdr lies in the file's mapping (the session pins it instead of copying) */
 };
 
 struct ds_reader *ds_reader__open(const char *path, char **errmsg);

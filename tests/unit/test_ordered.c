@@ -28,9 +28,10 @@ struct sink {
 	size_t fail_at;  /* deliver returns -EIO at this count (0: never) */
 };
 
-static int collect(void *ctx, const struct ds_event_header *hdr, uint64_t offset, struct ds_arena_chunk *chunk)
+static int collect(void *ctx, const struct ds_ordered_item *it)
 {
-	(void)chunk;
+	const struct ds_event_header *hdr = it->hdr;
+	uint64_t offset = it->offset;
 	struct sink *s = ctx;
 	struct rec r;
 
