@@ -91,7 +91,7 @@ void ds_source__close(struct ds_source *s)
  * mapping is private and read-only, so a page touched again is simply read
  * from the file again: this can never change what a caller sees.
  */
-#define KEEP_BEHIND (1u << 20)   /* and given back in steps of this: each step costs a TLB flush on every CPU running a thread of ours */
+#define KEEP_BEHIND (1u << 20)   /* (default) and given back in steps of this: each step costs a TLB flush on every CPU running a thread of ours */
 #define READ_AHEAD (256u << 10)
 
 static void release_behind(struct ds_source *s, uint64_t off)
@@ -113,9 +113,11 @@ static void release_behind(struct ds_source *s, uint64_t off)
 		ds_prefault_read(s->map + s->map_populated, n);
 		s->map_populated += n;
 	}
-	if (rel < s->map_dropped + 2 * KEEP_BEHIND)
+	size_t keep = s->keep_behind ? s->keep_behind : KEEP_BEHIND;
+
+	if (rel < s->map_dropped + 2 * keep)
 		return;
-	upto = (rel - KEEP_BEHIND) & ~(page - 1);
+	upto = (rel - keep) & ~(page - 1);
 	madvise(s->map + s->map_dropped, upto - s->map_dropped, MADV_DONTNEED);
 	s->map_dropped = upto;
 }

@@ -36,6 +36,7 @@ struct ds_source {
 	size_t map_len;
 	size_t map_dropped;     /* bytes at the window's start given back (MADV_DONTNEED) */
 	size_t map_populated;   /* prefaulted up to here (from where reading began) */
+	size_t keep_behind;     /* bytes kept mapped behind the reader (0: the default, 1 MiB) */
 	/* pipe: bytes [buf_off, buf_off + buf_len) of the stream */
 	uint8_t *buf;
 	size_t buf_cap, buf_len;
