@@ -252,8 +252,19 @@ int main(int argc, char **argv)
 	for (uint64_t n = 100000; n <= max; n *= 10) {
 		struct sink sink = { 0 };
 		struct ds_stitch_stats stats;
-		double tg = run(n, false, NULL, NULL);
-		double ts = run(n, true, &sink, &stats);
+		/* the best of a few runs: one run of 20 ms on a shared VM is mostly noise */
+		int runs = n <= 100000 ? 7 : n <= 1000000 ? 3 : 2;
+		double tg = 1e30, ts = 1e30;
+
+		for (int r = 0; r < runs; r++) {
+			double g = run(n, false, NULL, NULL);
+
+			memset(&sink, 0, sizeof(sink));
+			double t = run(n, true, &sink, &stats);
+
+			tg = g < tg ? g : tg;
+			ts = t < ts ? t : ts;
+		}
 		double per = (ts - tg) * 1e9 / (double)n;
 
 		printf("%12" PRIu64 " %10.3f %10.3f %12.1f %10" PRIu64 " %8" PRIu64 "\n",
