@@ -925,6 +925,7 @@ int cmd_report(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	walk_opts_init(&r->wo);
+	r->wo.want_shapes = true;
 	r->nr_sort = 3;
 	r->sort[0] = SORT_COMM;
 	r->sort[1] = SORT_DSO;

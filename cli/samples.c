@@ -193,7 +193,8 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	}
 	if (ws.frames) {
 		ws.chain_id = ds_machine__callchain_id(w->machine);
-		ws.shape_id = ds_machine__callchain_shape(w->machine);
+		if (w->o->want_shapes)
+			ws.shape_id = ds_machine__callchain_shape(w->machine);
 	}
 	return w->fn(w->ctx, &ws);
 }

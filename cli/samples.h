@@ -29,6 +29,7 @@ struct walk_opts {
 	unsigned max_stack;              /* default 127, as perf */
 	bool no_inline;
 	bool no_demangle;
+	bool want_shapes;                /* fill walk_sample.shape_id (report aggregates by it) */
 	/*
 	 * Called once the whole recording has been walked, before it is
 	 * closed: the names in the samples handed over (comm, dso, sym) are
@@ -48,7 +49,7 @@ struct walk_sample {
 	const struct ds_cc_frame *frames; /* callee first; valid during the call */
 	size_t nr_frames;
 	uint64_t chain_id;               /* ds_machine__callchain_id() of frames: equal ids, equal frames; 0 none */
-	uint64_t shape_id;               /* ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
+	uint64_t shape_id;               /* with want_shapes, ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
 	const struct ds_evsel *evsel;
 };
 

@@ -65,8 +65,10 @@ struct chain_slot {
 	uint32_t max_stack;
 	uint32_t nr_ips, nr_frames;
 	size_t off;                /* in chain_arena: the frames, then the raw entries */
-	uint64_t shape;            /* ds_machine__callchain_shape() of the frames */
+	uint64_t shape;            /* ds_machine__callchain_shape() of the frames, SHAPE_UNKNOWN until asked */
 };
+
+#define SHAPE_UNKNOWN UINT64_MAX
 
 /*
  * Shapes: chains whose frames are the same but for what the analyses do
@@ -74,10 +76,17 @@ struct chain_slot {
  * from) share a shape id, so the same code run by many processes adds up
  * under one id.  The first chain of each shape is kept to compare with.
  */
-#define SHAPE_FRAMES_MAX ((4u << 20) / sizeof(struct ds_cc_frame))   /* kept frames, at most */
+/* What of a frame a shape compares (the rest of a ds_cc_frame is not kept); kept once each. */
+struct shape_frame {
+	const char *sym, *dso, *elf_sym;
+	uint64_t ip, addr;             /* only for frames with no symbol */
+	uint8_t flags;                 /* inlined, kernel, cookie */
+};
+
+#define SHAPE_IDS_MAX ((4u << 20) / sizeof(uint32_t))   /* frame ids kept in shapes, at most */
 
 struct shape {
-	uint32_t off, nr;          /* in shape_frames */
+	uint32_t off, nr;          /* in shape_ids */
 };
 
 struct comm_entry {
@@ -110,12 +119,19 @@ struct ds_machine {
 	uint32_t chain_epoch;
 	uint64_t chain_ids;              /* the last id given */
 	uint64_t last_chain_id;          /* of the chain returned last, 0 if none */
-	uint64_t last_shape;             /* its shape, 0 if none */
-	struct ds_hashmap shape_map;     /* frames hash (probed on) -> index in shapes */
+	const struct ds_cc_frame *last_frames; /* the chain returned last, for its shape */
+	size_t last_nr;
+	struct chain_slot *last_slot;    /* its cache slot, NULL if not cached */
+	struct ds_hashmap shape_map;     /* hash of the frame ids (probed on) -> index in shapes */
 	struct shape *shapes;
 	size_t nr_shapes, cap_shapes;
-	struct ds_cc_frame *shape_frames;
-	size_t nr_shape_frames, cap_shape_frames;            /* starts at 1: a zeroed slot is stale */
+	uint32_t *shape_ids;             /* each shape's frames, as ids in frames_seen */
+	size_t nr_shape_ids, cap_shape_ids;
+	struct ds_hashmap frame_map;     /* frame hash (probed on) -> index in frames_seen */
+	struct shape_frame *frames_seen;
+	size_t nr_frames_seen, cap_frames_seen;
+	uint32_t *ids_tmp;               /* a chain's frame ids, while its shape is looked up */
+	size_t cap_ids_tmp;            /* starts at 1: a zeroed slot is stale */
 };
 
 /* ---- interning ------------------------------------------------------- */
@@ -361,8 +377,11 @@ void ds_machine__delete(struct ds_machine *m)
 	free(m->chains);
 	free(m->chain_arena);
 	ds_hashmap__exit(&m->shape_map);
+	ds_hashmap__exit(&m->frame_map);
 	free(m->shapes);
-	free(m->shape_frames);
+	free(m->shape_ids);
+	free(m->frames_seen);
+	free(m->ids_tmp);
 	free(m);
 }
 
@@ -822,70 +841,108 @@ static bool chain_store(struct ds_machine *m, struct chain_slot *c, const struct
 
 /* ---- shapes ----------------------------------------------------------- */
 
-/* Equal for every analysis: names (interned: compared as pointers), flags, and the addresses only of frames with no symbol. */
-static bool frame_same(const struct ds_cc_frame *a, const struct ds_cc_frame *b)
+static uint8_t frame_flags(const struct ds_cc_frame *f)
 {
-	if (a->sym != b->sym || a->dso != b->dso || a->elf_sym != b->elf_sym || a->inlined != b->inlined ||
-	    a->kernel != b->kernel || a->cookie != b->cookie)
-		return false;
-	return a->sym || (a->ip == b->ip && a->addr == b->addr);
+	return (uint8_t)(f->inlined | f->kernel << 1 | f->cookie << 2);
 }
 
-static uint64_t frames_hash(const struct ds_cc_frame *f, size_t n)
+static struct shape_frame shape_frame_of(const struct ds_cc_frame *f)
 {
-	uint64_t h = n;
+	return (struct shape_frame){ .sym = f->sym, .dso = f->dso, .elf_sym = f->elf_sym, .flags = frame_flags(f),
+				     .ip = f->sym ? 0 : f->ip, .addr = f->sym ? 0 : f->addr };
+}
 
-	for (size_t i = 0; i < n; i++) {
-		uint64_t x = (uintptr_t)f[i].sym ^ (uintptr_t)f[i].dso * 0x9e3779b97f4a7c15ULL ^
-			     (uint64_t)(f[i].inlined | f[i].kernel << 1 | f[i].cookie << 2);
+/*
+ * Equal for every analysis: names (interned: compared as pointers), flags,
+ * and the addresses only of frames with no symbol (shape_frame_of zeroes
+ * them otherwise).
+ */
+static bool frame_same(const struct shape_frame *a, const struct shape_frame *b)
+{
+	return a->sym == b->sym && a->dso == b->dso && a->elf_sym == b->elf_sym && a->flags == b->flags &&
+	       a->ip == b->ip && a->addr == b->addr;
+}
 
-		if (!f[i].sym)
-			x ^= ds_hash_pair(f[i].ip, f[i].addr);
-		h = (h ^ x) * 0xc2b2ae3d27d4eb4fULL;
-		h ^= h >> 31;
+/* The id of @f among the frames seen, added if new; UINT32_MAX on ENOMEM. */
+static uint32_t frame_id(struct ds_machine *m, const struct ds_cc_frame *f)
+{
+	struct shape_frame sf = shape_frame_of(f);
+	uint64_t k = ds_hash_pair(ds_hash_pair((uintptr_t)sf.sym, (uintptr_t)sf.dso),
+				  ds_hash_pair((uintptr_t)sf.elf_sym ^ sf.flags, sf.ip ^ sf.addr * 0x9e3779b97f4a7c15ULL));
+	uint64_t *v;
+
+	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
+		v = ds_hashmap__find(&m->frame_map, k);
+		if (!v)
+			break;
+		if (frame_same(&m->frames_seen[*v], &sf))
+			return (uint32_t)*v;
 	}
-	return ds_hash64(h);
+	struct shape_frame *n = ds_grow(m->frames_seen, &m->cap_frames_seen, m->nr_frames_seen + 1, sizeof(*n), 1024);
+
+	if (!n || m->nr_frames_seen >= UINT32_MAX - 1)
+		return UINT32_MAX;
+	m->frames_seen = n;
+	if (ds_hashmap__set(&m->frame_map, k, m->nr_frames_seen) < 0)
+		return UINT32_MAX;
+	m->frames_seen[m->nr_frames_seen] = sf;
+	return (uint32_t)m->nr_frames_seen++;
 }
 
-/* The shape id (index + 1) of @n frames, a new one if unseen; 0 if none can be kept. */
+/*
+ * The shape id (index + 1) of @n frames, a new one if unseen; 0 if none can
+ * be kept.  Frames are kept once each, shapes as their ids (4 bytes a frame).
+ */
 static uint64_t shape_of(struct ds_machine *m, const struct ds_cc_frame *f, size_t n)
 {
-	uint64_t k = frames_hash(f, n);
-	struct shape *sh;
+	uint64_t k = n;
+	uint32_t *ids;
 	size_t i;
 
-	if (!n)
+	/* an unresolved deferred chain ends in its cookie, unique to its kernel
+	 * entry: such chains never share a shape, so none is kept */
+	if (!n || n > UINT32_MAX)
 		return 0;
-	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
+	for (i = 0; i < n; i++)
+		if (f[i].cookie)
+			return 0;
+	ids = ds_grow(m->ids_tmp, &m->cap_ids_tmp, n, sizeof(*ids), 256);
+	if (!ids)
+		return 0;
+	m->ids_tmp = ids;
+	for (i = 0; i < n; i++) {
+		if ((ids[i] = frame_id(m, &f[i])) == UINT32_MAX)
+			return 0;
+		k = (k ^ ids[i]) * 0x9e3779b97f4a7c15ULL;
+		k ^= k >> 29;
+	}
+	for (k = ds_hash64(k);; k = ds_hash64(k + 1)) {   /* collisions: the next key */
 		uint64_t *v = ds_hashmap__find(&m->shape_map, k);
+		const struct shape *sh;
 
 		if (!v)
 			break;
 		sh = &m->shapes[*v];
-		if (sh->nr != n)
-			continue;
-		for (i = 0; i < n && frame_same(&m->shape_frames[sh->off + i], &f[i]); i++)
-			;
-		if (i == n)
+		if (sh->nr == n && !memcmp(m->shape_ids + sh->off, ids, n * sizeof(*ids)))
 			return *v + 1;
 	}
-	if (m->nr_shape_frames + n > SHAPE_FRAMES_MAX)
+	if (m->nr_shape_ids + n > SHAPE_IDS_MAX)
 		return 0;   /* full: later shapes go without an id */
 	struct shape *ns = ds_grow(m->shapes, &m->cap_shapes, m->nr_shapes + 1, sizeof(*ns), 256);
 
 	if (!ns)
 		return 0;
 	m->shapes = ns;
-	struct ds_cc_frame *nf = ds_grow(m->shape_frames, &m->cap_shape_frames, m->nr_shape_frames + n, sizeof(*nf), 4096);
+	uint32_t *ni = ds_grow(m->shape_ids, &m->cap_shape_ids, m->nr_shape_ids + n, sizeof(*ni), 4096);
 
-	if (!nf)
+	if (!ni)
 		return 0;
-	m->shape_frames = nf;
+	m->shape_ids = ni;
 	if (ds_hashmap__set(&m->shape_map, k, m->nr_shapes) < 0)
 		return 0;
-	memcpy(m->shape_frames + m->nr_shape_frames, f, n * sizeof(*f));
-	m->shapes[m->nr_shapes] = (struct shape){ .off = (uint32_t)m->nr_shape_frames, .nr = (uint32_t)n };
-	m->nr_shape_frames += n;
+	memcpy(m->shape_ids + m->nr_shape_ids, ids, n * sizeof(*ids));
+	m->shapes[m->nr_shapes] = (struct shape){ .off = (uint32_t)m->nr_shape_ids, .nr = (uint32_t)n };
+	m->nr_shape_ids += n;
 	return ++m->nr_shapes;
 }
 
@@ -898,27 +955,30 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 	struct chain_slot *c;
 
 	m->last_chain_id = 0;
-	m->last_shape = 0;
+	m->last_slot = NULL;
 	if (!m->chains || !t || !t->maps || nr > CHAIN_MAX_BYTES / sizeof(*ips)) {
 		frames = resolve_chain(m, t, ips, nr, max_stack, nr_frames);
-		m->last_shape = shape_of(m, frames, *nr_frames);
-		return frames;
+		goto out;
 	}
 	h = chain_hash(m, t, ips, nr, max_stack, gen);
 	c = &m->chains[h >> (64 - CHAIN_CACHE_BITS)];
 	if (chain_hit(m, c, t, h, ips, nr, max_stack, gen)) {
 		m->last_chain_id = c->id;
-		m->last_shape = c->shape;
+		m->last_slot = c;
 		*nr_frames = c->nr_frames;
-		return (const struct ds_cc_frame *)(const void *)(m->chain_arena + c->off);
+		frames = (const struct ds_cc_frame *)(const void *)(m->chain_arena + c->off);
+		goto out;
 	}
 	frames = resolve_chain(m, t, ips, nr, max_stack, nr_frames);
-	m->last_shape = shape_of(m, frames, *nr_frames);
 	/* resolving may load a file that makes results stale: then not cached */
 	if (ds_symbols__generation(m->syms) == gen && chain_store(m, c, t, h, ips, nr, max_stack, gen, frames, *nr_frames)) {
 		m->last_chain_id = c->id;
-		c->shape = m->last_shape;
+		m->last_slot = c;
+		c->shape = SHAPE_UNKNOWN;
 	}
+out:
+	m->last_frames = frames;
+	m->last_nr = *nr_frames;
 	return frames;
 }
 
@@ -927,7 +987,16 @@ uint64_t ds_machine__callchain_id(const struct ds_machine *m)
 	return m->last_chain_id;
 }
 
-uint64_t ds_machine__callchain_shape(const struct ds_machine *m)
+/* Worked out when asked (report does; script need not pay), then kept with the cached chain. */
+uint64_t ds_machine__callchain_shape(struct ds_machine *m)
 {
-	return m->last_shape;
+	struct chain_slot *c = m->last_slot;
+	uint64_t shape;
+
+	if (c && c->shape != SHAPE_UNKNOWN)
+		return c->shape;
+	shape = m->last_frames ? shape_of(m, m->last_frames, m->last_nr) : 0;
+	if (c)
+		c->shape = shape;
+	return shape;
 }
