@@ -283,6 +283,12 @@ int ds_sample_id__parse(const struct ds_evsel *e, const struct ds_event_header *
 	return 0;
 }
 
+int ds_record__parse_sample(const struct ds_evsel *e, const struct ds_event_header *hdr,
+			    struct ds_sample *s, const char **why)
+{
+	return hdr->type == DS_REC_SAMPLE ? ds_sample__parse(e, hdr, s, why) : ds_sample_id__parse(e, hdr, s, why);
+}
+
 uint64_t ds_record__time(const struct ds_reader *rd, const struct ds_event_header *hdr)
 {
 	const struct ds_evsel *e;

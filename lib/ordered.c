@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 #include "ordered.h"
 #include "source.h"
 
@@ -44,7 +45,6 @@ static inline bool before(const struct ds_ordered_item *a, const struct ds_order
 static int make_room(struct ds_ordered *o)
 {
 	struct ds_ordered_item *n;
-	size_t ncap;
 
 	if (o->head) {  /* what was delivered leaves the front first */
 		memmove(o->items, o->items + o->head, (o->len - o->head) * sizeof(*o->items));
@@ -53,12 +53,10 @@ static int make_room(struct ds_ordered *o)
 		if (o->len < o->cap)
 			return 0;
 	}
-	ncap = o->cap ? o->cap * 2 : 4096;
-	n = realloc(o->items, ncap * sizeof(*n));
+	n = ds_grow(o->items, &o->cap, o->len + 1, sizeof(*n), 4096);
 	if (!n)
 		return -ENOMEM;
 	o->items = n;
-	o->cap = ncap;
 	return 0;
 }
 
@@ -146,16 +144,11 @@ static int sort_queue(struct ds_ordered *o)
 		o->sorted = true;
 		return 0;
 	}
+	dst = ds_grow(o->tmp, &o->tmp_cap, n, sizeof(*dst), 4096);
+	if (!dst)
+		return -ENOMEM;
+	o->tmp = dst;
 	src = o->items + o->head;
-	if (o->tmp_cap < o->cap) {
-		struct ds_ordered_item *t = realloc(o->tmp, o->cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		o->tmp = t;
-		o->tmp_cap = o->cap;
-	}
-	dst = o->tmp;
 	for (;;) {
 		size_t i = 0, runs = 0;
 

@@ -15,8 +15,9 @@
  * The reading thread hands ordered records to the calling thread in
  * batches: a ring of NR_BATCHES slots, filled by the reader (prod counts
  * the batches published) and emptied by the consumer (cons counts those it
- * is done with).  The records' arena chunks are released by the reader
- * when it reuses a slot, so the arena stays single-threaded.
+ * is done with).  The records' memory (pinned input windows, arena chunks)
+ * is released by the reader when it reuses a slot, so the source and the
+ * arena stay single-threaded.
  */
 #define BATCH_ITEMS 1024
 #define NR_BATCHES 8
@@ -110,10 +111,8 @@ static bool make_event(struct ds_session *s, const struct ds_event_header *hdr, 
 	if (!ev->evsel) {
 		why = "sample id matches no event in the file";
 		err = -EINVAL;
-	} else if (hdr->type == DS_REC_SAMPLE) {
-		err = ds_sample__parse(ev->evsel, hdr, &ev->sample, &why);
 	} else {
-		err = ds_sample_id__parse(ev->evsel, hdr, &ev->sample, &why);
+		err = ds_record__parse_sample(ev->evsel, hdr, &ev->sample, &why);
 	}
 	if (err) {
 		s->stats.bad_records++;
@@ -256,7 +255,7 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	return ds_ordered__queue(&s->ordered, hdr, rec->offset, ev.sample.time);
 }
 
-/* Read every record; 1 when the input ended (ret: the reader's last result). */
+/* Read and queue every record: 0 or the first error; *ret: the reader's last result. */
 static int read_all(struct ds_session *s, int *ret)
 {
 	struct ds_record rec;
@@ -297,12 +296,9 @@ static void consume_handoff(struct ds_session *s, const struct handoff *h)
 {
 	struct ds_event ev = { .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel };
 	const char *why = NULL;
-	int err;
 
 	/* the same bytes parsed without error on the reading thread */
-	err = h->hdr->type == DS_REC_SAMPLE ? ds_sample__parse(h->evsel, h->hdr, &ev.sample, &why)
-					     : ds_sample_id__parse(h->evsel, h->hdr, &ev.sample, &why);
-	if (err) {
+	if (ds_record__parse_sample(h->evsel, h->hdr, &ev.sample, &why)) {
 		s->pl->bad_records++;
 		return;
 	}
@@ -311,8 +307,8 @@ static void consume_handoff(struct ds_session *s, const struct handoff *h)
 }
 
 /*
- * The reading thread wrote the record on the other core: ask for its lines
- * two records ahead, so parsing it does not wait for each in turn.
+ * The reading thread touched the record on the other core: ask for its
+ * lines two records ahead, so parsing it does not wait for each in turn.
  */
 static inline void prefetch_record(const struct ds_event_header *hdr)
 {
@@ -388,18 +384,16 @@ static bool pl_start(struct ds_session *s)
 	if (!pl)
 		return false;
 	s->pl = pl;
-	for (size_t i = 0; i < NR_BATCHES; i++)
-		if (!(pl->slots[i] = malloc(sizeof(*pl->slots[i])))) {
-			pthread_mutex_init(&pl->lock, NULL);
-			pthread_cond_init(&pl->cond, NULL);
-			pl_free(s);
-			return false;
-		} else {
-			pl->slots[i]->n = 0;
-		}
 	pthread_mutex_init(&pl->lock, NULL);
 	pthread_cond_init(&pl->cond, NULL);
 	atomic_init(&pl->stop, false);
+	for (size_t i = 0; i < NR_BATCHES; i++) {
+		if (!(pl->slots[i] = malloc(sizeof(*pl->slots[i])))) {   /* not calloc: 40 KiB each, touched as filled */
+			pl_free(s);
+			return false;
+		}
+		pl->slots[i]->n = 0;
+	}
 	s->ordered.handoff = true;
 	s->ordered.deliver = deliver_handoff;
 	s->reader->quiesce = pl_quiesce;

@@ -270,12 +270,8 @@ static int drain(struct ds_stitcher *st)
 		if (h->state != HELD_READY)
 			break;
 		st->head++;
-		if (h->evsel) {
-			if (h->hdr->type == DS_REC_SAMPLE)
-				ds_sample__parse(h->evsel, h->hdr, &ev.sample, &why);
-			else
-				ds_sample_id__parse(h->evsel, h->hdr, &ev.sample, &why);
-		}
+		if (h->evsel)
+			ds_record__parse_sample(h->evsel, h->hdr, &ev.sample, &why);
 		err = deliver(st, &ev, h->chain);
 		chain_put(h->chain);
 		ds_arena__release(&st->arena, h->chunk);

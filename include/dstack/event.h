@@ -51,6 +51,10 @@ int ds_sample__parse(const struct ds_evsel *evsel, const struct ds_event_header 
 int ds_sample_id__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
 			struct ds_sample *s, const char **why);
 
+/* The sample fields of any kernel record: a SAMPLE's body, else its sample_id_all trailer. */
+int ds_record__parse_sample(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
+			    struct ds_sample *s, const char **why);
+
 /* Timestamp of any record for ordering; DS_NO_TIME if it has none. */
 uint64_t ds_record__time(const struct ds_reader *r, const struct ds_event_header *hdr);
 
