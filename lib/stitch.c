@@ -80,23 +80,8 @@ struct ds_stitcher {
 
 long ds_callchain__deferred_marker(const uint64_t *ips, uint64_t nr)
 {
-	uint64_t seen[4] = { 0 };
-	uint64_t i;
-
-	if (nr < 2)
-		return -1;
-	if (ips[nr - 2] == DS_CONTEXT_USER_DEFERRED)   /* where the kernel puts it */
-		return (long)(nr - 2);
-	/* most chains have none: one pass without branches says so */
-	for (i = 0; i + 4 <= nr - 2; i += 4)
-		for (int l = 0; l < 4; l++)
-			seen[l] |= ips[i + l] == DS_CONTEXT_USER_DEFERRED;
-	for (; i < nr - 2; i++)
-		seen[0] |= ips[i] == DS_CONTEXT_USER_DEFERRED;
-	if (!(seen[0] | seen[1] | seen[2] | seen[3]))
-		return -1;
-	/* the marker sits where the user part would start: the last one counts */
-	for (i = nr - 2; ; i--) {
+	/* the marker sits where the user part would start: scan from the end */
+	for (uint64_t i = nr >= 2 ? nr - 2 : 0; nr >= 2; i--) {
 		if (ips[i] == DS_CONTEXT_USER_DEFERRED)
 			return (long)i;
 		if (i == 0)
@@ -448,27 +433,25 @@ static void count_inplace(struct ds_stitcher *st, const struct ds_event *ev)
 }
 
 /*
- * The common case needs no copy: a sample with nothing to stitch, and
- * nothing held before it, goes out as it came.
+ * The common case needs no copy: a sample with nothing to stitch (no
+ * marker, @m < 0), and nothing held before it, goes out as it came.
  */
-static bool pass_through(struct ds_stitcher *st, const struct ds_event *in)
+static bool pass_through(struct ds_stitcher *st, const struct ds_event *in, long m)
 {
-	if (in->hdr->type != DS_REC_SAMPLE || in->stitch != DS_STITCH_NONE || in->cookie || st->head != st->tail)
-		return false;
-	if (marker_of(in) >= 0)
+	if (in->hdr->type != DS_REC_SAMPLE || m >= 0 || in->stitch != DS_STITCH_NONE || in->cookie ||
+	    st->head != st->tail)
 		return false;
 	st->stats.samples++;
 	count_inplace(st, in);
 	return true;
 }
 
-static int push_sample(struct ds_stitcher *st, struct ds_event *ev)
+/* A sample whose deferred marker (if any) is at @m. */
+static int push_sample(struct ds_stitcher *st, struct ds_event *ev, long m)
 {
 	struct ds_sample *s = &ev->sample;
-	long m;
 
 	st->stats.samples++;
-	m = marker_of(ev);
 	if (m < 0) {
 		count_inplace(st, ev);
 		return emit(st, ev, false, NULL);
@@ -667,6 +650,7 @@ static void enforce_limit(struct ds_stitcher *st)
 
 int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 {
+	long m = in->hdr->type == DS_REC_SAMPLE ? marker_of(in) : -1;
 	struct ds_event ev;
 	int err;
 
@@ -674,14 +658,14 @@ int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 		st->now = in->sample.time;
 	if (st->nr_exits)
 		expire_exits(st, st->now, false);
-	if (pass_through(st, in))
+	if (pass_through(st, in, m))
 		return st->fn(st->ctx, in);
 	ev = *in;
 	ev.stitch = DS_STITCH_NONE;
 	ev.cookie = 0;
 	switch (ev.hdr->type) {
 	case DS_REC_SAMPLE:
-		err = push_sample(st, &ev);
+		err = push_sample(st, &ev, m);
 		break;
 	case DS_REC_CALLCHAIN_DEFERRED:
 		err = push_deferred(st, &ev);
