@@ -74,9 +74,9 @@ struct chain_slot {
  * Shapes: chains whose frames are the same but for what the analyses do
  * not look at (the addresses of frames with a symbol, the maps they came
  * from) share a shape id, so the same code run by many processes adds up
- * under one id.  The first chain of each shape is kept to compare with.
+ * under one id.  Each distinct frame is kept once (struct shape_frame: what
+ * a shape compares), each shape as the array of its frames' ids.
  */
-/* What of a frame a shape compares (the rest of a ds_cc_frame is not kept); kept once each. */
 struct shape_frame {
 	const char *sym, *dso, *elf_sym;
 	uint64_t ip, addr;             /* only for frames with no symbol */
@@ -116,12 +116,11 @@ struct ds_machine {
 	struct chain_slot *chains;       /* 1 << CHAIN_CACHE_BITS, NULL if not allocated */
 	unsigned char *chain_arena;      /* CHAIN_ARENA bytes */
 	size_t chain_used, chain_populated;
-	uint32_t chain_epoch;
+	uint32_t chain_epoch;            /* starts at 1: a zeroed slot is stale */
 	uint64_t chain_ids;              /* the last id given */
-	uint64_t last_chain_id;          /* of the chain returned last, 0 if none */
 	const struct ds_cc_frame *last_frames; /* the chain returned last, for its shape */
 	size_t last_nr;
-	struct chain_slot *last_slot;    /* its cache slot, NULL if not cached */
+	struct chain_slot *last_slot;    /* its cache slot (its id), NULL if not cached */
 	struct ds_hashmap shape_map;     /* hash of the frame ids (probed on) -> index in shapes */
 	struct shape *shapes;
 	size_t nr_shapes, cap_shapes;
@@ -131,7 +130,7 @@ struct ds_machine {
 	struct shape_frame *frames_seen;
 	size_t nr_frames_seen, cap_frames_seen;
 	uint32_t *ids_tmp;               /* a chain's frame ids, while its shape is looked up */
-	size_t cap_ids_tmp;            /* starts at 1: a zeroed slot is stale */
+	size_t cap_ids_tmp;
 };
 
 /* ---- interning ------------------------------------------------------- */
@@ -954,7 +953,6 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 	const struct ds_cc_frame *frames;
 	struct chain_slot *c;
 
-	m->last_chain_id = 0;
 	m->last_slot = NULL;
 	if (!m->chains || !t || !t->maps || nr > CHAIN_MAX_BYTES / sizeof(*ips)) {
 		frames = resolve_chain(m, t, ips, nr, max_stack, nr_frames);
@@ -963,7 +961,6 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 	h = chain_hash(m, t, ips, nr, max_stack, gen);
 	c = &m->chains[h >> (64 - CHAIN_CACHE_BITS)];
 	if (chain_hit(m, c, t, h, ips, nr, max_stack, gen)) {
-		m->last_chain_id = c->id;
 		m->last_slot = c;
 		*nr_frames = c->nr_frames;
 		frames = (const struct ds_cc_frame *)(const void *)(m->chain_arena + c->off);
@@ -972,7 +969,6 @@ const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_
 	frames = resolve_chain(m, t, ips, nr, max_stack, nr_frames);
 	/* resolving may load a file that makes results stale: then not cached */
 	if (ds_symbols__generation(m->syms) == gen && chain_store(m, c, t, h, ips, nr, max_stack, gen, frames, *nr_frames)) {
-		m->last_chain_id = c->id;
 		m->last_slot = c;
 		c->shape = SHAPE_UNKNOWN;
 	}
@@ -984,7 +980,7 @@ out:
 
 uint64_t ds_machine__callchain_id(const struct ds_machine *m)
 {
-	return m->last_chain_id;
+	return m->last_slot ? m->last_slot->id : 0;
 }
 
 /* Worked out when asked (report does; script need not pay), then kept with the cached chain. */

@@ -102,9 +102,9 @@ struct ds_symbols {
 	struct ds_dso *all;
 	struct ds_kallsyms kernel;
 	uint64_t generation;           /* bumped when resolved results become stale */
-	bool kernel_tried;             /* kernel is loaded (or failed to) */
-	bool kernel_loading;           /* kernel_thread is loading it */
-	bool kernel_ok;                /* the thread's result, read after the join */
+	bool kernel_tried;             /* kernel is loaded (or failed to): kernel_ok says which */
+	bool kernel_loading;           /* kernel_thread is loading it (sets kernel_ok) */
+	bool kernel_ok;
 	pthread_t kernel_thread;
 	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
 };
@@ -195,16 +195,27 @@ int ds_symbols__preload_kernel(struct ds_symbols *s)
 	return 0;
 }
 
-/* Kernel symbols ready: the helper joined, or loaded here if none ran. */
-static void kernel_wait(struct ds_symbols *s)
+/* The helper's load finished (until then it owns s->kernel); no-op if none ran. */
+static void kernel_join(struct ds_symbols *s)
 {
 	if (s->kernel_loading) {
 		pthread_join(s->kernel_thread, NULL);
 		s->kernel_loading = false;
-		s->kernel_tried = true;
-		if (!s->kernel_ok)
-			ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
 	}
+}
+
+/* Kernel symbols ready, on the first lookup: the helper's, or loaded here if none ran. */
+static void kernel_ready(struct ds_symbols *s)
+{
+	if (s->kernel_tried)
+		return;
+	if (s->kernel_loading)
+		kernel_join(s);
+	else
+		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
+	s->kernel_tried = true;
+	if (!s->kernel_ok)
+		ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
 }
 
 void ds_symbols__delete(struct ds_symbols *s)
@@ -229,7 +240,7 @@ void ds_symbols__delete(struct ds_symbols *s)
 		}
 	}
 	ds_hashmap__exit(&s->jit);
-	kernel_wait(s);
+	kernel_join(s);   /* a preload nobody needed: no warning if it failed */
 	ds_kallsyms__exit(&s->kernel);
 	ds_intern__exit(&s->in);
 	free(s->symfs);
@@ -466,12 +477,7 @@ static bool textsyms_frame(const struct ds_textsyms *ts, uint64_t addr, struct d
 
 bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
 {
-	kernel_wait(s);
-	if (!s->kernel_tried) {
-		s->kernel_tried = true;
-		if (!ds_kallsyms__load(&s->kernel, kallsyms_path(s)))
-			ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
-	}
+	kernel_ready(s);
 	/* no cache here: ds_machine's frame cache is in front of this */
 	const char *name;
 	uint64_t start;

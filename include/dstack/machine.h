@@ -104,7 +104,7 @@ uint64_t ds_machine__callchain_id(const struct ds_machine *m);
  * inlining, modes, and for frames with no symbol the same ip and addr.
  * Many processes running the same code share shapes, so aggregating by
  * shape (report's call graph) does the work once.  Shapes are kept for the
- * machine's life, up to 4 MiB of frames; 0 when there was none to give
+ * machine's life, up to 4 MiB of frame ids; 0 when there was none to give
  * (and always for a chain left with a deferred cookie, unique by nature).
  * Worked out on the first call for a chain: callers that never ask pay nothing.
  */
