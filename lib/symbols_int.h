@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <libelf.h>
 #include <elfutils/libdw.h>
 
@@ -31,6 +32,32 @@ const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle);
 void ds_intern__exit(struct ds_intern *in);
 
 /* ---- symbol tables --------------------------------------------------- */
+
+/*
+ * The tables below are sorted by an address: the index just past the last
+ * element whose uint64_t at @key_off is <= @addr (0: none is), for
+ * DS_UPPER_BOUND(array, n, field, addr).
+ */
+static inline size_t ds_upper_bound(const void *base, size_t n, size_t size, size_t key_off, uint64_t addr)
+{
+	const unsigned char *b = base;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t key;
+
+		memcpy(&key, b + mid * size + key_off, sizeof(key));
+		if (key <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+#define DS_UPPER_BOUND(v, n, field, addr) \
+	ds_upper_bound((v), (n), sizeof(*(v)), offsetof(__typeof__(*(v)), field), (addr))
 
 struct ds_sym {
 	uint64_t start;

@@ -790,19 +790,12 @@ static size_t prev_line(const struct ds_kallsyms *ks, size_t p)
  */
 static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_ksym *out)
 {
-	size_t lo = 0, hi = ks->nr_samples, p, q = ks->tail, n, walked = 0;
+	size_t lo = DS_UPPER_BOUND(ks->samples, ks->nr_samples, key, addr);   /* just past the last sample <= addr */
+	size_t p, q = ks->tail, n, walked = 0;
 	bool found = false;
 	struct ds_ksym e;
 	uint64_t key = 0;
 
-	while (lo < hi) {   /* the last sample with key <= addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->samples[mid].key <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return 0;   /* before the first line */
 	/* forward over the lines <= addr: the last kept one wins */
@@ -921,17 +914,9 @@ static const char *read_name(struct ds_kallsyms *ks, uint64_t off)
 /* The symbol of the full index for @addr into *@out; false if none. */
 static bool find_indexed(const struct ds_kallsyms *ks, uint64_t addr, struct ds_ksym *out)
 {
-	size_t lo = 0, hi = ks->nr;
-
 	/* the last symbol with start <= addr: in a same-address group, the last listed */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = DS_UPPER_BOUND(ks->v, ks->nr, start, addr);
 
-		if (ks->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return false;
 	*out = ks->v[lo - 1];

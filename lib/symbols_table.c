@@ -177,17 +177,8 @@ size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 
 const struct ds_sym *ds_symtab__find(const struct ds_symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t lo = DS_UPPER_BOUND(t->syms, t->nr, start, addr);   /* first symbol with start > addr */
 
-	/* first symbol with start > addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	if (addr < t->syms[lo - 1].end)
