@@ -325,8 +325,9 @@ int cmd_script(int argc, char **argv)
 	if (ret)
 		return ret;
 	sc.machine = a.machine;
-	sc.line_of = calloc(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
-	sc.chains = calloc(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
+	/* hashed into all over: populated now, not a fault per slot's page later */
+	sc.line_of = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
+	sc.chains = ds_calloc_populated(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
 	sc.chain_arena = malloc(CHAIN_TEXT_ARENA);
 	sc.chain_epoch = 1;
 	if (!sc.chain_arena) {   /* no chain cache then: same output */

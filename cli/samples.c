@@ -243,11 +243,30 @@ int analysis_open(struct analysis *a, const char *cmd, const char *input, const 
 	if (wants_kernel(rd, so))
 		ds_symbols__preload_kernel(a->syms);
 
-	for (size_t i = 0; i < hi->nr_build_ids; i++)
-		if (hi->build_ids[i].filename[0] == '/')
-			ds_symbols__dso(a->syms, hi->build_ids[i].filename, hi->build_ids[i].data,
-					hi->build_ids[i].size);
+	a->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*a->listed));
+	for (size_t i = 0; i < hi->nr_build_ids; i++) {
+		struct ds_dso *d;
+
+		if (hi->build_ids[i].filename[0] != '/')
+			continue;
+		d = ds_symbols__dso(a->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
+		if (d && a->listed)
+			a->listed[a->nr_listed++] = d;
+	}
 	return EXIT_OK;
+}
+
+/*
+ * The first sample waits for the kernel's symbols, loading on a helper
+ * thread, and the reading thread soon waits for it: the binaries it will
+ * ask for next load in that wait rather than after it.
+ */
+static void load_listed(void *ctx)
+{
+	struct analysis *a = ctx;
+
+	for (size_t i = 0; i < a->nr_listed; i++)
+		ds_dso__load(a->listed[i]);
 }
 
 int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *sopts, ds_event_fn fn, void *ctx)
@@ -257,6 +276,10 @@ int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *so
 	sopts->sideband = machine_sideband;
 	sopts->sideband_ctx = a->machine;
 	sopts->reader_thread = !getenv("DSTACK_ONE_THREAD");
+	if (!a->no_preload) {
+		sopts->on_start = load_listed;
+		sopts->on_start_ctx = a;
+	}
 	ret = ds_session__run(a->session, sopts, fn, ctx);
 	if (ret && ret != -EPIPE) {
 		const char *msg = ds_session__error(a->session);
@@ -273,6 +296,7 @@ void analysis_close(struct analysis *a)
 	ds_machine__delete(a->machine);
 	ds_symbols__delete(a->syms);
 	ds_session__close(a->session);
+	free(a->listed);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -287,6 +311,8 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 
 	if (ret)
 		return ret;
+	a.no_preload = o->filter.nr_pids || o->filter.nr_tids || o->filter.nr_comms ||
+		       o->filter.time_start || o->filter.time_end != UINT64_MAX;
 	w.machine = a.machine;
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
 	if (ds_session__stitch_stats(a.session))

@@ -289,21 +289,15 @@ int ds_record__parse_sample(const struct ds_evsel *e, const struct ds_event_head
 	return hdr->type == DS_REC_SAMPLE ? ds_sample__parse(e, hdr, s, why) : ds_sample_id__parse(e, hdr, s, why);
 }
 
-uint64_t ds_record__time(const struct ds_reader *rd, const struct ds_event_header *hdr)
+uint64_t ds_evsel__record_time(const struct ds_evsel *e, const struct ds_event_header *hdr)
 {
-	const struct ds_evsel *e;
-	uint64_t t;
+	uint64_t t = e->attr.sample_type, v;
 	size_t off;
 
-	if (hdr->type >= DS_REC_KERNEL_MAX || !rd->nr_evsels)
-		return DS_NO_TIME;
-	e = ds_reader__evsel_of(rd, hdr);
-	if (!e)
-		e = rd->evsels[0];
-	t = e->attr.sample_type;
-	if (!(t & DS_SAMPLE_TIME))
+	if (hdr->type >= DS_REC_KERNEL_MAX || !(t & DS_SAMPLE_TIME))
 		return DS_NO_TIME;
 	if (hdr->type == DS_REC_SAMPLE) {
+		/* the fields before TIME have fixed sizes */
 		off = 8 + 8 * (!!(t & DS_SAMPLE_IDENTIFIER) + !!(t & DS_SAMPLE_IP) + !!(t & DS_SAMPLE_TID));
 	} else {
 		if (!e->sample_id_size || hdr->size < 8 + e->sample_id_size)
@@ -312,10 +306,18 @@ uint64_t ds_record__time(const struct ds_reader *rd, const struct ds_event_heade
 	}
 	if (off + 8 > hdr->size)
 		return DS_NO_TIME;
-	uint64_t v;
-
 	memcpy(&v, (const uint8_t *)hdr + off, 8);
 	return v;
+}
+
+uint64_t ds_record__time(const struct ds_reader *rd, const struct ds_event_header *hdr)
+{
+	const struct ds_evsel *e;
+
+	if (hdr->type >= DS_REC_KERNEL_MAX || !rd->nr_evsels)
+		return DS_NO_TIME;
+	e = ds_reader__evsel_of(rd, hdr);
+	return ds_evsel__record_time(e ? e : rd->evsels[0], hdr);
 }
 
 /* Body size of a non-sample record, without its sample_id_all trailer. */

@@ -17,6 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include "prefault.h"
+
+#define GROW_POPULATE_MAX (4u << 20)
 
 static inline void *ds_grow(void *p, size_t *cap, size_t need, size_t size, size_t first)
 {
@@ -32,7 +36,25 @@ static inline void *ds_grow(void *p, size_t *cap, size_t need, size_t size, size
 	}
 	if (ncap > SIZE_MAX / size)
 		return NULL;
-	n = realloc(p, ncap * size);
+	if (ncap * size < DS_POPULATE_MIN) {
+		n = realloc(p, ncap * size);
+	} else {
+		/*
+		 * Moved by hand, into pages populated first: realloc's copy (or a
+		 * caller's fill) would fault them in one at a time, ~10 us each in
+		 * a VM.  The new room is populated up to GROW_POPULATE_MAX ahead.
+		 */
+		size_t old = *cap * size, add = ncap * size - old;
+
+		n = malloc(ncap * size);
+		if (!n)
+			return NULL;
+		ds_prefault_write(n, old + (add < GROW_POPULATE_MAX ? add : GROW_POPULATE_MAX));
+		if (p) {
+			memcpy(n, p, old);
+			free(p);
+		}
+	}
 	if (n)
 		*cap = ncap;
 	return n;

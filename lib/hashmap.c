@@ -41,12 +41,11 @@ static int grow(struct ds_hashmap *m)
 	size_t ncap = m->cap ? m->cap * 2 : 16;
 	struct ds_hashmap_slot *old = m->slots;
 	size_t ocap = m->cap;
-	struct ds_hashmap_slot *ns = calloc(ncap, sizeof(*ns));
+	/* slots are written all over: populated in one call, not a fault per page */
+	struct ds_hashmap_slot *ns = ds_calloc_populated(ncap, sizeof(*ns));
 
 	if (!ns)
 		return -ENOMEM;
-	if (ncap * sizeof(*ns) >= (64u << 10))
-		ds_prefault_write(ns, ncap * sizeof(*ns));   /* one call, not a fault per page */
 	m->slots = ns;
 	m->cap = ncap;
 	for (size_t j = 0; j < ocap; j++) {

@@ -298,8 +298,9 @@ struct ds_machine *ds_machine__new(struct ds_symbols *syms)
 	m->syms = syms;
 	m->kmaps.refs = 1;
 	maps_changed(&m->kmaps);
-	m->fcache = calloc(FRAME_CACHE_SLOTS, sizeof(*m->fcache));   /* NULL: resolve every time */
-	m->chains = calloc(1u << CHAIN_CACHE_BITS, sizeof(*m->chains));
+	/* hashed into all over: populated now, not a fault per slot's page later */
+	m->fcache = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*m->fcache));   /* NULL: resolve every time */
+	m->chains = ds_calloc_populated(1u << CHAIN_CACHE_BITS, sizeof(*m->chains));
 	m->chain_arena = malloc(CHAIN_ARENA);
 	m->chain_epoch = 1;
 	if (!m->chains || !m->chain_arena) {   /* no chain cache then */

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -46,6 +48,39 @@ static inline void ds_prefault_write(void *p, size_t n)
 #else
 	(void)p, (void)n;
 #endif
+}
+
+/*
+ * Below this, a block's few pages may as well fault: a populate call costs
+ * about what two faults do.
+ */
+#define DS_POPULATE_MIN (16u << 10)
+
+/*
+ * malloc(@n), its pages populated when it is big enough to matter, for
+ * memory that will be written soon (and not necessarily in order, like a
+ * hash table's slots).  NULL on ENOMEM.
+ */
+static inline void *ds_malloc_populated(size_t n)
+{
+	void *p = malloc(n);
+
+	if (p && n >= DS_POPULATE_MIN)
+		ds_prefault_write(p, n);
+	return p;
+}
+
+/* The same, zeroed (calloc would zero a heap block first, a fault per page). */
+static inline void *ds_calloc_populated(size_t nmemb, size_t size)
+{
+	void *p;
+
+	if (size && nmemb > SIZE_MAX / size)
+		return NULL;
+	p = ds_malloc_populated(nmemb * size);
+	if (p)
+		memset(p, 0, nmemb * size);
+	return p;
 }
 
 /* Pages of a file mapping about to be read. */

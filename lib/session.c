@@ -9,6 +9,7 @@
 #include "dstack/log.h"
 #include "dstack/session.h"
 #include "ordered.h"
+#include "prefault.h"
 #include "reader_int.h"
 
 /*
@@ -44,29 +45,40 @@ struct pipeline {
 	bool done;               /* under lock: the reader published its last batch */
 	atomic_bool stop;        /* the consumer failed: stop reading */
 	int read_ret, read_err;  /* the reading loop's results, read after the join */
-	uint64_t bad_records;    /* consumer-side parse failures (none expected) */
 };
 
+/*
+ * Pipelined, the reading thread writes the first group of fields for every
+ * record and the consumer reads the second for every event: they start on
+ * their own cache lines, or each record's counter update would take the
+ * line away from the consumer (twice the CPU time, measured).
+ */
+#define DS_CACHELINE 64
+
 struct ds_session {
+	/* the reading side: reader, ordering, counters */
 	struct ds_reader *reader;
 	struct ds_ordered ordered;
-	struct ds_stitcher *stitcher;
 	struct ds_session_stats stats;
+	struct pipeline *pl;     /* set while run uses a reading thread */
+	char err[600];
+	/* the consuming side: callbacks, stitcher */
+	_Alignas(DS_CACHELINE) struct ds_stitcher *stitcher;
 	ds_event_fn fn;
 	void *ctx;
 	ds_event_fn sideband;
 	void *sideband_ctx;
-	char err[600];
 	int cb_err;
-	struct pipeline *pl;     /* set while run uses a reading thread */
+	uint64_t bad_events;     /* records whose fields did not parse: skipped */
 };
 
 struct ds_session *ds_session__open(const char *path, char **errmsg)
 {
-	struct ds_session *s = calloc(1, sizeof(*s));
+	struct ds_session *s = aligned_alloc(DS_CACHELINE, sizeof(*s));
 
 	if (!s)
 		return NULL;
+	memset(s, 0, sizeof(*s));
 	s->reader = ds_reader__open(path, errmsg);
 	if (!s->reader) {
 		int e = errno;
@@ -97,30 +109,28 @@ const struct ds_stitch_stats *ds_session__stitch_stats(const struct ds_session *
 	return s->stitcher ? ds_stitcher__stats(s->stitcher) : NULL;
 }
 
-/* Parse a record into an event; false (after a warning) if its fields are bad. */
-static bool make_event(struct ds_session *s, const struct ds_event_header *hdr, uint64_t offset,
-		       struct ds_event *ev)
+/*
+ * Parse a record of @evsel into an event; false (after a warning) if its
+ * fields are bad.  Only the consuming side parses: the reading side reads
+ * no more than the time it orders by.
+ */
+static bool make_event(struct ds_session *s, struct ds_evsel *evsel, const struct ds_event_header *hdr,
+		       uint64_t offset, struct ds_event *ev)
 {
 	const char *why = NULL;
-	int err = 0;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->hdr = hdr;
 	ev->offset = offset;
-	ev->evsel = ds_reader__evsel_of(s->reader, hdr);
-	if (!ev->evsel) {
+	ev->evsel = evsel;
+	if (!evsel)   /* cannot happen: records are queued once their event is known */
 		why = "sample id matches no event in the file";
-		err = -EINVAL;
-	} else {
-		err = ds_record__parse_sample(ev->evsel, hdr, &ev->sample, &why);
-	}
-	if (err) {
-		s->stats.bad_records++;
-		ds_warn("%s: offset %#llx: %s record skipped: %s\n", ds_reader__path(s->reader),
-			(unsigned long long)offset, ds_record_type__name(hdr->type), why);
-		return false;
-	}
-	return true;
+	else if (!ds_record__parse_sample(evsel, hdr, &ev->sample, &why))
+		return true;
+	s->bad_events++;
+	ds_warn("%s: offset %#llx: %s record skipped: %s\n", ds_reader__path(s->reader),
+		(unsigned long long)offset, ds_record_type__name(hdr->type), why);
+	return false;
 }
 
 static int consume(struct ds_session *s, const struct ds_event *ev)
@@ -140,7 +150,7 @@ static int deliver_ordered(void *ctx, const struct ds_ordered_item *it)
 	struct ds_session *s = ctx;
 	struct ds_event ev;
 
-	if (!make_event(s, it->hdr, it->offset, &ev))
+	if (!make_event(s, ds_reader__evsel_of(s->reader, it->hdr), it->hdr, it->offset, &ev))
 		return 0;
 	return consume(s, &ev);
 }
@@ -167,8 +177,8 @@ static void pl_publish(struct ds_session *s)
 	b->n = 0;
 }
 
-static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, uint64_t offset,
-		   struct ds_arena_chunk *chunk, struct ds_source_window *win)
+static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, struct ds_evsel *evsel,
+		   uint64_t offset, struct ds_arena_chunk *chunk, struct ds_source_window *win)
 {
 	struct pipeline *pl = s->pl;
 	struct batch *b;
@@ -178,8 +188,7 @@ static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, uint
 		return -ECANCELED;
 	}
 	b = pl->slots[pl->prod % NR_BATCHES];
-	b->v[b->n++] = (struct handoff){ .hdr = hdr, .evsel = ds_reader__evsel_of(s->reader, hdr),
-					 .offset = offset, .chunk = chunk, .win = win };
+	b->v[b->n++] = (struct handoff){ .hdr = hdr, .evsel = evsel, .offset = offset, .chunk = chunk, .win = win };
 	if (b->n == BATCH_ITEMS)
 		pl_publish(s);
 	return 0;
@@ -187,7 +196,9 @@ static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, uint
 
 static int deliver_handoff(void *ctx, const struct ds_ordered_item *it)
 {
-	return pl_push(ctx, it->hdr, it->offset, it->chunk, it->win);
+	struct ds_session *s = ctx;
+
+	return pl_push(s, it->hdr, ds_reader__evsel_of(s->reader, it->hdr), it->offset, it->chunk, it->win);
 }
 
 /* The reader is about to change state the consumer reads: let it catch up. */
@@ -221,7 +232,9 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 {
 	const struct ds_event_header *hdr = rec->hdr;
 	uint32_t type = hdr->type;
+	struct ds_evsel *evsel;
 	struct ds_event ev;
+	uint64_t time;
 
 	if (type < DS_REC_MAX)
 		s->stats.records[type]++;
@@ -235,24 +248,29 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 		return 0;
 	}
 	count_lost(s, hdr);
-	/* validate now, in file order, so a bad record is reported where it is */
-	if (!make_event(s, hdr, rec->offset, &ev))
+	evsel = ds_reader__evsel_of(s->reader, hdr);
+	if (!evsel) {   /* said now, in file order, like the reader's own errors */
+		s->stats.bad_records++;
+		ds_warn("%s: offset %#llx: %s record skipped: sample id matches no event in the file\n",
+			ds_reader__path(s->reader), (unsigned long long)rec->offset, ds_record_type__name(type));
 		return 0;
-	if (ev.sample.time == DS_NO_TIME) {
+	}
+	time = ds_evsel__record_time(evsel, hdr);
+	if (time == DS_NO_TIME) {
 		if (s->pl) {   /* the consumer reads it later: a copy that lasts */
 			struct ds_arena_chunk *chunk;
 			const struct ds_event_header *copy = ds_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
 
-			return copy ? pl_push(s, copy, rec->offset, chunk, NULL) : -ENOMEM;
+			return copy ? pl_push(s, copy, evsel, rec->offset, chunk, NULL) : -ENOMEM;
 		}
-		return consume(s, &ev);
+		return make_event(s, evsel, hdr, rec->offset, &ev) ? consume(s, &ev) : 0;
 	}
 	/* a record in the input's mapping waits where it lies: no copy */
 	struct ds_source_window *win = rec->in_window ? ds_reader__pin(s->reader) : NULL;
 
 	if (win)
-		return ds_ordered__queue_pinned(&s->ordered, hdr, rec->offset, ev.sample.time, win);
-	return ds_ordered__queue(&s->ordered, hdr, rec->offset, ev.sample.time);
+		return ds_ordered__queue_pinned(&s->ordered, hdr, rec->offset, time, win);
+	return ds_ordered__queue(&s->ordered, hdr, rec->offset, time);
 }
 
 /* Read and queue every record: 0 or the first error; *ret: the reader's last result. */
@@ -294,15 +312,9 @@ static void *reading_thread(void *arg)
 
 static void consume_handoff(struct ds_session *s, const struct handoff *h)
 {
-	struct ds_event ev = { .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel };
-	const char *why = NULL;
+	struct ds_event ev;
 
-	/* the same bytes parsed without error on the reading thread */
-	if (ds_record__parse_sample(h->evsel, h->hdr, &ev.sample, &why)) {
-		s->pl->bad_records++;
-		return;
-	}
-	if (consume(s, &ev))
+	if (make_event(s, h->evsel, h->hdr, h->offset, &ev) && consume(s, &ev))
 		atomic_store(&s->pl->stop, true);
 }
 
@@ -388,7 +400,9 @@ static bool pl_start(struct ds_session *s)
 	pthread_cond_init(&pl->cond, NULL);
 	atomic_init(&pl->stop, false);
 	for (size_t i = 0; i < NR_BATCHES; i++) {
-		if (!(pl->slots[i] = malloc(sizeof(*pl->slots[i])))) {   /* not calloc: 40 KiB each, touched as filled */
+		/* filled soon when the input is large, and a populate call costs
+		 * what ~2 of its 10 pages' faults would (in a VM) when it is not */
+		if (!(pl->slots[i] = ds_malloc_populated(sizeof(*pl->slots[i])))) {
 			pl_free(s);
 			return false;
 		}
@@ -418,7 +432,6 @@ static int run_pipelined(struct ds_session *s, int *ret)
 	pthread_join(pl->thread, NULL);
 	*ret = pl->read_ret;
 	err = pl->read_err == -ECANCELED ? 0 : pl->read_err;
-	s->stats.bad_records += pl->bad_records;
 	pl_free(s);
 	return err;
 }
@@ -441,8 +454,12 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 			return -ENOMEM;
 	}
 	if (opts->reader_thread && pl_start(s)) {
+		if (opts->on_start)
+			opts->on_start(opts->on_start_ctx);
 		err = run_pipelined(s, &ret);
 	} else {
+		if (opts->on_start)
+			opts->on_start(opts->on_start_ctx);
 		err = read_all(s, &ret);
 		/* whatever was read is delivered, even when the input ended badly */
 		if (!s->cb_err) {
@@ -463,6 +480,8 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 			err = e;
 	}
 	s->stats.unordered = s->ordered.nr_unordered;
+	s->stats.bad_records += s->bad_events;
+	s->bad_events = 0;
 	if (s->cb_err)
 		return s->cb_err;
 	if (err)

@@ -85,6 +85,7 @@ struct ds_dso {
 	size_t bid_len;
 	bool loaded;                   /* a load was attempted */
 	bool usable;                   /* img holds a good file */
+	bool mismatch;                 /* a file was found, with another build-id */
 	bool warned;
 	struct ds_elf_image img;
 	struct ds_hashmap cache;       /* file offset -> pool index << 8 | count */
@@ -360,24 +361,35 @@ static bool try_file(struct ds_dso *d, const char *file, bool *mismatch)
 	return true;
 }
 
+/* Open the DSO's file; why it is unusable is said at its first use (dso_warn). */
 static void dso_load(struct ds_dso *d)
 {
 	struct ds_symbols *s = d->syms;
-	bool mismatch = false;
 	char *full = NULL;
 
 	d->loaded = true;
 	if (s->symfs && asprintf(&full, "%s/%s", s->symfs, d->path) < 0)
 		full = NULL;
-	d->usable = (full && try_file(d, full, &mismatch)) || try_file(d, d->path, &mismatch);
+	d->usable = (full && try_file(d, full, &d->mismatch)) || try_file(d, d->path, &d->mismatch);
 	free(full);
+}
+
+static void dso_warn(struct ds_dso *d)
+{
 	if (d->usable || d->warned)
 		return;
 	d->warned = true;
-	if (mismatch)
+	if (d->mismatch)
 		ds_warn("build-id mismatch for %s\n", d->path);
 	else
 		ds_warn("%s: no symbols (file not found or not ELF)\n", d->path);
+}
+
+bool ds_dso__load(struct ds_dso *d)
+{
+	if (!d->loaded)
+		dso_load(d);
+	return d->usable;
 }
 
 /* ---- resolving -------------------------------------------------------- */
@@ -447,6 +459,7 @@ size_t ds_dso__resolve(struct ds_dso *d, uint64_t file_off, struct ds_frame *fra
 		return 0;
 	if (!d->loaded)
 		dso_load(d);
+	dso_warn(d);
 	if (!d->usable || !ds_elf__off_to_vaddr(&d->img, file_off, &vaddr)) {
 		frames[0] = (struct ds_frame){ .name = NULL };
 		return 1;

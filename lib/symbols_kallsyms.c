@@ -615,7 +615,7 @@ static ALWAYS_INLINE bool scan_lines(struct ds_kallsyms *ks, enum scan_mode mode
 
 	if (!ks->fd_open)
 		return scan_buf(ks->text, ks->len, 0, true, &used, mode, ctx);
-	buf = malloc(SCAN_CHUNK);
+	buf = ds_malloc_populated(SCAN_CHUNK);
 	if (!buf)
 		return false;
 	for (;;) {

@@ -58,6 +58,13 @@ int ds_record__parse_sample(const struct ds_evsel *evsel, const struct ds_event_
 /* Timestamp of any record for ordering; DS_NO_TIME if it has none. */
 uint64_t ds_record__time(const struct ds_reader *r, const struct ds_event_header *hdr);
 
+/*
+ * The same for a record of @evsel, read at its fixed place without parsing
+ * (or checking) the other fields: DS_NO_TIME if it has none or the record
+ * is too short to hold it.
+ */
+uint64_t ds_evsel__record_time(const struct ds_evsel *evsel, const struct ds_event_header *hdr);
+
 /* Size of the sample_id_all trailer for @evsel (0 if !sample_id_all). */
 uint16_t ds_evsel__id_trailer_size(const struct ds_evsel *evsel);
 

@@ -38,12 +38,19 @@ struct ds_session_opts {
 	ds_event_fn sideband;
 	void *sideband_ctx;
 	/*
-	 * Read, check and order the records on a second thread while the
-	 * callbacks run on this one (same events, same order; a two-stage
-	 * pipeline on two cores).  Callbacks still run on the calling thread
-	 * only.  Falls back to one thread if none can be started.
+	 * Read and order the records on a second thread while they are parsed
+	 * and the callbacks run on this one (same events, same order; a
+	 * two-stage pipeline on two cores).  Callbacks still run on the
+	 * calling thread only.  Falls back to one thread if none can be started.
 	 */
 	bool reader_thread;
+	/*
+	 * Called once on the calling thread, after reading started and before
+	 * the first callback: work that overlaps the reading (e.g. loading the
+	 * binaries the recording names).  May be NULL.
+	 */
+	void (*on_start)(void *ctx);
+	void *on_start_ctx;
 };
 
 struct ds_session_stats {

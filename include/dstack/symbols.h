@@ -67,6 +67,15 @@ void ds_dso__set_build_id(struct ds_dso *dso, const uint8_t *build_id, size_t bi
 const char *ds_dso__path(const struct ds_dso *dso);
 
 /*
+ * Open and read the DSO's file now rather than at its first
+ * ds_dso__resolve(), e.g. while waiting for something else.  A file not
+ * found, or with another build-id, is warned about at that first resolve,
+ * not here: a DSO loaded ahead may never be asked for.  True if the file
+ * is usable.
+ */
+bool ds_dso__load(struct ds_dso *dso);
+
+/*
  * The DSO's build-id: the recorded one, else the file's if it was opened
  * already; NULL (*@len 0) if neither is known.  Owned by the DSO.
  */

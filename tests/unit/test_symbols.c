@@ -173,6 +173,23 @@ static void test_build_id(const char *symfs)
 	CHECK(ds_dso__resolve(d, 0x1000, f, 8) == 1 && !f[0].name, "missing file");
 	ds_dso__resolve(d, 0x2000, f, 8);
 	CHECK(warnings == 1, "missing file warned once: %d", warnings);
+
+	ds_symbols__delete(s);
+
+	/* loaded ahead (the header's list): quiet until the DSO is asked for */
+	s = ds_symbols__new(&o);
+	warnings = 0;
+	d = ds_symbols__dso(s, "/usr/local/bin/wl", NULL, 0);
+	CHECK(ds_dso__load(d), "a good file loads ahead");
+	d = ds_symbols__dso(s, "/no/such/other.so", NULL, 0);
+	CHECK(!ds_dso__load(d) && warnings == 0, "a missing file loaded ahead is not warned about yet: %d", warnings);
+	CHECK(ds_dso__resolve(d, 0x1000, f, 8) == 1 && !f[0].name && warnings == 1 &&
+	      strstr(last_warning, "/no/such/other.so: no symbols"), "but at its first use: %d '%s'", warnings, last_warning);
+	d = ds_symbols__dso(s, "/usr/local/bin/wl-nofp", bad, sizeof(bad));
+	CHECK(!ds_dso__load(d) && warnings == 1, "a mismatching file loaded ahead: quiet");
+	ds_dso__resolve(d, 0x17d2, f, 8);
+	CHECK(warnings == 2 && strstr(last_warning, "build-id mismatch for /usr/local/bin/wl-nofp"),
+	      "mismatch said at first use: %d '%s'", warnings, last_warning);
 	ds_symbols__delete(s);
 }
 
