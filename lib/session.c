@@ -383,7 +383,6 @@ static void pl_free(struct ds_session *s)
 	free(pl);
 	s->pl = NULL;
 	s->reader->quiesce = NULL;
-	s->reader->src.keep_behind = 0;
 	s->ordered.handoff = false;
 	s->ordered.deliver = deliver_ordered;
 }
@@ -412,9 +411,6 @@ static bool pl_start(struct ds_session *s)
 	s->ordered.deliver = deliver_handoff;
 	s->reader->quiesce = pl_quiesce;
 	s->reader->quiesce_ctx = s;
-	/* the consumer reads records where they lie, up to the batches in flight
-	 * behind the reader: pages given back before it gets there would fault again */
-	s->reader->src.keep_behind = 4u << 20;
 	if (pthread_create(&pl->thread, NULL, reading_thread, s)) {
 		pl_free(s);
 		return false;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Byte source behind the reader: a regular file read through a sliding
- * mmap window (so a multi-gigabyte file costs a bounded amount of memory),
+ * Byte source behind the reader: a regular file read through windows of
+ * a few MiB (so a multi-gigabyte file costs a bounded amount of memory),
  * or a pipe read into a growable buffer.  Offsets are absolute positions in
  * the file or stream.
  */
@@ -13,15 +13,18 @@
 #include <stdint.h>
 
 /*
- * A mapping of the file: records in it can be used where they lie while
- * the window is pinned; when the source moves on, a pinned window stays
- * mapped until its last pin goes.
+ * A window of the file: bytes [off, off + len) read into data.  Records in
+ * it can be used where they lie while the window is pinned; when the source
+ * moves on, a pinned window stays until its last pin goes.
  */
 struct ds_source_window {
-	uint8_t *map;
-	size_t len;
+	uint8_t *data;
+	uint64_t off;
+	size_t len, cap;
 	unsigned pins;
-	bool retired;           /* no longer the current window: unmapped at the last unpin */
+	bool retired;           /* no longer the current window: put away at the last unpin */
+	struct ds_source *src;
+	struct ds_source_window *next_spare;
 };
 
 struct ds_source {
@@ -29,14 +32,11 @@ struct ds_source {
 	bool pipe;
 	bool owns_fd;
 	uint64_t size;          /* file size; UINT64_MAX for pipes until EOF */
-	/* file: the current window */
-	struct ds_source_window *win;   /* its pin count (map, map_len mirror it) */
-	uint8_t *map;
-	uint64_t map_off;
-	size_t map_len;
-	size_t map_dropped;     /* bytes at the window's start given back (MADV_DONTNEED) */
-	size_t map_populated;   /* prefaulted up to here (from where reading began) */
-	size_t keep_behind;     /* bytes kept mapped behind the reader (0: the default, 1 MiB) */
+	/* file: the current window, windows kept for reuse, bytes of all windows */
+	struct ds_source_window *win;
+	struct ds_source_window *spare;
+	unsigned nr_spare;
+	size_t live_bytes;
 	/* pipe: bytes [buf_off, buf_off + buf_len) of the stream */
 	uint8_t *buf;
 	size_t buf_cap, buf_len;
@@ -55,10 +55,10 @@ int ds_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t 
 
 /*
  * Keep what the last ds_source__get() of a file returned valid until
- * ds_source__unpin(): the window it lies in stays mapped even after the
- * source moves on.  NULL for a pipe (its buffer moves: copy instead) or
- * if out of memory.  Pages of a pinned window may still be given back
- * behind the reader: touched again, they are read again from the file.
+ * ds_source__unpin(): the window it lies in stays even after the source
+ * moves on.  NULL for a pipe (its buffer moves: copy instead), or when
+ * pinned windows already hold PIN_LIMIT bytes (then copy too).  Every pin
+ * is dropped before ds_source__close().
  */
 struct ds_source_window *ds_source__pin(struct ds_source *s);
 void ds_source__unpin(struct ds_source_window *w);
