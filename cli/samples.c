@@ -223,16 +223,20 @@ int analysis_open(struct analysis *a, const char *cmd, const char *input, const 
 	char *err = NULL;
 
 	memset(a, 0, sizeof(*a));
-	a->session = ds_session__open(input, &err);
-	if (!a->session) {
-		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : strerror(errno));
-		free(err);
-		return EXIT_INPUT;
-	}
 	a->syms = ds_symbols__new(so);
 	a->machine = a->syms ? ds_machine__new(a->syms) : NULL;
 	if (!a->machine) {
 		fprintf(stderr, "dstack %s: out of memory\n", cmd);
+		analysis_close(a);
+		return EXIT_INPUT;
+	}
+	/* a kallsyms file named: its load overlaps opening the input too */
+	if (so->kallsyms)
+		ds_symbols__preload_kernel(a->syms);
+	a->session = ds_session__open(input, &err);
+	if (!a->session) {
+		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : strerror(errno));
+		free(err);
 		analysis_close(a);
 		return EXIT_INPUT;
 	}
@@ -241,7 +245,7 @@ int analysis_open(struct analysis *a, const char *cmd, const char *input, const 
 	const struct ds_header_info *hi = ds_reader__info(rd);
 
 	if (wants_kernel(rd, so))
-		ds_symbols__preload_kernel(a->syms);
+		ds_symbols__preload_kernel(a->syms);   /* no-op if started above */
 
 	a->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*a->listed));
 	for (size_t i = 0; i < hi->nr_build_ids; i++) {
