@@ -170,6 +170,8 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 		want = least;
 	if (want > s->size - start)
 		want = s->size - start;
+	if (!want)
+		want = 1;   /* a 0-byte read at the end: still a buffer to point into */
 	if (want > SIZE_MAX / 2)
 		return -ENOMEM;
 	leave_window(s);
