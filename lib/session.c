@@ -18,7 +18,10 @@
  * the batches published) and emptied by the consumer (cons counts those it
  * is done with).  The records' memory (pinned input windows, arena chunks)
  * is released by the reader when it reuses a slot, so the source and the
- * arena stay single-threaded.
+ * arena stay single-threaded.  A full ring stops the reader until half of
+ * it is free, and each side is woken only when it waits: a wake-up per
+ * batch was ~450 context switches on the x20 input, and its wall time
+ * varied from 0.09 to 0.14 s with them.
  */
 #define BATCH_ITEMS 1024
 #define NR_BATCHES 8
@@ -39,10 +42,12 @@ struct batch {
 struct pipeline {
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t room;     /* the reader waits for free slots ... */
+	pthread_cond_t filled;   /* ... the consumer for published ones */
 	struct batch *slots[NR_BATCHES];
 	uint64_t prod, cons;     /* under lock */
 	bool done;               /* under lock: the reader published its last batch */
+	bool reader_waits, consumer_waits;   /* under lock */
 	atomic_bool stop;        /* the consumer failed: stop reading */
 	int read_ret, read_err;  /* the reading loop's results, read after the join */
 };
@@ -165,9 +170,14 @@ static void pl_publish(struct ds_session *s)
 
 	pthread_mutex_lock(&pl->lock);
 	pl->prod++;
-	pthread_cond_broadcast(&pl->cond);
-	while (pl->prod - pl->cons >= NR_BATCHES && !atomic_load(&pl->stop))
-		pthread_cond_wait(&pl->cond, &pl->lock);
+	if (pl->consumer_waits)
+		pthread_cond_signal(&pl->filled);
+	if (pl->prod - pl->cons >= NR_BATCHES) {
+		pl->reader_waits = true;
+		while (pl->prod - pl->cons > NR_BATCHES / 2 && !atomic_load(&pl->stop))
+			pthread_cond_wait(&pl->room, &pl->lock);
+		pl->reader_waits = false;
+	}
 	pthread_mutex_unlock(&pl->lock);
 	if (atomic_load(&pl->stop))
 		return;
@@ -210,8 +220,10 @@ static void pl_quiesce(void *ctx)
 	if (pl->slots[pl->prod % NR_BATCHES]->n)
 		pl_publish(s);
 	pthread_mutex_lock(&pl->lock);
+	pl->reader_waits = true;
 	while (pl->cons != pl->prod && !atomic_load(&pl->stop))
-		pthread_cond_wait(&pl->cond, &pl->lock);
+		pthread_cond_wait(&pl->room, &pl->lock);
+	pl->reader_waits = false;
 	pthread_mutex_unlock(&pl->lock);
 }
 
@@ -305,7 +317,7 @@ static void *reading_thread(void *arg)
 	pthread_mutex_lock(&pl->lock);
 	pl->prod++;   /* the last batch, maybe empty */
 	pl->done = true;
-	pthread_cond_broadcast(&pl->cond);
+	pthread_cond_signal(&pl->filled);
 	pthread_mutex_unlock(&pl->lock);
 	return NULL;
 }
@@ -341,8 +353,10 @@ static void consume_batches(struct ds_session *s)
 		struct batch *b;
 
 		pthread_mutex_lock(&pl->lock);
+		pl->consumer_waits = true;
 		while (pl->cons == pl->prod && !pl->done)
-			pthread_cond_wait(&pl->cond, &pl->lock);
+			pthread_cond_wait(&pl->filled, &pl->lock);
+		pl->consumer_waits = false;
 		if (pl->cons == pl->prod) {
 			pthread_mutex_unlock(&pl->lock);
 			break;
@@ -356,14 +370,16 @@ static void consume_batches(struct ds_session *s)
 		}
 		pthread_mutex_lock(&pl->lock);
 		pl->cons++;
-		pthread_cond_broadcast(&pl->cond);
+		/* the reader waits for half the ring (or, quiescing, for all of it) */
+		if (pl->reader_waits && pl->prod - pl->cons <= NR_BATCHES / 2)
+			pthread_cond_signal(&pl->room);
 		pthread_mutex_unlock(&pl->lock);
 		if (atomic_load(&pl->stop))
 			break;
 	}
 	pthread_mutex_lock(&pl->lock);   /* a reader waiting for a slot: let it go */
 	atomic_store(&pl->stop, atomic_load(&pl->stop) || !pl->done);
-	pthread_cond_broadcast(&pl->cond);
+	pthread_cond_signal(&pl->room);
 	pthread_mutex_unlock(&pl->lock);
 }
 
@@ -379,7 +395,8 @@ static void pl_free(struct ds_session *s)
 		free(pl->slots[i]);
 	}
 	pthread_mutex_destroy(&pl->lock);
-	pthread_cond_destroy(&pl->cond);
+	pthread_cond_destroy(&pl->room);
+	pthread_cond_destroy(&pl->filled);
 	free(pl);
 	s->pl = NULL;
 	s->reader->quiesce = NULL;
@@ -396,7 +413,8 @@ static bool pl_start(struct ds_session *s)
 		return false;
 	s->pl = pl;
 	pthread_mutex_init(&pl->lock, NULL);
-	pthread_cond_init(&pl->cond, NULL);
+	pthread_cond_init(&pl->room, NULL);
+	pthread_cond_init(&pl->filled, NULL);
 	atomic_init(&pl->stop, false);
 	for (size_t i = 0; i < NR_BATCHES; i++) {
 		/* filled soon when the input is large, and a populate call costs
