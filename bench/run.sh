@@ -108,8 +108,8 @@ if have_perf7; then
 	if cmp -s "$B/large.dstack.script" "$B/large.perf.script"; then
 		rm -f "$B/large.dstack.script" "$B/large.perf.script"
 		row "script" "$(basename "$large" .data)" \
-			"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$DSTACK" script "${opts[@]}")" \
-			"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$PERF7" script "${opts[@]}")" "outputs equal ($(du -m "$large" | cut -f1) MB)"
+			"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" script "${opts[@]}")" \
+			"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$PERF7" script "${opts[@]}")" "outputs equal ($(du -m "$large" | cut -f1) MB)"
 	else
 		skip "script" "$(basename "$large")" "outputs differ ($B/large.*.script)"
 	fi
@@ -123,16 +123,16 @@ if have_perf7; then
 		note="DIFFER: $(echo "$res" | tail -1)"
 	fi
 	row "report --stdio --no-children" "$(basename "$large" .data)" \
-		"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$DSTACK" report "${ropts[@]}")" \
-		"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$PERF7" report "${ropts[@]}")" "$note"
+		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" report "${ropts[@]}")" \
+		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$PERF7" report "${ropts[@]}")" "$note"
 	dn=$("$DSTACK" folded "${opts[@]}" 2>/dev/null | awk '{s += $NF} END {print s}')
 	pn=$("$PERF7" script "${opts[@]}" 2>/dev/null | awk -f bench/collapse.awk | awk '{s += $NF} END {print s}')
 	note="sample totals equal ($dn)"
 	[ "$dn" = "$pn" ] || note="SAMPLE TOTALS DIFFER ($dn vs $pn)"
 	printf '%s\n' "#!/bin/sh" "\"$PERF7\" script $(printf '%q ' "${opts[@]}") | awk -f bench/collapse.awk" > "$B/perf-folded-large.sh"
 	row "folded (perf: script|awk)" "$(basename "$large" .data)" \
-		"$(N=${BENCH_LARGE_RUNS:-3} time_cmd "$DSTACK" folded "${opts[@]}")" \
-		"$(N=${BENCH_LARGE_RUNS:-3} time_cmd sh "$B/perf-folded-large.sh")" "$note"
+		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" folded "${opts[@]}")" \
+		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd sh "$B/perf-folded-large.sh")" "$note"
 else
 	skip "script" "$(basename "$large")" "perf 7.2 not ready"
 fi
