@@ -277,7 +277,7 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 		}
 		return make_event(s, evsel, hdr, rec->offset, &ev) ? consume(s, &ev) : 0;
 	}
-	/* a record in the input's mapping waits where it lies: no copy */
+	/* a record in the input's window waits where it lies: no copy */
 	struct ds_source_window *win = rec->in_window ? ds_reader__pin(s->reader) : NULL;
 
 	if (win)
