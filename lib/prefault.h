@@ -2,8 +2,8 @@
 /*
  * Prefaulting: in a VM a page fault costs ~10 us (measured here: 768
  * faults on 3 MiB, 7.8 ms; one populate call on the same, 1.4 ms), so
- * memory about to be filled or read in order is populated in steps with
- * one madvise each.  MADV_POPULATE_* needs Linux 5.14; elsewhere the call
+ * memory about to be written is populated in steps with one madvise
+ * each.  MADV_POPULATE_WRITE needs Linux 5.14; elsewhere the call
  * fails and the pages fault in as usual, so errors are ignored.
  */
 #ifndef DSTACK_PREFAULT_H
@@ -81,16 +81,6 @@ static inline void *ds_calloc_populated(size_t nmemb, size_t size)
 	if (p)
 		memset(p, 0, nmemb * size);
 	return p;
-}
-
-/* Pages of a file mapping about to be read. */
-static inline void ds_prefault_read(const void *p, size_t n)
-{
-#ifdef MADV_POPULATE_READ
-	ds_prefault(p, n, MADV_POPULATE_READ);
-#else
-	(void)p, (void)n;
-#endif
 }
 
 #endif

@@ -2,7 +2,7 @@
 /*
  * dstack reader: perf.data bytes -> records.
  *
- * Reads a perf.data file (mmap'd in sliding windows, never copied whole) or
+ * Reads a perf.data file (through reused pread windows, never held whole) or
  * a pipe-mode stream ("-" or a FIFO), and hands out its records one at a
  * time in file order, with PERF_RECORD_COMPRESSED/COMPRESSED2 payloads
  * decompressed (zstd, streaming) and returned as ordinary records.
@@ -67,7 +67,7 @@ struct ds_record {
 	const struct ds_event_header *hdr; /* hdr->size bytes */
 	uint64_t offset;        /* file offset; for decompressed records, that of the COMPRESSED record */
 	bool decompressed;
-	bool in_window;         /* hdr lies in the file's mapping (the session pins it instead of copying) */
+	bool in_window;         /* hdr lies in the source's current window (the session pins it instead of copying) */
 };
 
 struct ds_reader *ds_reader__open(const char *path, char **errmsg);
