@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "io.h"
 #include "prefault.h"
 #include "source.h"
 
@@ -131,25 +132,6 @@ void ds_source__close(struct ds_source *s)
 	s->fd = -1;
 }
 
-/* @n bytes at @off into @buf: how many were read (fewer at the end of the file), or -errno. */
-static ssize_t pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
-{
-	size_t have = 0;
-
-	while (have < n) {
-		ssize_t got = pread(fd, buf + have, n - have, (off_t)(off + have));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -errno;
-		if (got == 0)
-			break;
-		have += (size_t)got;
-	}
-	return (ssize_t)have;
-}
-
 static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p)
 {
 	struct ds_source_window *w = s->win;
@@ -178,7 +160,7 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 	w = window_new(s, (size_t)want);
 	if (!w)
 		return -ENOMEM;
-	ssize_t got = pread_full(s->fd, w->data, (size_t)want, start);
+	ssize_t got = ds_pread_full(s->fd, w->data, (size_t)want, start);
 
 	if (got < 0) {
 		window_put(s, w);

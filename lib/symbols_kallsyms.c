@@ -26,6 +26,7 @@
 #endif
 
 #include "grow.h"
+#include "io.h"
 #include "prefault.h"
 #include "symbols_int.h"
 
@@ -590,17 +591,6 @@ static ALWAYS_INLINE bool scan_buf(const char *buf, size_t len, size_t base, boo
 	return true;
 }
 
-/* Read up to @n bytes at @off; -1 on error. */
-static ssize_t pread_full(int fd, char *buf, size_t n, size_t off)
-{
-	ssize_t got;
-
-	do
-		got = pread(fd, buf, n, (off_t)off);
-	while (got < 0 && errno == EINTR);
-	return got;
-}
-
 /*
  * Every line of the kallsyms text: of the file through a SCAN_CHUNK buffer
  * (copying it is cheaper than mapping 8 MB page by page), or of the text
@@ -619,7 +609,7 @@ static ALWAYS_INLINE bool scan_lines(struct ds_kallsyms *ks, enum scan_mode mode
 	if (!buf)
 		return false;
 	for (;;) {
-		ssize_t got = pread_full(ks->fd, buf + have, SCAN_CHUNK - have, base + have);
+		ssize_t got = ds_pread_full(ks->fd, buf + have, SCAN_CHUNK - have, base + have);
 		size_t len = have + (got > 0 ? (size_t)got : 0);
 		bool eof = got <= 0;
 
