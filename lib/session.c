@@ -114,6 +114,12 @@ const struct ds_stitch_stats *ds_session__stitch_stats(const struct ds_session *
 	return s->stitcher ? ds_stitcher__stats(s->stitcher) : NULL;
 }
 
+static void warn_skipped(const struct ds_session *s, uint64_t offset, uint32_t type, const char *why)
+{
+	ds_warn("%s: offset %#llx: %s record skipped: %s\n", ds_reader__path(s->reader),
+		(unsigned long long)offset, ds_record_type__name(type), why);
+}
+
 /*
  * Parse a record of @evsel into an event; false (after a warning) if its
  * fields are bad.  Only the consuming side parses: the reading side reads
@@ -133,8 +139,7 @@ static bool make_event(struct ds_session *s, struct ds_evsel *evsel, const struc
 	else if (!ds_record__parse_sample(evsel, hdr, &ev->sample, &why))
 		return true;
 	s->bad_events++;
-	ds_warn("%s: offset %#llx: %s record skipped: %s\n", ds_reader__path(s->reader),
-		(unsigned long long)offset, ds_record_type__name(hdr->type), why);
+	warn_skipped(s, offset, hdr->type, why);
 	return false;
 }
 
@@ -263,8 +268,7 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	evsel = ds_reader__evsel_of(s->reader, hdr);
 	if (!evsel) {   /* said now, in file order, like the reader's own errors */
 		s->stats.bad_records++;
-		ds_warn("%s: offset %#llx: %s record skipped: sample id matches no event in the file\n",
-			ds_reader__path(s->reader), (unsigned long long)rec->offset, ds_record_type__name(type));
+		warn_skipped(s, rec->offset, type, "sample id matches no event in the file");
 		return 0;
 	}
 	time = ds_evsel__record_time(evsel, hdr);

@@ -457,8 +457,7 @@ size_t ds_dso__resolve(struct ds_dso *d, uint64_t file_off, struct ds_frame *fra
 
 	if (!max)
 		return 0;
-	if (!d->loaded)
-		dso_load(d);
+	ds_dso__load(d);
 	dso_warn(d);
 	if (!d->usable || !ds_elf__off_to_vaddr(&d->img, file_off, &vaddr)) {
 		frames[0] = (struct ds_frame){ .name = NULL };
