@@ -80,13 +80,11 @@ struct ds_stitcher {
 
 long ds_callchain__deferred_marker(const uint64_t *ips, uint64_t nr)
 {
-	/* the marker sits where the user part would start: scan from the end */
-	for (uint64_t i = nr >= 2 ? nr - 2 : 0; nr >= 2; i--) {
+	/* the marker sits where the user part would start, its cookie after
+	 * it: scan from the end, from nr - 2 down */
+	for (uint64_t i = nr ? nr - 1 : 0; i-- > 0;)
 		if (ips[i] == DS_CONTEXT_USER_DEFERRED)
 			return (long)i;
-		if (i == 0)
-			break;
-	}
 	return -1;
 }
 
