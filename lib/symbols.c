@@ -411,6 +411,22 @@ static struct ds_frame *pool_reserve(struct ds_dso *d, size_t n)
 	return &d->pool[d->pool_nr];
 }
 
+/* @sym's name, interned on its first hit (see struct ds_sym); NULL on ENOMEM. */
+static const char *sym_name(struct ds_dso *d, const struct ds_sym *found)
+{
+	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];   /* the DSO's own */
+
+	if (sym->raw) {
+		const char *name = ds_intern__str(&d->syms->in, sym->name, strlen(sym->name));
+
+		if (!name)
+			return NULL;
+		sym->name = name;
+		sym->raw = false;
+	}
+	return sym->name;
+}
+
 /* Frames for @vaddr into @out (MAX_INLINE slots); returns the count. */
 static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *out)
 {
@@ -419,7 +435,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 	struct ds_inline_frame inl[MAX_INLINE];
 	size_t n = 0;
 
-	if (!sym) {
+	if (!sym || !sym_name(d, sym)) {
 		out[0] = (struct ds_frame){ .name = NULL };
 		return 1;
 	}

@@ -242,9 +242,17 @@ static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct ds_i
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		r.name = ds_intern__sym(in, name, demangle);
-		if (!r.name)
-			return false;
+		/* a name printed as it is stays in the file until hit; one to
+		 * demangle is demangled now (perf's tie-break rules compare the
+		 * demangled names) */
+		if (demangle && !strncmp(name, "_Z", 2)) {
+			r.name = ds_intern__sym(in, name, demangle);
+			if (!r.name)
+				return false;
+		} else {
+			r.name = name;
+			r.raw = true;
+		}
 		r.start = s.st_value;
 		r.size = s.st_size;
 		r.bind = GELF_ST_BIND(s.st_info);
@@ -585,16 +593,22 @@ static int sym_cmp(const void *pa, const void *pb)
 static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 {
 	struct ds_sym *syms = calloc(rv->nr ? rv->nr : 1, sizeof(*syms));
+	bool sorted = true;
 
 	if (!syms)
 		return false;
-	for (size_t i = 0; i < rv->nr; i++)
+	for (size_t i = 0; i < rv->nr; i++) {
 		syms[i] = (struct ds_sym){
 			.start = rv->v[i].start,
 			.end = rv->v[i].start + rv->v[i].size,
 			.name = rv->v[i].name,
+			.raw = rv->v[i].raw,
 		};
-	qsort(syms, rv->nr, sizeof(*syms), sym_cmp);
+		sorted = sorted && (i == 0 || syms[i - 1].start <= syms[i].start);
+	}
+	/* the ELF symbols come sorted (ds_rawsym__finish); PLT entries may not */
+	if (!sorted)
+		qsort(syms, rv->nr, sizeof(*syms), sym_cmp);
 	img->symtab.syms = syms;
 	img->symtab.nr = rv->nr;
 	return true;

@@ -62,7 +62,14 @@ static inline size_t ds_upper_bound(const void *base, size_t n, size_t size, siz
 struct ds_sym {
 	uint64_t start;
 	uint64_t end;              /* exclusive */
-	const char *name;          /* interned or owned by the table's buffer */
+	const char *name;          /* interned or owned by the table's buffer; if raw, in the ELF file */
+	/*
+	 * @name still points into the ELF file's string table, as it will be
+	 * printed (not a C++ name to demangle): interned at its first hit
+	 * (ds_dso__resolve), so loading a file interns none of its thousands
+	 * of names, and only the names of an image escape it.
+	 */
+	bool raw;
 };
 
 struct ds_symtab {
@@ -78,6 +85,7 @@ struct ds_rawsym {
 	uint64_t start;
 	uint64_t size;             /* 0 when unknown */
 	const char *name;
+	bool raw;                  /* as struct ds_sym's */
 	uint32_t order;            /* position in the source table: ties keep the first */
 	uint8_t bind;              /* STB_* */
 	uint8_t type;              /* STT_* */
