@@ -224,15 +224,15 @@ int analysis_open(struct analysis *a, const char *cmd, const char *input, const 
 
 	memset(a, 0, sizeof(*a));
 	a->syms = ds_symbols__new(so);
+	/* a kallsyms file named: its load overlaps setting up and opening the input too */
+	if (a->syms && so->kallsyms)
+		ds_symbols__preload_kernel(a->syms);
 	a->machine = a->syms ? ds_machine__new(a->syms) : NULL;
 	if (!a->machine) {
 		fprintf(stderr, "dstack %s: out of memory\n", cmd);
 		analysis_close(a);
 		return EXIT_INPUT;
 	}
-	/* a kallsyms file named: its load overlaps opening the input too */
-	if (so->kallsyms)
-		ds_symbols__preload_kernel(a->syms);
 	a->session = ds_session__open(input, &err);
 	if (!a->session) {
 		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : strerror(errno));

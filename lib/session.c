@@ -311,6 +311,7 @@ static void *reading_thread(void *arg)
 	struct ds_session *s = arg;
 	struct pipeline *pl = s->pl;
 
+	pthread_setname_np(pthread_self(), "dstack-read");   /* for top, perf --comm */
 	pl->read_err = read_all(s, &pl->read_ret);
 	if (!atomic_load(&pl->stop)) {   /* whatever was read is delivered */
 		int e = ds_ordered__flush_all(&s->ordered);

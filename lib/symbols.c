@@ -178,6 +178,7 @@ static void *kernel_load_thread(void *arg)
 {
 	struct ds_symbols *s = arg;
 
+	pthread_setname_np(pthread_self(), "dstack-ksyms");   /* for top, perf --comm */
 	s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
 	return NULL;
 }
