@@ -425,10 +425,11 @@ static int32_t memo_pid(const struct report *r, const struct walk_sample *s)
 	return uses(r, SORT_PID) ? s->pid : -1;
 }
 
+/* A key for the map, which mixes its keys itself: spreading the parts is enough. */
 static uint64_t memo_hash(const struct report *r, const struct walk_sample *s)
 {
-	return ds_hash_pair(ds_hash_pair(s->shape_id, (uintptr_t)s->evsel),
-			    (uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48);
+	return s->shape_id * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)s->evsel * 0xc2b2ae3d27d4eb4fULL ^
+	       ((uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL;
 }
 
 static bool memo_eq(const struct report *r, const struct memo *m, const struct walk_sample *s)
