@@ -47,9 +47,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdstack.a
+# (the CLI's output buffer too: test_outbuf checks its number formatting)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdstack.a $(BUILD)/cli/outbuf.o
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(BUILD)/libdstack.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(BUILD)/cli/outbuf.o $(BUILD)/libdstack.a $(LDLIBS)
 
 unit: $(TEST_BIN)
 

@@ -656,9 +656,11 @@ static void print_level(struct report *r, uint32_t parent, uint64_t total, uint6
 			margin(o, left);
 			for (int d = 0; d < depth; d++) {
 				outbuf_putc(o, nmask & (1ULL << d) ? '|' : ' ');
-				if (!i && d == depth - 1)
-					outbuf_printf(o, "--%.2f%%--", total ? r->nodes[n].cumul * 100.0 / total : 0.0);
-				else
+				if (!i && d == depth - 1) {
+					outbuf_puts(o, "--");
+					outbuf_fixed2(o, total ? r->nodes[n].cumul * 100.0 / total : 0.0, 0);
+					outbuf_puts(o, "%--");
+				} else
 					outbuf_puts(o, "          ");
 			}
 			outbuf_puts(o, node_name(&r->nodes[n], buf, sizeof(buf)));
@@ -721,6 +723,17 @@ static void print_unit(struct outbuf *o, uint64_t n)
 		outbuf_printf(o, "%llu", (unsigned long long)n);
 }
 
+/* "  " and @s left-aligned in @width, as "  %-*s" (no printf per column) */
+static void column(struct outbuf *o, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+
+	outbuf_puts(o, "  ");
+	outbuf_write(o, s, n);
+	for (; n < width; n++)
+		outbuf_putc(o, ' ');
+}
+
 static void print_section(struct report *r, size_t ev, struct entry **list, size_t nr)
 {
 	struct outbuf *o = r->out;
@@ -764,24 +777,27 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 
 		if (total && e->acc * 100.0 / total < r->percent_limit)
 			continue;
-		if (r->children)
-			outbuf_printf(o, "  %7.2f%%  %7.2f%%", total ? e->acc * 100.0 / total : 0.0,
-				      total ? e->self * 100.0 / total : 0.0);
-		else
-			outbuf_printf(o, "  %7.2f%%", total ? e->self * 100.0 / total : 0.0);
+		if (r->children) {
+			outbuf_puts(o, "  ");
+			outbuf_fixed2(o, total ? e->acc * 100.0 / total : 0.0, 7);
+			outbuf_putc(o, '%');
+		}
+		outbuf_puts(o, "  ");
+		outbuf_fixed2(o, total ? e->self * 100.0 / total : 0.0, 7);
+		outbuf_putc(o, '%');
 		for (int k = 0; k < r->nr_sort; k++) {
 			bool last = k + 1 == r->nr_sort;
 
 			switch (r->sort[k]) {
-			case SORT_COMM: outbuf_printf(o, "  %-*s", last ? 0 : (int)w[SORT_COMM], e->comm); break;
-			case SORT_DSO: outbuf_printf(o, "  %-*s", last ? 0 : (int)w[SORT_DSO], short_dso(e->dso)); break;
+			case SORT_COMM: column(o, e->comm, last ? 0 : w[SORT_COMM]); break;
+			case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
 			case SORT_PID:
 				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, e->comm);
-				outbuf_printf(o, "  %-*s", last ? 0 : (int)w[SORT_PID], buf);
+				column(o, buf, last ? 0 : w[SORT_PID]);
 				break;
 			case SORT_SYM:
 				sym_text(e, buf, sizeof(buf));
-				outbuf_printf(o, "  %-*s", last ? 0 : (int)w[SORT_SYM], buf);
+				column(o, buf, last ? 0 : w[SORT_SYM]);
 				break;
 			}
 		}

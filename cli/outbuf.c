@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -109,5 +110,37 @@ void outbuf_dec(struct outbuf *o, uint64_t v, int width, char pad)
 	}
 	while (n < width && n < (int)sizeof(tmp))
 		tmp[sizeof(tmp) - 1 - n++] = pad;
+	outbuf_write(o, tmp + sizeof(tmp) - n, (size_t)n);
+}
+
+/*
+ * printf rounds the exact binary value of @v to two decimals, ties to
+ * even.  A double times 100 needs at most 60 significant bits, so it is
+ * exact in long double where that has a 64-bit mantissa (x86's), and
+ * nearbyintl() in the default rounding mode rounds it as printf does.
+ * Elsewhere, and for what a percentage never is (negative, huge, NaN),
+ * printf itself.
+ */
+void outbuf_fixed2(struct outbuf *o, double v, int width)
+{
+	char tmp[40];
+	int n = 0;
+
+	if (__LDBL_MANT_DIG__ < 64 || !(v >= 0 && v < 1e15)) {
+		outbuf_printf(o, "%*.2f", width, v);
+		return;
+	}
+	uint64_t k = (uint64_t)nearbyintl((long double)v * 100), ip = k / 100;
+	unsigned frac = (unsigned)(k % 100) * 2;
+
+	tmp[sizeof(tmp) - 1 - n++] = digit_pairs[frac + 1];
+	tmp[sizeof(tmp) - 1 - n++] = digit_pairs[frac];
+	tmp[sizeof(tmp) - 1 - n++] = '.';
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + ip % 10);
+		ip /= 10;
+	} while (ip);
+	while (n < width && n < (int)sizeof(tmp))
+		tmp[sizeof(tmp) - 1 - n++] = ' ';
 	outbuf_write(o, tmp + sizeof(tmp) - n, (size_t)n);
 }

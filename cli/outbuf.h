@@ -33,6 +33,9 @@ void outbuf_printf(struct outbuf *o, const char *fmt, ...);
 void outbuf_hex(struct outbuf *o, uint64_t v, int width);
 /* @v in decimal, right-aligned in @width, padded with @pad */
 void outbuf_dec(struct outbuf *o, uint64_t v, int width, char pad);
+/* @v as printf's "%*.2f" with @width, digit for digit (percentages: printf was
+ * most of report's printing) */
+void outbuf_fixed2(struct outbuf *o, double v, int width);
 
 /* Inline: a frame line is a dozen short writes, nearly all of them fit. */
 static inline void outbuf_write(struct outbuf *o, const char *s, size_t n)
