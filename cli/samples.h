@@ -60,9 +60,9 @@ struct analysis {
 	struct ds_session *session;
 	struct ds_symbols *syms;
 	struct ds_machine *machine;
-	/* the binaries the header lists as sampled, loaded while the first
-	 * records are read and the kernel's symbols load (unless the caller
-	 * filters samples: then it may need few of them) */
+	/* the binaries the header lists as sampled, and those the MMAPs name
+	 * as they are read, load on a helper thread (ds_symbols__prefetch)
+	 * unless the caller filters samples: then it may need few of them */
 	struct ds_dso **listed;
 	size_t nr_listed;
 	bool no_preload;

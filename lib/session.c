@@ -66,6 +66,8 @@ struct ds_session {
 	struct ds_ordered ordered;
 	struct ds_session_stats stats;
 	struct pipeline *pl;     /* set while run uses a reading thread */
+	void (*peek)(void *ctx, const struct ds_evsel *evsel, const struct ds_event_header *hdr);
+	void *peek_ctx;
 	char err[600];
 	/* the consuming side: callbacks, stitcher */
 	_Alignas(DS_CACHELINE) struct ds_stitcher *stitcher;
@@ -271,6 +273,8 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 		warn_skipped(s, rec->offset, type, "sample id matches no event in the file");
 		return 0;
 	}
+	if (s->peek && type != DS_REC_SAMPLE)
+		s->peek(s->peek_ctx, evsel, hdr);
 	time = ds_evsel__record_time(evsel, hdr);
 	if (time == DS_NO_TIME) {
 		if (s->pl) {   /* the consumer reads it later: a copy that lasts */
@@ -466,6 +470,8 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 	s->ctx = ctx;
 	s->sideband = opts->sideband;
 	s->sideband_ctx = opts->sideband_ctx;
+	s->peek = opts->peek;
+	s->peek_ctx = opts->peek_ctx;
 	ds_ordered__init(&s->ordered, deliver_ordered, s);
 	if (!opts->no_stitch) {
 		s->stitcher = ds_stitcher__new(&opts->stitch, fn, ctx);

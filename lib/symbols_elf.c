@@ -22,7 +22,6 @@
 #include <gelf.h>
 #include <elfutils/libdw.h>
 
-#include "dstack/log.h"
 #include "symbols_int.h"
 
 #define PLT_NAME_MAX 1023   /* perf formats "name@plt" into a 1024-byte buffer */
@@ -84,20 +83,19 @@ static Elf_Scn *section_by_type(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
 
 /* ---- opening, build-id, segments -------------------------------------- */
 
-bool ds_elf__open(struct ds_elf_image *img, const char *path)
+int ds_elf__open(struct ds_elf_image *img, const char *path)
 {
 	memset(img, 0, sizeof(*img));
 	img->dbg_fd = -1;
 	img->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (img->fd < 0)
-		return false;
+		return -errno;
 	img->elf = elf_begin(img->fd, ELF_C_READ_MMAP, NULL);
 	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF) {
-		ds_warn("%s: not an ELF file\n", path);
 		ds_elf__close(img);
-		return false;
+		return -ENOEXEC;
 	}
-	return true;
+	return 0;
 }
 
 void ds_elf__close(struct ds_elf_image *img)
@@ -114,6 +112,7 @@ void ds_elf__close(struct ds_elf_image *img)
 		close(img->dbg_fd);
 	free(img->symtab.syms);
 	free(img->segs);
+	ds_strblock__free(&img->names);
 	memset(img, 0, sizeof(*img));
 	img->fd = -1;
 	img->dbg_fd = -1;
@@ -222,8 +221,7 @@ static bool want_sym(Elf *elf, size_t shstrndx, const GElf_Sym *s)
 	return secname && strstr(secname, "text");
 }
 
-static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct ds_intern *in,
-			bool demangle, struct rawvec *rv)
+static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool demangle, struct rawvec *rv)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t entsz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
@@ -242,17 +240,9 @@ static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct ds_i
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		/* a name printed as it is stays in the file until hit; one to
-		 * demangle is demangled now (perf's tie-break rules compare the
-		 * demangled names) */
-		if (demangle && !strncmp(name, "_Z", 2)) {
-			r.name = ds_intern__sym(in, name, demangle);
-			if (!r.name)
-				return false;
-		} else {
-			r.name = name;
-			r.raw = true;
-		}
+		r.name = name;   /* in the file until its first hit (struct ds_sym) */
+		r.raw = true;
+		r.demangle = demangle && !strncmp(name, "_Z", 2);
 		r.start = s.st_value;
 		r.size = s.st_size;
 		r.bind = GELF_ST_BIND(s.st_info);
@@ -268,7 +258,7 @@ static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct ds_i
 struct plt_ctx {
 	Elf *elf;
 	GElf_Ehdr eh;
-	struct ds_intern *in;
+	struct ds_elf_image *img;  /* owns the names made here */
 	bool demangle;
 	struct rawvec *rv;
 	size_t nr_elf;             /* rv->v[0..nr_elf) are the finished ELF symbols */
@@ -285,8 +275,18 @@ static bool push_plt(struct plt_ctx *c, uint64_t start, uint64_t size, const cha
 	struct ds_rawsym r = { .start = start, .size = size, .bind = STB_GLOBAL, .type = STT_FUNC };
 	size_t len = strlen(name);
 
-	r.name = ds_intern__str(c->in, name, len > PLT_NAME_MAX ? PLT_NAME_MAX : len);
+	r.name = ds_strblock__add(&c->img->names, name, len > PLT_NAME_MAX ? PLT_NAME_MAX : len);
+	r.raw = true;
 	return r.name && rawvec_push(c->rv, &r);
+}
+
+/* "name@plt", the name demangled first if @demangle (perf prints it so). */
+static void plt_format(char *buf, size_t sz, const char *name, bool demangle)
+{
+	char *dm = demangle ? ds_demangle(name) : NULL;
+
+	snprintf(buf, sz, "%s@plt", dm ? dm : name);
+	free(dm);
 }
 
 /* "sym@plt" for symbol @idx of @symdata, "" if it has no name. */
@@ -301,9 +301,7 @@ static void plt_name(struct plt_ctx *c, Elf_Data *symdata, size_t strndx, size_t
 		name = elf_strptr(c->elf, strndx, s.st_name);
 	if (!name || !*name)
 		return;
-	name = ds_intern__sym(c->in, name, c->demangle);
-	if (name)
-		snprintf(buf, sz, "%s@plt", name);
+	plt_format(buf, sz, name, c->demangle);
 }
 
 /* The finished ELF symbol starting exactly at @addr, or NULL. */
@@ -332,7 +330,7 @@ static void ifunc_name(struct plt_ctx *c, const GElf_Rela *ra, bool is_rela, cha
 		return;
 	s = elf_sym_at(c, (uint64_t)ra->r_addend);
 	if (s && (s->type == STT_GNU_IFUNC || s->ifunc_alias))
-		snprintf(buf, sz, "%s@plt", s->name);
+		plt_format(buf, sz, s->name, s->demangle);
 }
 
 /* perf's get_plt_sizes() for x86, else the section's entry size. */
@@ -603,6 +601,7 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 			.end = rv->v[i].start + rv->v[i].size,
 			.name = rv->v[i].name,
 			.raw = rv->v[i].raw,
+			.demangle = rv->v[i].demangle,
 		};
 		sorted = sorted && (i == 0 || syms[i - 1].start <= syms[i].start);
 	}
@@ -626,7 +625,7 @@ static bool try_debug_file(struct ds_elf_image *img, const char *file)
 {
 	struct ds_elf_image dbg;
 
-	if (access(file, R_OK) || !ds_elf__open(&dbg, file))
+	if (access(file, R_OK) || ds_elf__open(&dbg, file))
 		return false;
 	read_build_id(&dbg);
 	if (!img->bid_len || dbg.bid_len != img->bid_len || memcmp(dbg.build_id, img->build_id, img->bid_len)) {
@@ -679,11 +678,10 @@ static void find_debug_file(struct ds_elf_image *img, const char *root, const ch
 		try_debug_file(img, file);
 }
 
-bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle,
-		  const char *root, const char *path)
+bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path)
 {
 	struct rawvec rv = { 0 };
-	struct plt_ctx c = { .elf = img->elf, .in = in, .demangle = demangle, .rv = &rv };
+	struct plt_ctx c = { .elf = img->elf, .img = img, .demangle = demangle, .rv = &rv };
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	bool ok = false;
@@ -713,7 +711,7 @@ bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle,
 		sym_elf = img->dbg_elf;
 	if (!scn)
 		scn = section_by_type(img->elf, SHT_DYNSYM, &sh);
-	if (scn && !load_symtab(sym_elf, scn, &sh, in, demangle, &rv))
+	if (scn && !load_symtab(sym_elf, scn, &sh, demangle, &rv))
 		goto out;
 	rv.nr = ds_rawsym__finish(rv.v, rv.nr);
 	c.nr_elf = rv.nr;

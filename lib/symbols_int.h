@@ -29,6 +29,17 @@ struct ds_intern {
 const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len);
 /* Intern @s, demangled first when it is a C++ name ("_Z...") and @demangle. */
 const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle);
+/* @s demangled (malloc'd, the caller frees) if it is a C++ name that demangles, else NULL. Thread-safe. */
+char *ds_demangle(const char *s);
+
+/*
+ * Strings that live as long as their owner (an ELF image's made-up PLT
+ * names): blocks freed together.  Not interned, so a loader on another
+ * thread can make them.
+ */
+struct ds_strblock;
+const char *ds_strblock__add(struct ds_strblock **blocks, const char *s, size_t len);
+void ds_strblock__free(struct ds_strblock **blocks);
 void ds_intern__exit(struct ds_intern *in);
 
 /* ---- symbol tables --------------------------------------------------- */
@@ -62,14 +73,15 @@ static inline size_t ds_upper_bound(const void *base, size_t n, size_t size, siz
 struct ds_sym {
 	uint64_t start;
 	uint64_t end;              /* exclusive */
-	const char *name;          /* interned or owned by the table's buffer; if raw, in the ELF file */
+	const char *name;          /* interned or owned by the table's buffer; if raw, by the ELF image */
 	/*
-	 * @name still points into the ELF file's string table, as it will be
-	 * printed (not a C++ name to demangle): interned at its first hit
-	 * (ds_dso__resolve), so loading a file interns none of its thousands
-	 * of names, and only the names of an image escape it.
+	 * @name still points into the ELF image (its string table, or its
+	 * made-up PLT names): interned at its first hit (ds_dso__resolve),
+	 * demangled first if @demangle.  Loading a file interns none of its
+	 * thousands of names, touches nothing shared (so it can run on another
+	 * thread), and only interned names escape the image.
 	 */
-	bool raw;
+	bool raw, demangle;
 };
 
 struct ds_symtab {
@@ -85,7 +97,7 @@ struct ds_rawsym {
 	uint64_t start;
 	uint64_t size;             /* 0 when unknown */
 	const char *name;
-	bool raw;                  /* as struct ds_sym's */
+	bool raw, demangle;        /* as struct ds_sym's */
 	uint32_t order;            /* position in the source table: ties keep the first */
 	uint8_t bind;              /* STB_* */
 	uint8_t type;              /* STT_* */
@@ -118,10 +130,14 @@ struct ds_elf_image {
 	/* a separate debug file (/usr/lib/debug/...) when the binary is stripped */
 	int dbg_fd;
 	Elf *dbg_elf;
+	struct ds_strblock *names; /* the made-up "name@plt" names */
 };
 
-/* Open @path; false if it cannot be opened or is not an ELF file. */
-bool ds_elf__open(struct ds_elf_image *img, const char *path);
+/*
+ * Open @path: 0, -errno if it cannot be opened, -ENOEXEC if it is not an
+ * ELF file (the caller says so: a loader on another thread stays quiet).
+ */
+int ds_elf__open(struct ds_elf_image *img, const char *path);
 /*
  * Symbols (+ PLT), program headers. false on a corrupt file.  When the
  * file has no .symtab or no DWARF, they are taken from its debug file if
@@ -130,10 +146,10 @@ bool ds_elf__open(struct ds_elf_image *img, const char *path);
  * next to @path, in its .debug/ directory, or under @root/usr/lib/debug.
  * @root is the symfs ("" or NULL for none); @path the binary's own path
  * (as recorded, without the symfs).  A debug file whose build-id differs
- * is not used.
+ * is not used.  Touches nothing outside @img (names stay raw: struct
+ * ds_sym), so images load on any thread; @demangle marks the C++ names.
  */
-bool ds_elf__load(struct ds_elf_image *img, struct ds_intern *in, bool demangle,
-		  const char *root, const char *path);
+bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path);
 void ds_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
 bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);

@@ -58,23 +58,74 @@ const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len)
 	return is->str;
 }
 
-const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle)
+char *ds_demangle(const char *s)
 {
-	const char *ret;
 	char *dm;
 	int status = -1;
 
 	/* perf only hands "_Z" names to the C++ demangler */
-	if (!demangle || strncmp(s, "_Z", 2))
-		return ds_intern__str(in, s, strlen(s));
+	if (strncmp(s, "_Z", 2))
+		return NULL;
 	dm = __cxa_demangle(s, NULL, NULL, &status);
-	if (!dm || status != 0) {
-		free(dm);
+	if (dm && status == 0)
+		return dm;
+	free(dm);
+	return NULL;
+}
+
+const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle)
+{
+	const char *ret;
+	char *dm = demangle ? ds_demangle(s) : NULL;
+
+	if (!dm)
 		return ds_intern__str(in, s, strlen(s));
-	}
 	ret = ds_intern__str(in, dm, strlen(dm));
 	free(dm);
 	return ret;
+}
+
+/* ---- strings owned by an image ---------------------------------------- */
+
+#define STRBLOCK_SIZE (16u << 10)
+
+struct ds_strblock {
+	struct ds_strblock *next;
+	size_t used, cap;
+	char data[];
+};
+
+const char *ds_strblock__add(struct ds_strblock **blocks, const char *s, size_t len)
+{
+	struct ds_strblock *b = *blocks;
+	char *dst;
+
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > STRBLOCK_SIZE ? len + 1 : STRBLOCK_SIZE;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = *blocks;
+		b->used = 0;
+		b->cap = cap;
+		*blocks = b;
+	}
+	dst = b->data + b->used;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	b->used += len + 1;
+	return dst;
+}
+
+void ds_strblock__free(struct ds_strblock **blocks)
+{
+	while (*blocks) {
+		struct ds_strblock *next = (*blocks)->next;
+
+		free(*blocks);
+		*blocks = next;
+	}
 }
 
 void ds_intern__exit(struct ds_intern *in)
@@ -109,24 +160,34 @@ static int underscores(const char *s)
 	return n;
 }
 
+/* perf's choose_best_symbol() on names as printed: true if @a beats @b (a came first). */
+static bool first_is_best_named(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (underscores(a) != underscores(b))
+		return underscores(a) < underscores(b);
+	return la != lb ? la > lb : true;
+}
+
 /* perf's choose_best_symbol(): true if @a beats @b (a came first). */
 static bool first_is_best(const struct ds_rawsym *a, const struct ds_rawsym *b)
 {
-	size_t la, lb;
-
 	if ((a->size > 0) != (b->size > 0))
 		return a->size > 0;
 	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
 		return b->bind == STB_WEAK;
 	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
 		return a->bind == STB_GLOBAL;
-	if (underscores(a->name) != underscores(b->name))
-		return underscores(a->name) < underscores(b->name);
-	la = strlen(a->name);
-	lb = strlen(b->name);
-	if (la != lb)
-		return la > lb;
-	return true;
+	if (!a->demangle && !b->demangle)
+		return first_is_best_named(a->name, b->name);
+	/* perf compares the demangled names: made for this rare tie only */
+	char *da = a->demangle ? ds_demangle(a->name) : NULL, *db = b->demangle ? ds_demangle(b->name) : NULL;
+	bool best = first_is_best_named(da ? da : a->name, db ? db : b->name);
+
+	free(da);
+	free(db);
+	return best;
 }
 
 /* Zero-sized symbols end where the next one starts (symbols__fixup_end). */

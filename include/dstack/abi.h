@@ -71,6 +71,7 @@ enum {
 #define DS_MISC_GUEST_USER     5
 #define DS_MISC_MMAP_BUILD_ID  (1 << 14)
 #define DS_MISC_COMM_EXEC      (1 << 13)
+#define DS_MISC_MMAP_DATA      (1 << 13)   /* the same bit, in MMAP records */
 #define DS_MISC_BUILD_ID_SIZE  (1 << 15)
 
 /* sample_type bits */

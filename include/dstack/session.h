@@ -51,6 +51,15 @@ struct ds_session_opts {
 	 */
 	void (*on_start)(void *ctx);
 	void *on_start_ctx;
+	/*
+	 * Called for every record but samples as it is read: in file order,
+	 * ahead of the callbacks (by up to a few rounds), on the reading
+	 * thread when there is one.  A look ahead, e.g. to start loading the
+	 * binaries an MMAP names (ds_symbols__prefetch); it must only do what
+	 * is safe from another thread.  May be NULL.
+	 */
+	void (*peek)(void *ctx, const struct ds_evsel *evsel, const struct ds_event_header *hdr);
+	void *peek_ctx;
 };
 
 struct ds_session_stats {

@@ -106,6 +106,20 @@ size_t ds_dso__resolve(struct ds_dso *dso, uint64_t file_off,
  */
 int ds_symbols__preload_kernel(struct ds_symbols *syms);
 
+/*
+ * Start loading the binary @path (as recorded: under the symfs if one is
+ * set) on a helper thread, so that its first ds_dso__resolve() finds it
+ * loaded (or waits for the load under way) instead of loading it then.
+ * Safe to call from any thread, any number of times per path; paths that
+ * are not absolute are ignored.  A file that fails to load is loaded
+ * again, and warned about, at its first lookup: nothing here warns.
+ * 0, or -ENOMEM, or -errno if the helper could not be started (later
+ * requests are then ignored and every binary loads at its first lookup).
+ */
+int ds_symbols__prefetch(struct ds_symbols *syms, const char *path);
+/* Wait until every binary requested so far has loaded (or failed to). */
+void ds_symbols__prefetch_wait(struct ds_symbols *syms);
+
 /* Kernel: the kallsyms symbol containing @addr, into @frame; false if none. */
 bool ds_symbols__kernel(struct ds_symbols *syms, uint64_t addr, struct ds_frame *frame);
 

@@ -58,6 +58,6 @@ int main(void)
 	check(INFINITY, 7);
 	check(0.0, 7);
 	check(100.0, 7);
-	printf("%d passed, %d failed\n", passed, failed);
+	printf("test_outbuf: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -77,12 +77,22 @@ static void expect(struct ds_symbols *s, const char *path, uint64_t off, size_t 
 	va_end(ap);
 }
 
-static void test_elf(const char *symfs, const char *kallsyms)
+/* With @prefetch, every binary is first loaded ahead on the helper thread: the same frames. */
+static void test_elf(const char *symfs, const char *kallsyms, bool prefetch)
 {
+	static const char *const files[] = {
+		"/usr/local/bin/wl", "/job/wl", "/usr/local/bin/wlxx", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+		"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+	};
 	struct ds_symbols_opts o = { .symfs = symfs, .kallsyms = kallsyms };
 	struct ds_symbols *s = ds_symbols__new(&o);
 
 	CHECK(s != NULL, "ds_symbols__new");
+	for (size_t i = 0; prefetch && i < sizeof(files) / sizeof(*files); i++)
+		CHECK(ds_symbols__prefetch(s, files[i]) == 0 && ds_symbols__prefetch(s, files[i]) == 0,
+		      "prefetch %s (twice)", files[i]);
+	if (prefetch)   /* every lookup below takes a loaded image */
+		ds_symbols__prefetch_wait(s);
 	/* recurse_a and recurse_b share an address: perf keeps the first (index 14) */
 	expect(s, "/usr/local/bin/wl", 0x17d2, 1, "recurse_b+0x12");
 	/* fault_pages.constprop.0 in ELF, "fault_pages" in DWARF: one inlined frame */
@@ -174,6 +184,31 @@ static void test_build_id(const char *symfs)
 	ds_dso__resolve(d, 0x2000, f, 8);
 	CHECK(warnings == 1, "missing file warned once: %d", warnings);
 
+	ds_symbols__delete(s);
+
+	/* loaded ahead on the helper thread: quiet too, said at first use, once */
+	s = ds_symbols__new(&o);
+	warnings = 0;
+	CHECK(ds_symbols__prefetch(s, "/no/such/prefetched.so") == 0 && ds_symbols__prefetch(s, "relative.so") == 0 &&
+	      ds_symbols__prefetch(s, NULL) == 0, "prefetch: missing, relative and no path are fine");
+	ds_symbols__prefetch_wait(s);
+	CHECK(warnings == 0, "the helper says nothing: %d", warnings);
+	d = ds_symbols__dso(s, "/no/such/prefetched.so", NULL, 0);
+	CHECK(ds_dso__resolve(d, 0x1000, f, 8) == 1 && !f[0].name && warnings == 1 &&
+	      strstr(last_warning, "/no/such/prefetched.so: no symbols"), "prefetched missing file warned at use: %d '%s'",
+	      warnings, last_warning);
+	ds_dso__resolve(d, 0x2000, f, 8);
+	CHECK(warnings == 1, "and once: %d", warnings);
+	ds_symbols__prefetch(s, "/usr/local/bin/wl-nofp");
+	ds_symbols__prefetch_wait(s);
+	d = ds_symbols__dso(s, "/usr/local/bin/wl-nofp", bad, sizeof(bad));
+	ds_dso__resolve(d, 0x17d2, f, 8);
+	CHECK(warnings == 2 && strstr(last_warning, "build-id mismatch for /usr/local/bin/wl-nofp"),
+	      "a prefetched file is checked against the build-id as any: %d '%s'", warnings, last_warning);
+	/* requests nobody takes, some maybe loading: freed with the object */
+	ds_symbols__prefetch(s, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.36");
+	ds_symbols__prefetch(s, "/usr/lib/x86_64-linux-gnu/libm.so.6");
+	ds_symbols__prefetch(s, "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1");
 	ds_symbols__delete(s);
 
 	/* loaded ahead (the header's list): quiet until the DSO is asked for */
@@ -556,6 +591,10 @@ static void test_hostile(const char *symfs, const char *dir)
 		}
 		write_file(dir, "wl", buf, n);
 		s = ds_symbols__new(&o);
+		if (iter % 4 >= 2)   /* half of them loaded on the helper thread first */
+			ds_symbols__prefetch(s, "/wl");
+		if (iter % 4 == 3)   /* to the end, or racing with the first lookup */
+			ds_symbols__prefetch_wait(s);
 		for (uint64_t off = 0x1000; off < 0x1900; off += 0x37)
 			resolved += ds_dso__resolve(ds_symbols__dso(s, "/wl", NULL, 0), off, f, 16) > 0;
 		ds_symbols__delete(s);
@@ -569,6 +608,15 @@ static void test_hostile(const char *symfs, const char *dir)
 
 		CHECK(ds_dso__resolve(ds_symbols__dso(s, "/wl", NULL, 0), 0x1000, f, 2) == 1 &&
 		      !f[0].name, "not an ELF: unknown");
+		ds_symbols__delete(s);
+		/* prefetched: the helper stays quiet, the first use says it once */
+		s = ds_symbols__new(&o);
+		warnings = 0;
+		ds_symbols__prefetch(s, "/wl");
+		ds_symbols__prefetch_wait(s);
+		CHECK(ds_dso__resolve(ds_symbols__dso(s, "/wl", NULL, 0), 0x1000, f, 2) == 1 && !f[0].name &&
+		      warnings == 2 && strstr(last_warning, "no symbols"), "prefetched not an ELF: %d '%s'",
+		      warnings, last_warning);
 		ds_symbols__delete(s);
 	}
 	free(buf);
@@ -597,7 +645,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ds_set_log(capture_log);
-	test_elf(argv[1], argv[2]);
+	test_elf(argv[1], argv[2], false);
+	test_elf(argv[1], argv[2], true);
 	test_cache_and_options(argv[1]);
 	test_build_id(argv[1]);
 	test_kernel(argv[2]);
