@@ -120,6 +120,7 @@ struct ds_symbols {
 	struct prefetch *pf_all;       /* every request, for freeing */
 	struct prefetch *pf_head, *pf_tail; /* queued, oldest first */
 	size_t pf_busy;                /* requests queued or loading */
+	bool pf_kernel_busy;           /* the kernel's symbols are loading: they come first */
 	bool pf_started, pf_quit;
 	pthread_t pf_thread;
 };
@@ -216,6 +217,10 @@ static void *kernel_load_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "dstack-ksyms");   /* for top, perf --comm */
 	s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
+	pthread_mutex_lock(&s->pf_lock);
+	s->pf_kernel_busy = false;
+	pthread_cond_broadcast(&s->pf_cond);
+	pthread_mutex_unlock(&s->pf_lock);
 	return NULL;
 }
 
@@ -226,9 +231,17 @@ int ds_symbols__preload_kernel(struct ds_symbols *s)
 	if (s->kernel_tried || s->kernel_loading)
 		return 0;
 	ds_kallsyms__init_tables();   /* shared with JIT map loads on this thread */
+	pthread_mutex_lock(&s->pf_lock);
+	s->pf_kernel_busy = true;
+	pthread_mutex_unlock(&s->pf_lock);
 	err = pthread_create(&s->kernel_thread, NULL, kernel_load_thread, s);
-	if (err)
+	if (err) {
+		pthread_mutex_lock(&s->pf_lock);
+		s->pf_kernel_busy = false;
+		pthread_cond_broadcast(&s->pf_cond);
+		pthread_mutex_unlock(&s->pf_lock);
 		return -err;   /* the first lookup loads it then */
+	}
 	s->kernel_loading = true;
 	return 0;
 }
@@ -326,7 +339,8 @@ static void *prefetch_thread(void *arg)
 	for (;;) {
 		struct prefetch *p;
 
-		while (!s->pf_quit && !s->pf_head)
+		/* the first sample waits for the kernel's symbols: no competing for the CPUs until they are in */
+		while (!s->pf_quit && (!s->pf_head || s->pf_kernel_busy))
 			pthread_cond_wait(&s->pf_cond, &s->pf_lock);
 		if (s->pf_quit)
 			break;
