@@ -694,8 +694,11 @@ static inline bool hex16_lower(const char *s)
 /* A module line ("...\t[mod]"): never a kernel symbol here, and not in order. */
 static bool module_line(const char *l, size_t n)
 {
-	const char *tab = memchr(l, '\t', n);
+	const char *tab;
 
+	if (!n || l[n - 1] != ']')   /* the usual line: no scan */
+		return false;
+	tab = memchr(l, '\t', n);
 	return tab && memchr(tab, '[', n - (size_t)(tab - l));
 }
 
@@ -781,14 +784,14 @@ static size_t prev_line(const struct ds_kallsyms *ks, size_t p)
 static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_ksym *out)
 {
 	size_t lo = DS_UPPER_BOUND(ks->samples, ks->nr_samples, key, addr);   /* just past the last sample <= addr */
-	size_t p, q = ks->tail, n, walked = 0;
+	size_t p, q = ks->tail, n, walked = 0, last = SIZE_MAX, last_n = 0;
 	bool found = false;
 	struct ds_ksym e;
 	uint64_t key = 0;
 
 	if (lo == 0)
 		return 0;   /* before the first line */
-	/* forward over the lines <= addr: the last kept one wins */
+	/* forward over the lines <= addr, only reading their addresses */
 	for (p = ks->samples[lo - 1].off; p < ks->tail; p += n + 1) {
 		n = line_len(ks, p);
 		if (++walked > WALK_MAX)
@@ -801,13 +804,13 @@ static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_
 			q = p;
 			break;
 		}
-		if (index_line(ks->text + p, p, n, &e)) {
-			*out = e;
-			found = true;
-		}
+		last = p;
+		last_n = n;
 	}
-	/* none there: back from the sample to the nearest kept line */
-	for (p = ks->samples[lo - 1].off; !found && p > 0;) {
+	/* the last kept line <= addr: nearly always the last of them, else back from there */
+	if (last != SIZE_MAX)
+		found = index_line(ks->text + last, last, last_n, out);
+	for (p = last != SIZE_MAX ? last : ks->samples[lo - 1].off; !found && p > 0;) {
 		p = prev_line(ks, p);
 		if (++walked > WALK_MAX)
 			return -1;
