@@ -109,18 +109,23 @@ struct ds_symbols {
 	struct ds_kallsyms kernel;
 	uint64_t generation;           /* bumped when resolved results become stale */
 	bool kernel_tried;             /* kernel is loaded (or failed to): kernel_ok says which */
-	bool kernel_loading;           /* kernel_thread is loading it (sets kernel_ok) */
 	bool kernel_ok;
-	pthread_t kernel_thread;
 	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
-	/* binaries loading ahead (struct prefetch): everything below under pf_lock */
+	/*
+	 * The helper thread ("dstack-syms"): the kernel's symbols first, if
+	 * asked for (it owns s->kernel until kernel_done), then the binaries
+	 * queued to load ahead (struct prefetch).  Everything below under
+	 * pf_lock.  One thread for both: as two, the binaries' thread woke on
+	 * the kernel thread's CPU as it finished and kept it from exiting, and
+	 * the first sample waited in its join for 2-4 ms.
+	 */
 	pthread_mutex_t pf_lock;
-	pthread_cond_t pf_cond;        /* a load finished, or one was queued */
+	pthread_cond_t pf_cond;        /* something was queued or finished */
+	bool kernel_queued, kernel_done;
 	struct ds_hashmap pf_files;    /* path hash of the file -> struct prefetch * chain */
 	struct prefetch *pf_all;       /* every request, for freeing */
 	struct prefetch *pf_head, *pf_tail; /* queued, oldest first */
 	size_t pf_busy;                /* requests queued or loading */
-	bool pf_kernel_busy;           /* the kernel's symbols are loading: they come first */
 	bool pf_started, pf_quit;
 	pthread_t pf_thread;
 };
@@ -211,58 +216,40 @@ static const char *kallsyms_path(const struct ds_symbols *s)
 	return s->kallsyms ? s->kallsyms : "/proc/kallsyms";
 }
 
-static void *kernel_load_thread(void *arg)
-{
-	struct ds_symbols *s = arg;
-
-	pthread_setname_np(pthread_self(), "dstack-ksyms");   /* for top, perf --comm */
-	s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
-	pthread_mutex_lock(&s->pf_lock);
-	s->pf_kernel_busy = false;
-	pthread_cond_broadcast(&s->pf_cond);
-	pthread_mutex_unlock(&s->pf_lock);
-	return NULL;
-}
+static int helper_start(struct ds_symbols *s);
 
 int ds_symbols__preload_kernel(struct ds_symbols *s)
 {
-	int err;
+	int err = 0;
 
-	if (s->kernel_tried || s->kernel_loading)
+	if (s->kernel_tried)
 		return 0;
 	ds_kallsyms__init_tables();   /* shared with JIT map loads on this thread */
 	pthread_mutex_lock(&s->pf_lock);
-	s->pf_kernel_busy = true;
-	pthread_mutex_unlock(&s->pf_lock);
-	err = pthread_create(&s->kernel_thread, NULL, kernel_load_thread, s);
-	if (err) {
-		pthread_mutex_lock(&s->pf_lock);
-		s->pf_kernel_busy = false;
+	if (!s->kernel_queued) {
+		s->kernel_queued = true;
+		err = helper_start(s);
+		if (err)
+			s->kernel_queued = false;   /* the first lookup loads them then */
 		pthread_cond_broadcast(&s->pf_cond);
-		pthread_mutex_unlock(&s->pf_lock);
-		return -err;   /* the first lookup loads it then */
 	}
-	s->kernel_loading = true;
-	return 0;
+	pthread_mutex_unlock(&s->pf_lock);
+	return err;
 }
 
-/* The helper's load finished (until then it owns s->kernel); no-op if none ran. */
-static void kernel_join(struct ds_symbols *s)
-{
-	if (s->kernel_loading) {
-		pthread_join(s->kernel_thread, NULL);
-		s->kernel_loading = false;
-	}
-}
-
-/* Kernel symbols ready, on the first lookup: the helper's, or loaded here if none ran. */
+/* Kernel symbols ready, on the first lookup: the helper's, or loaded here if it was not asked. */
 static void kernel_ready(struct ds_symbols *s)
 {
+	bool queued;
+
 	if (s->kernel_tried)
 		return;
-	if (s->kernel_loading)
-		kernel_join(s);
-	else
+	pthread_mutex_lock(&s->pf_lock);
+	queued = s->kernel_queued;
+	while (queued && !s->kernel_done)
+		pthread_cond_wait(&s->pf_cond, &s->pf_lock);
+	pthread_mutex_unlock(&s->pf_lock);
+	if (!queued)
 		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
 	s->kernel_tried = true;
 	if (!s->kernel_ok)
@@ -291,8 +278,7 @@ void ds_symbols__delete(struct ds_symbols *s)
 		}
 	}
 	ds_hashmap__exit(&s->jit);
-	prefetch_stop(s);
-	kernel_join(s);   /* a preload nobody needed: no warning if it failed */
+	prefetch_stop(s);   /* a kernel preload nobody needed: no warning if it failed */
 	ds_kallsyms__exit(&s->kernel);
 	ds_intern__exit(&s->in);
 	free(s->symfs);
@@ -330,20 +316,29 @@ static bool prefetch_load(const struct ds_symbols *s, struct prefetch *p)
 	return true;
 }
 
-static void *prefetch_thread(void *arg)
+static void *helper_thread(void *arg)
 {
 	struct ds_symbols *s = arg;
 
-	pthread_setname_np(pthread_self(), "dstack-elf");   /* for top, perf --comm */
+	pthread_setname_np(pthread_self(), "dstack-syms");   /* for top, perf --comm */
 	pthread_mutex_lock(&s->pf_lock);
 	for (;;) {
 		struct prefetch *p;
 
-		/* the first sample waits for the kernel's symbols: no competing for the CPUs until they are in */
-		while (!s->pf_quit && (!s->pf_head || s->pf_kernel_busy))
+		while (!s->pf_quit && !s->pf_head && !(s->kernel_queued && !s->kernel_done))
 			pthread_cond_wait(&s->pf_cond, &s->pf_lock);
 		if (s->pf_quit)
 			break;
+		if (s->kernel_queued && !s->kernel_done) {   /* first: the first sample waits for them */
+			pthread_mutex_unlock(&s->pf_lock);
+			bool ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
+
+			pthread_mutex_lock(&s->pf_lock);
+			s->kernel_ok = ok;
+			s->kernel_done = true;
+			pthread_cond_broadcast(&s->pf_cond);
+			continue;
+		}
 		p = s->pf_head;
 		s->pf_head = p->next_queued;
 		if (!s->pf_head)
@@ -362,6 +357,20 @@ static void *prefetch_thread(void *arg)
 	}
 	pthread_mutex_unlock(&s->pf_lock);
 	return NULL;
+}
+
+/* The helper thread, started once; under pf_lock.  0 or -errno (then it never runs). */
+static int helper_start(struct ds_symbols *s)
+{
+	int err;
+
+	if (s->pf_started || s->pf_quit)
+		return s->pf_started ? 0 : -EAGAIN;
+	err = pthread_create(&s->pf_thread, NULL, helper_thread, s);
+	s->pf_started = !err;
+	if (err)   /* no thread: every binary is loaded at its first lookup */
+		s->pf_quit = true;
+	return -err;
 }
 
 int ds_symbols__prefetch(struct ds_symbols *s, const char *path)
@@ -405,12 +414,7 @@ int ds_symbols__prefetch(struct ds_symbols *s, const char *path)
 		s->pf_head = p;
 	s->pf_tail = p;
 	s->pf_busy++;
-	if (!s->pf_started) {
-		err = -pthread_create(&s->pf_thread, NULL, prefetch_thread, s);
-		s->pf_started = !err;
-		if (err)   /* no thread: every request is loaded at its first lookup */
-			s->pf_quit = true;
-	}
+	err = helper_start(s);
 	pthread_cond_broadcast(&s->pf_cond);
 out:
 	pthread_mutex_unlock(&s->pf_lock);
