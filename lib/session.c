@@ -479,12 +479,8 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 			return -ENOMEM;
 	}
 	if (opts->reader_thread && pl_start(s)) {
-		if (opts->on_start)
-			opts->on_start(opts->on_start_ctx);
 		err = run_pipelined(s, &ret);
 	} else {
-		if (opts->on_start)
-			opts->on_start(opts->on_start_ctx);
 		err = read_all(s, &ret);
 		/* whatever was read is delivered, even when the input ended badly */
 		if (!s->cb_err) {

@@ -45,13 +45,6 @@ struct ds_session_opts {
 	 */
 	bool reader_thread;
 	/*
-	 * Called once on the calling thread, after reading started and before
-	 * the first callback: work that overlaps the reading (e.g. loading the
-	 * binaries the recording names).  May be NULL.
-	 */
-	void (*on_start)(void *ctx);
-	void *on_start_ctx;
-	/*
 	 * Called for every record but samples as it is read: in file order,
 	 * ahead of the callbacks (by up to a few rounds), on the reading
 	 * thread when there is one.  A look ahead, e.g. to start loading the
