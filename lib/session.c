@@ -132,10 +132,12 @@ static bool make_event(struct ds_session *s, struct ds_evsel *evsel, const struc
 {
 	const char *why = NULL;
 
-	memset(ev, 0, sizeof(*ev));
+	/* field by field: the sample is set by its parse (which zeroes it itself) */
 	ev->hdr = hdr;
 	ev->offset = offset;
 	ev->evsel = evsel;
+	ev->stitch = DS_STITCH_NONE;
+	ev->cookie = 0;
 	if (!evsel)   /* cannot happen: records are queued once their event is known */
 		why = "sample id matches no event in the file";
 	else if (!ds_record__parse_sample(evsel, hdr, &ev->sample, &why))
