@@ -191,9 +191,25 @@ static void pl_publish(struct ds_session *s)
 	if (atomic_load(&pl->stop))
 		return;
 	b = pl->slots[pl->prod % NR_BATCHES];   /* consumed: its records go back */
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; b && i < b->n; i++)
 		ds_ordered__release(&s->ordered, b->v[i].chunk, b->v[i].win);
-	b->n = 0;
+	if (b)
+		b->n = 0;
+}
+
+/*
+ * The batch being filled, made at its first use by the reading thread: an
+ * input that never fills the ring never makes all of it, and the calling
+ * thread does not populate 320 KiB before the reader may start.  NULL on
+ * ENOMEM.
+ */
+static struct batch *pl_slot(struct pipeline *pl)
+{
+	struct batch **b = &pl->slots[pl->prod % NR_BATCHES];
+
+	if (!*b && (*b = ds_malloc_populated(sizeof(**b))))
+		(*b)->n = 0;
+	return *b;
 }
 
 static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, struct ds_evsel *evsel,
@@ -206,7 +222,11 @@ static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, stru
 		ds_ordered__release(&s->ordered, chunk, win);
 		return -ECANCELED;
 	}
-	b = pl->slots[pl->prod % NR_BATCHES];
+	b = pl_slot(pl);
+	if (!b) {
+		ds_ordered__release(&s->ordered, chunk, win);
+		return -ENOMEM;
+	}
 	b->v[b->n++] = (struct handoff){ .hdr = hdr, .evsel = evsel, .offset = offset, .chunk = chunk, .win = win };
 	if (b->n == BATCH_ITEMS)
 		pl_publish(s);
@@ -226,7 +246,7 @@ static void pl_quiesce(void *ctx)
 	struct ds_session *s = ctx;
 	struct pipeline *pl = s->pl;
 
-	if (pl->slots[pl->prod % NR_BATCHES]->n)
+	if (pl->slots[pl->prod % NR_BATCHES] && pl->slots[pl->prod % NR_BATCHES]->n)
 		pl_publish(s);
 	pthread_mutex_lock(&pl->lock);
 	pl->reader_waits = true;
@@ -372,9 +392,9 @@ static void consume_batches(struct ds_session *s)
 			pthread_mutex_unlock(&pl->lock);
 			break;
 		}
-		b = pl->slots[pl->cons % NR_BATCHES];
+		b = pl->slots[pl->cons % NR_BATCHES];   /* NULL: the reader's last, empty, never made */
 		pthread_mutex_unlock(&pl->lock);
-		for (size_t i = 0; i < b->n && !atomic_load(&pl->stop); i++) {
+		for (size_t i = 0; b && i < b->n && !atomic_load(&pl->stop); i++) {
 			if (i + 2 < b->n)
 				prefetch_record(b->v[i + 2].hdr);
 			consume_handoff(s, &b->v[i]);
@@ -427,15 +447,6 @@ static bool pl_start(struct ds_session *s)
 	pthread_cond_init(&pl->room, NULL);
 	pthread_cond_init(&pl->filled, NULL);
 	atomic_init(&pl->stop, false);
-	for (size_t i = 0; i < NR_BATCHES; i++) {
-		/* filled soon when the input is large, and a populate call costs
-		 * what ~2 of its 10 pages' faults would (in a VM) when it is not */
-		if (!(pl->slots[i] = ds_malloc_populated(sizeof(*pl->slots[i])))) {
-			pl_free(s);
-			return false;
-		}
-		pl->slots[i]->n = 0;
-	}
 	s->ordered.handoff = true;
 	s->ordered.deliver = deliver_handoff;
 	s->reader->quiesce = pl_quiesce;
