@@ -55,6 +55,7 @@ struct report {
 	bool children, graph, caller;
 	double percent_limit;
 	int sort[SORT_MAX], nr_sort;
+	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
 	bool sort_sym_first;
 	uint64_t lost_samples;
 
@@ -83,10 +84,7 @@ struct report {
 
 static bool uses(const struct report *r, int key)
 {
-	for (int i = 0; i < r->nr_sort; i++)
-		if (r->sort[i] == key)
-			return true;
-	return false;
+	return r->sort_mask & (1u << key);
 }
 
 static bool entry_eq(const struct report *r, const struct entry *a, const struct entry *b)
@@ -953,6 +951,8 @@ int cmd_report(int argc, char **argv)
 		free(r);
 		return ret < 0 ? EXIT_OK : ret;
 	}
+	for (int i = 0; i < r->nr_sort; i++)
+		r->sort_mask |= 1u << r->sort[i];
 	r->wo.at_end = report_at_end;
 	ret = walk_samples("report", &r->wo, on_sample, r);
 	for (size_t i = 0; ds_hashmap__next(&r->inlined_names, &i, &k, &v);)
