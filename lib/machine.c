@@ -106,6 +106,7 @@ struct ds_thread {
 struct ds_machine {
 	struct ds_symbols *syms;
 	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
+	struct ds_thread *last_thread; /* the one found last: samples come in runs of one thread */
 	struct ds_hashmap strings;     /* hash -> char * (interned) */
 	struct ds_maps kmaps;          /* kernel and module maps */
 	struct ds_cc_frame *cc;        /* ds_machine__callchain's buffer */
@@ -391,9 +392,14 @@ void ds_machine__delete(struct ds_machine *m)
 
 static struct ds_thread *thread_lookup(struct ds_machine *m, int32_t tid)
 {
-	uint64_t *v = ds_hashmap__find(&m->threads, (uint32_t)tid);
+	uint64_t *v;
 
-	return v ? (struct ds_thread *)(uintptr_t)*v : NULL;
+	if (m->last_thread && m->last_thread->tid == tid)
+		return m->last_thread;
+	v = ds_hashmap__find(&m->threads, (uint32_t)tid);
+	if (v)
+		m->last_thread = (struct ds_thread *)(uintptr_t)*v;
+	return v ? m->last_thread : NULL;
 }
 
 /* A new thread; shares the maps of its process leader if there is one. */
@@ -419,12 +425,14 @@ static struct ds_thread *thread_new(struct ds_machine *m, int32_t pid, int32_t t
 		t->maps = maps_new();
 	}
 	old = thread_lookup(m, tid);
-	if (ds_hashmap__set(&m->threads, (uint32_t)tid, (uint64_t)(uintptr_t)t) || !t->maps) {
+	/* no maps: not put in the table (it would keep a freed thread) */
+	if (!t->maps || ds_hashmap__set(&m->threads, (uint32_t)tid, (uint64_t)(uintptr_t)t)) {
 		thread_free(t);
 		return NULL;
 	}
 	if (old)
 		thread_free(old);
+	m->last_thread = t;   /* never the freed one */
 	return t;
 }
 
