@@ -517,6 +517,7 @@ static uint64_t line_marks(const char *p)
 #ifdef __SSE2__
 	uint64_t m = 0;
 
+#pragma GCC unroll 4   /* -O2 kept the loop: a third of this function's instructions */
 	for (int i = 0; i < 4; i++) {
 		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
 		unsigned x = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(c, _mm_set1_epi8('\n')),
