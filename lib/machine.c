@@ -667,7 +667,6 @@ static struct ds_cc_frame *cc_grow(struct ds_machine *m, size_t n, size_t more)
 {
 	size_t ncap = m->cc_cap ? m->cc_cap * 2 : 256;
 	struct ds_cc_frame *nc;
-
 	uint32_t *ns;
 
 	while (ncap < n + more)
@@ -927,10 +926,6 @@ static uint32_t frame_id(struct ds_machine *m, const struct ds_cc_frame *f)
 	return (uint32_t)m->nr_frames_seen++;
 }
 
-/*
- * The shape id (index + 1) of @n frames, a new one if unseen; 0 if none can
- * be kept.  Frames are kept once each, shapes as their ids (4 bytes a frame).
- */
 /* frame_id() of @f, remembered with the cached frame it came from (@src: fframes index + 1, 0: none) */
 static uint32_t frame_id_of(struct ds_machine *m, const struct ds_cc_frame *f, uint32_t src)
 {
@@ -945,10 +940,11 @@ static uint32_t frame_id_of(struct ds_machine *m, const struct ds_cc_frame *f, u
 }
 
 /*
- * The shape id of @n frames (@src: where each came from, see cc_src; NULL
- * if unknown): a frame's id is worked out once per cached frame, not once
- * per chain it is in (mix.fp: 53,000 lookups, 8 of a report's 53 million
- * instructions).
+ * The shape id (index + 1) of @n frames, a new one if unseen; 0 if none can
+ * be kept.  Frames are kept once each, shapes as their ids (4 bytes a frame).
+ * @src says where each frame came from (see cc_src; NULL if unknown): a
+ * frame's id is worked out once per cached frame, not once per chain it is
+ * in (mix.fp: 53,000 lookups, 8 of a report's 53 million instructions).
  */
 static uint64_t shape_of(struct ds_machine *m, const struct ds_cc_frame *f, size_t n, const uint32_t *src)
 {

@@ -190,11 +190,12 @@ static void pl_publish(struct ds_session *s)
 	pthread_mutex_unlock(&pl->lock);
 	if (atomic_load(&pl->stop))
 		return;
-	b = pl->slots[pl->prod % NR_BATCHES];   /* consumed: its records go back */
-	for (size_t i = 0; b && i < b->n; i++)
+	b = pl->slots[pl->prod % NR_BATCHES];   /* consumed (if ever made): its records go back */
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++)
 		ds_ordered__release(&s->ordered, b->v[i].chunk, b->v[i].win);
-	if (b)
-		b->n = 0;
+	b->n = 0;
 }
 
 /*

@@ -62,10 +62,11 @@
  *   once per pid.
  * Caching: each DSO caches its resolved frames per file offset; a repeated
  *   address costs one hash lookup and no allocation.
- * Threads: the kernel's symbols may load on one helper thread
- *   (ds_symbols__preload_kernel), binaries on another (ds_symbols__prefetch:
- *   an ELF image loads without touching anything shared, names interned at
- *   their first hit); everything else runs on the caller's thread.
+ * Threads: one helper thread loads the kernel's symbols
+ *   (ds_symbols__preload_kernel), then binaries asked for ahead
+ *   (ds_symbols__prefetch: an ELF image loads without touching anything
+ *   shared, names interned at their first hit); everything else runs on the
+ *   caller's thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -131,7 +132,7 @@ struct ds_symbols {
 };
 
 /*
- * A binary named by the recording, loaded on the prefetch thread before
+ * A binary named by the recording, loaded on the helper thread before
  * its first lookup.  Its first lookup takes the image (waiting if the load
  * is under way) instead of loading the file; a failed load is not taken,
  * the file is loaded again on the caller's thread, which warns about it in
@@ -292,6 +293,14 @@ void ds_symbols__delete(struct ds_symbols *s)
 
 static uint64_t path_hash(const char *p);
 
+/* @path under the symfs (malloc'd): the file a DSO's load tries first; NULL without a symfs or memory. */
+static char *symfs_file(const struct ds_symbols *s, const char *path)
+{
+	char *full;
+
+	return s->symfs && asprintf(&full, "%s/%s", s->symfs, path) >= 0 ? full : NULL;
+}
+
 /* The request for @file, or NULL; under pf_lock. */
 static struct prefetch *prefetch_find(struct ds_symbols *s, const char *file)
 {
@@ -382,7 +391,8 @@ int ds_symbols__prefetch(struct ds_symbols *s, const char *path)
 	if (!path || path[0] != '/')
 		return 0;
 	/* the file dso_load() tries first */
-	if (s->symfs ? asprintf(&file, "%s/%s", s->symfs, path) < 0 : !(file = strdup(path)))
+	file = s->symfs ? symfs_file(s, path) : strdup(path);
+	if (!file)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->pf_lock);
 	if (s->pf_quit || prefetch_find(s, file))
@@ -459,7 +469,7 @@ void ds_symbols__prefetch_wait(struct ds_symbols *s)
 	pthread_mutex_unlock(&s->pf_lock);
 }
 
-/* Stop the prefetch thread (after its current load) and free every request. */
+/* Stop the helper thread (after its current load) and free every request. */
 static void prefetch_stop(struct ds_symbols *s)
 {
 	pthread_mutex_lock(&s->pf_lock);
@@ -604,12 +614,9 @@ static bool try_file(struct ds_dso *d, const char *file, bool *mismatch)
 /* Open the DSO's file; why it is unusable is said at its first use (dso_warn). */
 static void dso_load(struct ds_dso *d)
 {
-	struct ds_symbols *s = d->syms;
-	char *full = NULL;
+	char *full = symfs_file(d->syms, d->path);
 
 	d->loaded = true;
-	if (s->symfs && asprintf(&full, "%s/%s", s->symfs, d->path) < 0)
-		full = NULL;
 	d->usable = (full && try_file(d, full, &d->mismatch)) || try_file(d, d->path, &d->mismatch);
 	free(full);
 }

@@ -34,8 +34,8 @@ char *ds_demangle(const char *s);
 
 /*
  * Strings that live as long as their owner (an ELF image's made-up PLT
- * names): blocks freed together.  Not interned, so a loader on another
- * thread can make them.
+ * names, the names a kallsyms or perf map keeps): blocks freed together.
+ * Not interned, so a loader on another thread can make them.
  */
 struct ds_strblock;
 const char *ds_strblock__add(struct ds_strblock **blocks, const char *s, size_t len);
@@ -171,7 +171,7 @@ size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool d
 
 /* A text file read whole; symbol names point into it. */
 struct ds_textsyms {
-	struct ds_name_block *names;  /* the kept names, copied once */
+	struct ds_strblock *names;    /* the kept names, copied once */
 	struct ds_symtab tab;
 };
 
@@ -198,7 +198,7 @@ struct ds_kallsyms {
 	struct ds_ksample { uint64_t key; size_t off; } *samples;   /* every 32nd ordered line */
 	size_t nr_samples;
 	size_t tail;               /* just past the last ordered (non-module) line */
-	struct ds_name_block *blocks;
+	struct ds_strblock *blocks;   /* the names copied */
 };
 
 /* Build the parser's lookup tables (thread-safe; the loads call it too). */

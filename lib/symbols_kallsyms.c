@@ -31,53 +31,18 @@
 #include "symbols_int.h"
 
 #define CHUNK (256u << 10)
-#define NAME_BLOCK (1u << 20)
+#define NAME_MAX_LEN ((1u << 20) - 1)   /* a longer name (a hostile line) is cut */
 #define SCAN_CHUNK (256u << 10)   /* a file is scanned through a buffer this big */
 
-struct ds_name_block {
-	struct ds_name_block *next;
-	size_t used;
-	char data[NAME_BLOCK];
-};
-
 /* @name (@n bytes, NUL added) copied into @blocks; NULL on ENOMEM. */
-static const char *copy_name(struct ds_name_block **blocks, const char *name, size_t n)
+static const char *copy_name(struct ds_strblock **blocks, const char *name, size_t n)
 {
-	struct ds_name_block *b = *blocks;
-	char *dst;
-
-	n++;
-
-	if (n > NAME_BLOCK)
-		n = NAME_BLOCK;   /* a hostile line: cut (the last byte becomes the NUL) */
-	if (!b || b->used + n > NAME_BLOCK) {
-		b = malloc(sizeof(*b));
-		if (!b)
-			return NULL;
-		b->next = *blocks;
-		b->used = 0;
-		*blocks = b;
-	}
-	dst = b->data + b->used;
-	memcpy(dst, name, n - 1);
-	dst[n - 1] = '\0';
-	b->used += n;
-	return dst;
+	return ds_strblock__add(blocks, name, n < NAME_MAX_LEN ? n : NAME_MAX_LEN);
 }
 
 static const char *keep_name(struct ds_textsyms *ks, const char *name)
 {
 	return copy_name(&ks->names, name, strlen(name));
-}
-
-static void free_blocks(struct ds_name_block **blocks)
-{
-	while (*blocks) {
-		struct ds_name_block *next = (*blocks)->next;
-
-		free(*blocks);
-		*blocks = next;
-	}
 }
 
 static signed char hex_digit[256];
@@ -958,7 +923,7 @@ void ds_kallsyms__exit(struct ds_kallsyms *ks)
 		free(ks->v);
 	free(ks->samples);
 	ds_hashmap__exit(&ks->names);
-	free_blocks(&ks->blocks);
+	ds_strblock__free(&ks->blocks);
 	memset(ks, 0, sizeof(*ks));
 }
 
@@ -969,7 +934,7 @@ bool ds_perfmap__load(struct ds_textsyms *ks, const char *path)
 
 void ds_textsyms__exit(struct ds_textsyms *ks)
 {
-	free_blocks(&ks->names);
+	ds_strblock__free(&ks->names);
 	free(ks->tab.syms);
 	memset(ks, 0, sizeof(*ks));
 }

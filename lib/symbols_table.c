@@ -87,7 +87,7 @@ const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle)
 
 /* ---- strings owned by an image ---------------------------------------- */
 
-#define STRBLOCK_SIZE (16u << 10)
+#define STRBLOCK_SIZE (64u << 10)   /* a bigger string gets a block of its own */
 
 struct ds_strblock {
 	struct ds_strblock *next;
