@@ -321,18 +321,19 @@ static const char script[] =
 
 static int write_svg(struct flame *fl, int fd, const char *title)
 {
-	static struct outbuf out;
-	struct outbuf *o = &out;
+	struct outbuf *o;
 	uint64_t total = fl->nodes[0].samples;
 	double scale = (double)(IMG_WIDTH - 2 * PAD) / (double)(total ? total : 1);
 	unsigned height = TOP + BOTTOM + (max_depth(fl, scale) + 1) * FRAME_H;
 	/* depth-first, children in name order; explicit stack of (node, offset, depth) */
 	struct item { uint32_t id; uint64_t off; unsigned depth; } *stack = malloc((fl->nr + 1) * sizeof(*stack));
 	size_t sp = 0;
+	int err;
 
-	if (!stack)
+	if (!stack || !(o = outbuf_new(fd))) {
+		free(stack);
 		return ENOMEM;
-	outbuf_init(o, fd);
+	}
 	outbuf_printf(o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 			 "<svg version=\"1.1\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" "
 			 "xmlns=\"http://www.w3.org/2000/svg\" data-samples=\"%llu\">\n"
@@ -373,7 +374,9 @@ static int write_svg(struct flame *fl, int fd, const char *title)
 	outbuf_puts(o, script);
 	outbuf_puts(o, "</svg>\n");
 	outbuf_flush(o);
-	return o->error;
+	err = o->error;
+	outbuf_delete(o);
+	return err;
 }
 
 int cmd_flamegraph(int argc, char **argv)

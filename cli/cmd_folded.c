@@ -305,7 +305,7 @@ static char *stack_text(const struct folded *fo, uint32_t n)
 
 static int print_folded(struct folded *fo, int fd)
 {
-	static struct outbuf out;
+	struct outbuf *out = NULL;
 	struct line *lines = calloc(fo->nr + 1, sizeof(*lines));
 	size_t nr = 0;
 	int ret = 0;
@@ -324,17 +324,22 @@ static int print_folded(struct folded *fo, int fd)
 	}
 	if (!ret) {
 		qsort(lines, nr, sizeof(*lines), cmp_line);
-		outbuf_init(&out, fd);
-		for (size_t i = 0; i < nr; i++) {
-			outbuf_puts(&out, lines[i].text);
-			outbuf_putc(&out, ' ');
-			outbuf_dec(&out, lines[i].count, 0, ' ');
-			outbuf_putc(&out, '\n');
-		}
-		outbuf_flush(&out);
-		if (out.error)
-			ret = -out.error;
+		out = outbuf_new(fd);
+		if (!out)
+			ret = -ENOMEM;
 	}
+	if (!ret) {
+		for (size_t i = 0; i < nr; i++) {
+			outbuf_puts(out, lines[i].text);
+			outbuf_putc(out, ' ');
+			outbuf_dec(out, lines[i].count, 0, ' ');
+			outbuf_putc(out, '\n');
+		}
+		outbuf_flush(out);
+		if (out->error)
+			ret = -out->error;
+	}
+	outbuf_delete(out);
 	for (size_t i = 0; i < nr; i++)
 		free(lines[i].text);
 	free(lines);

@@ -922,15 +922,17 @@ static void report_at_end(void *ctx, int status)
 	if (status != EXIT_OK && !r->nr_ents)
 		return;
 	apply_pending(r);
-	outbuf_init(r->out, STDOUT_FILENO);
-	if (print_report(r))
+	r->out = outbuf_new(STDOUT_FILENO);
+	if (!r->out || print_report(r))
 		fprintf(stderr, "dstack report: out of memory\n");
-	outbuf_flush(r->out);
+	if (r->out)
+		outbuf_flush(r->out);
+	outbuf_delete(r->out);
+	r->out = NULL;
 }
 
 int cmd_report(int argc, char **argv)
 {
-	static struct outbuf out;
 	struct report *r = calloc(1, sizeof(*r));
 	uint64_t k, v;
 	int ret;
@@ -945,7 +947,6 @@ int cmd_report(int argc, char **argv)
 	r->sort[0] = SORT_COMM;
 	r->sort[1] = SORT_DSO;
 	r->sort[2] = SORT_SYM;
-	r->out = &out;
 	ret = parse_args(r, argc, argv);
 	if (ret) {
 		free(r);

@@ -290,8 +290,7 @@ int cmd_script(int argc, char **argv)
 	struct common_opts co = { .input = "perf.data" };
 	struct ds_symbols_opts so = { 0 };
 	struct ds_session_opts sopts = { 0 };
-	static struct outbuf out;
-	struct script sc = { .out = &out, .max_stack = 127 };
+	struct script sc = { .max_stack = 127 };
 	const char *v;
 	struct analysis a;
 	int ret;
@@ -334,9 +333,15 @@ int cmd_script(int argc, char **argv)
 		free(sc.chains);
 		sc.chains = NULL;
 	}
-	outbuf_init(&out, STDOUT_FILENO);
-	ret = analysis_run(&a, "script", &sopts, on_event, &sc);
-	outbuf_flush(&out);
+	sc.out = outbuf_new(STDOUT_FILENO);
+	if (!sc.out) {
+		fprintf(stderr, "dstack script: out of memory\n");
+		ret = EXIT_INPUT;
+	} else {
+		ret = analysis_run(&a, "script", &sopts, on_event, &sc);
+		outbuf_flush(sc.out);
+	}
+	outbuf_delete(sc.out);
 	analysis_close(&a);
 	free(sc.line_of);
 	free(sc.lines);

@@ -82,18 +82,19 @@ static void write_profile(struct outbuf *o, const struct xdata *x, const struct 
 
 static int write_speedscope(const struct xdata *x, int fd, const char *title)
 {
-	static struct outbuf out;
-	struct outbuf *o = &out;
+	struct outbuf *o;
 	struct thread_key *th = calloc(x->nr_samples + 1, sizeof(*th));
 	size_t nr = 0;
 	const char *unit = is_clock(x) ? "nanoseconds" : "none";
+	int err;
 
-	if (!th)
+	if (!th || !(o = outbuf_new(fd))) {
+		free(th);
 		return ENOMEM;
+	}
 	for (size_t i = 0; i < x->nr_samples; i++)
 		th[i] = (struct thread_key){ x->samples[i].pid, x->samples[i].tid, i };
 	qsort(th, x->nr_samples, sizeof(*th), cmp_thread);
-	outbuf_init(o, fd);
 	outbuf_puts(o, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"shared\":{\"frames\":[");
 	for (size_t i = 0; i < x->nr_funcs; i++) {
 		if (i)
@@ -117,7 +118,9 @@ static int write_speedscope(const struct xdata *x, int fd, const char *title)
 	outbuf_puts(o, ",\"activeProfileIndex\":0,\"exporter\":\"dstack\"}\n");
 	free(th);
 	outbuf_flush(o);
-	return o->error;
+	err = o->error;
+	outbuf_delete(o);
+	return err;
 }
 
 int cmd_speedscope(int argc, char **argv)

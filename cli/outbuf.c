@@ -3,8 +3,25 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include "outbuf.h"
+
+struct outbuf *outbuf_new(int fd)
+{
+	struct outbuf *o = malloc(sizeof(*o));
+
+	if (o) {
+		outbuf_init(o, fd);
+		o->flushes = 0;
+	}
+	return o;
+}
+
+void outbuf_delete(struct outbuf *o)
+{
+	free(o);
+}
 
 void outbuf_init(struct outbuf *o, int fd)
 {

@@ -3,12 +3,14 @@
  * outbuf unit tests: outbuf_fixed2() prints what printf's "%*.2f" prints,
  * digit for digit, for the percentages report computes (a * 100.0 / b),
  * for exact ties (x.xx5 that are binary fractions: rounded to even), for
- * random doubles and for what falls back to printf.
+ * random doubles and for what falls back to printf.  And a heap buffer
+ * (outbuf_new) writes what it was given across several flushes.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "../../cli/outbuf.h"
 
 static int passed, failed;
@@ -28,6 +30,45 @@ static void check(double v, int width)
 	} else {
 		passed++;
 	}
+}
+
+/* 1 MiB of numbered lines through a heap buffer into a temporary file, read back */
+static void check_heap_buffer(void)
+{
+	FILE *f = tmpfile();
+	struct outbuf *o = f ? outbuf_new(fileno(f)) : NULL;
+	char line[32], got[32];
+	int i, bad = 0;
+
+	if (!o) {
+		failed++;
+		printf("FAIL outbuf_new or tmpfile\n");
+		if (f)
+			fclose(f);
+		return;
+	}
+	for (i = 0; i < 100000; i++) {
+		outbuf_dec(o, (uint64_t)i, 8, '0');
+		outbuf_putc(o, '\n');
+	}
+	outbuf_flush(o);
+	if (o->error || o->flushes < 3)
+		bad = 1;
+	outbuf_delete(o);
+	rewind(f);
+	for (i = 0; i < 100000 && !bad; i++) {
+		snprintf(line, sizeof(line), "%08d\n", i);
+		if (!fgets(got, sizeof(got), f) || strcmp(got, line))
+			bad = 1;
+	}
+	if (bad || fgets(got, sizeof(got), f)) {
+		failed++;
+		printf("FAIL heap buffer: line %d\n", i);
+	} else {
+		passed++;
+	}
+	fclose(f);
+	outbuf_delete(NULL);
 }
 
 int main(void)
@@ -58,6 +99,7 @@ int main(void)
 	check(INFINITY, 7);
 	check(0.0, 7);
 	check(100.0, 7);
+	check_heap_buffer();
 	printf("test_outbuf: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
