@@ -25,6 +25,13 @@ cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$B/timeit" bench/timeit.
 time_cmd() {
 	"$B/timeit" "$N" "$@"
 }
+# Before a row's timed runs: the comparison's output files go (written but
+# not yet on disk, their write-back would land in the timed runs: ~50 MB
+# for a script row), and whatever else is dirty is written now.
+settle() {
+	rm -f "$@"
+	sync
+}
 
 printf '%-34s %-16s %9s %9s %7s %10s %10s  %s\n' command input dstack_s perf_s ratio dstack_KiB perf_KiB note
 row() { # name input dstack_stats perf_stats note
@@ -48,6 +55,7 @@ bench_script() {
 	if ! cmp -s "$B/$name.dstack.script" "$B/$name.perf.script"; then
 		skip "$label" "$name" "outputs differ ($B/$name.*.script)"; return
 	fi
+	settle "$B/$name.dstack.script" "$B/$name.perf.script"
 	row "$label" "$name" "$(time_cmd "$DSTACK" script "${opts[@]}")" "$(time_cmd "$PERF7" script "${opts[@]}")" "outputs equal"
 }
 
@@ -65,6 +73,7 @@ bench_report() {
 	else
 		note="DIFFER: $(echo "$res" | tail -1)"
 	fi
+	settle
 	row "report --stdio --no-children" "$name" "$(time_cmd "$DSTACK" report "${opts[@]}")" "$(time_cmd "$PERF7" report "${opts[@]}")" "$note"
 }
 
@@ -79,6 +88,7 @@ bench_folded() {
 	local note="sample totals equal ($dn)"
 	[ "$dn" = "$pn" ] || note="SAMPLE TOTALS DIFFER ($dn vs $pn)"
 	printf '%s\n' "#!/bin/sh" "\"$PERF7\" script $(printf '%q ' "${opts[@]}") | awk -f bench/collapse.awk" > "$B/perf-folded.sh"
+	settle
 	row "folded (perf: script|awk)" "$name" "$(time_cmd "$DSTACK" folded "${opts[@]}")" "$(time_cmd sh "$B/perf-folded.sh")" "$note"
 }
 
@@ -106,7 +116,7 @@ if have_perf7; then
 	"$DSTACK" script "${opts[@]}" > "$B/large.dstack.script" 2>/dev/null
 	"$PERF7" script "${opts[@]}" > "$B/large.perf.script" 2>/dev/null
 	if cmp -s "$B/large.dstack.script" "$B/large.perf.script"; then
-		rm -f "$B/large.dstack.script" "$B/large.perf.script"
+		settle "$B/large.dstack.script" "$B/large.perf.script"
 		row "script" "$(basename "$large" .data)" \
 			"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" script "${opts[@]}")" \
 			"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$PERF7" script "${opts[@]}")" "outputs equal ($(du -m "$large" | cut -f1) MB)"
@@ -122,6 +132,7 @@ if have_perf7; then
 	else
 		note="DIFFER: $(echo "$res" | tail -1)"
 	fi
+	settle
 	row "report --stdio --no-children" "$(basename "$large" .data)" \
 		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" report "${ropts[@]}")" \
 		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$PERF7" report "${ropts[@]}")" "$note"
@@ -130,6 +141,7 @@ if have_perf7; then
 	note="sample totals equal ($dn)"
 	[ "$dn" = "$pn" ] || note="SAMPLE TOTALS DIFFER ($dn vs $pn)"
 	printf '%s\n' "#!/bin/sh" "\"$PERF7\" script $(printf '%q ' "${opts[@]}") | awk -f bench/collapse.awk" > "$B/perf-folded-large.sh"
+	settle
 	row "folded (perf: script|awk)" "$(basename "$large" .data)" \
 		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" folded "${opts[@]}")" \
 		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd sh "$B/perf-folded-large.sh")" "$note"
