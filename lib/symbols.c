@@ -97,7 +97,7 @@ struct ds_dso {
 	struct ds_hashmap cache;       /* file offset -> pool index << 8 | count */
 	struct ds_frame *pool;
 	size_t pool_nr, pool_cap;
-	struct ds_hashmap dw_names;    /* DWARF string address -> interned name */
+	struct ds_dwarf_cache dw;      /* DWARF names and scopes (zeroed: empty) */
 };
 
 struct ds_symbols {
@@ -197,7 +197,7 @@ static void dso_unload(struct ds_dso *d)
 	if (d->img.elf || d->img.fd >= 0)
 		ds_elf__close(&d->img);
 	ds_hashmap__exit(&d->cache);
-	ds_hashmap__exit(&d->dw_names);
+	ds_dwarf_cache__exit(&d->dw);
 	d->pool_nr = 0;
 	d->usable = false;
 }
@@ -709,7 +709,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 	}
 	if (d->img.dwarf && !s->no_inline)
 		n = ds_dwarf__inlines(d->img.dwarf, vaddr, &s->in, !s->no_demangle,
-				      &d->dw_names, inl, MAX_INLINE);
+				      &d->dw, inl, MAX_INLINE);
 	if (n == 0) {
 		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
 		return 1;

@@ -160,12 +160,23 @@ struct ds_inline_frame {
 	const char *name;          /* interned, NULL if the DIE has no name */
 };
 
+/* What lookups in one Dwarf keep: names demangled once, each CU's scopes by address. */
+struct ds_dwarf_cache {
+	struct ds_hashmap names;   /* DWARF string address -> interned name */
+	struct ds_hashmap cus;     /* CU DIE offset -> its scopes (symbols_dwarf.c) */
+};
+
+void ds_dwarf_cache__init(struct ds_dwarf_cache *c);
+void ds_dwarf_cache__exit(struct ds_dwarf_cache *c);
+
 /*
  * The functions containing @vaddr, innermost first (inlined subroutines, then
  * the subprogram).  Returns the count (<= @max), 0 if DWARF knows nothing.
+ * @cache: kept for @dw between lookups; NULL walks the DIEs every time
+ * (the same result: the tests compare the two).
  */
 size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
-			 struct ds_hashmap *name_cache, struct ds_inline_frame *out, size_t max);
+			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max);
 
 /* ---- kallsyms and perf maps ------------------------------------------ */
 

@@ -623,6 +623,70 @@ static void test_hostile(const char *symfs, const char *dir)
 	free(orig);
 }
 
+/*
+ * Inline chains through a DWARF cache (each CU's outermost scopes by
+ * address, symbols_dwarf.c) are what the walk from the CU finds without
+ * one: at the start, middle and last byte of every function of the
+ * corpus binaries that have DWARF, and at every byte of the first 4 KiB
+ * of each one's text.
+ */
+static void dwarf_same(struct ds_elf_image *img, struct ds_intern *in, struct ds_dwarf_cache *cache,
+		       uint64_t a, size_t *nr, size_t *with_inlines, const char *bin)
+{
+	struct ds_inline_frame x[16], y[16];
+	size_t nx = ds_dwarf__inlines(img->dwarf, a, in, true, cache, x, 16);
+	size_t ny = ds_dwarf__inlines(img->dwarf, a, in, true, NULL, y, 16);
+	bool same = nx == ny;
+
+	for (size_t i = 0; same && i < nx; i++)
+		same = x[i].name == y[i].name;
+	(*nr)++;
+	*with_inlines += nx > 1;
+	if (!same) {
+		CHECK(false, "%s %#" PRIx64 ": %zu frames with the cache (%s), %zu without (%s)", bin, a, nx,
+		      nx ? x[0].name : "-", ny, ny ? y[0].name : "-");
+	}
+}
+
+static void test_dwarf_scopes(const char *symfs)
+{
+	static const char *const bins[] = { "/usr/local/bin/wl", "/usr/local/bin/wlxx", "/job/wl" };
+
+	for (size_t b = 0; b < sizeof(bins) / sizeof(*bins); b++) {
+		char path[4096];
+		struct ds_elf_image img;
+		struct ds_intern in = { 0 };
+		struct ds_dwarf_cache cache;
+		size_t nr = 0, with_inlines = 0, failed_before = (size_t)failed;
+
+		snprintf(path, sizeof(path), "%s%s", symfs, bins[b]);
+		if (ds_elf__open(&img, path) || !ds_elf__load(&img, true, symfs, bins[b]) || !img.dwarf) {
+			CHECK(false, "%s: no DWARF to test", bins[b]);
+			continue;
+		}
+		ds_dwarf_cache__init(&cache);
+		for (size_t i = 0; i < img.symtab.nr; i++) {
+			const struct ds_sym *f = &img.symtab.syms[i];
+
+			if (f->end <= f->start)
+				continue;
+			dwarf_same(&img, &in, &cache, f->start, &nr, &with_inlines, bins[b]);
+			dwarf_same(&img, &in, &cache, f->start + (f->end - f->start) / 2, &nr, &with_inlines, bins[b]);
+			dwarf_same(&img, &in, &cache, f->end - 1, &nr, &with_inlines, bins[b]);
+		}
+		for (size_t i = 0; i < img.nr_segs; i++)
+			if (img.segs[i].filesz && img.segs[i].off)   /* the first loaded segment after the headers: text */
+				for (uint64_t a = img.segs[i].vaddr; a < img.segs[i].vaddr + 4096; a++)
+					dwarf_same(&img, &in, &cache, a, &nr, &with_inlines, bins[b]);
+		CHECK(nr > 1000 && with_inlines > 0, "%s: %zu addresses, %zu with inline frames", bins[b], nr, with_inlines);
+		if ((size_t)failed == failed_before)
+			printf("dwarf scopes %s: %zu addresses the same (%zu with inline frames)\n", bins[b], nr, with_inlines);
+		ds_dwarf_cache__exit(&cache);
+		ds_intern__exit(&in);
+		ds_elf__close(&img);
+	}
+}
+
 static void cleanup(const char *dir)
 {
 	static const char *const files[] = { "kallsyms", "tmp/perf-4242.map", "wl", "tmp" };
@@ -648,6 +712,7 @@ int main(int argc, char **argv)
 	test_elf(argv[1], argv[2], false);
 	test_elf(argv[1], argv[2], true);
 	test_cache_and_options(argv[1]);
+	test_dwarf_scopes(argv[1]);
 	test_build_id(argv[1]);
 	test_kernel(argv[2]);
 	if (!mkdtemp(dir)) {
