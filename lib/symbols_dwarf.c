@@ -192,7 +192,8 @@ static struct cu_scopes *cu_scopes_build(Dwarf_Die *cu)
 		c->nr = 0;
 		return c;
 	}
-	qsort(c->v, c->nr, sizeof(*c->v), range_cmp);
+	if (c->nr > 1)   /* none at all (a CU of declarations): v is NULL, and qsort(NULL) is UB */
+		qsort(c->v, c->nr, sizeof(*c->v), range_cmp);
 	for (size_t i = 1; i < c->nr; i++)
 		if (c->v[i].lo < c->v[i - 1].hi)
 			c->overlap = true;
