@@ -32,7 +32,10 @@
 
 #define CHUNK (256u << 10)
 #define NAME_MAX_LEN ((1u << 20) - 1)   /* a longer name (a hostile line) is cut */
-#define SCAN_CHUNK (256u << 10)   /* a file is scanned through a buffer this big */
+/* a file is scanned through a buffer this big: loading the 8.5 MB corpus
+ * kallsyms took 1.8 ms with 512 KiB, 2.2-2.6 with 256 KiB, 2.1-2.4 with 1-4 MiB
+ * (means of 20 loads, three rounds) */
+#define SCAN_CHUNK (512u << 10)
 
 /* @name (@n bytes, NUL added) copied into @blocks; NULL on ENOMEM. */
 static const char *copy_name(struct ds_strblock **blocks, const char *name, size_t n)
