@@ -15,8 +15,12 @@ else ifeq ($(MODE),tsan)
 OPT     := -O1 -g -fsanitize=thread
 LDOPT   := -fsanitize=thread
 endif
+# Builds that look for leaks free everything at the end of a command (see analysis_finish)
+ifneq ($(MODE),release)
+TIDY    := -DDSTACK_TIDY_EXIT
+endif
 CFLAGS  ?=
-CFLAGS  += $(WARN) $(CSTD) $(OPT) -Iinclude -Ilib -MMD -MP
+CFLAGS  += $(WARN) $(CSTD) $(OPT) $(TIDY) -Iinclude -Ilib -MMD -MP
 LDLIBS  := -lelf -ldw -lzstd -lz -lstdc++ -lm
 ifeq ($(MODE),release)
 # The command links the libraries it uses statically (glibc stays shared):

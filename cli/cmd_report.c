@@ -529,8 +529,11 @@ static int sym_text(const struct entry *e, char *buf, size_t n)
 	if (e->sym) {   /* snprintf's "[%c] %s" by hand: printing mix.fp's report, 2.7M -> 2.2M instructions */
 		size_t len = strlen(e->sym), k;
 
-		if (n < 5)
-			return snprintf(buf, n, "[%c] %s", e->level, e->sym);
+		if (n < 5) {   /* no room for the prefix and a NUL: callers give 1024 */
+			if (n)
+				buf[0] = '\0';
+			return (int)(len + 4);
+		}
 		k = len < n - 5 ? len : n - 5;
 		buf[0] = '[';
 		buf[1] = e->level;

@@ -342,7 +342,7 @@ int cmd_script(int argc, char **argv)
 		outbuf_flush(sc.out);
 	}
 	outbuf_delete(sc.out);
-	analysis_close(&a);
+	analysis_finish(&a);
 	free(sc.line_of);
 	free(sc.lines);
 	free(sc.chains);

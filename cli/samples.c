@@ -314,6 +314,21 @@ void analysis_close(struct analysis *a)
 	memset(a, 0, sizeof(*a));
 }
 
+#ifndef DSTACK_TIDY_EXIT
+/* what analysis_finish() leaves to the exit: global, so it stays reachable (valgrind) */
+struct analysis analysis_left_to_exit;
+#endif
+
+void analysis_finish(struct analysis *a)
+{
+#ifdef DSTACK_TIDY_EXIT
+	analysis_close(a);
+#else
+	analysis_left_to_exit = *a;
+	memset(a, 0, sizeof(*a));
+#endif
+}
+
 int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *ctx)
 {
 	struct ds_symbols_opts so = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms,
@@ -340,6 +355,6 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	last_header.nr_build_ids = 0;
 	if (o->at_end)
 		o->at_end(ctx, ret);
-	analysis_close(&a);
+	analysis_finish(&a);
 	return ret;
 }
