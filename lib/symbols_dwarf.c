@@ -133,8 +133,10 @@ static void add_ranges(struct cu_scopes *c, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Addr base, lo, hi;
 	uint32_t order = c->next_order++;
+	size_t first = c->nr;
+	ptrdiff_t off = 0;
 
-	for (ptrdiff_t off = 0; (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0;) {
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
 		if (c->nr == c->cap) {
@@ -151,6 +153,8 @@ static void add_ranges(struct cu_scopes *c, Dwarf_Die *die, unsigned depth)
 		c->v[c->nr++] = (struct scope_range){ .lo = lo, .hi = hi, .off = dwarf_dieoffset(die),
 						      .order = order, .depth = depth };
 	}
+	if (off < 0)   /* bad ranges: dwarf_haspc() fails for this scope, so the walk skips it */
+		c->nr = first;
 }
 
 /* The code scopes walk_scopes() would test below @parent, in its order. */
