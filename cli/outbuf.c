@@ -11,10 +11,8 @@ struct outbuf *outbuf_new(int fd)
 {
 	struct outbuf *o = malloc(sizeof(*o));
 
-	if (o) {
+	if (o)
 		outbuf_init(o, fd);
-		o->flushes = 0;
-	}
 	return o;
 }
 
@@ -28,6 +26,7 @@ void outbuf_init(struct outbuf *o, int fd)
 	o->fd = fd;
 	o->error = 0;
 	o->len = 0;
+	o->flushes = 0;
 }
 
 int outbuf_flush(struct outbuf *o)

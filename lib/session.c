@@ -246,8 +246,9 @@ static void pl_quiesce(void *ctx)
 {
 	struct ds_session *s = ctx;
 	struct pipeline *pl = s->pl;
+	const struct batch *b = pl->slots[pl->prod % NR_BATCHES];   /* NULL: never made */
 
-	if (pl->slots[pl->prod % NR_BATCHES] && pl->slots[pl->prod % NR_BATCHES]->n)
+	if (b && b->n)
 		pl_publish(s);
 	pthread_mutex_lock(&pl->lock);
 	pl->reader_waits = true;

@@ -286,11 +286,12 @@ size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool d
 			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max)
 {
 	struct walk walk = { .pc = vaddr }, *w = &walk;   /* a few KB of stack */
-	struct ds_hashmap no_names;
+	struct ds_hashmap no_cache;   /* names for this call only, when there is no cache */
+	struct ds_hashmap *names = cache ? &cache->names : &no_cache;
 	Dwarf_Die cu;
 	size_t n = 0;
 
-	ds_hashmap__init(&no_names);
+	ds_hashmap__init(&no_cache);
 	if (!dwarf_addrdie(dw, vaddr, &cu))
 		return 0;
 	cu_walk(dw, cache, w, &cu);
@@ -300,11 +301,10 @@ size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool d
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
-		out[n++].name = die_name(&w->chain[i], in, demangle, cache ? &cache->names : &no_names);
+		out[n++].name = die_name(&w->chain[i], in, demangle, names);
 		if (tag == DW_TAG_subprogram)
 			break;
 	}
-	if (!cache)
-		ds_hashmap__exit(&no_names);
+	ds_hashmap__exit(&no_cache);   /* empty when there is a cache */
 	return n;
 }
