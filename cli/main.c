@@ -108,19 +108,34 @@ static void heap_in_huge_pages(void)
 {
 	const uintptr_t limit = 64u << 20;
 	uintptr_t page, from, to;
-	void *volatile probe;   /* volatile: the malloc/free pair must not be optimised away */
+	void *volatile probe[8];   /* volatile: the malloc/free pairs must not be optimised away */
+	size_t nr;
 
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_TOP_PAD, 8 << 20);
-	probe = malloc(1);   /* makes (or grows) the heap, with the pad beyond it */
-	if (!probe)
-		return;
+	/*
+	 * Grow the heap, with the pad beyond: the first block does it when
+	 * there is no heap yet; in a static build the C library made one
+	 * already, and blocks are taken until it grows (a few).
+	 */
+	from = to = 0;
 	page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	from = (uintptr_t)probe / page * page;
-	to = (uintptr_t)sbrk(0);
+	for (nr = 0; nr < sizeof(probe) / sizeof(*probe);) {
+		void *p = malloc(nr ? 64u << 10 : 1);
+
+		if (!p)
+			break;
+		probe[nr++] = p;
+		if (!from)
+			from = (uintptr_t)p / page * page;
+		to = (uintptr_t)sbrk(0);
+		if (to - from >= (8u << 20))
+			break;
+	}
 	if (to > from && to - from <= limit)
 		madvise((void *)from, to - from, MADV_HUGEPAGE);
-	free(probe);
+	while (nr-- > 0)
+		free(probe[nr]);
 }
 
 int main(int argc, char **argv)
