@@ -218,5 +218,5 @@ PY
 bench_record
 
 echo
-echo "stitcher alone (synthetic: 100 000 threads, 1-50 samples per kernel entry; best of 7/3/2 runs):"
+echo "stitcher alone (synthetic: 100 000 threads, 1-50 samples per kernel entry; best of 7/3/3 runs):"
 "$B/stitch_bench" "${BENCH_STITCH_RECORDS:-10000000}"

@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 		struct sink sink = { 0 };
 		struct ds_stitch_stats stats;
 		/* the best of a few runs: one run of 20 ms on a shared VM is mostly noise */
-		int runs = n <= 100000 ? 7 : n <= 1000000 ? 3 : 2;
+		int runs = n <= 100000 ? 7 : 3;
 		double tg = 1e30, ts = 1e30;
 
 		for (int r = 0; r < runs; r++) {
