@@ -209,6 +209,12 @@ struct ds_kallsyms {
 	struct ds_ksample { uint64_t key; size_t off; } *samples;   /* every 32nd ordered line */
 	size_t nr_samples;
 	size_t tail;               /* just past the last ordered (non-module) line */
+	/* symbols found in place, chained per sample block (the block of the
+	 * address looked up): a block's lookups end at one of its <= 33 lines,
+	 * so a chain stays short, and a hit reads no text */
+	struct ds_khit { uint64_t start, end; const char *name; uint32_t next; } *hits;
+	size_t nr_hits, cap_hits;
+	uint32_t *hit_head;        /* per sample block: 1 + its newest hit, 0 for none */
 	struct ds_strblock *blocks;   /* the names copied */
 };
 

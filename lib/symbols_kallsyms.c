@@ -747,19 +747,18 @@ static size_t prev_line(const struct ds_kallsyms *ks, size_t p)
 
 /*
  * The symbol for @addr in the sorted text, by the index's rules (the last
- * kept line with address <= addr; it ends where the next kept line starts):
- * 1 and *@out, 0 if none, -1 if the walk grew too long.
+ * kept line with address <= addr; it ends where the next kept line starts),
+ * looked for from sample @lo - 1 (the last sample <= addr; @lo > 0):
+ * 1 and *@out, *@out_end; 0 if none; -1 if the walk grew too long.
  */
-static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_ksym *out)
+static int find_in_place(const struct ds_kallsyms *ks, size_t lo, uint64_t addr, struct ds_ksym *out,
+			 uint64_t *out_end)
 {
-	size_t lo = DS_UPPER_BOUND(ks->samples, ks->nr_samples, key, addr);   /* just past the last sample <= addr */
 	size_t p, q = ks->tail, n, walked = 0, last = SIZE_MAX, last_n = 0;
 	bool found = false;
 	struct ds_ksym e;
 	uint64_t key = 0;
 
-	if (lo == 0)
-		return 0;   /* before the first line */
 	/* forward over the lines <= addr, only reading their addresses */
 	for (p = ks->samples[lo - 1].off; p < ks->tail; p += n + 1) {
 		n = line_len(ks, p);
@@ -799,7 +798,36 @@ static int find_in_place(const struct ds_kallsyms *ks, uint64_t addr, struct ds_
 			break;
 		}
 	}
+	*out_end = end;
 	return addr < end;
+}
+
+/* A symbol found before in sample block @b that holds @addr, or NULL. */
+static const struct ds_khit *hit_find(const struct ds_kallsyms *ks, size_t b, uint64_t addr)
+{
+	for (uint32_t i = ks->hit_head ? ks->hit_head[b] : 0; i; i = ks->hits[i - 1].next) {
+		const struct ds_khit *h = &ks->hits[i - 1];
+
+		if (h->start <= addr && addr < h->end)
+			return h;
+	}
+	return NULL;
+}
+
+/* Remember a symbol found for an address in sample block @b (best effort: a
+ * failed allocation only costs the next lookup its walk). */
+static void hit_add(struct ds_kallsyms *ks, size_t b, uint64_t start, uint64_t end, const char *name)
+{
+	struct ds_khit *n;
+
+	if (!ks->hit_head && !(ks->hit_head = calloc(ks->nr_samples, sizeof(*ks->hit_head))))
+		return;
+	if (ks->nr_hits >= UINT32_MAX - 1 ||
+	    !(n = ds_grow(ks->hits, &ks->cap_hits, ks->nr_hits + 1, sizeof(*n), 256)))
+		return;
+	ks->hits = n;
+	n[ks->nr_hits] = (struct ds_khit){ .start = start, .end = end, .name = name, .next = ks->hit_head[b] };
+	ks->hit_head[b] = (uint32_t)++ks->nr_hits;
 }
 
 /* Leave the in-place search for the full index (text still mapped); false on ENOMEM. */
@@ -816,6 +844,8 @@ static bool to_full_index(struct ds_kallsyms *ks)
 	free(ks->samples);
 	ks->samples = NULL;
 	ks->nr_samples = 0;
+	free(ks->hit_head);
+	ks->hit_head = NULL;
 	ks->in_place = false;
 	if (ks->mapped) {   /* names are read with pread from now on */
 		munmap(ks->text, ks->len);
@@ -890,10 +920,25 @@ static bool find_indexed(const struct ds_kallsyms *ks, uint64_t addr, struct ds_
 bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start)
 {
 	struct ds_ksym k;
-	int r = ks->in_place ? find_in_place(ks, addr, &k) : -1;
+	uint64_t end = 0;
+	size_t lo = 0;
+	int r = -1;
 
-	if (r < 0 && ks->in_place && !to_full_index(ks))
-		return false;
+	if (ks->in_place) {
+		const struct ds_khit *h;
+
+		lo = DS_UPPER_BOUND(ks->samples, ks->nr_samples, key, addr);   /* past the last sample <= addr */
+		if (lo == 0)
+			return false;   /* before the first line */
+		if ((h = hit_find(ks, lo - 1, addr))) {
+			*name = h->name;
+			*start = h->start;
+			return true;
+		}
+		r = find_in_place(ks, lo, addr, &k, &end);
+		if (r < 0 && !to_full_index(ks))
+			return false;
+	}
 	if (r < 0 && !find_indexed(ks, addr, &k))
 		return false;
 	if (r == 0)
@@ -909,6 +954,8 @@ bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name,
 			return false;
 	}
 	*start = k.start;
+	if (r > 0)
+		hit_add(ks, lo - 1, k.start, end, *name);
 	return true;
 }
 
@@ -925,6 +972,8 @@ void ds_kallsyms__exit(struct ds_kallsyms *ks)
 	else
 		free(ks->v);
 	free(ks->samples);
+	free(ks->hits);
+	free(ks->hit_head);
 	ds_hashmap__exit(&ks->names);
 	ds_strblock__free(&ks->blocks);
 	memset(ks, 0, sizeof(*ks));

@@ -400,6 +400,28 @@ static const struct ref_sym *ref_find(const struct ref_sym *v, size_t nr, uint64
 	return best;
 }
 
+/* The lowest start above @addr, or 0. */
+static uint64_t ref_next_start(const struct ref_sym *v, size_t nr, uint64_t addr)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		if (v[i].start > addr && (!next || v[i].start < next))
+			next = v[i].start;
+	return next;
+}
+
+/* One direct lookup of @addr checked against the reference; true if they agree. */
+static bool ks_agrees(struct ds_kallsyms *ks, const struct ref_sym *ref, size_t nref, uint64_t addr)
+{
+	const struct ref_sym *want = ref_find(ref, nref, addr);
+	const char *kname;
+	uint64_t kstart;
+	bool kgot = ds_kallsyms__find(ks, addr, &kname, &kstart);
+
+	return kgot == (want != NULL) && (!kgot || (!strcmp(kname, want->name) && kstart == want->start));
+}
+
 static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 {
 	enum { LINES = 40000, QUERIES = 3000 };
@@ -456,7 +478,8 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	struct ds_symbols_opts o = { .kallsyms = path };
 	struct ds_symbols *s = ds_symbols__new(&o);
 	struct ds_kallsyms ks;
-	unsigned agree = 0, agree_ks = 0;
+	unsigned agree = 0, agree_ks = 0, again = 0, nagain = 0;
+	uint64_t *asked = calloc(QUERIES, sizeof(*asked));
 
 	CHECK(ds_kallsyms__load(&ks, path), "load %s", fname);
 	CHECK(ks.in_place == (mode != KS_SHAPES), "%s: searched %s", fname, ks.in_place ? "in place" : "by the full index");
@@ -469,6 +492,8 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 					       : run_lo + rng() % (run_hi - run_lo + 1);
 		const struct ref_sym *want = ref_find(ref, nref, addr);
 		struct ds_frame f;
+
+		asked[q] = addr;
 		bool got = ds_symbols__kernel(s, addr, &f);
 
 		const char *kname;
@@ -485,6 +510,24 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	}
 	CHECK(agree == QUERIES, "%s: %u of %u lookups agree with the reference", fname, agree, QUERIES);
 	CHECK(agree_ks == QUERIES, "%s: %u of %u direct lookups agree", fname, agree_ks, QUERIES);
+	/* again, backwards, with each symbol's first and last address and the
+	 * next one's first: answered by the symbols found before where they hold */
+	size_t hits_before = ks.nr_hits;
+
+	for (unsigned q = QUERIES; q-- > 0;) {
+		const struct ref_sym *want = ref_find(ref, nref, asked[q]);
+		uint64_t next = want ? ref_next_start(ref, nref, want->start) : 0;
+		uint64_t probe[4] = { asked[q], want ? want->start : asked[q], next ? next - 1 : asked[q], next ? next : asked[q] };
+
+		for (int i = 0; i < 4; i++, nagain++)
+			again += ks_agrees(&ks, ref, nref, probe[i]);
+	}
+	CHECK(again == nagain, "%s: %u of %u repeated and boundary lookups agree", fname, again, nagain);
+	if (mode == KS_SORTED)
+		CHECK(hits_before > 0 && ks.nr_hits < hits_before + nagain / 4,
+		      "%s: found symbols answer repeated lookups (%zu kept, %zu after %u more lookups)", fname,
+		      hits_before, ks.nr_hits, nagain);
+	free(asked);
 	if (mode == KS_LONGRUN)
 		CHECK(!ks.in_place, "%s: the long run sent the search to the full index", fname);
 	ds_kallsyms__exit(&ks);
