@@ -78,6 +78,7 @@
 #include "dstack/log.h"
 #include "dstack/symbols.h"
 #include "hashmap.h"
+#include "spawn.h"
 #include "symbols_int.h"
 
 #define MAX_INLINE 32   /* deeper inline chains are cut (perf has no limit) */
@@ -396,7 +397,7 @@ static int helper_start(struct ds_symbols *s)
 
 	if (s->pf_started || s->pf_quit)
 		return s->pf_started ? 0 : -EAGAIN;
-	err = pthread_create(&s->pf_thread, NULL, helper_thread, s);
+	err = ds_spawn_elsewhere(&s->pf_thread, helper_thread, s);
 	s->pf_started = !err;
 	if (err)   /* no thread: every binary is loaded at its first lookup */
 		s->pf_quit = true;
