@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	/* the median of an even count: the lower middle, as the shell version did */
-	printf("%.3f %.3f %ld\n", t[(n - 1) / 2], t[0], rss);
+	printf("%.4f %.4f %ld\n", t[(n - 1) / 2], t[0], rss);
 	free(t);
 	return 0;
 }

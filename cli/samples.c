@@ -218,10 +218,36 @@ static bool wants_kernel(const struct ds_reader *rd, const struct ds_symbols_opt
 	return false;
 }
 
-int analysis_open(struct analysis *a, const char *cmd, const char *input, const struct ds_symbols_opts *so)
+/*
+ * Where dstack keeps what is worth keeping across runs (the check of a
+ * kallsyms file): $DSTACK_CACHE_DIR (empty: nowhere), else
+ * $XDG_CACHE_HOME/dstack, else $HOME/.cache/dstack; NULL for nowhere.
+ */
+static const char *cache_dir(void)
 {
+	static char buf[4096];
+	const char *v = getenv("DSTACK_CACHE_DIR"), *base;
+	int n;
+
+	if (v)
+		return *v ? v : NULL;
+	if ((base = getenv("XDG_CACHE_HOME")) && *base == '/')
+		n = snprintf(buf, sizeof(buf), "%s/dstack", base);
+	else if ((base = getenv("HOME")) && *base == '/')
+		n = snprintf(buf, sizeof(buf), "%s/.cache/dstack", base);
+	else
+		return NULL;
+	return n > 0 && (size_t)n < sizeof(buf) ? buf : NULL;
+}
+
+int analysis_open(struct analysis *a, const char *cmd, const char *input, const struct ds_symbols_opts *opts)
+{
+	struct ds_symbols_opts so_cached = *opts;
+	const struct ds_symbols_opts *so = &so_cached;
 	char *err = NULL;
 
+	if (!so_cached.cache_dir)
+		so_cached.cache_dir = cache_dir();
 	memset(a, 0, sizeof(*a));
 	a->syms = ds_symbols__new(so);
 	/* a kallsyms file named: its load overlaps setting up and opening the input too */

@@ -63,5 +63,9 @@ put('kallsyms', 'reversed', b'\n'.join(reversed(lines)))
 put('kallsyms', 'odd', b'0xffffffff81000000 T _text\nffffffff81000010 t a\t[mod]\n1 W w\n'
     b'ffffffff81000020  T  spaced\nffffffff81000020 T same_addr\nffffffff81000030 D $x\n'
     b'ffffffffc0000000 t m\t[module]\nzzzz T bad\nffffffff81000040 T last')
+# the samples of a cache file (fuzz_cache): four, at line starts of its
+# sorted kallsyms ("%016llx T s%d\n": 22 bytes a line for i < 10), the last past the window
+put('kallsyms', 'cache', b''.join(struct.pack('<QQ', 0xffffffff81000000 + 64 * i, o)
+                                  for i, o in ((0, 0), (1, 22), (2, 44), (63, 22 * 10 + 23 * 53))))
 put('kallsyms', 'perfmap', b'7f0000001000 40 jit_one\n7f0000001040 0 jit_zero\n0x7f0000002000 10 hex\n'
     b'garbage line\n7f0000003000 20 name with spaces\n')

@@ -104,6 +104,7 @@ struct ds_dso {
 struct ds_symbols {
 	char *symfs;
 	char *kallsyms;
+	char *cache_dir;
 	bool no_inline, no_demangle;
 	struct ds_intern in;
 	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
@@ -182,6 +183,7 @@ struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
 		/* an empty symfs is the same as none */
 		s->symfs = opts->symfs && *opts->symfs ? dup_or_null(opts->symfs, &fail) : NULL;
 		s->kallsyms = dup_or_null(opts->kallsyms, &fail);
+		s->cache_dir = dup_or_null(opts->cache_dir, &fail);
 		s->no_inline = opts->no_inline;
 		s->no_demangle = opts->no_demangle;
 	}
@@ -261,7 +263,7 @@ static void kernel_ready(struct ds_symbols *s)
 			pthread_cond_wait(&s->pf_cond, &s->pf_lock);
 	pthread_mutex_unlock(&s->pf_lock);
 	if (!queued)
-		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
+		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s), s->cache_dir);
 	s->kernel_tried = true;
 	if (!s->kernel_ok)
 		ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
@@ -294,6 +296,7 @@ void ds_symbols__delete(struct ds_symbols *s)
 	ds_intern__exit(&s->in);
 	free(s->symfs);
 	free(s->kallsyms);
+	free(s->cache_dir);
 	pthread_mutex_destroy(&s->pf_lock);
 	pthread_cond_destroy(&s->pf_cond);
 	free(s);
@@ -376,7 +379,7 @@ static void *helper_thread(void *arg)
 			break;
 		if (s->kernel_queued && !s->kernel_done) {   /* first: the first sample waits for them */
 			pthread_mutex_unlock(&s->pf_lock);
-			bool ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
+			bool ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s), s->cache_dir);
 
 			pthread_mutex_lock(&s->pf_lock);
 			s->kernel_ok = ok;

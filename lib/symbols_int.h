@@ -215,12 +215,19 @@ struct ds_kallsyms {
 	struct ds_khit { uint64_t start, end; const char *name; uint32_t next; } *hits;
 	size_t nr_hits, cap_hits;
 	uint32_t *hit_head;        /* per sample block: 1 + its newest hit, 0 for none */
+	char *cache_path;          /* where the samples are kept across runs, or NULL */
+	bool from_cache;           /* the samples came from there */
 	struct ds_strblock *blocks;   /* the names copied */
 };
 
 /* Build the parser's lookup tables (thread-safe; the loads call it too). */
 void ds_kallsyms__init_tables(void);
-bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path);
+/*
+ * Load @path; with @cache_dir (may be NULL), a sorted regular file's
+ * check is kept there for later runs and taken from there when the file
+ * is unchanged.  False if the file cannot be read (or no memory).
+ */
+bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path, const char *cache_dir);
 /* The symbol containing @addr: its name and start; false if none. */
 bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
 void ds_kallsyms__exit(struct ds_kallsyms *ks);

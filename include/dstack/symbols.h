@@ -30,6 +30,12 @@ struct ds_symbols_opts {
 	const char *kallsyms;     /* kallsyms file, or NULL for /proc/kallsyms */
 	bool no_inline;           /* do not expand inlined frames from DWARF */
 	bool no_demangle;         /* keep C++ names mangled */
+	/*
+	 * A directory for what is worth keeping across runs (created if
+	 * missing), or NULL for nothing: the check of a kallsyms file
+	 * (sorted, so searched in place), keyed by the file's identity.
+	 */
+	const char *cache_dir;
 };
 
 /* One printed frame of a resolved address. */

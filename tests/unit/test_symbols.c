@@ -367,11 +367,14 @@ static void test_synthetic_kallsyms(const char *dir)
  *   KS_SORTED  a real file's shape, in order but for module lines (inside
  *              and, out of order, at the end), same-address groups: the
  *              text searched in place;
+ *   KS_LONGNAMES KS_SORTED with names of 100-400 bytes: a sample block
+ *              is larger than the window a lookup reads, which then looks
+ *              again through the whole text;
  *   KS_LONGRUN the same with a long run of unkept lines: the in-place
  *              search gives up on it and builds the full index mid-way.
  */
-enum ks_mode { KS_SHAPES, KS_SORTED, KS_LONGRUN };
-struct ref_sym { uint64_t start; unsigned order; char name[24]; };
+enum ks_mode { KS_SHAPES, KS_SORTED, KS_LONGNAMES, KS_LONGRUN };
+struct ref_sym { uint64_t start; unsigned order; char name[420]; };
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -427,14 +430,15 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	enum { LINES = 40000, QUERIES = 3000 };
 	static const char types[] = "TtWwDdBbulN1rRAaUV";
 	struct ref_sym *ref = calloc(LINES, sizeof(*ref));
-	size_t nref = 0, len = 0, cap = (size_t)LINES * 64;
+	size_t nref = 0, len = 0, cap = (size_t)LINES * (mode == KS_LONGNAMES ? 448 : 64);
 	char *text = malloc(cap), path[4096];
 	uint64_t base = 0xffffffff81000000ULL, next = base, run_lo = 0, run_hi = 0;
-	const char *fname = mode == KS_SHAPES ? "kallsyms.shapes" : mode == KS_SORTED ? "kallsyms.sorted" : "kallsyms.longrun";
+	static const char *const fnames[] = { "kallsyms.shapes", "kallsyms.sorted", "kallsyms.longnames", "kallsyms.longrun" };
+	const char *fname = fnames[mode];
 
 	for (unsigned i = 0; i < LINES; i++) {
 		uint64_t addr = base + (rng() % 0x1000000) * ((rng() % 8) ? 1 : 0) + i * 16;
-		char type = types[rng() % (sizeof(types) - 1)], name[24];
+		char type = types[rng() % (sizeof(types) - 1)], name[420];
 		unsigned shape = (unsigned)(rng() % 20);
 
 		if (mode != KS_SHAPES) {
@@ -453,7 +457,11 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 		}
 		bool kept = strchr("TtWwDdBbulN1", type) != NULL;
 
-		snprintf(name, sizeof(name), "%s%u_%u", shape == 6 ? "$x" : "sym", i, (unsigned)(rng() % 1000));
+		int nl = snprintf(name, sizeof(name), "%s%u_%u", shape == 6 ? "$x" : "sym", i, (unsigned)(rng() % 1000));
+
+		if (mode == KS_LONGNAMES)   /* 100-400 bytes */
+			for (int pad = 100 + (int)(rng() % 300); nl < pad; nl++)
+				name[nl] = (char)('a' + nl % 26), name[nl + 1] = '\0';
 		if (shape == 1)
 			len += (size_t)sprintf(text + len, "%016llX %c %s\n", (unsigned long long)addr, type, name);
 		else if (shape == 2)
@@ -481,8 +489,9 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	unsigned agree = 0, agree_ks = 0, again = 0, nagain = 0;
 	uint64_t *asked = calloc(QUERIES, sizeof(*asked));
 
-	CHECK(ds_kallsyms__load(&ks, path), "load %s", fname);
+	CHECK(ds_kallsyms__load(&ks, path, NULL), "load %s", fname);
 	CHECK(ks.in_place == (mode != KS_SHAPES), "%s: searched %s", fname, ks.in_place ? "in place" : "by the full index");
+	CHECK(!ks.text, "%s: no text in memory before the first lookup", fname);
 
 	for (unsigned q = 0; q < QUERIES; q++) {
 		uint64_t addr = q % 3 ? ref[rng() % nref].start + rng() % 64 : (rng() & 0xffffffffULL) | (q % 2 ? base : 0);
@@ -530,6 +539,9 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	free(asked);
 	if (mode == KS_LONGRUN)
 		CHECK(!ks.in_place, "%s: the long run sent the search to the full index", fname);
+	/* lookups read windows of the file; only blocks larger than one map it */
+	if (mode == KS_SORTED || mode == KS_LONGNAMES)
+		CHECK(ks.mapped == (mode == KS_LONGNAMES), "%s: text %s", fname, ks.mapped ? "mapped" : "read in windows");
 	ds_kallsyms__exit(&ks);
 	ds_symbols__delete(s);
 	free(ref);
@@ -730,6 +742,83 @@ static void test_dwarf_scopes(const char *symfs)
 	}
 }
 
+/* Lookups in @a and @b agree at @n addresses around the text's symbols. */
+static bool ks_same(struct ds_kallsyms *a, struct ds_kallsyms *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t addr = 0xffffffff81000000ULL + rng() % 0x1400000;
+		const char *na, *nb;
+		uint64_t sa, sb;
+		bool ga = ds_kallsyms__find(a, addr, &na, &sa), gb = ds_kallsyms__find(b, addr, &nb, &sb);
+
+		if (ga != gb || (ga && (sa != sb || strcmp(na, nb))))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The check of a sorted kallsyms kept across runs: made in a cache
+ * directory created as needed, taken by the next load of the unchanged
+ * file, never by a changed file; a damaged cache file costs only the check.
+ */
+static void test_kallsyms_cache(const char *dir)
+{
+	char path[4096], cdir[4096], cfile[4200];
+	struct ds_kallsyms ref, ks;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/kallsyms.sorted", dir);
+	snprintf(cdir, sizeof(cdir), "%s/cache/dstack", dir);
+	CHECK(!stat(path, &st), "kallsyms.sorted is there");
+	snprintf(cfile, sizeof(cfile), "%s/kallsyms-%llx-%llx.idx", cdir, (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	CHECK(ds_kallsyms__load(&ref, path, NULL), "load without a cache");
+
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && ks.in_place && !ks.from_cache, "first load: checked");
+	CHECK(!stat(cfile, &st) && st.st_size > 64, "first load: cache file written (%s)", cfile);
+	CHECK(ks_same(&ref, &ks, 2000), "first load: lookups agree");
+	ds_kallsyms__exit(&ks);
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && ks.in_place && ks.from_cache, "second load: from the cache");
+	CHECK(ks_same(&ref, &ks, 2000), "second load: lookups agree");
+	ds_kallsyms__exit(&ks);
+
+	/* damaged: cut short; a sample moved into its line; garbage */
+	CHECK(sh("cp %s %s.good && truncate -s -8 %s", cfile, cfile, cfile), "cut the cache file");
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && !ks.from_cache && ks_same(&ref, &ks, 500),
+	      "cut cache file: not taken, lookups agree");
+	ds_kallsyms__exit(&ks);
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && ks.from_cache, "rewritten after the cut one");
+	ds_kallsyms__exit(&ks);
+	/* the 10th sample's offset (header 64 bytes, 16 per sample, offset second) one byte on */
+	CHECK(sh("python3 -c \"import struct,sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); "
+		 "o=64+9*16+8; struct.pack_into('<Q',b,o,struct.unpack_from('<Q',b,o)[0]+1); open(p,'wb').write(b)\" %s",
+		 cfile), "move a sample");
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && ks.from_cache && ks_same(&ref, &ks, 3000),
+	      "a sample moved into its line: taken, but lookups agree (the line's key is checked)");
+	ds_kallsyms__exit(&ks);
+	CHECK(sh("head -c 5000 /dev/urandom > %s", cfile), "garbage cache file");
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && !ks.from_cache && ks_same(&ref, &ks, 500),
+	      "garbage cache file: not taken");
+	ds_kallsyms__exit(&ks);
+
+	/* the file rewritten (same bytes, new ctime): checked again */
+	CHECK(sh("cp %s %s.copy && cat %s.copy > %s && rm %s.copy", path, path, path, path, path), "rewrite kallsyms");
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && !ks.from_cache, "rewritten file: checked again");
+	ds_kallsyms__exit(&ks);
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && ks.from_cache && ks_same(&ref, &ks, 500),
+	      "rewritten file: its own check taken next");
+	ds_kallsyms__exit(&ks);
+
+	/* a cache directory that cannot be made: loads as without one */
+	snprintf(cdir, sizeof(cdir), "%s/kallsyms.sorted/sub", dir);
+	CHECK(ds_kallsyms__load(&ks, path, cdir) && ks.in_place && !ks.from_cache && ks_same(&ref, &ks, 500),
+	      "unusable cache directory: loads");
+	ds_kallsyms__exit(&ks);
+	ds_kallsyms__exit(&ref);
+	sh("rm -rf %s/cache", dir);
+}
+
 static void cleanup(const char *dir)
 {
 	static const char *const files[] = { "kallsyms", "tmp/perf-4242.map", "wl", "tmp" };
@@ -765,7 +854,9 @@ int main(int argc, char **argv)
 	test_synthetic_kallsyms(dir);
 	test_kallsyms_file(dir, KS_SHAPES);
 	test_kallsyms_file(dir, KS_SORTED);
+	test_kallsyms_file(dir, KS_LONGNAMES);
 	test_kallsyms_file(dir, KS_LONGRUN);
+	test_kallsyms_cache(dir);
 	test_kallsyms_long_line(dir);
 	test_jit(dir);
 	test_hostile(argv[1], dir);
