@@ -216,6 +216,7 @@ struct ds_kallsyms {
 	size_t nr_hits, cap_hits;
 	uint32_t *hit_head;        /* per sample block: 1 + its newest hit, 0 for none */
 	char *cache_path;          /* where the samples are kept across runs, or NULL */
+	struct ds_hashmap chunks;  /* chunk index -> 16 KiB of the file read for lookups */
 	bool from_cache;           /* the samples came from there */
 	struct ds_strblock *blocks;   /* the names copied */
 };

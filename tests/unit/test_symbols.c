@@ -367,14 +367,15 @@ static void test_synthetic_kallsyms(const char *dir)
  *   KS_SORTED  a real file's shape, in order but for module lines (inside
  *              and, out of order, at the end), same-address groups: the
  *              text searched in place;
- *   KS_LONGNAMES KS_SORTED with names of 100-400 bytes: a sample block
- *              is larger than the window a lookup reads, which then looks
- *              again through the whole text;
+ *   KS_LONGNAMES KS_SORTED with names of 100-400 bytes, one in 997 of
+ *              50 KB: a walk leaves the 16 KiB chunk it reads, and looks
+ *              again with the chunks beside it, or past a long name
+ *              through the whole text;
  *   KS_LONGRUN the same with a long run of unkept lines: the in-place
  *              search gives up on it and builds the full index mid-way.
  */
 enum ks_mode { KS_SHAPES, KS_SORTED, KS_LONGNAMES, KS_LONGRUN };
-struct ref_sym { uint64_t start; unsigned order; char name[420]; };
+struct ref_sym { uint64_t start; unsigned order; char *name; };
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -430,7 +431,7 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	enum { LINES = 40000, QUERIES = 3000 };
 	static const char types[] = "TtWwDdBbulN1rRAaUV";
 	struct ref_sym *ref = calloc(LINES, sizeof(*ref));
-	size_t nref = 0, len = 0, cap = (size_t)LINES * (mode == KS_LONGNAMES ? 448 : 64);
+	size_t nref = 0, len = 0, cap = (size_t)LINES * (mode == KS_LONGNAMES ? 448 : 64) + (mode == KS_LONGNAMES ? 41u * 50100 : 0);
 	char *text = malloc(cap), path[4096];
 	uint64_t base = 0xffffffff81000000ULL, next = base, run_lo = 0, run_hi = 0;
 	static const char *const fnames[] = { "kallsyms.shapes", "kallsyms.sorted", "kallsyms.longnames", "kallsyms.longrun" };
@@ -438,7 +439,8 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 
 	for (unsigned i = 0; i < LINES; i++) {
 		uint64_t addr = base + (rng() % 0x1000000) * ((rng() % 8) ? 1 : 0) + i * 16;
-		char type = types[rng() % (sizeof(types) - 1)], name[420];
+		char type = types[rng() % (sizeof(types) - 1)];
+		static char name[60000];
 		unsigned shape = (unsigned)(rng() % 20);
 
 		if (mode != KS_SHAPES) {
@@ -459,8 +461,8 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 
 		int nl = snprintf(name, sizeof(name), "%s%u_%u", shape == 6 ? "$x" : "sym", i, (unsigned)(rng() % 1000));
 
-		if (mode == KS_LONGNAMES)   /* 100-400 bytes */
-			for (int pad = 100 + (int)(rng() % 300); nl < pad; nl++)
+		if (mode == KS_LONGNAMES)   /* 100-400 bytes, one in 997 50 KB */
+			for (int pad = i % 997 == 500 ? 50000 : 100 + (int)(rng() % 300); nl < pad; nl++)
 				name[nl] = (char)('a' + nl % 26), name[nl + 1] = '\0';
 		if (shape == 1)
 			len += (size_t)sprintf(text + len, "%016llX %c %s\n", (unsigned long long)addr, type, name);
@@ -477,7 +479,7 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 		if (kept && shape != 4 && shape != 6)
 			ref[nref++] = (struct ref_sym){ .start = addr, .order = i };
 		if (kept && shape != 4 && shape != 6)
-			snprintf(ref[nref - 1].name, sizeof(ref[nref - 1].name), "%s", name);
+			ref[nref - 1].name = strdup(name);
 	}
 	len--;   /* the last line has no newline */
 	snprintf(path, sizeof(path), "%s/%s", dir, fname);
@@ -540,10 +542,14 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	if (mode == KS_LONGRUN)
 		CHECK(!ks.in_place, "%s: the long run sent the search to the full index", fname);
 	/* lookups read windows of the file; only blocks larger than one map it */
-	if (mode == KS_SORTED || mode == KS_LONGNAMES)
-		CHECK(ks.mapped == (mode == KS_LONGNAMES), "%s: text %s", fname, ks.mapped ? "mapped" : "read in windows");
+	if (mode == KS_SORTED || mode == KS_LONGNAMES) {
+		CHECK(ks.mapped == (mode == KS_LONGNAMES), "%s: text %s", fname, ks.mapped ? "mapped" : "read in chunks");
+		CHECK(ks.in_place, "%s: still searched in place after every lookup", fname);
+	}
 	ds_kallsyms__exit(&ks);
 	ds_symbols__delete(s);
+	for (size_t i = 0; i < nref; i++)
+		free(ref[i].name);
 	free(ref);
 	free(text);
 }
