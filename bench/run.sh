@@ -2,9 +2,10 @@
 # make bench: dstack vs perf 7.2 side by side on the same files.
 # usage: bench/run.sh BUILD_DIR   (BUILD_DIR holds a release dstack)
 # Inputs are prepared under BUILD_DIR/bench (never in git).  Every row first
-# checks that both tools print the same thing, then times N runs of each
-# (wall-clock median and min, bench/timeit.c; 21 runs of dstack on the
-# corpus files, see time_fast) and records peak RSS (KiB).
+# checks that both tools print the same thing, then times N runs of each,
+# the two sides' runs interleaved (wall-clock median and min,
+# bench/timeit.c; 21 runs of dstack on the corpus files, see NF) and
+# records peak RSS (KiB).
 # Rows needing perf 7.2 print SKIPPED when /var/tmp/kernel-vm/ready is absent.
 set -u
 BUILD=${1:-build}
@@ -37,9 +38,15 @@ time_cmd() {
 # +-5 ms; the median of 5 moved by 30% from one bench to the next, so these
 # take 21 runs (half a second); perf's runs (0.3 s each) stay at N.
 NF=${BENCH_FAST_RUNS:-21}
-time_fast() {
-	"$B/timeit" "$NF" "$@"
+# Interleaved: "N1 CMD1... :: N2 CMD2..." -> one "median min rss" line per
+# command, their runs alternated in proportion, so that a slow minute of
+# this VM falls on both sides of a ratio (one bench read perf's report of
+# mix.fp at 0.26 s and the next at 0.32 s, dstack's at 16.5 and 16.1 ms,
+# when each side took its runs in a block of its own).
+time_mixed() {
+	"$B/timeit" "$@"
 }
+line() { sed -n "${1}p" <<<"$2"; }
 # Before a row's timed runs: the comparison's output files go (written but
 # not yet on disk, their write-back would land in the timed runs: ~50 MB
 # for a script row), and whatever else is dirty is written now.
@@ -71,12 +78,12 @@ bench_script() {
 		skip "$label" "$name" "outputs differ ($B/$name.*.script)"; return
 	fi
 	settle "$B/$name.dstack.script" "$B/$name.perf.script"
-	local dstack_t perf_t
-	dstack_t=$(time_fast "$DSTACK" script "${opts[@]}")
-	perf_t=$(time_cmd "$PERF7" script "${opts[@]}")
-	row "$label" "$name" "$dstack_t" "$perf_t" "outputs equal"
+	local t cold=()
+	[ "$name" = kernel.fp ] && cold=(:: "$NF" DSTACK_CACHE_DIR= "$DSTACK" script "${opts[@]}")
+	t=$(time_mixed "$NF" "$DSTACK" script "${opts[@]}" :: "$N" "$PERF7" script "${opts[@]}" "${cold[@]}")
+	row "$label" "$name" "$(line 1 "$t")" "$(line 2 "$t")" "outputs equal"
 	[ "$name" = kernel.fp ] &&
-		row "  the same, no kallsyms cache" "$name" "$(DSTACK_CACHE_DIR='' time_fast "$DSTACK" script "${opts[@]}")" "$perf_t" "(perf: the row above's runs)"
+		row "  the same, no kallsyms cache" "$name" "$(line 3 "$t")" "$(line 2 "$t")" "(perf: the row above's runs)"
 }
 
 bench_report() {
@@ -94,11 +101,11 @@ bench_report() {
 		note="DIFFER: $(echo "$res" | tail -1)"
 	fi
 	settle
-	local dstack_t perf_t
-	dstack_t=$(time_fast "$DSTACK" report "${opts[@]}")
-	perf_t=$(time_cmd "$PERF7" report "${opts[@]}")
-	row "report --stdio --no-children" "$name" "$dstack_t" "$perf_t" "$note"
-	row "  the same, no kallsyms cache" "$name" "$(DSTACK_CACHE_DIR='' time_fast "$DSTACK" report "${opts[@]}")" "$perf_t" "(perf: the row above's runs)"
+	local t
+	t=$(time_mixed "$NF" "$DSTACK" report "${opts[@]}" :: "$N" "$PERF7" report "${opts[@]}" \
+		:: "$NF" DSTACK_CACHE_DIR= "$DSTACK" report "${opts[@]}")
+	row "report --stdio --no-children" "$name" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
+	row "  the same, no kallsyms cache" "$name" "$(line 3 "$t")" "$(line 2 "$t")" "(perf: the row above's runs)"
 }
 
 # folded vs perf script | awk collapse (the floor is perf script alone).
@@ -113,7 +120,9 @@ bench_folded() {
 	[ "$dn" = "$pn" ] || note="SAMPLE TOTALS DIFFER ($dn vs $pn)"
 	printf '%s\n' "#!/bin/sh" "\"$PERF7\" script $(printf '%q ' "${opts[@]}") | awk -f bench/collapse.awk" > "$B/perf-folded.sh"
 	settle
-	row "folded (perf: script|awk)" "$name" "$(time_fast "$DSTACK" folded "${opts[@]}")" "$(time_cmd sh "$B/perf-folded.sh")" "$note"
+	local t
+	t=$(time_mixed "$NF" "$DSTACK" folded "${opts[@]}" :: "$N" sh "$B/perf-folded.sh")
+	row "folded (perf: script|awk)" "$name" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
 }
 
 for f in kernel.fp mix.fp kernel.defer threads2.defer; do bench_script "$f"; done
@@ -135,15 +144,16 @@ scaled() { # name copies -> path of the scaled file (made once)
 
 # The large input, side by side with perf (fewer runs: perf takes seconds).
 large=$(scaled kernel.fp "${BENCH_LARGE_COPIES:-20}") || exit 1
+NL=${BENCH_LARGE_RUNS:-5}
 if have_perf7; then
 	opts=(--symfs "$W/symfs-root/symfs" --kallsyms "$W/kallsyms" -i "$large")
 	"$DSTACK" script "${opts[@]}" > "$B/large.dstack.script" 2>/dev/null
 	"$PERF7" script "${opts[@]}" > "$B/large.perf.script" 2>/dev/null
 	if cmp -s "$B/large.dstack.script" "$B/large.perf.script"; then
 		settle "$B/large.dstack.script" "$B/large.perf.script"
-		row "script" "$(basename "$large" .data)" \
-			"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" script "${opts[@]}")" \
-			"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$PERF7" script "${opts[@]}")" "outputs equal ($(du -m "$large" | cut -f1) MB)"
+		t=$(time_mixed "$NL" "$DSTACK" script "${opts[@]}" :: "$NL" "$PERF7" script "${opts[@]}")
+		row "script" "$(basename "$large" .data)" "$(line 1 "$t")" "$(line 2 "$t")" \
+			"outputs equal ($(du -m "$large" | cut -f1) MB)"
 	else
 		skip "script" "$(basename "$large")" "outputs differ ($B/large.*.script)"
 	fi
@@ -157,18 +167,16 @@ if have_perf7; then
 		note="DIFFER: $(echo "$res" | tail -1)"
 	fi
 	settle
-	row "report --stdio --no-children" "$(basename "$large" .data)" \
-		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" report "${ropts[@]}")" \
-		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$PERF7" report "${ropts[@]}")" "$note"
+	t=$(time_mixed "$NL" "$DSTACK" report "${ropts[@]}" :: "$NL" "$PERF7" report "${ropts[@]}")
+	row "report --stdio --no-children" "$(basename "$large" .data)" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
 	dn=$("$DSTACK" folded "${opts[@]}" 2>/dev/null | awk '{s += $NF} END {print s}')
 	pn=$("$PERF7" script "${opts[@]}" 2>/dev/null | awk -f bench/collapse.awk | awk '{s += $NF} END {print s}')
 	note="sample totals equal ($dn)"
 	[ "$dn" = "$pn" ] || note="SAMPLE TOTALS DIFFER ($dn vs $pn)"
 	printf '%s\n' "#!/bin/sh" "\"$PERF7\" script $(printf '%q ' "${opts[@]}") | awk -f bench/collapse.awk" > "$B/perf-folded-large.sh"
 	settle
-	row "folded (perf: script|awk)" "$(basename "$large" .data)" \
-		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd "$DSTACK" folded "${opts[@]}")" \
-		"$(N=${BENCH_LARGE_RUNS:-5} time_cmd sh "$B/perf-folded-large.sh")" "$note"
+	t=$(time_mixed "$NL" "$DSTACK" folded "${opts[@]}" :: "$NL" sh "$B/perf-folded-large.sh")
+	row "folded (perf: script|awk)" "$(basename "$large" .data)" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
 else
 	skip "script" "$(basename "$large")" "perf 7.2 not ready"
 fi
