@@ -206,7 +206,7 @@ struct ds_kallsyms {
 	size_t v_bytes;
 	struct ds_hashmap names;   /* name offset -> the name, copied on first use */
 	bool in_place;             /* sorted text searched as it is (text mapped; v unused) */
-	struct ds_ksample { uint64_t key; size_t off; } *samples;   /* every 32nd ordered line */
+	struct ds_ksample { uint64_t key; uint64_t off; } *samples;   /* every 32nd ordered line */
 	size_t nr_samples;
 	size_t tail;               /* just past the last ordered (non-module) line */
 	/* symbols found in place, chained per sample block (the block of the
