@@ -242,12 +242,12 @@ static const char *cache_dir(void)
 
 int analysis_open(struct analysis *a, const char *cmd, const char *input, const struct ds_symbols_opts *opts)
 {
-	struct ds_symbols_opts so_cached = *opts;
-	const struct ds_symbols_opts *so = &so_cached;
+	struct ds_symbols_opts with_cache = *opts;
+	const struct ds_symbols_opts *so = &with_cache;
 	char *err = NULL;
 
-	if (!so_cached.cache_dir)
-		so_cached.cache_dir = cache_dir();
+	if (!with_cache.cache_dir)
+		with_cache.cache_dir = cache_dir();
 	memset(a, 0, sizeof(*a));
 	a->syms = ds_symbols__new(so);
 	/* a kallsyms file named: its load overlaps setting up and opening the input too */

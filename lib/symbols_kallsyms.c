@@ -240,16 +240,15 @@ fail:
 
 /* ---- kernel symbols, indexed in place ---------------------------------- */
 
-/* @path opened if it is a regular file, else read whole (/proc/kallsyms). */
-static bool kallsyms_text(struct ds_kallsyms *ks, const char *path)
+/* @path opened if it is a regular file (its *@st filled), else read whole (/proc/kallsyms). */
+static bool kallsyms_text(struct ds_kallsyms *ks, const char *path, struct stat *st)
 {
-	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
-		ks->len = (size_t)st.st_size;
+	if (!fstat(fd, st) && S_ISREG(st->st_mode) && st->st_size > 0) {
+		ks->len = (size_t)st->st_size;
 		ks->fd = fd;   /* scanned through a buffer, names read with pread */
 		ks->fd_open = true;
 		return true;
@@ -703,14 +702,13 @@ static ALWAYS_INLINE bool check_one(void *ctx, const char *l, size_t off, size_t
 	return true;
 }
 
-/* The sorted text searched in place with @samples (taken) from now on (a file read in windows, see struct kview). */
-static bool search_in_place(struct ds_kallsyms *ks, struct ds_ksample *samples, size_t nr, size_t tail)
+/* The sorted text searched in place with @samples (taken) from now on (a file read in chunks, see struct kview). */
+static void search_in_place(struct ds_kallsyms *ks, struct ds_ksample *samples, size_t nr, size_t tail)
 {
 	ks->samples = samples;
 	ks->nr_samples = nr;
 	ks->tail = tail;
 	ks->in_place = true;
-	return true;
 }
 
 /* True when the text can be searched in place (then ks->samples is set). */
@@ -722,7 +720,8 @@ static bool check_sorted(struct ds_kallsyms *ks)
 		free(c.v);
 		return false;
 	}
-	return search_in_place(ks, c.v, c.nr, c.tail);
+	search_in_place(ks, c.v, c.nr, c.tail);
+	return true;
 }
 
 /* ---- the check's result, kept across runs ------------------------------ */
@@ -743,10 +742,6 @@ struct kcache_head {
 	char magic[8];
 	uint64_t dev, ino, size, mtime_ns, ctime_ns;
 	uint64_t tail, nr_samples;
-};
-
-struct kcache_sample {
-	uint64_t key, off;
 };
 
 static void kcache_ident(const struct stat *st, struct kcache_head *h)
@@ -786,10 +781,8 @@ static struct ds_ksample *kcache_read(const char *path, struct kcache_head *want
 
 	/* the file's samples are read straight into the array (one populated
 	 * block: a fault per page of two arrays cost ~1 ms in a fresh process) */
-	_Static_assert(sizeof(struct ds_ksample) == sizeof(struct kcache_sample) &&
-		       offsetof(struct ds_ksample, key) == offsetof(struct kcache_sample, key) &&
-		       offsetof(struct ds_ksample, off) == offsetof(struct kcache_sample, off),
-		       "cache samples are read in place");
+	_Static_assert(sizeof(struct ds_ksample) == 16 && offsetof(struct ds_ksample, key) == 0 &&
+		       offsetof(struct ds_ksample, off) == 8, "cache samples are the file's: u64 key, u64 offset");
 
 	if (fd < 0)
 		return NULL;
@@ -830,7 +823,8 @@ static bool kcache_load(struct ds_kallsyms *ks, const struct stat *st)
 	if (!v)
 		return false;
 	ks->from_cache = true;
-	return search_in_place(ks, v, (size_t)h.nr_samples, (size_t)h.tail);
+	search_in_place(ks, v, (size_t)h.nr_samples, (size_t)h.tail);
+	return true;
 }
 
 /* mkdir -p @dir (one component at a time); false if it is not a directory after. */
@@ -871,15 +865,9 @@ static void kcache_store(const struct ds_kallsyms *ks, const char *dir, const st
 	kcache_ident(st, &h);
 	h.tail = ks->tail;
 	h.nr_samples = ks->nr_samples;
-	ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h);
-	for (size_t i = 0; ok && i < ks->nr_samples;) {
-		struct kcache_sample buf[512];
-		size_t k = 0;
-
-		for (; k < 512 && i < ks->nr_samples; k++, i++)
-			buf[k] = (struct kcache_sample){ .key = ks->samples[i].key, .off = ks->samples[i].off };
-		ok = write(fd, buf, k * sizeof(buf[0])) == (ssize_t)(k * sizeof(buf[0]));
-	}
+	ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
+	     write(fd, ks->samples, ks->nr_samples * sizeof(*ks->samples)) ==
+		     (ssize_t)(ks->nr_samples * sizeof(*ks->samples));   /* the file's layout (see kcache_read) */
 	ok = !close(fd) && ok;
 	if (!ok || rename(tmp, ks->cache_path))
 		unlink(tmp);
@@ -1158,9 +1146,9 @@ bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path, const char *cac
 	memset(ks, 0, sizeof(*ks));
 	ds_hashmap__init(&ks->names);
 	ds_hashmap__init(&ks->chunks);
-	if (!kallsyms_text(ks, path))
+	if (!kallsyms_text(ks, path, &st))
 		return false;
-	cached = ks->fd_open && !fstat(ks->fd, &st) && kcache_path(ks, cache_dir, &st);
+	cached = ks->fd_open && kcache_path(ks, cache_dir, &st);
 	if (cached && kcache_load(ks, &st))
 		return true;
 	if (check_sorted(ks)) {
@@ -1178,6 +1166,29 @@ bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path, const char *cac
 	return true;
 }
 
+/*
+ * The name at @off in a chunk a lookup has read already, if the chunk holds
+ * it to its end or to @max bytes (the walk that found the symbol read its
+ * line there: no second read of it); NULL if not.
+ */
+static const char *name_in_chunk(const struct ds_kallsyms *ks, uint64_t off, size_t max)
+{
+	const uint64_t *slot = ds_hashmap__find(&ks->chunks, off / KCHUNK);
+	size_t in = (size_t)(off % KCHUNK), held;
+	const char *n;
+
+	if (!slot)
+		return NULL;
+	held = (size_t)(ks->len - (off - in) < KCHUNK ? ks->len - (off - in) : KCHUNK) - in;
+	n = (const char *)(uintptr_t)*slot + in;
+	if (held >= max)
+		return n;
+	for (size_t i = 0; i < held; i++)
+		if (n[i] == '\n' || n[i] == '\t')
+			return n;
+	return NULL;
+}
+
 /* The name at @off (up to a newline or a tab), from the text or the file; NULL on error. */
 static const char *read_name(struct ds_kallsyms *ks, uint64_t off)
 {
@@ -1190,6 +1201,8 @@ static const char *read_name(struct ds_kallsyms *ks, uint64_t off)
 	avail = ks->len - (size_t)off;
 	if (ks->text) {
 		n = ks->text + off;
+	} else if ((n = name_in_chunk(ks, off, avail < sizeof(buf) ? avail : sizeof(buf)))) {
+		avail = avail < sizeof(buf) ? avail : sizeof(buf);   /* as the pread below would read */
 	} else {
 		ssize_t got = pread(ks->fd, buf, avail < sizeof(buf) ? avail : sizeof(buf), (off_t)off);
 
