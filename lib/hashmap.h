@@ -5,9 +5,15 @@
  * shift deletion (no tombstones), so every operation is O(1) expected and a
  * map that has grown never allocates again in the steady state.
  *
+ * A slot is its key and value, 16 bytes: key 0 marks a free slot, and the
+ * key 0 itself (a tid, a chunk number) is kept beside the table.  Slots
+ * with a flag were 24 bytes; the report's call-graph map, probed at random,
+ * is a third smaller and misses the cache less.
+ *
  * Lifecycle: zero-initialise (struct ds_hashmap m = {0}) or call
  * ds_hashmap__init(); ds_hashmap__exit() frees the table.  Keys are any u64;
- * the map owns nothing the values point to.
+ * the map owns nothing the values point to.  A value pointer stays valid
+ * until the next insertion or deletion.
  */
 #ifndef DSTACK_HASHMAP_H
 #define DSTACK_HASHMAP_H
@@ -17,15 +23,16 @@
 #include <stdint.h>
 
 struct ds_hashmap_slot {
-	uint64_t key;
+	uint64_t key;   /* 0: free */
 	uint64_t val;
-	bool used;
 };
 
 struct ds_hashmap {
 	struct ds_hashmap_slot *slots;
 	size_t cap;   /* 0 or a power of two */
-	size_t len;
+	size_t len;   /* keys in slots (key 0 not counted) */
+	bool has_zero;
+	uint64_t zero_val;   /* key 0's value, when has_zero */
 };
 
 static inline uint64_t ds_hash64(uint64_t x)
@@ -54,6 +61,12 @@ int ds_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val);
 uint64_t *ds_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, bool *found);
 /* Remove; true if it was there (its value into *@old if @old). */
 bool ds_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old);
+
+/* The number of keys. */
+static inline size_t ds_hashmap__count(const struct ds_hashmap *m)
+{
+	return m->len + m->has_zero;
+}
 
 /* Iterate: for (size_t i = 0; ds_hashmap__next(m, &i, &k, &v); ) ... */
 bool ds_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val);

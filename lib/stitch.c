@@ -510,7 +510,7 @@ static int add_orphan(struct ds_stitcher *st, struct chain *c)
 		if (rekey_pending(st))
 			return -ENOMEM;
 	}
-	if (st->orphans.len >= MAX_ORPHANS) {
+	if (ds_hashmap__count(&st->orphans) >= MAX_ORPHANS) {
 		for (size_t i = 0; ds_hashmap__next(&st->orphans, &i, &k, &v);)
 			chain_put((struct chain *)(uintptr_t)v);
 		ds_hashmap__exit(&st->orphans);
