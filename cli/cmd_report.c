@@ -20,12 +20,23 @@
 #define NONE UINT32_MAX
 enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_MAX };
 
-/* One call-graph node: a frame under its parent. */
-struct node {
-	const char *sym, *dso;
-	uint64_t ip;               /* the frame's address when sym is NULL */
+/* What tells call-graph nodes apart (perf's function key): dso and symbol, else address. */
+struct nkey {
+	const char *sym, *dso;     /* sym NULL: no symbol (or a deferred cookie) */
+	uint64_t ip;               /* the frame's address when sym is NULL, else 0 */
 	bool inlined;
-	uint32_t parent, first_child, next_sibling, nr_children;
+};
+
+/*
+ * One call-graph node: a frame (its nkey's index) under its parent.  32
+ * bytes, and found in node_map by (parent, key) exactly: a report of a 5 MB
+ * recording builds ~12,000 of them at random places, and their map and
+ * array were its slowest part when nodes held their names (64 bytes, and
+ * a candidate node read to compare it).
+ */
+struct node {
+	uint32_t key;              /* index in nkeys; NONE for an entry's root */
+	uint32_t parent, first_child, next_sibling;
 	uint64_t hit, cumul;       /* period ending here, period through here */
 };
 
@@ -64,7 +75,12 @@ struct report {
 	struct ds_hashmap ent_map;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
-	struct ds_hashmap node_map;
+	struct ds_hashmap node_map;       /* parent << 32 | key -> index in nodes */
+	struct nkey *nkeys;
+	size_t nr_nkeys, cap_nkeys;
+	struct ds_hashmap nkey_map;       /* hash of an nkey (probed on) -> index in nkeys */
+	uint32_t *fkeys;                  /* machine frame id -> nkey index + 1 (0: not yet) */
+	size_t cap_fkeys;
 	struct ds_hashmap path_map;       /* (root, chain id, range) -> offset in paths */
 	uint32_t *paths;                  /* records: PATH_HEAD words, then n nodes */
 	size_t nr_paths, cap_paths;
@@ -129,61 +145,104 @@ static const char *keep(struct report *r, const char *s)
 	return s;
 }
 
-static uint32_t new_node(struct report *r, uint32_t parent, const struct ds_cc_frame *f)
+static uint32_t new_node(struct report *r, uint32_t parent, uint32_t key)
 {
 	struct node *n = ds_grow(r->nodes, &r->cap_nodes, r->nr_nodes + 1, sizeof(*n), 4096);
 
 	if (!n)
 		return NONE;
 	r->nodes = n;
-	n = &r->nodes[r->nr_nodes];
-
-	*n = (struct node){ .parent = parent, .first_child = NONE, .next_sibling = NONE };
-	if (f) {
-		n->sym = f->cookie ? NULL : keep(r, f->sym);
-		n->dso = keep(r, f->dso);
-		n->ip = f->ip;
-		n->inlined = f->inlined;
-	}
+	r->nodes[r->nr_nodes] = (struct node){ .key = key, .parent = parent, .first_child = NONE, .next_sibling = NONE };
 	if (parent != NONE) {
-		n->next_sibling = r->nodes[parent].first_child;
+		r->nodes[r->nr_nodes].next_sibling = r->nodes[parent].first_child;
 		r->nodes[parent].first_child = (uint32_t)r->nr_nodes;
-		r->nodes[parent].nr_children++;
 	}
 	return (uint32_t)r->nr_nodes++;
 }
 
-/* The child of @parent for frame @f (perf's function key: dso and symbol, else address). */
-static uint32_t child(struct report *r, uint32_t parent, const struct ds_cc_frame *f)
+static bool nkey_eq(const struct nkey *a, const struct nkey *b)
 {
-	const char *sym = f->cookie ? NULL : keep(r, f->sym), *dso = keep(r, f->dso);
-	/* the map mixes its keys itself: a cheap combination is enough here */
-	uint64_t k = ((uint64_t)parent << 32 | parent) ^ (uintptr_t)dso * 0x9e3779b97f4a7c15ULL ^
-		     (sym ? (uintptr_t)sym ^ f->inlined : f->ip) * 0xc2b2ae3d27d4eb4fULL;
+	return a->sym == b->sym && a->dso == b->dso && a->ip == b->ip && a->inlined == b->inlined;
+}
 
-	for (;;) {
+/* The nkey of frame @f (names are interned: compared as pointers), added if new; NONE on ENOMEM. */
+static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
+{
+	struct nkey key = { .sym = f->cookie ? NULL : keep(r, f->sym), .dso = keep(r, f->dso), .inlined = f->inlined };
+	/* the map mixes its keys itself: a cheap combination is enough here */
+	uint64_t k;
+
+	key.ip = key.sym ? 0 : f->ip;
+	k = (uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
+	    (key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL;
+	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
 		bool found;
-		uint64_t *v = ds_hashmap__upsert(&r->node_map, k, NONE, &found);
+		uint64_t *v = ds_hashmap__upsert(&r->nkey_map, k, 0, &found);
+		struct nkey *n;
 
 		if (!v)
 			return NONE;
-		if (!found) {
-			uint32_t n = new_node(r, parent, f);
-
-			if (n == NONE) {
-				ds_hashmap__del(&r->node_map, k, NULL);
-				return NONE;
-			}
-			*v = n;
-			return n;
+		if (found) {
+			if (nkey_eq(&r->nkeys[*v], &key))
+				return (uint32_t)*v;
+			continue;
 		}
-		const struct node *n = &r->nodes[*v];
-
-		if (n->parent == parent && n->dso == dso && n->sym == sym && n->inlined == f->inlined &&
-		    (sym || n->ip == f->ip))
-			return (uint32_t)*v;
-		k = ds_hash64(k + 1);
+		n = ds_grow(r->nkeys, &r->cap_nkeys, r->nr_nkeys + 1, sizeof(*n), 1024);
+		if (!n || r->nr_nkeys >= NONE - 1) {
+			ds_hashmap__del(&r->nkey_map, k, NULL);
+			return NONE;
+		}
+		r->nkeys = n;
+		r->nkeys[r->nr_nkeys] = key;
+		*v = r->nr_nkeys;
+		return (uint32_t)r->nr_nkeys++;
 	}
+}
+
+/* The nkey of frame @i of @s: worked out once per machine frame id when the sample has them. */
+static uint32_t frame_nkey(struct report *r, const struct walk_sample *s, size_t i)
+{
+	uint32_t id, key;
+
+	if (!s->frame_ids)
+		return nkey_of(r, &s->frames[i]);
+	id = s->frame_ids[i];
+	if (id >= r->cap_fkeys) {
+		size_t old = r->cap_fkeys;
+		uint32_t *n = ds_grow(r->fkeys, &r->cap_fkeys, (size_t)id + 1, sizeof(*n), 1024);
+
+		if (!n)
+			return nkey_of(r, &s->frames[i]);
+		r->fkeys = n;
+		memset(n + old, 0, (r->cap_fkeys - old) * sizeof(*n));
+	}
+	if (r->fkeys[id])
+		return r->fkeys[id] - 1;
+	key = nkey_of(r, &s->frames[i]);
+	if (key != NONE)
+		r->fkeys[id] = key + 1;
+	return key;
+}
+
+/* The child of @parent for nkey @key, added if new; NONE on ENOMEM. */
+static uint32_t child(struct report *r, uint32_t parent, uint32_t key)
+{
+	bool found;
+	uint64_t k = (uint64_t)parent << 32 | key;
+	uint64_t *v = ds_hashmap__upsert(&r->node_map, k, NONE, &found);
+	uint32_t n;
+
+	if (!v)
+		return NONE;
+	if (found)
+		return (uint32_t)*v;
+	n = new_node(r, parent, key);
+	if (n == NONE) {
+		ds_hashmap__del(&r->node_map, k, NULL);
+		return NONE;
+	}
+	*v = n;
+	return n;
 }
 
 static struct entry *find_entry(struct report *r, const struct entry *key)
@@ -211,7 +270,7 @@ static struct entry *find_entry(struct report *r, const struct entry *key)
 			struct entry *e = &r->ents[r->nr_ents];
 
 			*e = *key;
-			e->root = new_node(r, NONE, NULL);
+			e->root = new_node(r, NONE, NONE);
 			if (e->root == NONE) {
 				ds_hashmap__del(&r->ent_map, k, NULL);
 				return NULL;
@@ -226,15 +285,16 @@ static struct entry *find_entry(struct report *r, const struct entry *key)
 }
 
 /* Add @period along frames[from..to] (either direction) under @e's root; the nodes into @path if not NULL. */
-static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_cc_frame *f, long from, long to,
+static int add_chain_nodes(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to,
 			   uint64_t period, uint32_t *path)
 {
 	long step = from <= to ? 1 : -1;
-	uint32_t n = e->root;
+	uint32_t n = e->root, key;
 
 	r->nodes[n].cumul += period;
 	for (long i = from; i != to + step; i += step) {
-		n = child(r, n, &f[i]);
+		key = frame_nkey(r, s, (size_t)i);
+		n = key == NONE ? NONE : child(r, n, key);
 		if (n == NONE)
 			return -ENOMEM;
 		r->nodes[n].cumul += period;
@@ -286,7 +346,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct walk_sam
 
 	*at = SIZE_MAX;
 	if (!s->shape_id || (uint64_t)len > UINT32_MAX - PATH_HEAD)
-		return add_chain_nodes(r, e, s->frames, from, to, s->period, NULL);
+		return add_chain_nodes(r, e, s, from, to, s->period, NULL);
 	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
 		uint64_t *v = ds_hashmap__find(&r->path_map, k);
 
@@ -303,7 +363,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct walk_sam
 	p = path_room(r, PATH_HEAD + (size_t)len);
 	if (!p)
 		return -ENOMEM;
-	if (add_chain_nodes(r, e, s->frames, from, to, s->period, p + PATH_HEAD))
+	if (add_chain_nodes(r, e, s, from, to, s->period, p + PATH_HEAD))
 		return -ENOMEM;
 	p[0] = e->root;
 	p[1] = (uint32_t)s->shape_id;
@@ -585,8 +645,10 @@ struct kid {
 	const char *name;
 };
 
-static const char *node_name(const struct node *n, char *buf, size_t len)
+static const char *node_name(const struct report *r, const struct node *nd, char *buf, size_t len)
 {
+	const struct nkey *n = &r->nkeys[nd->key];
+
 	if (!n->sym) {
 		snprintf(buf, len, "%#llx", (unsigned long long)n->ip);
 		return buf;
@@ -610,8 +672,12 @@ static int cmp_kid(const void *pa, const void *pb)
 /* Children of @n worth showing (at least @min), largest first; malloc'ed. */
 static struct kid *kids(struct report *r, uint32_t n, uint64_t min, size_t *nr)
 {
-	struct kid *v = malloc((r->nodes[n].nr_children + 1) * sizeof(*v));
+	size_t nr_children = 0;
+	struct kid *v;
 
+	for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling)
+		nr_children++;
+	v = malloc((nr_children + 1) * sizeof(*v));
 	*nr = 0;
 	if (!v)
 		return NULL;
@@ -620,7 +686,7 @@ static struct kid *kids(struct report *r, uint32_t n, uint64_t min, size_t *nr)
 			continue;
 		/* equal weights: by name, for a deterministic order (perf's depends on addresses) */
 		v[*nr].n = c;
-		v[*nr].name = r->nodes[c].sym ? r->nodes[c].sym : "";
+		v[*nr].name = r->nkeys[r->nodes[c].key].sym ? r->nkeys[r->nodes[c].key].sym : "";
 		(*nr)++;
 	}
 	sort_ctx = r;
@@ -633,7 +699,8 @@ static uint32_t run_next(const struct report *r, uint32_t n)
 {
 	const struct node *x = &r->nodes[n];
 
-	return x->nr_children == 1 && x->hit == 0 ? x->first_child : NONE;
+	return x->first_child != NONE && r->nodes[x->first_child].next_sibling == NONE && x->hit == 0 ?
+	       x->first_child : NONE;
 }
 
 static void margin(struct outbuf *o, int extra)
@@ -676,7 +743,7 @@ static void print_level(struct report *r, uint32_t parent, uint64_t total, uint6
 				} else
 					outbuf_puts(o, "          ");
 			}
-			outbuf_puts(o, node_name(&r->nodes[n], buf, sizeof(buf)));
+			outbuf_puts(o, node_name(r, &r->nodes[n], buf, sizeof(buf)));
 			outbuf_putc(o, '\n');
 			last = n;
 		}
@@ -710,7 +777,7 @@ static void print_graph(struct report *r, const struct entry *e, uint64_t total,
 			} else {
 				margin(o, left);
 			}
-			outbuf_puts(o, node_name(&r->nodes[n], buf, sizeof(buf)));
+			outbuf_puts(o, node_name(r, &r->nodes[n], buf, sizeof(buf)));
 			outbuf_putc(o, '\n');
 			wrote = true;
 		}
@@ -976,12 +1043,15 @@ int cmd_report(int argc, char **argv)
 	ds_hashmap__exit(&r->inlined_names);
 	ds_hashmap__exit(&r->ent_map);
 	ds_hashmap__exit(&r->node_map);
+	ds_hashmap__exit(&r->nkey_map);
 	ds_hashmap__exit(&r->path_map);
 	ds_hashmap__exit(&r->memo_map);
 	free(r->memo);
 	free(r->paths);
 	free(r->ents);
 	free(r->nodes);
+	free(r->nkeys);
+	free(r->fkeys);
 	free(r);
 	return ret;
 }

@@ -193,8 +193,14 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	}
 	if (ws.frames) {
 		ws.chain_id = ds_machine__callchain_id(w->machine);
-		if (w->o->want_shapes)
+		if (w->o->want_shapes) {
+			size_t nr;
+
 			ws.shape_id = ds_machine__callchain_shape(w->machine);
+			ws.frame_ids = ds_machine__shape_frames(w->machine, ws.shape_id, &nr);
+			if (nr != ws.nr_frames)
+				ws.frame_ids = NULL;   /* cannot be: a shape is its chain's frames */
+		}
 	}
 	return w->fn(w->ctx, &ws);
 }

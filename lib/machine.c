@@ -1038,6 +1038,16 @@ uint64_t ds_machine__callchain_id(const struct ds_machine *m)
 }
 
 /* Worked out when asked (report does; script need not pay), then kept with the cached chain. */
+const uint32_t *ds_machine__shape_frames(const struct ds_machine *m, uint64_t shape, size_t *nr)
+{
+	if (!shape || shape > m->nr_shapes) {
+		*nr = 0;
+		return NULL;
+	}
+	*nr = m->shapes[shape - 1].nr;
+	return m->shape_ids + m->shapes[shape - 1].off;
+}
+
 uint64_t ds_machine__callchain_shape(struct ds_machine *m)
 {
 	struct chain_slot *c = m->last_slot;

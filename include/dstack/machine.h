@@ -110,6 +110,17 @@ uint64_t ds_machine__callchain_id(const struct ds_machine *m);
  */
 uint64_t ds_machine__callchain_shape(struct ds_machine *m);
 
+/*
+ * The frames of shape @shape (a ds_machine__callchain_shape() value) as
+ * frame ids, *@nr of them in the order of the chain's frames; NULL for
+ * shape 0 or one the machine does not have.  Equal ids mean frames equal
+ * in everything a shape compares.  Ids are dense (from 0 up to the number
+ * of distinct frames seen), so a caller can keep what it works out for a
+ * frame in an array indexed by id.  The array is the machine's, valid
+ * until the next ds_machine__callchain_shape().
+ */
+const uint32_t *ds_machine__shape_frames(const struct ds_machine *m, uint64_t shape, size_t *nr);
+
 /* Intern a string for the machine's lifetime. */
 const char *ds_machine__intern(struct ds_machine *m, const char *s);
 
