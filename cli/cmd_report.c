@@ -82,7 +82,8 @@ struct report {
 	uint32_t *fkeys;                  /* machine frame id -> nkey index + 1 (0: not yet) */
 	size_t cap_fkeys;
 	struct ds_hashmap path_map;       /* (root, chain id, range) -> offset in paths */
-	uint32_t *paths;                  /* records: PATH_HEAD words, then n nodes */
+	uint32_t *paths;                  /* records: PATH_HEAD words, then n nkeys */
+	bool direct_nodes;                /* chains with no shape went into the graph at once (node_map) */
 	size_t nr_paths, cap_paths;
 	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
 	struct ds_hashmap memo_map;       /* (chain id, evsel, comm, pid) -> index in memo */
@@ -284,9 +285,9 @@ static struct entry *find_entry(struct report *r, const struct entry *key)
 	}
 }
 
-/* Add @period along frames[from..to] (either direction) under @e's root; the nodes into @path if not NULL. */
+/* Add @period along the frames from..to of @s (either direction) under @e's root, now. */
 static int add_chain_nodes(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to,
-			   uint64_t period, uint32_t *path)
+			   uint64_t period)
 {
 	long step = from <= to ? 1 : -1;
 	uint32_t n = e->root, key;
@@ -298,8 +299,6 @@ static int add_chain_nodes(struct report *r, struct entry *e, const struct walk_
 		if (n == NONE)
 			return -ENOMEM;
 		r->nodes[n].cumul += period;
-		if (path)
-			*path++ = n;
 	}
 	r->nodes[n].hit += period;
 	return 0;
@@ -330,23 +329,26 @@ static void path_set_pending(uint32_t *p, uint64_t v)
 }
 
 /*
- * add_chain_nodes(), remembering the path by the chain's shape: a profile
- * repeats its chains (and many processes run the same code), and the same
- * shape under the same root walks the same nodes (they are keyed by names,
+ * A chain's path under an entry, remembered by the chain's shape: a
+ * profile repeats its chains (and many processes run the same code), and
+ * the same shape under the same root walks the same nodes (keyed by names,
  * and by address only where there is no name), so a repeat only adds
- * @period to the path's pending sum, spread along its nodes once, by
- * apply_pending() before printing.
+ * @period to the path's pending sum.  Paths keep their nkeys, not nodes:
+ * the call graph is built from them once, by build_paths() before printing.
+ * A chain with no shape goes into the graph at once.
  */
 static int add_chain_at(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to,
 			size_t *at)
 {
-	long len = (from <= to ? to - from : from - to) + 1;
+	long len = (from <= to ? to - from : from - to) + 1, step = from <= to ? 1 : -1;
 	uint64_t k = ds_hash_pair(s->shape_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
 	uint32_t *p;
 
 	*at = SIZE_MAX;
-	if (!s->shape_id || (uint64_t)len > UINT32_MAX - PATH_HEAD)
-		return add_chain_nodes(r, e, s, from, to, s->period, NULL);
+	if (!s->shape_id || (uint64_t)len > UINT32_MAX - PATH_HEAD) {
+		r->direct_nodes = true;
+		return add_chain_nodes(r, e, s, from, to, s->period);
+	}
 	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
 		uint64_t *v = ds_hashmap__find(&r->path_map, k);
 
@@ -363,15 +365,16 @@ static int add_chain_at(struct report *r, struct entry *e, const struct walk_sam
 	p = path_room(r, PATH_HEAD + (size_t)len);
 	if (!p)
 		return -ENOMEM;
-	if (add_chain_nodes(r, e, s, from, to, s->period, p + PATH_HEAD))
-		return -ENOMEM;
+	for (long i = from, d = 0; i != to + step; i += step, d++)
+		if ((p[PATH_HEAD + d] = frame_nkey(r, s, (size_t)i)) == NONE)
+			return -ENOMEM;
 	p[0] = e->root;
 	p[1] = (uint32_t)s->shape_id;
 	p[2] = (uint32_t)(s->shape_id >> 32);
 	p[3] = (uint32_t)from;
 	p[4] = (uint32_t)to;
 	p[5] = (uint32_t)len;
-	path_set_pending(p, 0);
+	path_set_pending(p, s->period);
 	if (ds_hashmap__set(&r->path_map, k, r->nr_paths) < 0)
 		return -ENOMEM;
 	*at = r->nr_paths;
@@ -386,21 +389,82 @@ static int add_chain(struct report *r, struct entry *e, const struct walk_sample
 	return add_chain_at(r, e, s, from, to, &at);
 }
 
-/* Spread each path's pending period along its nodes (the call graph is complete after). */
-static void apply_pending(struct report *r)
+static const uint32_t *sort_paths;   /* for cmp_path (qsort has no context) */
+
+/* By root, then nkeys in order (a path before the paths it is a prefix of). */
+static int cmp_path(const void *pa, const void *pb)
 {
-	for (size_t off = 0; off < r->nr_paths; off += PATH_HEAD + r->paths[off + 5]) {
-		uint32_t *p = r->paths + off;
+	const uint32_t *a = sort_paths + *(const size_t *)pa, *b = sort_paths + *(const size_t *)pb;
+	uint32_t n = a[5] < b[5] ? a[5] : b[5];
+
+	if (a[0] != b[0])
+		return a[0] < b[0] ? -1 : 1;
+	for (uint32_t i = 0; i < n; i++)
+		if (a[PATH_HEAD + i] != b[PATH_HEAD + i])
+			return a[PATH_HEAD + i] < b[PATH_HEAD + i] ? -1 : 1;
+	return (a[5] > b[5]) - (a[5] < b[5]);
+}
+
+/*
+ * The call graph from the paths, each path's period along its nodes.
+ * Sorted, paths that share a start are neighbours, so a path's nodes are
+ * its predecessor's as far as the two agree and new below: no lookup at
+ * all (report of mix.fp: 1,089 paths, 11,800 nodes; looking each node up
+ * in a map missed the cache ~19,000 times, a tenth of the run).  Nodes
+ * made at once for shapeless chains are looked up (child()) instead.
+ * 0 or -ENOMEM.
+ */
+static int build_paths(struct report *r)
+{
+	size_t nr = 0, i, depth_cap = 0, *order;
+	uint32_t *stack = NULL;
+	const uint32_t *prev = NULL;
+
+	for (size_t off = 0; off < r->nr_paths; off += PATH_HEAD + r->paths[off + 5], nr++)
+		if (r->paths[off + 5] > depth_cap)
+			depth_cap = r->paths[off + 5];
+	order = malloc((nr ? nr : 1) * sizeof(*order));
+	stack = malloc((depth_cap ? depth_cap : 1) * sizeof(*stack));
+	if (!order || !stack) {
+		free(order);
+		free(stack);
+		return -ENOMEM;
+	}
+	i = 0;
+	for (size_t off = 0; off < r->nr_paths; off += PATH_HEAD + r->paths[off + 5])
+		order[i++] = off;
+	sort_paths = r->paths;
+	qsort(order, nr, sizeof(*order), cmp_path);
+	for (i = 0; i < nr; i++) {
+		uint32_t *p = r->paths + order[i], same = 0, n = p[0];
 		uint64_t period = path_pending(p);
 
-		if (!period)
-			continue;
+		if (prev && prev[0] == p[0])
+			while (same < prev[5] && same < p[5] && prev[PATH_HEAD + same] == p[PATH_HEAD + same])
+				same++;
+		for (uint32_t d = 0; d < p[5]; d++) {
+			uint32_t parent = d ? stack[d - 1] : p[0];
+
+			if (d >= same) {
+				stack[d] = r->direct_nodes ? child(r, parent, p[PATH_HEAD + d]) :
+							     new_node(r, parent, p[PATH_HEAD + d]);
+				if (stack[d] == NONE) {
+					free(order);
+					free(stack);
+					return -ENOMEM;
+				}
+			}
+			n = stack[d];
+		}
 		r->nodes[p[0]].cumul += period;
-		for (uint32_t i = 0; i < p[5]; i++)
-			r->nodes[p[PATH_HEAD + i]].cumul += period;
-		r->nodes[p[5] ? p[PATH_HEAD + p[5] - 1] : p[0]].hit += period;
-		path_set_pending(p, 0);
+		for (uint32_t d = 0; d < p[5]; d++)
+			r->nodes[stack[d]].cumul += period;
+		r->nodes[n].hit += period;
+		prev = p;
 	}
+	free(order);
+	free(stack);
+	return 0;
 }
 
 /* The flat profile's frame: the sample ip's own symbol, not a function inlined there. */
@@ -1003,9 +1067,8 @@ static void report_at_end(void *ctx, int status)
 	r->lost_samples = walk_last_session_stats()->lost_samples;
 	if (status != EXIT_OK && !r->nr_ents)
 		return;
-	apply_pending(r);
 	r->out = outbuf_new(STDOUT_FILENO);
-	if (!r->out || print_report(r))
+	if (!r->out || build_paths(r) || print_report(r))
 		fprintf(stderr, "dstack report: out of memory\n");
 	if (r->out)
 		outbuf_flush(r->out);
