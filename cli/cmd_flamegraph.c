@@ -86,14 +86,15 @@ static int build_tree(struct flame *fl)
 	fl->nr = 1;
 	for (size_t i = 0; i < x->nr_samples; i++) {
 		const struct xsample *s = &x->samples[i];
+		const struct xstack *st = &x->stacks[s->stack];
 		uint32_t n = 0;
 
-		fl->nodes[0].samples++;
-		for (size_t j = s->len; j-- > 0;) {
-			n = child(fl, n, x->ents[s->off + j].func);
+		fl->nodes[0].samples += s->count;
+		for (size_t j = st->len; j-- > 0;) {
+			n = child(fl, n, x->ents[st->off + j].func);
 			if (n == NONE)
 				return ENOMEM;
-			fl->nodes[n].samples++;
+			fl->nodes[n].samples += s->count;
 		}
 	}
 	return 0;
@@ -384,7 +385,10 @@ int cmd_flamegraph(int argc, char **argv)
 	struct xdata x = { 0 };
 	struct flame fl = { .x = &x };
 	const char *output;
-	int fd, err, ret = export_collect("flamegraph", "flamegraph.svg", argc, argv, &x, &fd, &output);
+	int fd, err, ret;
+
+	x.aggregate = true;   /* a flame graph counts samples by stack */
+	ret = export_collect("flamegraph", "flamegraph.svg", argc, argv, &x, &fd, &output);
 
 	if (ret == -1 || (ret == EXIT_USAGE && fd < 0)) {
 		xdata_free(&x);

@@ -188,11 +188,12 @@ static int encode_samples(struct pprof *pp, uint32_t s_comm, uint32_t s_pid, uin
 
 	for (size_t i = 0; i < x->nr_samples; i++) {
 		const struct xsample *s = &x->samples[i];
+		const struct xstack *st = &x->stacks[s->stack];
 		size_t nr = 0;
 
-		for (size_t j = 0; j < s->len;) {
-			size_t n = location_len(x, x->ents + s->off + j, s->len - j);
-			uint64_t id = location_id(pp, s->off + j, n);
+		for (size_t j = 0; j < st->len;) {
+			size_t n = location_len(x, x->ents + st->off + j, st->len - j);
+			uint64_t id = location_id(pp, st->off + j, n);
 
 			if (!id)
 				return ENOMEM;
@@ -202,7 +203,7 @@ static int encode_samples(struct pprof *pp, uint32_t s_comm, uint32_t s_pid, uin
 		for (size_t j = 0; j < nr; j++)
 			pb_varint(&pp->packed, pp->loc_ids[j]);
 		pb_msg(&pp->msg, 1, &pp->packed);
-		pb_varint(&pp->packed, 1);
+		pb_varint(&pp->packed, s->count);
 		pb_varint(&pp->packed, s->period);
 		pb_msg(&pp->msg, 2, &pp->packed);
 		label(pp, s_comm, s->comm, 0);
@@ -294,19 +295,9 @@ static void encode_tables(struct pprof *pp)
 
 static void encode_times(struct pprof *pp)
 {
-	uint64_t first = UINT64_MAX, last = 0;
-
-	for (size_t i = 0; i < pp->x->nr_samples; i++) {
-		uint64_t t = pp->x->samples[i].time;
-
-		if (t == DS_NO_TIME)
-			continue;
-		first = t < first ? t : first;
-		last = t > last ? t : last;
-	}
-	if (first != UINT64_MAX) {
-		pb_uint(&pp->out, 9, first);
-		pb_uint(&pp->out, 10, last - first);
+	if (pp->x->time_first <= pp->x->time_last) {
+		pb_uint(&pp->out, 9, pp->x->time_first);
+		pb_uint(&pp->out, 10, pp->x->time_last - pp->x->time_first);
 	}
 }
 
@@ -336,10 +327,9 @@ static int encode_profile(struct pprof *pp)
 	if (empty == UINT32_MAX || s_samples == UINT32_MAX || s_count == UINT32_MAX || s_cpu == UINT32_MAX ||
 	    s_ns == UINT32_MAX || s_comm == UINT32_MAX || s_pid == UINT32_MAX || s_tid == UINT32_MAX)
 		return ENOMEM;
-	for (size_t i = 0; i < x->nr_samples; i++) {
-		longest = x->samples[i].len > longest ? x->samples[i].len : longest;
-		period = period ? period : x->samples[i].period;
-	}
+	for (size_t i = 0; i < x->nr_stacks; i++)
+		longest = x->stacks[i].len > longest ? x->stacks[i].len : longest;
+	period = x->first_period;
 	pp->loc_ids = malloc((longest + 1) * sizeof(*pp->loc_ids));
 	if (!pp->loc_ids)
 		return ENOMEM;
@@ -401,6 +391,7 @@ int cmd_pprof(int argc, char **argv)
 	int fd, err, ret;
 
 	/* "" first, so that string id 0 is the empty string */
+	x.aggregate = true;   /* a profile.proto's samples add up: equal ones are one */
 	if (xdata_str(&x, "") != 0) {
 		fprintf(stderr, "dstack pprof: out of memory\n");
 		return EXIT_INPUT;

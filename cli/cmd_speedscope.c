@@ -60,12 +60,13 @@ static void write_profile(struct outbuf *o, const struct xdata *x, const struct 
 	outbuf_puts(o, ",\"samples\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct xsample *s = &x->samples[th[i].first];
+		const struct xstack *st = &x->stacks[s->stack];
 
 		if (i)
 			outbuf_putc(o, ',');
 		outbuf_putc(o, '[');
-		for (size_t j = s->len; j-- > 0;) {
-			outbuf_dec(o, x->ents[s->off + j].func, 0, ' ');
+		for (size_t j = st->len; j-- > 0;) {
+			outbuf_dec(o, x->ents[st->off + j].func, 0, ' ');
 			if (j)
 				outbuf_putc(o, ',');
 		}

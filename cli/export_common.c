@@ -165,33 +165,140 @@ static uint32_t map_id(struct xdata *x, const struct ds_cc_frame *f)
 	}
 }
 
+static uint64_t ents_hash(const struct xent *e, size_t n)
+{
+	uint64_t h = n;
+
+	for (size_t i = 0; i < n; i++)
+		h = ds_hash_pair(h ^ e[i].ip, (uint64_t)e[i].func << 32 | e[i].map);
+	return h;
+}
+
+static bool ents_equal(const struct xent *a, const struct xent *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].ip != b[i].ip || a[i].func != b[i].func || a[i].map != b[i].map)
+			return false;
+	return true;
+}
+
+/*
+ * The stack of the frames just appended at ents[off ..]: an equal one
+ * seen before (the frames appended are dropped), else a new one.
+ * UINT32_MAX on ENOMEM.
+ */
+static uint32_t intern_stack(struct xdata *x, size_t off)
+{
+	size_t len = x->nr_ents - off;
+	const struct xent *e = x->ents + off;
+
+	for (uint64_t k = ents_hash(e, len);; k = ds_hash64(k + 1)) {   /* collisions: the next key */
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&x->stack_ids, k, 0, &found);
+
+		if (!v)
+			return UINT32_MAX;
+		if (found) {
+			const struct xstack *st = &x->stacks[*v];
+
+			if (st->len != len || !ents_equal(x->ents + st->off, e, len))
+				continue;
+			x->nr_ents = off;
+			return (uint32_t)*v;
+		}
+		if (x->nr_stacks >= UINT32_MAX - 1 ||
+		    grow((void **)&x->stacks, x->nr_stacks, &x->cap_stacks, sizeof(*x->stacks))) {
+			ds_hashmap__del(&x->stack_ids, k, NULL);
+			return UINT32_MAX;
+		}
+		x->stacks[x->nr_stacks] = (struct xstack){ off, len };
+		*v = x->nr_stacks;
+		return (uint32_t)x->nr_stacks++;
+	}
+}
+
+/* The stack of @s's frames: by its chain id when the machine gave one. UINT32_MAX on ENOMEM. */
+static uint32_t stack_of(struct xdata *x, const struct walk_sample *s)
+{
+	uint64_t *v = s->chain_id ? ds_hashmap__find(&x->chain_stacks, s->chain_id) : NULL;
+	size_t off = x->nr_ents;
+	uint32_t id;
+
+	if (v)
+		return (uint32_t)*v;
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		const struct ds_cc_frame *f = &s->frames[i];
+		uint32_t fid, map;
+
+		if (f->cookie)
+			continue; /* an unresolved deferred chain has no frames to show */
+		fid = func_id(x, f);
+		map = map_id(x, f);
+		if (fid == UINT32_MAX || map == UINT32_MAX ||
+		    grow((void **)&x->ents, x->nr_ents, &x->cap_ents, sizeof(*x->ents)))
+			return UINT32_MAX;
+		x->ents[x->nr_ents++] = (struct xent){ f->ip, fid, map };
+	}
+	id = intern_stack(x, off);
+	if (id != UINT32_MAX && s->chain_id && ds_hashmap__set(&x->chain_stacks, s->chain_id, id) < 0)
+		return UINT32_MAX;
+	return id;
+}
+
+static uint64_t sample_key(const struct xsample *xs)
+{
+	return ds_hash_pair(ds_hash_pair(xs->stack, (uint64_t)xs->comm << 32 | xs->evsel_name),
+			    (uint64_t)(uint32_t)xs->pid << 32 | (uint32_t)xs->tid);
+}
+
+/* Aggregating: the sample equal to @xs, NULL if none (*@key: where a new one goes). */
+static struct xsample *find_sample(struct xdata *x, const struct xsample *xs, uint64_t *key)
+{
+	for (uint64_t k = sample_key(xs);; k = ds_hash64(k + 1)) {
+		uint64_t *v = ds_hashmap__find(&x->sample_ids, k);
+		struct xsample *o;
+
+		*key = k;
+		if (!v)
+			return NULL;
+		o = &x->samples[*v];
+		if (o->stack == xs->stack && o->comm == xs->comm && o->evsel_name == xs->evsel_name &&
+		    o->pid == xs->pid && o->tid == xs->tid)
+			return o;
+	}
+}
+
 static int on_sample(void *ctx, const struct walk_sample *s)
 {
 	struct xdata *x = ctx;
 	struct xsample xs = {
-		.time = s->ev->sample.time, .period = s->period, .pid = s->pid, .tid = s->tid,
+		.time = s->ev->sample.time, .period = s->period, .count = 1, .pid = s->pid, .tid = s->tid,
 		.comm = xdata_str(x, s->comm ? s->comm : ":-1"),
 		.evsel_name = xdata_str(x, s->evsel && s->evsel->name ? s->evsel->name : "unknown"),
-		.off = x->nr_ents,
+		.stack = stack_of(x, s),
 	};
+	uint64_t key = 0;
 
-	if (xs.comm == UINT32_MAX || xs.evsel_name == UINT32_MAX)
+	if (xs.comm == UINT32_MAX || xs.evsel_name == UINT32_MAX || xs.stack == UINT32_MAX)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->nr_frames; i++) {
-		const struct ds_cc_frame *f = &s->frames[i];
-		uint32_t id, map;
-
-		if (f->cookie)
-			continue; /* an unresolved deferred chain has no frames to show */
-		id = func_id(x, f);
-		map = map_id(x, f);
-		if (id == UINT32_MAX || map == UINT32_MAX ||
-		    grow((void **)&x->ents, x->nr_ents, &x->cap_ents, sizeof(*x->ents)))
-			return -ENOMEM;
-		x->ents[x->nr_ents++] = (struct xent){ f->ip, id, map };
+	if (!x->first_period)
+		x->first_period = xs.period;
+	if (xs.time != DS_NO_TIME) {
+		x->time_first = xs.time < x->time_first ? xs.time : x->time_first;
+		x->time_last = xs.time > x->time_last ? xs.time : x->time_last;
 	}
-	xs.len = x->nr_ents - xs.off;
+	if (x->aggregate) {
+		struct xsample *o = find_sample(x, &xs, &key);
+
+		if (o) {
+			o->count++;
+			o->period += xs.period;
+			return 0;
+		}
+	}
 	if (grow((void **)&x->samples, x->nr_samples, &x->cap_samples, sizeof(*x->samples)))
+		return -ENOMEM;
+	if (x->aggregate && ds_hashmap__set(&x->sample_ids, key, x->nr_samples) < 0)
 		return -ENOMEM;
 	x->samples[x->nr_samples++] = xs;
 	return 0;
@@ -239,6 +346,8 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 		return EXIT_USAGE;
 	}
 	x->input = wo.common.input;
+	x->time_first = UINT64_MAX;
+	x->time_last = 0;
 	ret = walk_samples(cmd, &wo, on_sample, x);
 	return ret;
 }
@@ -266,7 +375,11 @@ void xdata_free(struct xdata *x)
 	free(x->funcs);
 	free(x->maps);
 	free(x->ents);
+	free(x->stacks);
 	free(x->samples);
+	ds_hashmap__exit(&x->stack_ids);
+	ds_hashmap__exit(&x->chain_stacks);
+	ds_hashmap__exit(&x->sample_ids);
 	ds_hashmap__exit(&x->str_ids);
 	ds_hashmap__exit(&x->func_ids);
 	ds_hashmap__exit(&x->map_ids);

@@ -3,9 +3,12 @@
  * What flamegraph, pprof and speedscope share: the command line (walk
  * filters and -o FILE), and the samples of a walk kept after the machine
  * is gone: every string copied once (interned), every function
- * (name, dso, kernel, inlined) numbered once, each sample's frames stored
- * callee first in one growing array (no allocation per sample once the
- * arrays have grown).
+ * (name, dso, kernel, inlined) numbered once, every distinct stack stored
+ * once (callee first, in one growing array) and found again by the
+ * machine's chain id, so that a repeated sample costs a lookup and no
+ * frames.  With aggregate set, samples equal in stack, comm, pid, tid and
+ * event are one sample with a count: memory grows with the distinct
+ * samples, not with the recording (pprof and flamegraph need no more).
  */
 #ifndef DSTACK_CLI_EXPORT_COMMON_H
 #define DSTACK_CLI_EXPORT_COMMON_H
@@ -34,12 +37,19 @@ struct xmap {
 	uint32_t build_id;          /* string id of the hex build-id; "" when unknown */
 };
 
+/* A distinct stack: its frames ents[off .. off+len), callee first. */
+struct xstack {
+	size_t off;
+	size_t len;
+};
+
 struct xsample {
-	uint64_t time, period;      /* time: DS_NO_TIME when absent */
+	uint64_t time, period;      /* time: DS_NO_TIME when absent (aggregated: the first one's) */
+	uint64_t count;             /* samples this stands for: 1 unless aggregated */
 	int32_t pid, tid;
 	uint32_t comm;              /* string id */
 	uint32_t evsel_name;        /* string id */
-	size_t off, len;            /* frames: ents[off .. off+len), callee first */
+	uint32_t stack;             /* index in stacks */
 };
 
 struct xdata {
@@ -55,8 +65,16 @@ struct xdata {
 	struct ds_hashmap map_ids;
 	struct xent *ents;
 	size_t nr_ents, cap_ents;
+	struct xstack *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct ds_hashmap stack_ids;    /* hash of a stack's entries (probed) -> index in stacks */
+	struct ds_hashmap chain_stacks; /* machine chain id -> index in stacks */
+	bool aggregate;                 /* set before export_collect: equal samples merge */
+	struct ds_hashmap sample_ids;   /* aggregating: hash of the sample's key (probed) -> index */
 	struct xsample *samples;
 	size_t nr_samples, cap_samples;
+	uint64_t time_first, time_last; /* of the samples with a time; time_first > time_last: none */
+	uint64_t first_period;          /* the first sample's period (0: none yet) */
 };
 
 /*

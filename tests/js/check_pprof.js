@@ -23,6 +23,15 @@ for (const s of p.sample) {
 	const keys = s.label.map((l) => str(l.key)).sort().join(',');
 	if (keys !== 'comm,pid,tid') errs.push('sample labels ' + keys);
 }
+// equal samples (same locations, same labels) are merged by dstack: none twice
+const seen = new Set();
+let dups = 0;
+for (const s of p.sample) {
+	const key = s.locationId.join(',') + '|' + s.label.map((l) => str(l.key) + '=' + str(l.str) + String(l.num)).sort().join(',');
+	if (seen.has(key)) dups++;
+	seen.add(key);
+}
+if (dups) errs.push(dups + ' samples repeat an earlier one (locations and labels)');
 let inl = 0;
 for (const l of p.location) {
 	if (!l.line.length) errs.push('location ' + l.id + ' has no lines');

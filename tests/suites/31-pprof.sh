@@ -43,6 +43,9 @@ missing = [m for m in must if m not in r['names']]
 if r['file_mappings'] == 0 or r['build_ids'] != r['file_mappings']:
     errs.append('file mappings %d, with build-id %d' % (r['file_mappings'], r['build_ids']))
 if missing: errs.append('missing functions ' + ', '.join(missing))
+# equal samples are one, with their count: fewer messages than samples
+if r['nr_samples'] >= int(r['samples']) and int(r['samples']) > 100:
+    errs.append('%d sample messages for %s samples: not merged' % (r['nr_samples'], r['samples']))
 print('; '.join(errs) or '%s samples, %s ns, %d locations (%d with inlined lines), %d functions, %d mappings' %
       (r['samples'], r['total'], r['locations'], r['inlined_locations'], r['functions'], r['mappings']))
 sys.exit(1 if errs else 0)
@@ -50,7 +53,7 @@ PY
 		then ok "pprof $n: $(python3 - "$res" "$want" "$sum" "$n" 2>/dev/null <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
-print('%s samples, %s ns, %d locations (%d with inlined lines), %d functions, %d mappings (%d files, all with build-ids)' % (r['samples'], r['total'], r['locations'], r['inlined_locations'], r['functions'], r['mappings'], r['file_mappings']))
+print('%s samples in %d messages, %s ns, %d locations (%d with inlined lines), %d functions, %d mappings (%d files, all with build-ids)' % (r['samples'], r['nr_samples'], r['total'], r['locations'], r['inlined_locations'], r['functions'], r['mappings'], r['file_mappings']))
 PY
 )"
 		else bad "pprof $n: $(echo "$res" | head -c 300)"; fi
