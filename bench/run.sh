@@ -123,6 +123,23 @@ bench_folded() {
 	local t
 	t=$(time_mixed "$NF" "$DSTACK" folded "${opts[@]}" :: "$N" sh "$B/perf-folded.sh")
 	row "folded (perf: script|awk)" "$name" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
+	bench_pprof "$name" "$NF" "$B/perf-folded.sh" "$pn" "${opts[@]}"
+}
+
+# pprof against the same perf pipeline as folded (perf has no pprof output;
+# perf script is the floor), its sample total checked against perf's.
+# usage: bench_pprof LABEL RUNS PERF_SCRIPT PERF_TOTAL OPTS...
+bench_pprof() {
+	local name=$1 runs=$2 perf_sh=$3 pn=$4
+	shift 4
+	"$DSTACK" pprof "$@" -o "$B/bench.pb.gz" 2>/dev/null
+	local dn note t
+	dn=$(python3 bench/pprof_samples.py "$B/bench.pb.gz" 2>/dev/null)
+	note="sample totals equal ($dn)"
+	[ "$dn" = "$pn" ] || note="SAMPLE TOTALS DIFFER ($dn vs $pn)"
+	settle "$B/bench.pb.gz"
+	t=$(time_mixed "$runs" "$DSTACK" pprof "$@" -o "$B/bench.pb.gz" :: "$N" sh "$perf_sh")
+	row "pprof (perf: script|awk)" "$name" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
 }
 
 for f in kernel.fp mix.fp kernel.defer threads2.defer; do bench_script "$f"; done
@@ -177,6 +194,7 @@ if have_perf7; then
 	settle
 	t=$(time_mixed "$NL" "$DSTACK" folded "${opts[@]}" :: "$NL" sh "$B/perf-folded-large.sh")
 	row "folded (perf: script|awk)" "$(basename "$large" .data)" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
+	N=$NL bench_pprof "$(basename "$large" .data)" "$NL" "$B/perf-folded-large.sh" "$pn" "${opts[@]}"
 else
 	skip "script" "$(basename "$large")" "perf 7.2 not ready"
 fi
