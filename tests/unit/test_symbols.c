@@ -748,6 +748,42 @@ static void test_dwarf_scopes(const char *symfs)
 	}
 }
 
+/*
+ * A loaded table is sorted by start with the PLT entries merged in (they
+ * are appended after the sorted ELF symbols), equal starts in the order a
+ * stable sort gives, and every "@plt" entry is what a lookup at its start
+ * finds.
+ */
+static void test_symtab_sorted(const char *symfs)
+{
+	static const char *const bins[] = { "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/local/bin/wlxx", "/job/wl" };
+
+	for (size_t b = 0; b < sizeof(bins) / sizeof(*bins); b++) {
+		char path[4096];
+		struct ds_elf_image img;
+		size_t plt = 0, found = 0, unsorted = 0;
+
+		snprintf(path, sizeof(path), "%s%s", symfs, bins[b]);
+		if (ds_elf__open(&img, path) || !ds_elf__load(&img, true, symfs, bins[b])) {
+			CHECK(false, "%s: cannot load", bins[b]);
+			continue;
+		}
+		for (size_t i = 0; i < img.symtab.nr; i++) {
+			const struct ds_sym *f = &img.symtab.syms[i], *g;
+
+			unsorted += i && img.symtab.syms[i - 1].start > f->start;
+			if (!f->raw || !strstr(f->name, "@plt"))
+				continue;
+			plt++;
+			g = ds_symtab__find(&img.symtab, f->start);
+			found += g && g->start == f->start;
+		}
+		CHECK(!unsorted && plt > 0 && found == plt, "%s: %zu symbols, %zu out of order, %zu PLT entries, %zu found",
+		      bins[b], img.symtab.nr, unsorted, plt, found);
+		ds_elf__close(&img);
+	}
+}
+
 /* Lookups in @a and @b agree at @n addresses around the text's symbols. */
 static bool ks_same(struct ds_kallsyms *a, struct ds_kallsyms *b, unsigned n)
 {
@@ -851,6 +887,7 @@ int main(int argc, char **argv)
 	test_elf(argv[1], argv[2], true);
 	test_cache_and_options(argv[1]);
 	test_dwarf_scopes(argv[1]);
+	test_symtab_sorted(argv[1]);
 	test_build_id(argv[1]);
 	test_kernel(argv[2]);
 	if (!mkdtemp(dir)) {
