@@ -34,10 +34,14 @@
 
 #define CHUNK (256u << 10)
 #define NAME_MAX_LEN ((1u << 20) - 1)   /* a longer name (a hostile line) is cut */
-/* a file is scanned through a buffer this big: loading the 8.5 MB corpus
- * kallsyms took 1.8 ms with 512 KiB, 2.2-2.6 with 256 KiB, 2.1-2.4 with 1-4 MiB
- * (means of 20 loads, three rounds) */
-#define SCAN_CHUNK (512u << 10)
+/* a file is scanned through a buffer this big.  Loaded again and again in
+ * one process, the 8.5 MB corpus kallsyms took 1.55 ms with 512 KiB and
+ * 1.85 with 64 KiB; but a command loads it once, in a fresh process, where
+ * the 512 KiB were fresh memory (a huge page to fault, often) and out of
+ * L2: report of mix.fp with no kallsyms cache 13.1/12.3/13.0 -> 12.2/12.1/
+ * 12.3 ms (three rounds of 60 alternated runs), 15.5 -> 13.5 ms elapsed
+ * (perf stat -r 40, twice) for the same CPU time */
+#define SCAN_CHUNK (64u << 10)
 
 /* @name (@n bytes, NUL added) copied into @blocks; NULL on ENOMEM. */
 static const char *copy_name(struct ds_strblock **blocks, const char *name, size_t n)
