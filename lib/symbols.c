@@ -379,12 +379,16 @@ static void *helper_thread(void *arg)
 			break;
 		if (s->kernel_queued && !s->kernel_done) {   /* first: the first sample waits for them */
 			pthread_mutex_unlock(&s->pf_lock);
-			bool ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s), s->cache_dir);
+			bool ok = ds_kallsyms__load_unkept(&s->kernel, kallsyms_path(s), s->cache_dir);
 
 			pthread_mutex_lock(&s->pf_lock);
 			s->kernel_ok = ok;
 			s->kernel_done = true;
 			pthread_cond_broadcast(&s->pf_cond);
+			/* the first kernel lookup is waiting: the check is kept after */
+			pthread_mutex_unlock(&s->pf_lock);
+			ds_kallsyms__keep_check(&s->kernel);
+			pthread_mutex_lock(&s->pf_lock);
 			continue;
 		}
 		load_next_queued(s);

@@ -218,6 +218,7 @@ struct ds_kallsyms {
 	char *cache_path;          /* where the samples are kept across runs, or NULL */
 	struct ds_hashmap chunks;  /* chunk index -> 16 KiB of the file read for lookups */
 	bool from_cache;           /* the samples came from there */
+	void *keep;                /* a check still to keep there (ds_kallsyms__keep_check), or NULL */
 	struct ds_strblock *blocks;   /* the names copied */
 };
 
@@ -229,6 +230,15 @@ void ds_kallsyms__init_tables(void);
  * is unchanged.  False if the file cannot be read (or no memory).
  */
 bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path, const char *cache_dir);
+/*
+ * The same, but the check to keep in @cache_dir is only copied aside for
+ * ds_kallsyms__keep_check(), which writes it: a thread that others wait
+ * for tells them the symbols are ready first (the write was ~0.45 ms of
+ * a first run's wait).  keep_check only reads what load_unkept set aside,
+ * so it may run while other threads look symbols up.
+ */
+bool ds_kallsyms__load_unkept(struct ds_kallsyms *ks, const char *path, const char *cache_dir);
+void ds_kallsyms__keep_check(struct ds_kallsyms *ks);
 /* The symbol containing @addr: its name and start; false if none. */
 bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
 void ds_kallsyms__exit(struct ds_kallsyms *ks);

@@ -851,31 +851,75 @@ static bool make_dirs(const char *dir)
 	return !stat(dir, &st) && S_ISDIR(st.st_mode);
 }
 
-/* Keep the samples just checked for the next run (best effort: written aside, then renamed). */
-static void kcache_store(const struct ds_kallsyms *ks, const char *dir, const struct stat *st)
+/* A check to keep, copied aside (ds_kallsyms__load_unkept): written by ds_kallsyms__keep_check. */
+struct kcache_job {
+	char *path, *dir;
+	struct kcache_head head;
+	struct ds_ksample *samples;
+};
+
+static void kcache_job_free(struct kcache_job *j)
 {
-	struct kcache_head h;
+	if (!j)
+		return;
+	free(j->path);
+	free(j->dir);
+	free(j->samples);
+	free(j);
+}
+
+/* The samples just checked, copied aside to keep for the next run; NULL on ENOMEM (then not kept). */
+static struct kcache_job *kcache_job(const struct ds_kallsyms *ks, const char *dir, const struct stat *st)
+{
+	struct kcache_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	kcache_ident(st, &j->head);
+	j->head.tail = ks->tail;
+	j->head.nr_samples = ks->nr_samples;
+	j->path = strdup(ks->cache_path);
+	j->dir = strdup(dir);
+	j->samples = malloc(ks->nr_samples * sizeof(*ks->samples));
+	if (!j->path || !j->dir || !j->samples) {
+		kcache_job_free(j);
+		return NULL;
+	}
+	memcpy(j->samples, ks->samples, ks->nr_samples * sizeof(*ks->samples));
+	return j;
+}
+
+/* Keep the samples of @j for the next run (best effort: written aside, then renamed). */
+static void kcache_write(const struct kcache_job *j)
+{
+	size_t bytes = j->head.nr_samples * sizeof(*j->samples);
 	char *tmp = NULL;
 	int fd;
 	bool ok;
 
-	if (!make_dirs(dir) || asprintf(&tmp, "%s.%d.tmp", ks->cache_path, (int)getpid()) < 0)
+	if (!make_dirs(j->dir) || asprintf(&tmp, "%s.%d.tmp", j->path, (int)getpid()) < 0)
 		return;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		free(tmp);
 		return;
 	}
-	kcache_ident(st, &h);
-	h.tail = ks->tail;
-	h.nr_samples = ks->nr_samples;
-	ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
-	     write(fd, ks->samples, ks->nr_samples * sizeof(*ks->samples)) ==
-		     (ssize_t)(ks->nr_samples * sizeof(*ks->samples));   /* the file's layout (see kcache_read) */
+	ok = write(fd, &j->head, sizeof(j->head)) == (ssize_t)sizeof(j->head) &&
+	     write(fd, j->samples, bytes) == (ssize_t)bytes;   /* the file's layout (see kcache_read) */
 	ok = !close(fd) && ok;
-	if (!ok || rename(tmp, ks->cache_path))
+	if (!ok || rename(tmp, j->path))
 		unlink(tmp);
 	free(tmp);
+}
+
+void ds_kallsyms__keep_check(struct ds_kallsyms *ks)
+{
+	struct kcache_job *j = ks->keep;
+
+	ks->keep = NULL;
+	if (j)
+		kcache_write(j);
+	kcache_job_free(j);
 }
 
 /*
@@ -1142,6 +1186,14 @@ static bool to_full_index(struct ds_kallsyms *ks)
 
 bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path, const char *cache_dir)
 {
+	bool ok = ds_kallsyms__load_unkept(ks, path, cache_dir);
+
+	ds_kallsyms__keep_check(ks);
+	return ok;
+}
+
+bool ds_kallsyms__load_unkept(struct ds_kallsyms *ks, const char *path, const char *cache_dir)
+{
 	struct ksym_vec k = { .sorted = true };
 	struct stat st;
 	bool cached;
@@ -1157,7 +1209,7 @@ bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path, const char *cac
 		return true;
 	if (check_sorted(ks)) {
 		if (cached)
-			kcache_store(ks, cache_dir, &st);
+			ks->keep = kcache_job(ks, cache_dir, &st);
 		return true;
 	}
 	ksym_reserve(&k, ks->len);
@@ -1292,6 +1344,7 @@ void ds_kallsyms__exit(struct ds_kallsyms *ks)
 		free(ks->v);
 	free(ks->samples);
 	free(ks->cache_path);
+	kcache_job_free(ks->keep);
 	free(ks->hits);
 	free(ks->hit_head);
 	ds_hashmap__exit(&ks->names);
