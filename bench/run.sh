@@ -6,20 +6,21 @@
 # the two sides' runs interleaved (wall-clock median and min,
 # bench/timeit.c; 21 runs of dstack on the corpus files, see NF) and
 # records peak RSS (KiB).
-# Rows needing perf 7.2 print SKIPPED when /var/tmp/kernel-vm/ready is absent.
+# Rows needing perf 7.2 print SKIPPED when the guest (tests/lib/kvm.sh) is not set up.
 set -u
 BUILD=${1:-build}
 N=${BENCH_RUNS:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 DSTACK=$BUILD/dstack
-PERF7=/work/shared/kernel-vm/perf7
+. "$ROOT/tests/lib/kvm.sh"
+PERF7=$KVM_PERF7
 W=$BUILD/testdata
 B=$BUILD/bench
 mkdir -p "$B"
 [ -x "$DSTACK" ] || { echo "bench: no $DSTACK (run make)" >&2; exit 2; }
 [ -f "$W/kallsyms" ] || tests/unpack-corpus.sh "$ROOT/$W" >/dev/null
-have_perf7() { [ -e /var/tmp/kernel-vm/ready ] && [ -x "$PERF7" ]; }
+have_perf7() { kvm_ready; }
 # dstack keeps the check of a kallsyms file across runs (the user's
 # ~/.cache/dstack): here in a cache of the bench's own, started empty.  The
 # untimed comparison run fills it, so the timed runs are warm, as every run
@@ -71,7 +72,7 @@ bench_script() {
 	local name=$1 extra=() label="script"
 	case $name in *.defer) extra=(--no-merge-callchains); label="script --no-merge-callchains";; esac
 	local opts=(--symfs "$W/symfs-root/symfs" --kallsyms "$(ks_for "$name")" -i "$W/data/$name.data" "${extra[@]}")
-	have_perf7 || { skip "$label" "$name" "perf 7.2 not ready (/var/tmp/kernel-vm/ready)"; return; }
+	have_perf7 || { skip "$label" "$name" "perf 7.2 not ready (guest at $KVM_DIR not set up)"; return; }
 	"$DSTACK" script "${opts[@]}" > "$B/$name.dstack.script" 2>/dev/null
 	"$PERF7" script "${opts[@]}" > "$B/$name.perf.script" 2>/dev/null
 	if ! cmp -s "$B/$name.dstack.script" "$B/$name.perf.script"; then
@@ -217,7 +218,7 @@ fi
 echo
 echo "recorder overhead (kernel-vm guest, -a --call-graph fp,defer, 10 kHz per CPU, 2 s; median of ${BENCH_RECORD_ROUNDS:-3} alternating runs):"
 bench_record() {
-	local kvm=/work/shared/kernel-vm/run job="$B/record-job" out="$B/record-out"
+	local kvm=$KVM_RUN job="$B/record-job" out="$B/record-out"
 	if [ "${BENCH_RECORD:-1}" = 0 ] || ! have_perf7 || [ ! -x "$kvm" ]; then
 		echo "SKIPPED: recorder overhead: kernel-vm not ready or BENCH_RECORD=0"; return
 	fi

@@ -13,6 +13,8 @@ WORK=$ROOT/$BUILD/testdata
 export DSTACK_CACHE_DIR=$WORK/cache
 rm -rf "$DSTACK_CACHE_DIR"
 DSTACK=$ROOT/$BUILD/dstack
+# the guest tools (kvm_ready, KVM_RUN, KVM_PERF7, KVM_SIDCC)
+. "$ROOT/tests/lib/kvm.sh"
 pass=0 fail=0
 
 ok()   { pass=$((pass + 1)); echo "ok   $*"; }

@@ -90,8 +90,8 @@ report_many_processes() {
 # --children has no oracle file: compare with perf 7.2 itself, on the classic
 # recordings (nothing left unstitched, so every line must match).
 report_children_vs_perf7() {
-	local perf7=/work/shared/kernel-vm/perf7 n o res
-	if [ ! -e /var/tmp/kernel-vm/ready ] || [ ! -x "$perf7" ]; then
+	local perf7=$KVM_PERF7 n o res
+	if ! kvm_ready; then
 		echo "SKIPPED report --children vs perf 7.2: *** kernel-vm (perf7) not set up ***"; return
 	fi
 	for n in kernel.fp mix.fp; do

@@ -189,12 +189,12 @@ record_host_suite() {
 
 # In the guest: dstack record vs perf record 7.x on the corpus workloads.
 record_guest_suite() {
-	local kvm=${KVM_RUN:-/work/shared/kernel-vm/run} job="$WORK/out/record-vm/job" out="$WORK/out/record-vm/out"
+	local kvm=$KVM_RUN job="$WORK/out/record-vm/job" out="$WORK/out/record-vm/out"
 	if [ -n "${DSTACK_NO_VM:-}" ]; then
 		echo "SKIPPED record (guest): *** DSTACK_NO_VM=${DSTACK_NO_VM} ***"; return
 	fi
-	if [ ! -e /var/tmp/kernel-vm/ready ] || [ ! -x "$kvm" ]; then
-		echo "SKIPPED record (guest): *** no kernel-vm (/var/tmp/kernel-vm/ready): deferred recording untested ***"; return
+	if ! kvm_ready; then
+		echo "SKIPPED record (guest): *** no kernel-vm at $KVM_DIR (not set up): deferred recording untested ***"; return
 	fi
 	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
 	cp "$ROOT/tests/vm/record-job.sh" "$job/run.sh"
