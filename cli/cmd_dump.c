@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "outbuf.h"
 #include "dstack/event.h"
 #include "dstack/reader.h"
 
@@ -164,8 +165,13 @@ int cmd_dump(int argc, char **argv)
 			dump_kernel_record(r, rec.hdr);
 		else
 			printf("\n");
+		if (ferror(stdout)) {   /* a full disk or closed pipe: stop, do not read on for nothing */
+			output_failed("stdout", errno);
+			break;
+		}
 	}
-	fflush(stdout);
+	if (fflush(stdout))
+		output_failed("stdout", errno);
 	if (ret < 0)
 		fprintf(stderr, "dstack dump: %s\n", ds_reader__error(r));
 	ds_reader__close(r);

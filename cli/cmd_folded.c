@@ -329,7 +329,7 @@ static int print_folded(struct folded *fo, int fd)
 			ret = -ENOMEM;
 	}
 	if (!ret) {
-		for (size_t i = 0; i < nr; i++) {
+		for (size_t i = 0; i < nr && !out->error; i++) {
 			outbuf_puts(out, lines[i].text);
 			outbuf_putc(out, ' ');
 			outbuf_dec(out, lines[i].count, 0, ' ');
@@ -374,7 +374,7 @@ int cmd_folded(int argc, char **argv)
 		else if (c)
 			continue;
 		else if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i)))
-			output = v;
+			output = strcmp(v, "-") ? v : NULL;   /* "-": stdout, as every -o */
 		else if (!strcmp(argv[i], "--period"))
 			fo->period = true;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -391,17 +391,21 @@ int cmd_folded(int argc, char **argv)
 		fprintf(stderr, "dstack folded: %s: %s\n", output, strerror(errno));
 		ret = EXIT_USAGE;
 	}
+	if (output)
+		output_file(output);
 	if (ret == EXIT_OK) {
 		ret = walk_samples("folded", &fo->wo, on_sample, fo);
 		int err = print_folded(fo, fd);
 
-		if (err) {
+		if (err == -ENOMEM) {
 			fprintf(stderr, "dstack folded: %s\n", strerror(-err));
 			ret = EXIT_INPUT;
+		} else if (err) {
+			ret = EXIT_OUTPUT;   /* reported by the buffer */
 		}
-		if (output && close(fd)) {
-			fprintf(stderr, "dstack folded: %s: %s\n", output, strerror(errno));
-			ret = EXIT_INPUT;
+		if (output && close(fd) && !err) {   /* a file system may report a failed write only at close */
+			output_failed(output, errno);
+			ret = EXIT_OUTPUT;
 		}
 	}
 	for (size_t i = 0; ds_hashmap__next(&fo->texts, &i, &k, &val);)

@@ -30,6 +30,7 @@
 #include "dstack/event.h"
 #include "dstack/session.h"
 #include "dstack/writer.h"
+#include "outbuf.h"
 
 #define ROUND_RECORDS 65536
 #define MAX_RECORD_SIZE 65528u  /* largest 8-byte multiple a u16 size holds */
@@ -268,7 +269,7 @@ static int run(struct ds_session *s, const char *out)
 {
 	struct inject *inj = calloc(1, sizeof(*inj));
 	char *err = NULL;
-	bool failed;
+	bool failed, werr;
 	int ret, cret;
 
 	if (!inj) {
@@ -288,19 +289,22 @@ static int run(struct ds_session *s, const char *out)
 	if (!inj->set_up)
 		set_up(inj);
 	copy_build_ids(inj);
-	if (ds_session__error(s)[0])
+	/* the writer's failure stopped the session: it is the one to report */
+	werr = ds_writer__error(inj->w)[0] != 0;
+	if (ds_session__error(s)[0] && !werr)
 		fprintf(stderr, "dstack inject: %s\n", ds_session__error(s));
 	failed = ret || ds_session__stats(s)->bad_records;
-	if (ds_writer__error(inj->w)[0]) {
-		fprintf(stderr, "dstack inject: %s\n", ds_writer__error(inj->w));
-		failed = true;
-	}
+	if (werr)
+		output_failed_as(ds_writer__error(inj->w));   /* it names the file and the error */
 	cret = ds_writer__close(inj->w);
-	if (cret && !failed)
-		fprintf(stderr, "dstack inject: writing %s: %s\n", out, strerror(-cret));
-	print_summary(inj, out);
+	if (cret && !werr)
+		output_failed(strcmp(out, "-") ? out : "stdout", -cret);
+	if (!werr && !cret)   /* no success line after a failed write */
+		print_summary(inj, out);
 	free(inj);
-	return failed || cret ? EXIT_INPUT : EXIT_OK;
+	if (werr || cret)
+		return EXIT_OUTPUT;
+	return failed ? EXIT_INPUT : EXIT_OK;
 }
 
 int cmd_inject(int argc, char **argv)

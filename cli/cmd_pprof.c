@@ -24,9 +24,10 @@ struct pb {
 	int err;
 };
 
+/* @d may be NULL when @n is 0 (an empty sub-message never allocated): nothing to copy then */
 static void pb_put(struct pb *p, const void *d, size_t n)
 {
-	if (p->err)
+	if (p->err || !n)
 		return;
 	if (p->len + n > p->cap) {
 		size_t ncap = p->cap ? p->cap : 4096;
@@ -360,11 +361,19 @@ static int write_gzip(const struct pb *p, int fd)
 	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return ENOMEM;
 	z.next_in = p->b;
-	z.avail_in = (uInt)p->len;
+	/* zlib takes at most 4 GiB per call: the rest is fed as it is consumed */
+	size_t left = p->len;
+
+	z.avail_in = (uInt)(left < UINT32_MAX ? left : UINT32_MAX);
+	left -= z.avail_in;
 	do {
+		if (!z.avail_in && left) {
+			z.avail_in = (uInt)(left < UINT32_MAX ? left : UINT32_MAX);
+			left -= z.avail_in;
+		}
 		z.next_out = buf;
 		z.avail_out = sizeof(buf);
-		zr = deflate(&z, Z_FINISH);
+		zr = deflate(&z, left ? Z_NO_FLUSH : Z_FINISH);
 		size_t n = sizeof(buf) - z.avail_out;
 
 		for (size_t w = 0; w < n;) {
@@ -378,7 +387,7 @@ static int write_gzip(const struct pb *p, int fd)
 			}
 			w += (size_t)r;
 		}
-	} while (zr == Z_OK);
+	} while (zr == Z_OK || (zr == Z_BUF_ERROR && left));
 	deflateEnd(&z);
 	return zr == Z_STREAM_END ? 0 : EIO;
 }

@@ -23,6 +23,7 @@
 #include "dstack/session.h"
 #include "dstack/writer.h"
 #include "hashmap.h"
+#include "outbuf.h"
 
 #define USAGE "usage: dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ] " \
 	"[-g | --call-graph fp[,defer]] [-a | -p PID | -t TID] [-m PAGES] [--defer-grace MS] [-- CMD ARGS...]"
@@ -335,6 +336,14 @@ int cmd_record(int argc, char **argv)
 	}
 	write_features(c.w, argc, argv);
 
+	/*
+	 * -o -: a reader that closes the pipe must not kill the recorder by
+	 * SIGPIPE, which would leave the command running unprofiled: the write
+	 * fails with EPIPE instead, and the recorder stops and ends the command.
+	 * (The command, forked already, keeps its own disposition.)
+	 */
+	if (pipe)
+		signal(SIGPIPE, SIG_IGN);
 	the_recorder = r;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
@@ -362,13 +371,13 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)st->lost_events, (unsigned long long)st->lost_records);
 	int cerr = ds_writer__close(c.w);
 	if (c.err || cerr) {
-		fprintf(stderr, "dstack record: writing %s: %s\n", a.output, strerror(-(c.err ? c.err : cerr)));
-		exit_code = EXIT_INPUT;
+		output_failed(pipe ? "stdout" : a.output, -(c.err ? c.err : cerr));
+		exit_code = EXIT_OUTPUT;
 	} else if (ret) {
 		fprintf(stderr, "dstack record: %s\n", strerror(-ret));
 		exit_code = EXIT_INPUT;
 	}
-	if (!pipe && !st->exec_failed)
+	if (!pipe && !st->exec_failed && exit_code != EXIT_OUTPUT)   /* no success line after a failed write */
 		print_summary(a.output, st);
 	ds_hashmap__exit(&c.build_ids);
 	ds_recorder__free(r);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "outbuf.h"
 #include "dstack/event.h"
 #include "dstack/session.h"
 
@@ -104,7 +105,8 @@ int cmd_stat(int argc, char **argv)
 	}
 	ret = ds_session__run(s, NULL, count_only, NULL);
 	print_stats(s);
-	fflush(stdout);
+	if (fflush(stdout) || ferror(stdout))
+		output_failed("stdout", errno);
 	if (ret)
 		fprintf(stderr, "dstack stat: %s\n", ds_session__error(s));
 	if (!ret && ds_session__stats(s)->bad_records)

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "dstack/event.h"
 #include "export_common.h"
+#include "outbuf.h"
 
 static uint64_t str_hash(const char *s)
 {
@@ -345,6 +346,8 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 		fprintf(stderr, "dstack %s: %s: %s\n", cmd, *output, strerror(errno));
 		return EXIT_USAGE;
 	}
+	if (*fd != STDOUT_FILENO)
+		output_file(*output);   /* what the output's write errors name */
 	x->input = wo.common.input;
 	x->time_first = UINT64_MAX;
 	x->time_last = 0;
@@ -354,15 +357,20 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 
 int export_finish(const char *cmd, int fd, const char *output, int write_err)
 {
+	const char *name = fd == STDOUT_FILENO ? "stdout" : output;
 	int ret = EXIT_OK;
 
-	if (write_err) {
-		fprintf(stderr, "dstack %s: %s: %s\n", cmd, output, strerror(write_err));
+	if (write_err == ENOMEM) {
+		fprintf(stderr, "dstack %s: out of memory\n", cmd);
 		ret = EXIT_INPUT;
+	} else if (write_err) {
+		output_failed(name, write_err);
+		ret = EXIT_OUTPUT;
 	}
-	if (fd >= 0 && fd != STDOUT_FILENO && close(fd)) {
-		fprintf(stderr, "dstack %s: %s: %s\n", cmd, output, strerror(errno));
-		ret = EXIT_INPUT;
+	/* a file system may report a failed write only at close */
+	if (fd >= 0 && fd != STDOUT_FILENO && close(fd) && !write_err) {
+		output_failed(name, errno);
+		ret = EXIT_OUTPUT;
 	}
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "cli.h"
+#include "outbuf.h"
 
 static const struct {
 	const char *name;
@@ -184,8 +185,10 @@ int main(int argc, char **argv)
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			output_begin(commands[i].name);
+			return output_end(commands[i].fn(argc - 1, argv + 1));
+		}
 	fprintf(stderr, "dstack: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

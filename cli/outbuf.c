@@ -2,10 +2,61 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "cli.h"
 #include "outbuf.h"
+
+static const char *output_cmd = "";
+static const char *output_path = "output";
+static int output_err;
+
+void output_file(const char *path)
+{
+	output_path = path;
+}
+
+void output_begin(const char *cmd)
+{
+	output_cmd = cmd;
+}
+
+int output_failed(const char *what, int err)
+{
+	if (!err)
+		err = EIO;
+	if (!output_err) {
+		output_err = err;
+		fprintf(stderr, "dstack %s: writing %s: %s\n", output_cmd, what, strerror(err));
+	}
+	return -err;
+}
+
+void output_failed_as(const char *message)
+{
+	if (!output_err) {
+		output_err = EIO;
+		fprintf(stderr, "dstack %s: %s\n", output_cmd, message);
+	}
+}
+
+int output_error(void)
+{
+	return output_err;
+}
+
+int output_end(int status)
+{
+	/* a stream already in error may have lost bytes whose errno is gone */
+	bool bad = ferror(stdout);
+
+	errno = 0;
+	if ((fclose(stdout) && !(errno == EBADF && !bad)) || bad)
+		output_failed("stdout", errno);   /* EBADF alone: stdout was closed and never written */
+	return output_err ? EXIT_OUTPUT : status;
+}
 
 struct outbuf *outbuf_new(int fd)
 {
@@ -25,6 +76,7 @@ void outbuf_init(struct outbuf *o, int fd)
 {
 	o->fd = fd;
 	o->error = 0;
+	o->name = fd == 1 ? "stdout" : output_path;
 	o->len = 0;
 	o->flushes = 0;
 }
@@ -40,6 +92,7 @@ int outbuf_flush(struct outbuf *o)
 			continue;
 		if (n <= 0) {
 			o->error = n < 0 ? errno : EIO;
+			output_failed(o->name, o->error);
 			break;
 		}
 		off += (size_t)n;

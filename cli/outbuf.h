@@ -4,8 +4,8 @@
  * 256 KiB buffer, one write() per buffer, no printf per field.
  * Lifecycle: outbuf_new(fd) ... outbuf_flush() ... outbuf_delete(); or
  * outbuf_init(o, fd) on a struct outbuf of the caller's, nothing to free.
- * A failed write (EPIPE, ENOSPC) sets ->error and later output is
- * discarded.
+ * A failed write (EPIPE, ENOSPC) sets ->error, is reported once through
+ * output_failed() (naming ->name), and later output is discarded.
  */
 #ifndef DSTACK_OUTBUF_H
 #define DSTACK_OUTBUF_H
@@ -19,6 +19,7 @@
 struct outbuf {
 	int fd;
 	int error;
+	const char *name;          /* for messages: "stdout", or the -o file (outlives the buffer) */
 	size_t len;
 	unsigned long flushes;     /* how many times the buffer was emptied */
 	char buf[OUTBUF_SIZE];
@@ -33,6 +34,11 @@ struct outbuf *outbuf_new(int fd);
 /* Frees @o (NULL is fine); flush first, unflushed bytes are dropped. */
 void outbuf_delete(struct outbuf *o);
 void outbuf_init(struct outbuf *o, int fd);
+/* The name write errors give (default "stdout" for fd 1, else "output"). */
+static inline void outbuf_name(struct outbuf *o, const char *name)
+{
+	o->name = name;
+}
 int outbuf_flush(struct outbuf *o);
 /* outbuf_write() when the bytes do not fit the buffer's free room */
 void outbuf_write_slow(struct outbuf *o, const char *s, size_t n);
@@ -68,5 +74,29 @@ static inline void outbuf_putc(struct outbuf *o, char c)
 		outbuf_flush(o);
 	o->buf[o->len++] = c;
 }
+
+/*
+ * The command's output, one policy for every command (docs/errors.md):
+ * the first failure to write it (a full disk, a closed pipe with SIGPIPE
+ * ignored, an I/O error, a failed close) is reported once as
+ * "dstack CMD: writing WHAT: ERROR", the command stops as soon as it can,
+ * prints no success summary, and exits EXIT_OUTPUT.
+ */
+/* main(): the command whose messages these are. */
+void output_begin(const char *cmd);
+/* The file a buffer on an fd other than 1 writes (its messages name it). */
+void output_file(const char *path);
+/* Report a failure to write @what (once; later ones are quiet); returns -@err. */
+int output_failed(const char *what, int err);
+/* The same with a message of the caller's ("writing F: ERROR"), printed after "dstack CMD: ". */
+void output_failed_as(const char *message);
+/* The first failure's errno, 0 while every write succeeded. */
+int output_error(void);
+/*
+ * main(), after the command: flush and close stdout (a deferred error, on
+ * NFS or a full disk, shows only there); EXIT_OUTPUT if any output failed,
+ * else @status.
+ */
+int output_end(int status);
 
 #endif

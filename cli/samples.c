@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dstack/log.h"
+#include "outbuf.h"
 #include "samples.h"
 
 struct walk {
@@ -327,7 +328,7 @@ int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *so
 		sopts->peek_ctx = a;
 	}
 	ret = ds_session__run(a->session, sopts, fn, ctx);
-	if (ret && ret != -EPIPE) {
+	if (ret && !output_error()) {   /* a failed output was reported where it failed */
 		const char *msg = ds_session__error(a->session);
 
 		fprintf(stderr, "dstack %s: %s\n", cmd, *msg ? msg : strerror(-ret));

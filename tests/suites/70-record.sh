@@ -79,9 +79,9 @@ record_faults() {
 	mkdir -p "$full"
 	if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k dstack-test "$full" 2>/dev/null; then
 		"$DSTACK" record -g -o "$full/x.data" -- "$wl" 200 >/dev/null 2>"$o/full.err"; rc=$?
-		if [ $rc -eq 1 ] && grep -q "writing $full/x.data: No space left on device" "$o/full.err" &&
+		if [ $rc -eq 3 ] && grep -q "writing $full/x.data: No space left on device" "$o/full.err" &&
 		   n=$(record_readable "$full/x.data") && [ "$n" -gt 0 ]
-		then ok "record: disk full: exit 1, '$(grep 'No space' "$o/full.err")', the $n samples written are readable"
+		then ok "record: disk full: exit 3, '$(grep 'No space' "$o/full.err")', the $n samples written are readable"
 		else bad "record: disk full: exit $rc: $(head -3 "$o/full.err") $n"; fi
 		umount "$full"
 	else
