@@ -128,7 +128,8 @@ static int sort_children(struct flame *fl)
 	for (size_t i = 0; i < nr_funcs; i++)
 		order[i] = (uint32_t)i;
 	sort_x = fl->x;
-	qsort(order, nr_funcs, sizeof(*order), cmp_func);
+	if (nr_funcs > 1)
+		qsort(order, nr_funcs, sizeof(*order), cmp_func);
 	for (size_t i = 0; i < nr_funcs; i++)
 		rank[order[i]] = (uint32_t)i;
 	uint32_t *by_rank = malloc((fl->nr + 1) * sizeof(*by_rank));

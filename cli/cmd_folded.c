@@ -323,7 +323,8 @@ static int print_folded(struct folded *fo, int fd)
 		}
 	}
 	if (!ret) {
-		qsort(lines, nr, sizeof(*lines), cmp_line);
+		if (nr > 1)   /* no stacks: lines may be NULL, and qsort(NULL, 0) is undefined */
+			qsort(lines, nr, sizeof(*lines), cmp_line);
 		out = outbuf_new(fd);
 		if (!out)
 			ret = -ENOMEM;

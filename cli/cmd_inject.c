@@ -163,7 +163,8 @@ static int write_sample(struct inject *inj, const struct ds_event *ev, const uin
 
 	memcpy(inj->rec, rec, before);
 	memcpy(inj->rec + before, &nr, 8);
-	memcpy(inj->rec + before + 8, ips, (size_t)nr * 8);
+	if (nr)   /* an empty chain's ips may be NULL */
+		memcpy(inj->rec + before + 8, ips, (size_t)nr * 8);
 	memcpy(inj->rec + before + 8 + nr * 8, rec + after, tail);
 	h.size = (uint16_t)size;
 	memcpy(inj->rec, &h, sizeof(h));

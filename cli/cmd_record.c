@@ -9,6 +9,8 @@
  * the library and prints the stitching summary.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +162,64 @@ static void on_signal(int sig)
 	(void)sig;
 	if (the_recorder)
 		ds_recorder__stop(the_recorder);
+}
+
+/*
+ * -o - into a pipe: the writer fills a 1 MiB buffer before it writes, so a
+ * reader that went away would be noticed only then, after the command ran
+ * its course.  This thread waits for the pipe's POLLERR (no reader left)
+ * and stops the recorder as SIGINT would; the next write then fails with
+ * EPIPE and says so.  A byte on wake[1] ends it.
+ */
+struct pipe_watch {
+	pthread_t thread;
+	int wake[2];
+	bool started;
+};
+
+static void *watch_pipe(void *arg)
+{
+	struct pipe_watch *pw = arg;
+	struct pollfd p[2] = { { .fd = STDOUT_FILENO, .events = 0 }, { .fd = pw->wake[0], .events = POLLIN } };
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+			if (the_recorder)
+				ds_recorder__stop(the_recorder);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void pipe_watch_start(struct pipe_watch *pw)
+{
+	struct stat st;
+
+	pw->started = false;
+	if (fstat(STDOUT_FILENO, &st) || !S_ISFIFO(st.st_mode) || pipe(pw->wake))
+		return;
+	pw->started = !pthread_create(&pw->thread, NULL, watch_pipe, pw);
+	if (!pw->started) {
+		close(pw->wake[0]);
+		close(pw->wake[1]);
+	}
+}
+
+static void pipe_watch_stop(struct pipe_watch *pw)
+{
+	if (!pw->started)
+		return;
+	if (write(pw->wake[1], "", 1) < 0) {
+		/* cannot fail on an empty pipe of our own; the join would wait */
+	}
+	pthread_join(pw->thread, NULL);
+	close(pw->wake[0]);
+	close(pw->wake[1]);
 }
 
 struct sink_ctx {
@@ -345,6 +405,10 @@ int cmd_record(int argc, char **argv)
 	if (pipe)
 		signal(SIGPIPE, SIG_IGN);
 	the_recorder = r;
+	struct pipe_watch pw = { .started = false };
+
+	if (pipe)
+		pipe_watch_start(&pw);
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -352,6 +416,8 @@ int cmd_record(int argc, char **argv)
 		ret = ds_recorder__synthesize(r, sink, &c);
 	if (!ret)
 		ret = ds_recorder__run(r, sink, &c);
+	if (pipe)
+		pipe_watch_stop(&pw);
 	the_recorder = NULL;
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);

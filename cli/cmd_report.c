@@ -434,7 +434,8 @@ static int build_paths(struct report *r)
 	for (size_t off = 0; off < r->nr_paths; off += PATH_HEAD + r->paths[off + 5])
 		order[i++] = off;
 	sort_paths = r->paths;
-	qsort(order, nr, sizeof(*order), cmp_path);
+	if (nr > 1)
+		qsort(order, nr, sizeof(*order), cmp_path);
 	for (i = 0; i < nr; i++) {
 		uint32_t *p = r->paths + order[i], same = 0, n = p[0];
 		uint64_t period = path_pending(p);
@@ -754,7 +755,8 @@ static struct kid *kids(struct report *r, uint32_t n, uint64_t min, size_t *nr)
 		(*nr)++;
 	}
 	sort_ctx = r;
-	qsort(v, *nr, sizeof(*v), cmp_kid);
+	if (*nr > 1)
+		qsort(v, *nr, sizeof(*v), cmp_kid);
 	return v;
 }
 
@@ -967,7 +969,8 @@ static int print_report(struct report *r)
 			if (r->ents[i].evsel == r->evsels[ev])
 				list[nr++] = &r->ents[i];
 		sort_ctx = r;
-		qsort(list, nr, sizeof(*list), cmp_entry);
+		if (nr > 1)
+			qsort(list, nr, sizeof(*list), cmp_entry);
 		print_section(r, ev, list, nr);
 	}
 	outbuf_puts(r->out, "#\n");

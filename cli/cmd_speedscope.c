@@ -95,7 +95,8 @@ static int write_speedscope(const struct xdata *x, int fd, const char *title)
 	}
 	for (size_t i = 0; i < x->nr_samples; i++)
 		th[i] = (struct thread_key){ x->samples[i].pid, x->samples[i].tid, i };
-	qsort(th, x->nr_samples, sizeof(*th), cmp_thread);
+	if (x->nr_samples > 1)
+		qsort(th, x->nr_samples, sizeof(*th), cmp_thread);
 	outbuf_puts(o, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"shared\":{\"frames\":[");
 	for (size_t i = 0; i < x->nr_funcs; i++) {
 		if (i)

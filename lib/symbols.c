@@ -73,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <libelf.h>
 
 #include "dstack/log.h"
@@ -93,7 +94,9 @@ struct ds_dso {
 	bool loaded;                   /* a load was attempted */
 	bool usable;                   /* img holds a good file */
 	bool mismatch;                 /* a file was found, with another build-id */
+	bool rejected;                 /* a file was found but unusable (corrupt, not regular): warned then */
 	bool warned;
+	char *mismatch_file;           /* the file whose build-id differs (messages name it) */
 	struct ds_elf_image img;
 	struct ds_hashmap cache;       /* file offset -> pool index << 8 | count */
 	struct ds_frame *pool;
@@ -210,6 +213,7 @@ static void dso_free(struct ds_dso *d)
 	dso_unload(d);
 	free(d->pool);
 	free(d->path);
+	free(d->mismatch_file);
 	free(d);
 }
 
@@ -265,8 +269,14 @@ static void kernel_ready(struct ds_symbols *s)
 	if (!queued)
 		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s), s->cache_dir);
 	s->kernel_tried = true;
-	if (!s->kernel_ok)
-		ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
+	if (!s->kernel_ok) {
+		struct stat st;
+
+		if (!stat(kallsyms_path(s), &st) && !S_ISREG(st.st_mode))   /* refused unopened (ds_open_regular) */
+			ds_warn("%s: not a regular file, not read: no kernel symbols\n", kallsyms_path(s));
+		else
+			ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
+	}
 }
 
 void ds_symbols__delete(struct ds_symbols *s)
@@ -615,7 +625,7 @@ uint64_t ds_symbols__generation(const struct ds_symbols *s)
 }
 
 /* Try one candidate file; true if it is usable for this DSO. */
-static bool try_file(struct ds_dso *d, const char *file, bool *mismatch)
+static bool try_file(struct ds_dso *d, const char *file)
 {
 	struct ds_symbols *s = d->syms;
 
@@ -624,16 +634,26 @@ static bool try_file(struct ds_dso *d, const char *file, bool *mismatch)
 
 		if (err == -ENOEXEC)
 			ds_warn("%s: not an ELF file\n", file);
-		if (err)
+		else if (err == -EINVAL)   /* a FIFO, a device, a directory: never opened for reading */
+			ds_warn("%s: not a regular file, not read\n", file);
+		else if (err && err != -ENOENT && err != -ENOTDIR)
+			ds_warn("%s: %s\n", file, strerror(-err));
+		if (err) {
+			d->rejected |= err != -ENOENT && err != -ENOTDIR;
 			return false;
+		}
 		if (!ds_elf__load(&d->img, !s->no_demangle, s->symfs, d->path)) {
-			ds_warn("%s: corrupt or unreadable ELF, no symbols\n", file);
+			ds_warn("%s: corrupt or unreadable ELF (%s), no symbols\n", file,
+				d->img.bad ? d->img.bad : "unreadable");
 			ds_elf__close(&d->img);
+			d->rejected = true;
 			return false;
 		}
 	}
 	if (bid_differs(d)) {
-		*mismatch = true;
+		d->mismatch = true;
+		if (!d->mismatch_file)
+			d->mismatch_file = strdup(file);
 		ds_elf__close(&d->img);
 		return false;
 	}
@@ -646,7 +666,7 @@ static void dso_load(struct ds_dso *d)
 	char *full = symfs_file(d->syms, d->path);
 
 	d->loaded = true;
-	d->usable = (full && try_file(d, full, &d->mismatch)) || try_file(d, d->path, &d->mismatch);
+	d->usable = (full && try_file(d, full)) || try_file(d, d->path);
 	free(full);
 }
 
@@ -655,10 +675,15 @@ static void dso_warn(struct ds_dso *d)
 	if (d->usable || d->warned)
 		return;
 	d->warned = true;
+	/* the file named is the one that failed: a damaged symfs copy was
+	 * warned about when it was read, and is not blamed on a build-id */
+	if (d->rejected)
+		return;   /* what was wrong with it was said: a fallback's build-id is beside the point */
 	if (d->mismatch)
-		ds_warn("build-id mismatch for %s\n", d->path);
+		ds_warn("build-id mismatch for %s: %s has another build-id, not used\n",
+			d->path, d->mismatch_file ? d->mismatch_file : d->path);
 	else
-		ds_warn("%s: no symbols (file not found or not ELF)\n", d->path);
+		ds_warn("%s: no symbols (file not found)\n", d->path);
 }
 
 bool ds_dso__load(struct ds_dso *d)

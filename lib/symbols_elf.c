@@ -22,6 +22,7 @@
 #include <gelf.h>
 #include <elfutils/libdw.h>
 
+#include "io.h"
 #include "symbols_int.h"
 
 #define PLT_NAME_MAX 1023   /* perf formats "name@plt" into a 1024-byte buffer */
@@ -87,7 +88,7 @@ int ds_elf__open(struct ds_elf_image *img, const char *path)
 {
 	memset(img, 0, sizeof(*img));
 	img->dbg_fd = -1;
-	img->fd = open(path, O_RDONLY | O_CLOEXEC);
+	img->fd = ds_open_regular(path);
 	if (img->fd < 0)
 		return -errno;
 	img->elf = elf_begin(img->fd, ELF_C_READ_MMAP, NULL);
@@ -382,7 +383,7 @@ static struct relent *read_plt_relocs(struct plt_ctx *c, Elf_Scn *scn, const GEl
 			v[i].r.r_info = rel.r_info;
 		}
 	}
-	if (is_x86(c))
+	if (is_x86(c) && n > 1)
 		qsort(v, n, sizeof(*v), relent_cmp);
 	*nr = n;
 	return v;
@@ -448,7 +449,8 @@ static void got_slots_load(struct plt_ctx *c, struct got_slots *g)
 	for (size_t i = 0; i < n; i++)
 		if (gelf_getrela(d, (int)i, &g->v[g->nr].r) && GELF_R_SYM(g->v[g->nr].r.r_info))
 			g->nr++;
-	qsort(g->v, g->nr, sizeof(*g->v), relent_cmp);
+	if (g->nr > 1)
+		qsort(g->v, g->nr, sizeof(*g->v), relent_cmp);
 }
 
 static bool got_slot_name(struct plt_ctx *c, const struct got_slots *g, uint64_t slot,
@@ -644,7 +646,7 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 	/* the ELF symbols come sorted (ds_rawsym__finish), the PLT entries
 	 * after them may not be: merging the runs was a third of the cost of
 	 * loading libc when it was a qsort of the 3,000 */
-	if (!sorted && !merge_runs(syms, rv->nr))
+	if (!sorted && rv->nr > 1 && !merge_runs(syms, rv->nr))
 		qsort(syms, rv->nr, sizeof(*syms), sym_cmp);
 	img->symtab.syms = syms;
 	img->symtab.nr = rv->nr;
@@ -724,6 +726,7 @@ bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, con
 	Elf_Scn *scn;
 	bool ok = false;
 
+	img->bad = "its ELF header is unreadable";
 	if (!gelf_getehdr(img->elf, &c.eh))
 		return false;
 	/*
@@ -733,11 +736,13 @@ bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, con
 	 */
 	size_t fsize = 0;
 
+	img->bad = "its section header table lies outside the file";
 	if (!elf_rawfile(img->elf, &fsize) ||
 	    (c.eh.e_shnum && (c.eh.e_shoff > fsize ||
 			      (uint64_t)c.eh.e_shnum * c.eh.e_shentsize > fsize - c.eh.e_shoff)))
 		return false;
 	read_build_id(img);
+	img->bad = "its program headers are unreadable";
 	if (!read_segments(img))
 		return false;
 	Elf *sym_elf = img->elf;
@@ -749,8 +754,11 @@ bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, con
 		sym_elf = img->dbg_elf;
 	if (!scn)
 		scn = section_by_type(img->elf, SHT_DYNSYM, &sh);
+	img->bad = scn && sh.sh_type == SHT_DYNSYM ? "its dynamic symbol table (.dynsym) is unreadable"
+					    : "its symbol table (.symtab) is unreadable";
 	if (scn && !load_symtab(sym_elf, scn, &sh, demangle, &rv))
 		goto out;
+	img->bad = "out of memory, or its PLT is unreadable";
 	rv.nr = ds_rawsym__finish(rv.v, rv.nr);
 	c.nr_elf = rv.nr;
 	if (!synth_plt(&c) || !to_symtab(img, &rv))
@@ -760,6 +768,7 @@ bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, con
 	else if (img->dbg_elf && has_dwarf(img->dbg_elf))
 		img->dwarf = dwarf_begin_elf(img->dbg_elf, DWARF_C_READ, NULL);
 	ok = true;
+	img->bad = NULL;
 out:
 	free(rv.v);
 	return ok;

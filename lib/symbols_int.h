@@ -131,6 +131,7 @@ struct ds_elf_image {
 	int dbg_fd;
 	Elf *dbg_elf;
 	struct ds_strblock *names; /* the made-up "name@plt" names */
+	const char *bad;           /* after a failed ds_elf__load: what is wrong (a static string) */
 };
 
 /*

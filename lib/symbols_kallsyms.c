@@ -194,7 +194,7 @@ static bool load_lines(struct ds_textsyms *ks, const char *path,
 	struct ds_rawsym *raw = NULL;
 	size_t nr = 0, cap = 0, have = 0;
 	char *buf = malloc(CHUNK + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ds_open_regular(path);
 	bool eof = false;
 
 	init_hex();
@@ -247,7 +247,7 @@ fail:
 /* @path opened if it is a regular file (its *@st filled), else read whole (/proc/kallsyms). */
 static bool kallsyms_text(struct ds_kallsyms *ks, const char *path, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ds_open_regular(path);
 
 	if (fd < 0)
 		return false;
@@ -446,7 +446,7 @@ static void ksym_finish(struct ds_kallsyms *ks, struct ksym_vec *k)
 
 		ks->v = v ? v : k->v;
 	}
-	if (!k->sorted)
+	if (!k->sorted && ks->nr > 1)   /* none: v may be NULL, and qsort(NULL, 0) is undefined */
 		qsort(ks->v, ks->nr, sizeof(*ks->v), ksym_cmp);
 }
 
@@ -777,7 +777,7 @@ static bool kcache_path(struct ds_kallsyms *ks, const char *dir, const struct st
  * filled in from it); NULL if there is none or it does not hold. */
 static struct ds_ksample *kcache_read(const char *path, struct kcache_head *want)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ds_open_regular(path);
 	struct kcache_head h;
 	struct stat st;
 	struct ds_ksample *v = NULL;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <elf.h>
 
+#include "io.h"
 #include "symbols_int.h"
 
 /* libstdc++'s demangler: the same output as perf's (libiberty style). */
@@ -253,7 +254,7 @@ char *ds_read_file(const char *path, size_t *lenp)
 	struct stat st;
 	size_t len = 0, cap;
 	char *buf = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ds_open_regular(path);
 
 	if (fd < 0)
 		return NULL;

@@ -477,7 +477,8 @@ static uint8_t *build_event_desc(struct ds_writer *w, size_t *lenp)
 		v = (uint32_t)a->nr_ids;
 		memcpy(p, &v, 4);
 		p = put_string(p + 4, a->name ? a->name : "");
-		memcpy(p, a->ids, a->nr_ids * 8);
+		if (a->nr_ids)   /* an attr without ids may have no array: memcpy(NULL, 0) is undefined */
+			memcpy(p, a->ids, a->nr_ids * 8);
 		p += a->nr_ids * 8;
 	}
 	*lenp = len;
@@ -536,7 +537,8 @@ static int emit_pipe_feature(struct ds_writer *w, int feat)
 		return fail(w, -ENOMEM, "out of memory");
 	memcpy(rec, &h, sizeof(h));
 	memcpy(rec + 8, &id, 8);
-	memcpy(rec + 16, f->data, f->len);
+	if (f->len)
+		memcpy(rec + 16, f->data, f->len);
 	err = put(w, rec, size);
 	free(rec);
 	return err;
@@ -561,7 +563,8 @@ static int start_pipe(struct ds_writer *w)
 			return fail(w, -ENOMEM, "out of memory");
 		memcpy(rec, &rh, 8);
 		memcpy(rec + 8, &a->attr, w->attr_size);
-		memcpy(rec + 8 + w->attr_size, a->ids, a->nr_ids * 8);
+		if (a->nr_ids)
+			memcpy(rec + 8 + w->attr_size, a->ids, a->nr_ids * 8);
 		err = put(w, rec, size);
 		free(rec);
 	}
