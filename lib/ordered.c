@@ -37,10 +37,18 @@ void ds_ordered__exit(struct ds_ordered *o)
 	o->head = o->len = o->cap = 0;
 }
 
+/* What a queued record costs: its bytes, its item and the sort's copy of it. */
+static inline size_t item_cost(const struct ds_event_header *hdr)
+{
+	return hdr->size + 2 * sizeof(struct ds_ordered_item);
+}
+
 static inline bool before(const struct ds_ordered_item *a, const struct ds_ordered_item *b)
 {
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
+
+static inline int check_budget(struct ds_ordered *o);
 
 static int make_room(struct ds_ordered *o)
 {
@@ -78,6 +86,7 @@ static struct ds_ordered_item *append(struct ds_ordered *o, const struct ds_even
 	o->len++;
 	if (o->len - o->head > o->peak_len)
 		o->peak_len = o->len - o->head;
+	o->held += item_cost(hdr);
 	return it;
 }
 
@@ -95,7 +104,7 @@ int ds_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, u
 		return -ENOMEM;
 	}
 	it->chunk = chunk;
-	return 0;
+	return check_budget(o);
 }
 
 int ds_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset,
@@ -108,7 +117,7 @@ int ds_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header 
 		return -ENOMEM;
 	}
 	it->win = win;
-	return 0;
+	return check_budget(o);
 }
 
 /* Merge the sorted a[0..na) and b[0..nb) into out. */
@@ -181,6 +190,7 @@ static int flush_upto(struct ds_ordered *o, uint64_t limit)
 	while (o->head < o->len && o->items[o->head].time <= limit) {
 		struct ds_ordered_item it = o->items[o->head++];
 
+		o->held -= item_cost(it.hdr);
 		o->last_flush = it.time;
 		err = o->deliver(o->ctx, &it);
 		if (!o->handoff)
@@ -191,6 +201,42 @@ static int flush_upto(struct ds_ordered *o, uint64_t limit)
 	if (o->head == o->len)
 		o->head = o->len = 0;  /* sorted stays true: nothing is queued */
 	return 0;
+}
+
+/*
+ * Over the budget: deliver the oldest records until half of it is held
+ * (half, so that a stream without rounds sorts once per half budget, not
+ * once per record).  Returns the first non-zero deliver result.
+ */
+static int over_budget(struct ds_ordered *o)
+{
+	int err = sort_queue(o);
+
+	if (err)
+		return err;
+	while (o->head < o->len && o->held > o->budget / 2) {
+		struct ds_ordered_item it = o->items[o->head++];
+
+		o->held -= item_cost(it.hdr);
+		o->last_flush = it.time;
+		o->nr_early++;
+		err = o->deliver(o->ctx, &it);
+		if (!o->handoff)
+			ds_ordered__release(o, it.chunk, it.win);
+		if (err)
+			return err;
+	}
+	if (o->head == o->len)
+		o->head = o->len = 0;
+	/* what the next round may deliver now is at least what went early */
+	if (o->next_flush < o->last_flush)
+		o->next_flush = o->last_flush;
+	return 0;
+}
+
+static inline int check_budget(struct ds_ordered *o)
+{
+	return o->budget && o->held > o->budget ? over_budget(o) : 0;
 }
 
 int ds_ordered__round(struct ds_ordered *o)

@@ -6,7 +6,13 @@
  * record written after it is newer than everything written before the
  * previous one, so at each round we may deliver all queued records up to
  * the newest timestamp seen before the previous round.  Memory is bounded by
- * about two rounds of records.  Equal timestamps keep file order.
+ * about two rounds of records, and by a byte budget whatever the input: a
+ * file without FINISHED_ROUND (or with rounds too far apart) would
+ * otherwise be held whole.  Past the budget the oldest records are
+ * delivered early, down to half of it; a record that then comes older than
+ * one delivered is delivered out of time order and counted (nr_unordered;
+ * nr_early counts those delivered before their round).  Equal timestamps
+ * keep file order.
  */
 #ifndef DSTACK_ORDERED_H
 #define DSTACK_ORDERED_H
@@ -47,6 +53,9 @@ struct ds_ordered {
 	uint64_t next_flush;    /* deliver up to here at the next round */
 	uint64_t last_flush;    /* newest timestamp delivered */
 	uint64_t nr_unordered;  /* records older than what was already delivered */
+	uint64_t nr_early;      /* records delivered before their round, for the budget */
+	size_t budget;          /* bytes the queue may hold (records + 2 items each); 0: no bound */
+	size_t held;            /* bytes held now, counted as for the budget */
 	size_t peak_len;
 	struct ds_arena arena;
 	ds_ordered_deliver_fn deliver;

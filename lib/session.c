@@ -474,6 +474,49 @@ static int run_pipelined(struct ds_session *s, int *ret)
 	return err;
 }
 
+#define DEFAULT_MEMORY_BUDGET ((size_t)64 << 20)
+
+/* $DSTACK_MEMORY_BUDGET: bytes, or with a K, M or G suffix; else the default. */
+static size_t default_budget(void)
+{
+	const char *v = getenv("DSTACK_MEMORY_BUDGET");
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return DEFAULT_MEMORY_BUDGET;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	switch (*end) {
+	case 'G': case 'g': n <<= 10; /* fall through */
+	case 'M': case 'm': n <<= 10; /* fall through */
+	case 'K': case 'k': n <<= 10; end++; break;
+	default: break;
+	}
+	if (errno || *end || n < 4096 || n > (1ULL << 40)) {
+		ds_warn("DSTACK_MEMORY_BUDGET=%s is not a size from 4K to 1T: using %zu MiB\n", v,
+			DEFAULT_MEMORY_BUDGET >> 20);
+		return DEFAULT_MEMORY_BUDGET;
+	}
+	return (size_t)n;
+}
+
+/* One warning at the end for what the memory bound changed. */
+static void warn_budget(const struct ds_session *s, size_t budget)
+{
+	const struct ds_stitch_stats *st = s->stitcher ? ds_stitcher__stats(s->stitcher) : NULL;
+
+	if (s->ordered.nr_early)
+		ds_warn("%s: records waited more than %zu MiB for their FINISHED_ROUND: %llu delivered early, "
+			"%llu events delivered out of time order (memory budget: DSTACK_MEMORY_BUDGET)\n",
+			ds_reader__path(s->reader), s->ordered.budget >> 20,
+			(unsigned long long)s->ordered.nr_early, (unsigned long long)s->ordered.nr_unordered);
+	if (st && st->released_early)
+		ds_warn("%s: more than %zu MiB held behind samples waiting for deferred callchains: "
+			"%llu samples delivered without their user stack (memory budget: DSTACK_MEMORY_BUDGET)\n",
+			ds_reader__path(s->reader), budget / 2 >> 20, (unsigned long long)st->released_early);
+}
+
 int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds_event_fn fn, void *ctx)
 {
 	struct ds_session_opts def = { 0 };
@@ -487,9 +530,15 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 	s->sideband_ctx = opts->sideband_ctx;
 	s->peek = opts->peek;
 	s->peek_ctx = opts->peek_ctx;
+	size_t budget = opts->memory_budget ? opts->memory_budget : default_budget();
+	struct ds_stitcher_opts sto = opts->stitch;
+
 	ds_ordered__init(&s->ordered, deliver_ordered, s);
+	s->ordered.budget = budget / 2;
+	if (!sto.max_held_bytes)
+		sto.max_held_bytes = budget / 2;
 	if (!opts->no_stitch) {
-		s->stitcher = ds_stitcher__new(&opts->stitch, fn, ctx);
+		s->stitcher = ds_stitcher__new(&sto, fn, ctx);
 		if (!s->stitcher)
 			return -ENOMEM;
 	}
@@ -516,6 +565,7 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 			err = e;
 	}
 	s->stats.unordered = s->ordered.nr_unordered;
+	warn_budget(s, budget);
 	s->stats.bad_records += s->bad_events;
 	s->bad_events = 0;
 	if (s->cb_err)

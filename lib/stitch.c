@@ -15,7 +15,7 @@
 
 #define NO_SEQ UINT64_MAX
 #define DEFAULT_EXIT_GRACE_NS (100ULL * 1000 * 1000)
-#define DEFAULT_MAX_HELD (1ULL << 30)
+#define DEFAULT_MAX_HELD (32ULL << 20)
 #define MAX_ORPHANS 65536
 
 struct chain {
@@ -621,27 +621,37 @@ static void expire_exits(struct ds_stitcher *st, uint64_t now, bool all)
 		st->exits_head = st->nr_exits = 0;
 }
 
-/* Too much held: release the oldest pending kernel entry unresolved. */
+/*
+ * What holding costs: the events' copies, and per held event its ring
+ * slot (the ring is a power of two, up to twice what is used) and its
+ * share of the pending map.
+ */
+static uint64_t held_bytes(const struct ds_stitcher *st)
+{
+	return st->arena.bytes_live + (st->tail - st->head) * (2 * sizeof(struct held) + 32);
+}
+
+/*
+ * Too much held: release the oldest pending kernel entries unresolved
+ * (their samples are delivered without their user stack, counted in
+ * released_early), down to three quarters of the bound so that this runs
+ * once per many events, not for each.
+ */
 static void enforce_limit(struct ds_stitcher *st)
 {
-	static bool warned;
-
-	while (st->arena.bytes_live > st->opts.max_held_bytes && st->head < st->tail) {
+	while (held_bytes(st) > st->opts.max_held_bytes / 4 * 3 && st->head < st->tail) {
 		struct held *h = held_at(st, st->head);
+		uint64_t before = st->stats.unresolved;
 
 		if (h->state != HELD_PENDING)
 			break;
-		if (!warned) {
-			ds_warn("more than %llu MiB held behind samples waiting for deferred callchains; releasing the oldest unstitched\n",
-				(unsigned long long)(st->opts.max_held_bytes >> 20));
-			warned = true;
-		}
 		struct tid_state *ts = tid_state(st, h->tid);
 
 		if (ts)
 			settle_tid(st, ts, NULL);
 		if (h->state == HELD_PENDING)
 			resolve(st, h, NULL);
+		st->stats.released_early += st->stats.unresolved - before;
 		drain(st);
 	}
 }
@@ -679,7 +689,7 @@ int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 	}
 	if (err)
 		return err;
-	if (st->arena.bytes_live > st->opts.max_held_bytes)
+	if (held_bytes(st) > st->opts.max_held_bytes)
 		enforce_limit(st);
 	return drain(st);
 }

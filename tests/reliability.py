@@ -10,8 +10,12 @@ usage: reliability.py closed-pipe ign|dfl CMD ARGS...
   runs CMD with its stdout a pipe whose reader is already gone, SIGPIPE
   ignored (as a parent process may leave it) or at its default; prints
   "status N" or "signal N" on stderr, as the shell would not say which.
+usage: reliability.py maxrss CMD ARGS...
+  runs CMD (stdout to /dev/null) and prints "status N maxrss KB" on stderr
 """
+import resource
 import signal
+import subprocess
 import os
 import struct
 import sys
@@ -54,8 +58,17 @@ def closed_pipe(disp, argv):
         sys.stderr.write('status %d\n' % os.WEXITSTATUS(st))
 
 
+def maxrss(argv):
+    with open(os.devnull, 'wb') as null:
+        rc = subprocess.call(argv, stdout=null)
+    kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    sys.stderr.write('status %d maxrss %d\n' % (rc, kb))
+
+
 if __name__ == '__main__':
-    if sys.argv[1] == 'closed-pipe':
+    if sys.argv[1] == 'maxrss':
+        maxrss(sys.argv[2:])
+    elif sys.argv[1] == 'closed-pipe':
         closed_pipe(sys.argv[2], sys.argv[3:])
     elif sys.argv[1] == 'empty-stack':
         empty_stack(sys.argv[2], sys.argv[3])

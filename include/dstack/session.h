@@ -53,6 +53,16 @@ struct ds_session_opts {
 	 */
 	void (*peek)(void *ctx, const struct ds_evsel *evsel, const struct ds_event_header *hdr);
 	void *peek_ctx;
+	/*
+	 * Bytes the session may hold back on any input: half for the ordering
+	 * queue (records waiting for their round), half for the stitcher
+	 * (events behind samples waiting for their deferred record), unless
+	 * stitch.max_held_bytes says otherwise.  Past it the oldest is
+	 * delivered (out of order, or without its user stack) and one warning
+	 * at the end counts what was affected.  0: $DSTACK_MEMORY_BUDGET
+	 * (bytes, or with a K, M or G suffix) if set, else 64 MiB.
+	 */
+	size_t memory_budget;
 };
 
 struct ds_session_stats {

@@ -59,6 +59,7 @@ struct ds_stitch_stats {
 	uint64_t stitched_before, stitched_after;
 	uint64_t unresolved;
 	uint64_t max_held;             /* most events held back at once */
+	uint64_t released_early;       /* samples given up on (unresolved) to stay within max_held_bytes */
 };
 
 struct ds_stitcher;
@@ -66,7 +67,7 @@ typedef int (*ds_event_fn)(void *ctx, const struct ds_event *ev);
 
 struct ds_stitcher_opts {
 	uint64_t exit_grace_ns;        /* 0: default (100 ms) */
-	uint64_t max_held_bytes;       /* 0: default (1 GiB); beyond it the oldest pending is released */
+	uint64_t max_held_bytes;       /* 0: default (32 MiB); beyond it the oldest pending is released */
 };
 
 struct ds_stitcher *ds_stitcher__new(const struct ds_stitcher_opts *opts, ds_event_fn fn, void *ctx);
