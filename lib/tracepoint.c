@@ -74,6 +74,7 @@ struct piece {
 };
 
 struct ds_tp_event {
+	const struct ds_tp_set *set;   /* the printk formats, NULL for an event of its own */
 	char *system, *name;
 	uint64_t id;
 	int long_size;
@@ -86,7 +87,14 @@ struct ds_tp_event {
 	struct node *nodes;
 };
 
+struct printk_fmt {
+	uint64_t addr;
+	char *text;
+};
+
 struct ds_tp_set {
+	struct printk_fmt *printk;   /* sorted by address */
+	size_t nr_printk;
 	struct ds_tp_event **events;
 	size_t nr_events;
 	struct ds_hashmap by_id;  /* id -> index */
@@ -688,7 +696,18 @@ static void p_arg(struct parser *ps, struct node *n)
 		size_t nlen = lx->len;
 
 		lex_next(lx);
-		if (cur_delim(lx, '(') && ps->lx.kind == T_OP) {
+		if (cur_delim(lx, '(') && nlen == 16 && !memcmp(name, "__builtin_expect", 16)) {
+			/* __builtin_expect(cond, N): the condition, a primary */
+			lex_next(lx);
+			p_arg(ps, n);
+			if (!ps->failed && expect(ps, ",")) {
+				if (!cur_item(lx))
+					ps->failed = true;
+				else
+					lex_next(lx);
+				expect(ps, ")");
+			}
+		} else if (cur_delim(lx, '(')) {
 			lex_next(lx);
 			parse_call(ps, n, name, nlen);
 		} else {
@@ -1114,6 +1133,23 @@ static void put_str(struct sbuf *s, const struct piece *pc, int len_arg, const c
 		sb_put(s, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
+static const char *printk_text(const struct ds_tp_set *set, uint64_t addr)
+{
+	size_t lo = 0, hi = set ? set->nr_printk : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (set->printk[mid].addr == addr)
+			return set->printk[mid].text;
+		if (set->printk[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static void print_str_arg(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg, const struct node *n)
 {
 	char buf[1024];
@@ -1134,7 +1170,14 @@ static void print_str_arg(struct ctx *c, struct sbuf *s, const struct piece *pc,
 		if (!f)
 			break;
 		if (!(f->flags & F_ARRAY) && f->size == (uint32_t)c->ev->long_size) {
-			sb_printf(s, "%" PRIx64, read_num(&c->raw, f->offset, f->size));
+			/* a pointer: to a printk format string the tracing data names, else its value */
+			uint64_t addr = read_num(&c->raw, f->offset, f->size);
+			const char *text = printk_text(c->ev->set, addr);
+
+			if (text)
+				sb_puts(s, text);
+			else
+				sb_printf(s, "%" PRIx64, addr);
 			break;
 		}
 		if (f->offset > c->raw.size)
@@ -1765,6 +1808,9 @@ void ds_tp_set__delete(struct ds_tp_set *set)
 		return;
 	for (size_t i = 0; i < set->nr_events; i++)
 		ds_tp_event__delete(set->events[i]);
+	for (size_t i = 0; i < set->nr_printk; i++)
+		free(set->printk[i].text);
+	free(set->printk);
 	free(set->events);
 	ds_hashmap__exit(&set->by_id);
 	free(set);
@@ -1781,6 +1827,55 @@ static bool set_add(struct ds_tp_set *set, struct ds_tp_event *ev)
 		return false;
 	set->events[set->nr_events++] = ev;
 	return true;
+}
+
+static int printk_cmp(const void *a, const void *b)
+{
+	const struct printk_fmt *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * Lines "ADDR : \"text\"": the strings trace_printk-style events point to
+ * (rcu_utilization's "Start context switch"), kept as libtraceevent keeps
+ * them: the quotes and a final "\n" dropped.
+ */
+static void parse_printk(struct ds_tp_set *set, const char *p, size_t len)
+{
+	const char *end = p + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+		const char *colon = memchr(p, ':', (size_t)(le - p));
+		struct printk_fmt *n;
+
+		if (colon && le - colon >= 2) {
+			const char *t = colon + 2, *te = le;
+			char num[24];
+			size_t nl2 = (size_t)(colon - p) < sizeof(num) - 1 ? (size_t)(colon - p) : sizeof(num) - 1;
+
+			memcpy(num, p, nl2);
+			num[nl2] = 0;
+			if (t < te && *t == '"')
+				t++;
+			if (te > t && te[-1] == '"')
+				te--;
+			if (te - t >= 2 && te[-2] == '\\' && te[-1] == 'n')
+				te -= 2;
+			n = realloc(set->printk, (set->nr_printk + 1) * sizeof(*n));
+			if (!n)
+				break;
+			set->printk = n;
+			n[set->nr_printk].addr = strtoull(num, NULL, 16);
+			if (!(n[set->nr_printk].text = xstrndup(t, (size_t)(te - t))))
+				break;
+			set->nr_printk++;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	if (set->nr_printk)
+		qsort(set->printk, set->nr_printk, sizeof(*set->printk), printk_cmp);
 }
 
 struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size_t errlen)
@@ -1842,12 +1937,19 @@ struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size
 			if (!ev)
 				continue;   /* a format we cannot read: its samples print no fields */
 			ev->swap = b.swap;
+			ev->set = set;
 			if (!set_add(set, ev)) {
 				ds_tp_event__delete(ev);
 				blob_fail(&b, "out of memory");
 				goto fail;
 			}
 		}
+	}
+	/* kallsyms (not used: perf resolves through its own kernel map), then the printk formats */
+	if (b.len - b.pos >= 4 && blob_num(&b, 4, &v) && v <= b.len - b.pos) {
+		b.pos += (size_t)v;
+		if (b.len - b.pos >= 4 && blob_num(&b, 4, &v) && v <= b.len - b.pos)
+			parse_printk(set, (const char *)b.p + b.pos, (size_t)v);
 	}
 	(void)version;
 	return set;
