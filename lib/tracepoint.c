@@ -1673,7 +1673,7 @@ size_t ds_tp_event__format(const struct ds_tp_event *ev, const void *raw, size_t
 			   ds_tp_resolve_fn resolve, void *rctx, char *buf, size_t cap)
 {
 	struct sbuf s = { buf, cap ? cap - 1 : 0, 0 };
-	struct ctx c = { .ev = ev, .raw = { raw, raw ? raw_size : 0, ev->swap }, .resolve = resolve, .rctx = rctx };
+	struct ctx c = { .ev = ev, .raw = { raw ? raw : (const void *)"", raw ? raw_size : 0, ev->swap }, .resolve = resolve, .rctx = rctx };
 
 	if (ev->failed) {
 		sb_puts(&s, "[FAILED TO PARSE]");
