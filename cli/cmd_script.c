@@ -13,6 +13,7 @@
 #include "dstack/log.h"
 #include "dstack/machine.h"
 #include "dstack/session.h"
+#include "dstack/tracepoint.h"
 #include "grow.h"
 #include "hashmap.h"
 #include "outbuf.h"
@@ -67,6 +68,7 @@ struct script {
 	char *chain_arena;          /* CHAIN_TEXT_ARENA bytes */
 	size_t chain_used;
 	uint32_t chain_epoch;       /* from 1: a zeroed slot is stale */
+	struct trace_text tt;       /* tracepoint samples' text */
 };
 
 /* The cached line for @slot, which has none yet; NULL on ENOMEM (then not cached). */
@@ -215,21 +217,36 @@ static uint64_t sample_period(const struct ds_event *ev)
 	return DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 0 : ev->evsel->attr.sample_period;
 }
 
+/* A tracepoint sample's fields after its event name, as perf prints them (lib/tracepoint.c). */
+static void print_trace(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
+{
+	char buf[4096];
+	size_t n = trace_text(&sc->tt, ev, t, buf, sizeof(buf));
+
+	outbuf_write(sc->out, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+}
+
 static void print_sample(struct script *sc, const struct ds_event *ev)
 {
 	const struct ds_sample *s = &ev->sample;
 	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	struct outbuf *o = sc->out;
 
+	bool tp = ev->evsel->attr.type == DS_PERF_TYPE_TRACEPOINT;
+
 	print_start(sc, ev, t);
-	outbuf_dec(o, sample_period(ev), 10, ' ');
-	outbuf_putc(o, ' ');
+	if (!tp) {   /* perf prints no period for tracepoints, their fields instead */
+		outbuf_dec(o, sample_period(ev), 10, ' ');
+		outbuf_putc(o, ' ');
+	}
 	outbuf_puts(o, ev->evsel->name);
 	outbuf_puts(o, ": ");
+	if (tp)
+		print_trace(sc, ev, t);
 	if (s->callchain) {
 		outbuf_putc(o, '\n');
 		print_callchain(sc, t, s->callchain, s->callchain_nr);
-	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
+	} else if (!tp && ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
 		struct ds_resolved r;
 
 		ds_machine__resolve(sc->machine, t, s->cpumode, s->ip, &r);
@@ -324,6 +341,7 @@ int cmd_script(int argc, char **argv)
 	if (ret)
 		return ret;
 	sc.machine = a.machine;
+	trace_text_init(&sc.tt, a.session, a.machine);
 	/* hashed into all over: populated now, not a fault per slot's page later */
 	sc.line_of = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
 	sc.chains = ds_calloc_populated(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
@@ -343,6 +361,7 @@ int cmd_script(int argc, char **argv)
 	}
 	outbuf_delete(sc.out);
 	analysis_finish(&a);
+	trace_text_exit(&sc.tt);
 	free(sc.line_of);
 	free(sc.lines);
 	free(sc.chains);

@@ -6,6 +6,7 @@
 #include "dstack/log.h"
 #include "outbuf.h"
 #include "samples.h"
+#include "dstack/tracepoint.h"
 
 struct walk {
 	const struct walk_opts *o;
@@ -390,4 +391,64 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 		o->at_end(ctx, ret);
 	analysis_finish(&a);
 	return ret;
+}
+
+void trace_text_init(struct trace_text *tt, struct ds_session *s, struct ds_machine *m)
+{
+	*tt = (struct trace_text){ .session = s, .machine = m };
+}
+
+void trace_text_exit(struct trace_text *tt)
+{
+	ds_tp_set__delete(tt->set);
+	tt->set = NULL;
+}
+
+const struct ds_tp_event *trace_text_event(struct trace_text *tt, const struct ds_event *ev)
+{
+	const struct ds_header_info *in = ds_reader__info(ds_session__reader(tt->session));
+
+	if (ev->evsel->attr.type != DS_PERF_TYPE_TRACEPOINT)
+		return NULL;
+	if (in->tracing_data != tt->parsed) {
+		char err[256] = "";
+
+		ds_tp_set__delete(tt->set);
+		tt->parsed = in->tracing_data;
+		tt->set = ds_tp_set__parse(in->tracing_data, (size_t)in->tracing_data_size, err, sizeof(err));
+		if (!tt->set && !tt->warned) {
+			ds_warn("%s: %s; tracepoint fields not printed\n",
+				ds_reader__path(ds_session__reader(tt->session)), err);
+			tt->warned = true;
+		}
+	}
+	return ds_tp_set__find(tt->set, ev->evsel->attr.config);
+}
+
+/* perf's resolver for %pS: the kernel symbol holding addr */
+static const char *trace_resolve(void *ctx, uint64_t addr, uint64_t *start)
+{
+	struct trace_text *tt = ctx;
+	struct ds_resolved r;
+	const struct ds_frame *f;
+
+	ds_machine__resolve(tt->machine, tt->thread, DS_MISC_KERNEL, addr, &r);
+	f = &r.frames[r.nr_frames - 1];
+	if (!r.kernel || !f->name)
+		return NULL;
+	*start = addr - f->offset;
+	return f->name;
+}
+
+size_t trace_text(struct trace_text *tt, const struct ds_event *ev, struct ds_thread *t, char *buf, size_t cap)
+{
+	const struct ds_tp_event *tpe = trace_text_event(tt, ev);
+
+	if (!tpe) {
+		if (cap)
+			*buf = 0;
+		return 0;
+	}
+	tt->thread = t;
+	return ds_tp_event__format(tpe, ev->sample.raw, ev->sample.raw_size, trace_resolve, tt, buf, cap);
 }

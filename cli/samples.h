@@ -88,6 +88,28 @@ void analysis_close(struct analysis *a);
  */
 void analysis_finish(struct analysis *a);
 
+/*
+ * Tracepoint samples' text (lib/tracepoint.c): the formats are parsed from
+ * the input's tracing data on the first tracepoint sample (again if a pipe
+ * sends new data), %pS addresses resolve through the machine's kernel
+ * symbols.
+ */
+struct trace_text {
+	struct ds_session *session;
+	struct ds_machine *machine;
+	struct ds_thread *thread;   /* of the sample being formatted */
+	struct ds_tp_set *set;
+	const void *parsed;         /* the tracing data the set was parsed from */
+	bool warned;
+};
+
+void trace_text_init(struct trace_text *tt, struct ds_session *s, struct ds_machine *m);
+void trace_text_exit(struct trace_text *tt);
+/* The event's format for a tracepoint sample, NULL if the input has none for it. */
+const struct ds_tp_event *trace_text_event(struct trace_text *tt, const struct ds_event *ev);
+/* snprintf-like: the sample's fields as perf prints them, "" if unknown. */
+size_t trace_text(struct trace_text *tt, const struct ds_event *ev, struct ds_thread *t, char *buf, size_t cap);
+
 void walk_opts_init(struct walk_opts *o);
 /*
  * Consume argv[*i] if it is a common, filter or symbol option: 1 consumed,

@@ -329,6 +329,23 @@ static void parse_event_desc(struct ds_reader *r, struct cursor *c)
 	}
 }
 
+/*
+ * The tracepoint formats (HEADER_TRACING_DATA feature, or the payload of a
+ * pipe's HEADER_TRACING_DATA record), kept as they are: lib/tracepoint.c
+ * parses them when a tracepoint sample needs them.
+ */
+static void keep_tracing_data(struct ds_reader *r, const uint8_t *p, uint64_t len)
+{
+	uint8_t *copy = len ? malloc(len) : NULL;
+
+	if (!copy)
+		return;
+	memcpy(copy, p, len);
+	free(r->info.tracing_data);
+	r->info.tracing_data = copy;
+	r->info.tracing_data_size = len;
+}
+
 void reader_parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len)
 {
 	struct cursor c = { p, len, 0 };
@@ -353,6 +370,9 @@ void reader_parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint6
 		break;
 	case DS_FEAT_TOTAL_MEM: cur_u64(&c, &in->total_mem); break;
 	case DS_FEAT_EVENT_DESC: parse_event_desc(r, &c); break;
+	case DS_FEAT_TRACING_DATA:
+		keep_tracing_data(r, p, len);
+		break;
 	case DS_FEAT_SAMPLE_TIME:
 		cur_u64(&c, &in->first_sample_time);
 		cur_u64(&c, &in->last_sample_time);
@@ -575,6 +595,7 @@ void ds_reader__close(struct ds_reader *r)
 	free(r->info.cpudesc);
 	free(r->info.cpuid);
 	free(r->info.cmdline);
+	free(r->info.tracing_data);
 	if (r->zstd)
 		ZSTD_freeDStream(r->zstd);
 	free(r->dbuf);
@@ -884,6 +905,17 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		if (extra > r->end - r->pos - h.size)
 			return reader_fail(r, off, -EINVAL, "record (type %u) payload of %llu bytes extends past the end of the data",
 					   h.type, (unsigned long long)extra);
+		if (h.type == DS_REC_HEADER_TRACING_DATA && extra) {
+			const uint8_t *td;
+			uint32_t n32;
+
+			memcpy(&n32, p + 8, 4);
+			quiesce(r);
+			if (!ds_source__get(&r->src, off + h.size, n32, &td))
+				keep_tracing_data(r, td, n32);
+			if (ds_source__get(&r->src, off, h.size, &p))   /* td's read may have moved it */
+				return reader_fail(r, off, -EINVAL, "truncated: tracing data cut off by the end of the input");
+		}
 		r->pos += h.size + extra;
 		r->bytes = r->pos;
 		if (h.type == DS_REC_COMPRESSED || h.type == DS_REC_COMPRESSED2) {

@@ -143,6 +143,9 @@ enum {
  * (144 bytes, what perf 7.2 writes).  Smaller on-disk attrs are zero
  * extended; larger ones are truncated (the extra bytes must be zero).
  */
+/* perf_event_attr.type of a tracepoint event (its config is the format's ID) */
+#define DS_PERF_TYPE_TRACEPOINT 2
+
 struct ds_attr {
 	uint32_t type;
 	uint32_t size;

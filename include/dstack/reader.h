@@ -61,6 +61,9 @@ struct ds_header_info {
 	uint64_t features[DS_FEAT_BITS / 64]; /* which features were present */
 	struct ds_build_id_entry *build_ids;
 	size_t nr_build_ids;
+	/* tracepoint formats as recorded (see dstack/tracepoint.h); NULL if none */
+	void *tracing_data;
+	uint64_t tracing_data_size;
 };
 
 struct ds_record {

@@ -1,0 +1,47 @@
+# Tracepoint events (issue 22): perf 7.2 records in the Linux 7.2 guest
+# (tests/vm/trace-job.sh, one boot): sched_switch/sched_wakeup with deferred
+# and classic callchains on workloads with known waits (tests/vm/offcpu-wl.c),
+# raw_syscalls, syscalls openat, irq, timer, kmem, block, sched:* system wide,
+# and pipe mode; `dstack script` must print what perf 7.2's script prints for
+# the same files, sample for sample (tests/vm/trace-check.py says how the
+# two are compared).
+
+trace_guest_suite() {
+	local job="$WORK/out/trace-vm/job" out="$WORK/out/trace-vm/out" f n
+	if [ -n "${DSTACK_NO_VM:-}" ]; then
+		echo "SKIPPED tracepoints (guest): *** DSTACK_NO_VM=${DSTACK_NO_VM} ***"; return
+	fi
+	if ! kvm_ready; then
+		echo "SKIPPED tracepoints (guest): *** no kernel-vm at $KVM_DIR (not set up): tracepoint output untested ***"; return
+	fi
+	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
+	cp "$ROOT/tests/vm/trace-job.sh" "$job/run.sh"
+	if ! cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$job/owl" "$ROOT/tests/vm/offcpu-wl.c" -lpthread 2>"$out.cc.err"; then
+		bad "tracepoints (guest): cannot build the workload: $(head -2 "$out.cc.err")"; return
+	fi
+	if ! nice "$KVM_RUN" -t 500 "$job" "$out" >"$out.log" 2>&1; then
+		bad "tracepoints (guest): the guest job failed: $(tail -3 "$out.log")"; return
+	fi
+	if grep -qv ' rc 0$' "$out/rcs"; then
+		bad "tracepoints (guest): a perf record failed: $(grep -v ' rc 0$' "$out/rcs" | tr '\n' ' ')"
+	fi
+	mkdir -p "$out/symfs/job" && cp "$job/owl" "$out/symfs/job/owl"
+	for f in "$out"/*.data; do
+		n=$(basename "$f" .data)
+		(cd "$out" && "$KVM_PERF7" script -i "$n.data" --kallsyms kallsyms --symfs symfs >"$n.perf7" 2>"$n.perf7.err")
+		if ! "$DSTACK" script -i "$f" --kallsyms "$out/kallsyms" --symfs "$out/symfs" >"$out/$n.ds" 2>"$out/$n.ds.err"; then
+			bad "tracepoints (guest): dstack script $n failed: $(tail -2 "$out/$n.ds.err")"
+		fi
+	done
+	python3 "$ROOT/tests/vm/trace-check.py" "$out" sleep sleepfp pipe mutex hog rawsys openat irq timer kmem schedall \
+		'block?' 'pipemode+' >"$out.check" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "tracepoints (guest): ${line#ok }" ;;
+		"bad "*) bad "tracepoints (guest): ${line#bad }" ;;
+		*) echo "$line" ;;
+		esac
+	done <"$out.check"
+}
+
+trace_guest_suite

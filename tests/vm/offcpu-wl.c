@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Workloads with known waits, for tests/suites/82-tracepoints.sh (run in
+ * the kernel-vm guest under perf record -e sched:sched_switch):
+ *   sleep N MS    N nanosleep()s of MS milliseconds each, in sleep_wait()
+ *   pipe N MS     N blocking read()s of a pipe a timer thread writes every
+ *                 MS milliseconds, in pipe_wait()
+ *   mutex N MS    N pthread_mutex_lock()s of a mutex another thread holds
+ *                 for MS milliseconds each time, in mutex_wait()
+ *   hog MS        two threads spinning on one CPU for MS milliseconds: each
+ *                 is preempted by the other, in hog_spin()
+ * Each wait function is noinline with a frame pointer, so the stack of a
+ * switch-out names it; the process prints its measured wall time per wait.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOIPA __attribute__((noinline, noipa))
+
+static int n_iter, ms;
+static int pfd[2];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static volatile int go, stop;
+
+static void sleep_ms(int m)
+{
+	struct timespec ts = { m / 1000, (long)(m % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+NOIPA static void sleep_wait(void)
+{
+	sleep_ms(ms);
+}
+
+NOIPA static void pipe_wait(void)
+{
+	char c;
+
+	if (read(pfd[0], &c, 1) != 1)
+		exit(1);
+}
+
+static void *pipe_feeder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < n_iter; i++) {
+		sleep_ms(ms);
+		if (write(pfd[1], "x", 1) != 1)
+			exit(1);
+	}
+	return NULL;
+}
+
+NOIPA static void mutex_wait(void)
+{
+	pthread_mutex_lock(&mu);
+	pthread_mutex_unlock(&mu);
+}
+
+static void *mutex_holder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < n_iter; i++) {
+		pthread_mutex_lock(&mu);
+		go = i + 1;
+		sleep_ms(ms);
+		pthread_mutex_unlock(&mu);
+		while (go != -(i + 1))   /* the waiter got it once */
+			sched_yield();
+	}
+	return NULL;
+}
+
+NOIPA static void hog_spin(void)
+{
+	volatile unsigned long x = 0;
+
+	while (!stop)
+		x++;
+}
+
+static void *hog_thread(void *arg)
+{
+	(void)arg;
+	hog_spin();
+	return NULL;
+}
+
+static void pin0(void)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(0, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	if (argc < 3)
+		return 2;
+	n_iter = atoi(argv[2]);
+	ms = argc > 3 ? atoi(argv[3]) : 0;
+	if (!strcmp(argv[1], "sleep")) {
+		for (int i = 0; i < n_iter; i++)
+			sleep_wait();
+	} else if (!strcmp(argv[1], "pipe")) {
+		if (pipe(pfd) || pthread_create(&t, NULL, pipe_feeder, NULL))
+			return 1;
+		for (int i = 0; i < n_iter; i++)
+			pipe_wait();
+		pthread_join(t, NULL);
+	} else if (!strcmp(argv[1], "mutex")) {
+		if (pthread_create(&t, NULL, mutex_holder, NULL))
+			return 1;
+		for (int i = 0; i < n_iter; i++) {
+			while (go != i + 1)   /* the holder has it */
+				sched_yield();
+			mutex_wait();
+			go = -(i + 1);
+		}
+		pthread_join(t, NULL);
+	} else if (!strcmp(argv[1], "hog")) {
+		pin0();   /* the new thread inherits the affinity: both on CPU 0 */
+		if (pthread_create(&t, NULL, hog_thread, NULL))
+			return 1;
+		sleep_ms(0);
+		{
+			struct timespec a, b;
+
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			do {
+				for (volatile int k = 0; k < 100000; k++)
+					;
+				clock_gettime(CLOCK_MONOTONIC, &b);
+			} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < n_iter);
+		}
+		stop = 1;
+		pthread_join(t, NULL);
+	} else {
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Guest job (tests/suites/82-tracepoints.sh, kernel-vm): perf 7.2 records
+# tracepoint events on workloads with known waits (tests/vm/offcpu-wl.c) and
+# on the common subsystems; the host compares `dstack script` with perf's.
+cd /job
+uname -r >/out/uname.txt
+sw="-e sched:sched_switch,sched:sched_wakeup --call-graph fp,defer"
+r() { # NAME PERF-RECORD-ARGS...: one recording, its log and exit status
+	name=$1; shift
+	perf record -q -o /out/$name.data "$@" >/out/$name.log 2>&1
+	echo "$name rc $?" >>/out/rcs
+}
+# off-CPU: known waits, deferred user stacks (20 ms each)
+r sleep $sw -- ./owl sleep 10 20
+r pipe $sw -- ./owl pipe 10 20
+r mutex $sw -- ./owl mutex 10 20
+r hog $sw -- ./owl hog 300
+# the same sleeps with classic callchains: the cost of a switch, deferred against classic
+r sleepfp -e sched:sched_switch,sched:sched_wakeup --call-graph fp -- ./owl sleep 10 20
+# the common tracepoints
+r rawsys -e 'raw_syscalls:*' -- ./owl sleep 3 5
+r openat -e syscalls:sys_enter_openat,syscalls:sys_exit_openat -- cat /etc/passwd /etc/hostname
+r irq -e 'irq:*' -a -- sleep 0.3
+r timer -e 'timer:*' -a -- sleep 0.2
+r kmem -e kmem:kmalloc,kmem:kfree,kmem:kmem_cache_alloc,kmem:mm_page_alloc,kmem:rss_stat -- ls -l /
+r block -e 'block:*' -a -- sh -c 'dd if=/dev/zero of=/tmp/z bs=64k count=8 2>/dev/null; sync'
+r schedall -e 'sched:*' -a -- ./owl sleep 3 10
+# pipe mode: the tracing data as a HEADER_TRACING_DATA record
+perf record -q -o - $sw -- ./owl sleep 3 10 >/out/pipemode.data 2>/out/pipemode.log
+echo "pipemode rc $?" >>/out/rcs
+ls -l /out >/out/ls.txt
