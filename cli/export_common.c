@@ -191,7 +191,8 @@ static bool ents_equal(const struct xent *a, const struct xent *b, size_t n)
 static uint32_t intern_stack(struct xdata *x, size_t off)
 {
 	size_t len = x->nr_ents - off;
-	const struct xent *e = x->ents + off;
+	/* fuzz finding: an empty first stack leaves ents NULL, and NULL + 0 is undefined */
+	const struct xent *e = len ? x->ents + off : NULL;
 
 	for (uint64_t k = ents_hash(e, len);; k = ds_hash64(k + 1)) {   /* collisions: the next key */
 		bool found;
@@ -202,7 +203,7 @@ static uint32_t intern_stack(struct xdata *x, size_t off)
 		if (found) {
 			const struct xstack *st = &x->stacks[*v];
 
-			if (st->len != len || !ents_equal(x->ents + st->off, e, len))
+			if (st->len != len || (len && !ents_equal(x->ents + st->off, e, len)))
 				continue;
 			x->nr_ents = off;
 			return (uint32_t)*v;

@@ -32,6 +32,9 @@ for f in sorted(os.listdir(data)):
     put('script', name + '.cut', blob[:CUT])
     if len(blob) <= 200 * 1024:
         put('script', name, blob)
+    # the export target: the last byte picks the command (5 of them)
+    for pick in range(5):
+        put('export', '%s.cut.%d' % (name, pick), blob[:CUT] + bytes([pick]))
     if struct.unpack_from('<Q', blob, 8)[0] == 16:   # pipe mode
         recs = list(records(blob, 16))
         put('pipe', name, blob[16:CUT])
