@@ -92,7 +92,19 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 		} else if ((v = opt_value("-F", argc, argv, &i)) || (v = opt_value("--freq", argc, argv, &i))) {
-			if (parse_u64(v, &a->ro.freq) || !a->ro.freq) {
+			if (!strcmp(v, "max")) {   /* as perf: the kernel's current limit */
+				FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+				unsigned long long hz = 0;
+
+				if (!f || fscanf(f, "%llu", &hz) != 1 || !hz) {
+					if (f)
+						fclose(f);
+					usage_error("record", "-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate");
+					return EXIT_USAGE;
+				}
+				fclose(f);
+				a->ro.freq = hz;
+			} else if (parse_u64(v, &a->ro.freq) || !a->ro.freq) {
 				usage_error("record", "-F needs a positive frequency in Hz, not '%s'", v);
 				return EXIT_USAGE;
 			}
@@ -428,6 +440,12 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "dstack record: cannot run '%s': %s\n", a.ro.argv[0], strerror(st->exec_errno));
 		exit_code = st->exec_errno == ENOENT ? 127 : 126;
 	}
+	/* a command that crashed is the command's business, but it is said:
+	 * the recording up to its end is whole (SIGTERM, SIGINT: the stop's own) */
+	if (!st->exec_failed && st->child_status != -1 && WIFSIGNALED(st->child_status) &&
+	    WTERMSIG(st->child_status) != SIGTERM && WTERMSIG(st->child_status) != SIGINT)
+		fprintf(stderr, "dstack record: the command was killed by signal %d (%s)\n",
+			WTERMSIG(st->child_status), strsignal(WTERMSIG(st->child_status)));
 	if (ds_recorder__deferred(r) && st->cookies_resolved < st->cookies_seen)
 		fprintf(stderr, "dstack record: %llu user stacks still pending when the grace period ended "
 			"(tasks inside the kernel): --defer-grace MS waits longer\n",

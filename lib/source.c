@@ -48,6 +48,10 @@ int ds_source__open(struct ds_source *s, const char *path)
 		ds_source__close(s);
 		return err;
 	}
+	if (S_ISDIR(st.st_mode)) {   /* read() says EISDIR only once reading: "0 bytes" misled */
+		ds_source__close(s);
+		return -EISDIR;
+	}
 	s->pipe = !S_ISREG(st.st_mode);
 	s->size = s->pipe ? UINT64_MAX : (uint64_t)st.st_size;
 	if (!s->pipe)

@@ -89,6 +89,12 @@ outputs_suite() {
 	done
 	[ $good = 3 ] && ok "outputs: --kallsyms a FIFO, /dev/zero, a directory: refused unopened, named, no hang"
 
+	# -i a directory: said so (it was "file is too short ... (0 bytes)")
+	"$DSTACK" stat -i "$o" >/dev/null 2>"$o/dir.err"; rc=$?
+	if [ $rc -eq 1 ] && grep -q "^dstack stat: $o: Is a directory$" "$o/dir.err"; then
+		ok "outputs: -i a directory: exit 1, '$(cat "$o/dir.err")'"
+	else bad "outputs: -i a directory: exit $rc: $(cat "$o/dir.err")"; fi
+
 	# a libc whose .dynsym header points past the end: called damaged, by name and cause
 	rm -rf "$o/symfs-dynsym"; cp -a "$WORK/symfs-root/symfs" "$o/symfs-dynsym"; chmod u+w "$o/symfs-dynsym/$libc"
 	python3 - "$o/symfs-dynsym/$libc" <<'PY'

@@ -151,8 +151,44 @@ static void test_error(void)
 	ds_ordered__exit(&o);
 }
 
+/*
+ * A byte budget and no rounds at all: the queue never holds more than the
+ * budget, every record is delivered once, and what comes older than what
+ * went early is counted.  Records arrive in 8 interleaved ascending runs.
+ */
+static void test_budget(void)
+{
+	static struct sink s;
+	struct ds_ordered o;
+	size_t n = 100000, peak = 0, late = 0, errs = 0;
+	uint64_t newest = 0;
+
+	memset(&s, 0, sizeof(s));
+	ds_ordered__init(&o, collect, &s);
+	o.budget = 64 << 10;
+	for (size_t i = 0; i < n; i++) {
+		errs += queue(&o, (i % 8) * 1000 + i / 8, i) != 0;
+		if (o.held > peak)
+			peak = o.held;
+	}
+	CHECK(!errs, "%zu queue errors", errs);
+	CHECK(peak <= o.budget, "held at most the budget: %zu of %zu", peak, o.budget);
+	CHECK(o.nr_early > 0, "records went early: %llu", (unsigned long long)o.nr_early);
+	CHECK(ds_ordered__flush_all(&o) == 0 && s.n == n, "all %zu delivered (%zu)", n, s.n);
+	for (size_t i = 0; i < s.n; i++) {
+		late += s.time[i] < newest;
+		if (s.time[i] > newest)
+			newest = s.time[i];
+	}
+	CHECK(late > 0 && late <= o.nr_unordered, "%zu delivered late, %llu counted", late,
+	      (unsigned long long)o.nr_unordered);
+	CHECK(o.held == 0, "nothing held at the end: %zu", o.held);
+	ds_ordered__exit(&o);
+}
+
 int main(void)
 {
+	test_budget();
 	test_rounds(1, 100, 50, 1);
 	test_rounds(2, 700, 30, 2);
 	test_rounds(8, 300, 20, 3);
