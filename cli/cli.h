@@ -21,6 +21,7 @@ int cmd_pprof(int argc, char **argv);
 int cmd_speedscope(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* Common options: -i FILE, --symfs DIR, --kallsyms FILE. */
 struct common_opts {

@@ -97,4 +97,28 @@ void json_string(struct outbuf *o, const char *s);
 /* @s escaped for XML text or attributes. */
 void xml_text(struct outbuf *o, const char *s);
 
+/*
+ * The interactive SVG of `dstack flamegraph` (cmd_flamegraph.c), for any
+ * tree: begin with the total weight (the root's width) and the deepest
+ * depth drawn, then every frame depth first (a frame after its caller,
+ * callees left to right), then end (the script; flushes, frees, returns
+ * 0 or the write's errno).  @title is the tooltip, @status (NULL: name,
+ * weight and share) the status line on hover.  Frames too narrow to see
+ * (flame_svg_visible false) are best left out.
+ */
+struct flame_svg {
+	struct outbuf *o;
+	double total, scale;
+	unsigned height;
+};
+
+bool flame_svg_visible(double w, double total);
+int flame_svg_begin(struct flame_svg *svg, int fd, const char *title, double total, unsigned depth);
+void flame_svg_frame(struct flame_svg *svg, const char *name, const char *title, const char *status,
+		     const char *fill, double offset, double width, unsigned depth, bool kernel);
+int flame_svg_end(struct flame_svg *svg);
+
+/* A frame's name as `dstack folded` prints it (';' to ':', argument lists and quotes cut), in place. */
+void folded_tidy(char *s);
+
 #endif

@@ -23,6 +23,7 @@ static const struct {
 	{ "folded", cmd_folded, "folded stacks for FlameGraph tools" },
 	{ "pprof", cmd_pprof, "pprof profile.proto (gzip)" },
 	{ "speedscope", cmd_speedscope, "speedscope JSON" },
+	{ "diff", cmd_diff, "compare two profiles (report delta, folded diff, differential flame graph)" },
 	{ "inject", cmd_inject, "rewrite a recording (--merge: classic callchains for old readers)" },
 	{ "record", cmd_record, "record a profile (deferred callchains where the kernel has them)" },
 };
