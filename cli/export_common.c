@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "dstack/event.h"
 #include "export_common.h"
@@ -248,7 +249,7 @@ static uint32_t stack_of(struct xdata *x, const struct walk_sample *s)
 static uint64_t sample_key(const struct xsample *xs)
 {
 	return ds_hash_pair(ds_hash_pair(xs->stack, (uint64_t)xs->comm << 32 | xs->evsel_name),
-			    (uint64_t)(uint32_t)xs->pid << 32 | (uint32_t)xs->tid);
+			    ((uint64_t)(uint32_t)xs->pid << 32 | (uint32_t)xs->tid) ^ (uint64_t)(uint32_t)xs->cpu << 17);
 }
 
 /* Aggregating: the sample equal to @xs, NULL if none (*@key: where a new one goes). */
@@ -263,7 +264,7 @@ static struct xsample *find_sample(struct xdata *x, const struct xsample *xs, ui
 			return NULL;
 		o = &x->samples[*v];
 		if (o->stack == xs->stack && o->comm == xs->comm && o->evsel_name == xs->evsel_name &&
-		    o->pid == xs->pid && o->tid == xs->tid)
+		    o->pid == xs->pid && o->tid == xs->tid && o->cpu == xs->cpu)
 			return o;
 	}
 }
@@ -273,6 +274,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	struct xdata *x = ctx;
 	struct xsample xs = {
 		.time = s->ev->sample.time, .period = s->period, .count = 1, .pid = s->pid, .tid = s->tid,
+		.cpu = s->ev->sample.has_cpu ? (int32_t)s->ev->sample.cpu : -1,
 		.comm = xdata_str(x, s->comm ? s->comm : ":-1"),
 		.evsel_name = xdata_str(x, s->evsel && s->evsel->name ? s->evsel->name : "unknown"),
 		.stack = stack_of(x, s),
@@ -349,6 +351,15 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 	x->time_first = UINT64_MAX;
 	x->time_last = 0;
 	ret = walk_samples(cmd, &wo, on_sample, x);
+	const struct ds_header_info *hi = walk_last_header();
+	struct stat st;
+
+	if (hi && hi->last_sample_time > hi->first_sample_time) {
+		x->hdr_first_time = hi->first_sample_time;
+		x->hdr_last_time = hi->last_sample_time;
+	}
+	if (x->input && strcmp(x->input, "-") && !stat(x->input, &st) && S_ISREG(st.st_mode))
+		x->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
 	return ret;
 }
 

@@ -47,6 +47,7 @@ struct xsample {
 	uint64_t time, period;      /* time: DS_NO_TIME when absent (aggregated: the first one's) */
 	uint64_t count;             /* samples this stands for: 1 unless aggregated */
 	int32_t pid, tid;
+	int32_t cpu;                /* -1: not recorded */
 	uint32_t comm;              /* string id */
 	uint32_t evsel_name;        /* string id */
 	uint32_t stack;             /* index in stacks */
@@ -75,6 +76,11 @@ struct xdata {
 	size_t nr_samples, cap_samples;
 	uint64_t time_first, time_last; /* of the samples with a time; time_first > time_last: none */
 	uint64_t first_period;          /* the first sample's period (0: none yet) */
+	/* the recording's span from its header (HEADER_SAMPLE_TIME), 0 when absent */
+	uint64_t hdr_first_time, hdr_last_time;
+	/* wall clock (ns since the epoch) when the recording's file was last written: its end
+	 * (perf's "captured on"); 0 for a pipe */
+	uint64_t file_mtime_ns;
 };
 
 /*
