@@ -21,7 +21,7 @@ const maps = new Map(p.mapping.map((m) => [Number(m.id), m]));
 for (const s of p.sample) {
 	for (const id of s.locationId) if (!locs.has(Number(id))) errs.push('sample refers to missing location ' + id);
 	const keys = s.label.map((l) => str(l.key)).sort().join(',');
-	if (keys !== 'comm,pid,tid') errs.push('sample labels ' + keys);
+	if (keys !== 'comm,pid,tid' && keys !== 'comm,cpu,pid,tid') errs.push('sample labels ' + keys); // cpu: when recorded
 }
 // equal samples (same locations, same labels) are merged by dstack: none twice
 const seen = new Set();
