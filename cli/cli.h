@@ -31,6 +31,12 @@ struct common_opts {
 };
 
 /*
+ * --debuginfod[=URLS] (common_opt): NULL when not asked for; "" for the
+ * servers of $DEBUGINFOD_URLS; else the servers named.
+ */
+extern const char *cli_debuginfod;
+
+/*
  * Try to consume argv[*i] (and maybe its value) as a common option.
  * Returns 1 if consumed, 0 if not a common option, -1 on a missing value.
  */

@@ -105,6 +105,7 @@ struct ds_symbols {
 	char *symfs;
 	char *kallsyms;
 	char *cache_dir;
+	char *debuginfod_cache;
 	bool no_inline, no_demangle;
 	struct ds_intern in;
 	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
@@ -184,6 +185,7 @@ struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
 		s->symfs = opts->symfs && *opts->symfs ? dup_or_null(opts->symfs, &fail) : NULL;
 		s->kallsyms = dup_or_null(opts->kallsyms, &fail);
 		s->cache_dir = dup_or_null(opts->cache_dir, &fail);
+		s->debuginfod_cache = dup_or_null(opts->debuginfod_cache, &fail);
 		s->no_inline = opts->no_inline;
 		s->no_demangle = opts->no_demangle;
 	}
@@ -297,6 +299,7 @@ void ds_symbols__delete(struct ds_symbols *s)
 	free(s->symfs);
 	free(s->kallsyms);
 	free(s->cache_dir);
+	free(s->debuginfod_cache);
 	pthread_mutex_destroy(&s->pf_lock);
 	pthread_cond_destroy(&s->pf_cond);
 	free(s);
@@ -331,7 +334,7 @@ static bool prefetch_load(const struct ds_symbols *s, struct prefetch *p)
 {
 	if (ds_elf__open(&p->img, p->file))
 		return false;
-	if (!ds_elf__load(&p->img, !s->no_demangle, s->symfs, p->path)) {
+	if (!ds_elf__load(&p->img, !s->no_demangle, s->symfs, p->path, s->debuginfod_cache)) {
 		ds_elf__close(&p->img);
 		return false;
 	}
@@ -626,7 +629,7 @@ static bool try_file(struct ds_dso *d, const char *file, bool *mismatch)
 			ds_warn("%s: not an ELF file\n", file);
 		if (err)
 			return false;
-		if (!ds_elf__load(&d->img, !s->no_demangle, s->symfs, d->path)) {
+		if (!ds_elf__load(&d->img, !s->no_demangle, s->symfs, d->path, s->debuginfod_cache)) {
 			ds_warn("%s: corrupt or unreadable ELF, no symbols\n", file);
 			ds_elf__close(&d->img);
 			return false;

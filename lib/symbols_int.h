@@ -148,8 +148,11 @@ int ds_elf__open(struct ds_elf_image *img, const char *path);
  * (as recorded, without the symfs).  A debug file whose build-id differs
  * is not used.  Touches nothing outside @img (names stay raw: struct
  * ds_sym), so images load on any thread; @demangle marks the C++ names.
+ * @dicache (NULL: none): libdebuginfod's cache, CACHE/HEX/debuginfo tried
+ * after the installed debug files.
  */
-bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path);
+bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
+		  const char *dicache);
 void ds_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
 bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);

@@ -36,6 +36,12 @@ struct ds_symbols_opts {
 	 * (sorted, so searched in place), keyed by the file's identity.
 	 */
 	const char *cache_dir;
+	/*
+	 * libdebuginfod's cache (include/dstack/debuginfod.h), or NULL: a
+	 * binary with no installed debug file takes CACHE/BUILD-ID/debuginfo
+	 * from there (fetched before by ds_debuginfod__fetch).
+	 */
+	const char *debuginfod_cache;
 };
 
 /* One printed frame of a resolved address. */
