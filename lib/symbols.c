@@ -99,6 +99,7 @@ struct ds_dso {
 	struct ds_frame *pool;
 	size_t pool_nr, pool_cap;
 	struct ds_dwarf_cache dw;      /* DWARF names and scopes (zeroed: empty) */
+	struct ds_srcline_cache *srclines; /* symbols_srcline.c's, NULL until asked */
 };
 
 struct ds_symbols {
@@ -203,6 +204,8 @@ static void dso_unload(struct ds_dso *d)
 		ds_elf__close(&d->img);
 	ds_hashmap__exit(&d->cache);
 	ds_dwarf_cache__exit(&d->dw);
+	ds_srcline_cache__free(d->srclines);   /* its lines came from the image */
+	d->srclines = NULL;
 	d->pool_nr = 0;
 	d->usable = false;
 }
@@ -669,6 +672,12 @@ bool ds_dso__load(struct ds_dso *d)
 	if (!d->loaded)
 		dso_load(d);
 	return d->usable;
+}
+
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d, struct ds_srcline_cache ***srclines)
+{
+	*srclines = &d->srclines;
+	return ds_dso__load(d) && !d->mismatch ? &d->img : NULL;
 }
 
 /* ---- resolving -------------------------------------------------------- */

@@ -151,6 +151,17 @@ int ds_elf__open(struct ds_elf_image *img, const char *path);
  * @dicache (NULL: none): libdebuginfod's cache, CACHE/HEX/debuginfo tried
  * after the installed debug files.
  */
+/* ---- source lines (symbols_srcline.c) ---------------------------------- */
+
+struct ds_srcline_cache;
+struct ds_dso;
+void ds_srcline_cache__free(struct ds_srcline_cache *c);
+/*
+ * @d's image, loaded, for symbols_srcline.c (NULL when it has no usable
+ * file), and where its line cache hangs (*@srclines: freed with the image).
+ */
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d, struct ds_srcline_cache ***srclines);
+
 bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
 		  const char *dicache);
 void ds_elf__close(struct ds_elf_image *img);
