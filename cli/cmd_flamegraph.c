@@ -30,6 +30,8 @@ struct node {
 	uint32_t parent;
 	uint32_t first_child, next;
 	uint64_t samples;       /* inclusive */
+	uint32_t src, line;     /* the source position of its heaviest stack (DWARF; src 0: none) */
+	uint64_t src_weight;    /* that stack's samples */
 };
 
 struct flame {
@@ -67,7 +69,7 @@ static uint32_t child(struct flame *fl, uint32_t parent, uint32_t func)
 			fl->nodes = n;
 			fl->cap = ncap;
 		}
-		fl->nodes[fl->nr] = (struct node){ func, parent, NONE, fl->nodes[parent].first_child, 0 };
+		fl->nodes[fl->nr] = (struct node){ func, parent, NONE, fl->nodes[parent].first_child, 0, 0, 0, 0 };
 		fl->nodes[parent].first_child = (uint32_t)fl->nr;
 		*v = fl->nr;
 		return (uint32_t)fl->nr++;
@@ -82,7 +84,7 @@ static int build_tree(struct flame *fl)
 	fl->nodes = malloc(fl->cap * sizeof(*fl->nodes));
 	if (!fl->nodes)
 		return ENOMEM;
-	fl->nodes[0] = (struct node){ NONE, NONE, NONE, NONE, 0 };
+	fl->nodes[0] = (struct node){ NONE, NONE, NONE, NONE, 0, 0, 0, 0 };
 	fl->nr = 1;
 	for (size_t i = 0; i < x->nr_samples; i++) {
 		const struct xsample *s = &x->samples[i];
@@ -91,10 +93,19 @@ static int build_tree(struct flame *fl)
 
 		fl->nodes[0].samples += s->count;
 		for (size_t j = st->len; j-- > 0;) {
-			n = child(fl, n, x->ents[st->off + j].func);
+			const struct xent *e = &x->ents[st->off + j];
+			struct node *nd;
+
+			n = child(fl, n, e->func);
 			if (n == NONE)
 				return ENOMEM;
-			fl->nodes[n].samples += s->count;
+			nd = &fl->nodes[n];
+			nd->samples += s->count;
+			if (e->src && s->count > nd->src_weight) {
+				nd->src = e->src;
+				nd->line = e->line;
+				nd->src_weight = s->count;
+			}
 		}
 	}
 	return 0;
@@ -218,12 +229,17 @@ static void frame(struct flame_svg *svg, const struct flame *fl, uint32_t id, ui
 	const struct xfunc *f = n->func == NONE ? NULL : &fl->x->funcs[n->func];
 	const char *name = f ? fl->x->strs[f->name] : "all";
 	uint64_t total = fl->nodes[0].samples;
-	char fill[40], title[4500];
+	char fill[40], title[4500], where[300] = "";
 
 	colour(fill, sizeof(fill), f, name);
-	snprintf(title, sizeof(title), "%.4000s%s%.400s%s %llu samples, %.2f%%", name,
+	if (n->src) {
+		const char *file = fl->x->strs[n->src], *base = strrchr(file, '/');
+
+		snprintf(where, sizeof(where), " %.250s:%u", base ? base + 1 : file, n->line);
+	}
+	snprintf(title, sizeof(title), "%.3700s%s%.400s%s%s %llu samples, %.2f%%", name,
 		 f && f->inlined ? " (inlined)" : f ? " (" : "", f && !f->inlined ? fl->x->strs[f->dso] : "",
-		 f && !f->inlined ? ")" : "", (unsigned long long)n->samples,
+		 f && !f->inlined ? ")" : "", where, (unsigned long long)n->samples,
 		 total ? 100.0 * (double)n->samples / (double)total : 0.0);
 	flame_svg_frame(svg, name, title, NULL, fill, (double)offset, (double)n->samples, depth, f ? f->kernel : 0);
 }

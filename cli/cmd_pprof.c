@@ -7,6 +7,9 @@
  * (name, dso) pairs; Mappings are the recorded file maps (range, offset,
  * file, build-id) the frames fell in, plus one per other DSO (the kernel)
  * spanning the addresses seen in it.
+ * Lines carry their source line and Functions their source file where
+ * DWARF gives them (else the binary's path), for go tool pprof's -lines,
+ * -list and source views.
  * Labels: "comm" (string), "pid", "tid" and, when recorded, "cpu" (numbers).
  *
  * For continuous-profiling systems (Pyroscope, Parca, Grafana): the
@@ -372,6 +375,7 @@ static void encode_tables(struct pprof *pp)
 		pb_uint(&pp->msg, 3, e->ip);
 		for (size_t i = 0; i < n; i++) {
 			pb_uint(&pp->sub, 1, e[i].func + 1);
+			pb_uint(&pp->sub, 2, e[i].line);   /* 0 (left out): unknown */
 			pb_msg(&pp->msg, 4, &pp->sub);
 		}
 		pb_msg(&pp->out, 4, &pp->msg);
@@ -380,7 +384,8 @@ static void encode_tables(struct pprof *pp)
 		pb_uint(&pp->msg, 1, f + 1);
 		pb_uint(&pp->msg, 2, x->funcs[f].name);
 		pb_uint(&pp->msg, 3, x->funcs[f].name);
-		pb_uint(&pp->msg, 4, x->funcs[f].dso);
+		/* the source file from DWARF (go tool pprof -list reads it), else the binary */
+		pb_uint(&pp->msg, 4, x->funcs[f].src != XSTR_EMPTY ? x->funcs[f].src : x->funcs[f].dso);
 		pb_msg(&pp->out, 5, &pp->msg);
 	}
 }

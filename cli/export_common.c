@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include "cli.h"
 #include "dstack/event.h"
+#include "dstack/symbols.h"
 #include "export_common.h"
 
 static uint64_t str_hash(const char *s)
@@ -105,7 +106,7 @@ static uint32_t func_id(struct xdata *x, const struct ds_cc_frame *f)
 			ds_hashmap__del(&x->func_ids, k, NULL);
 			return UINT32_MAX;
 		}
-		x->funcs[x->nr_funcs] = (struct xfunc){ name, dso, f->kernel, f->inlined };
+		x->funcs[x->nr_funcs] = (struct xfunc){ name, dso, f->kernel, f->inlined, XSTR_EMPTY };
 		*v = x->nr_funcs;
 		return (uint32_t)x->nr_funcs++;
 	}
@@ -227,18 +228,30 @@ static uint32_t stack_of(struct xdata *x, const struct walk_sample *s)
 
 	if (v)
 		return (uint32_t)*v;
+	size_t group = 0;   /* where the frames of the current address (its inline chain) start */
+
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct ds_cc_frame *f = &s->frames[i];
-		uint32_t fid, map;
+		uint32_t fid, map, src = XSTR_EMPTY, line = 0;
+		struct ds_srcline sl;
 
 		if (f->cookie)
 			continue; /* an unresolved deferred chain has no frames to show */
+		if (!i || f->ip != s->frames[i - 1].ip || !s->frames[i - 1].inlined)
+			group = i;
 		fid = func_id(x, f);
 		map = map_id(x, f);
-		if (fid == UINT32_MAX || map == UINT32_MAX ||
+		/* the source position of this frame of its inline chain, from DWARF */
+		if (!f->kernel && f->dso_obj && !ds_dso__srcline(f->dso_obj, f->addr, (unsigned)(i - group), &sl) &&
+		    sl.line && (src = xdata_str(x, sl.file)) != UINT32_MAX) {
+			line = sl.line;
+			if (fid != UINT32_MAX && x->funcs[fid].src == XSTR_EMPTY)
+				x->funcs[fid].src = src;
+		}
+		if (fid == UINT32_MAX || map == UINT32_MAX || src == UINT32_MAX ||
 		    grow((void **)&x->ents, x->nr_ents, &x->cap_ents, sizeof(*x->ents)))
 			return UINT32_MAX;
-		x->ents[x->nr_ents++] = (struct xent){ f->ip, fid, map };
+		x->ents[x->nr_ents++] = (struct xent){ f->ip, fid, map, src, line };
 	}
 	id = intern_stack(x, off);
 	if (id != UINT32_MAX && s->chain_id && ds_hashmap__set(&x->chain_stacks, s->chain_id, id) < 0)
@@ -348,6 +361,10 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 		return EXIT_USAGE;
 	}
 	x->input = wo.common.input;
+	if (xdata_str(x, "") != XSTR_EMPTY) {
+		fprintf(stderr, "dstack %s: out of memory\n", cmd);
+		return EXIT_INPUT;
+	}
 	x->time_first = UINT64_MAX;
 	x->time_last = 0;
 	ret = walk_samples(cmd, &wo, on_sample, x);

@@ -22,12 +22,14 @@
 struct xfunc {
 	uint32_t name, dso;         /* string ids */
 	bool kernel, inlined;
+	uint32_t src;               /* string id of its source file (DWARF), 0 ("") unknown */
 };
 
 struct xent {
 	uint64_t ip;
 	uint32_t func;
 	uint32_t map;               /* xmap id + 1; 0: no file map (kernel, anonymous, none) */
+	uint32_t src, line;         /* the frame's source file (string id, 0: unknown) and line */
 };
 
 /* A file mapping a frame's address was in, as recorded (MMAP/MMAP2). */
@@ -52,6 +54,9 @@ struct xsample {
 	uint32_t evsel_name;        /* string id */
 	uint32_t stack;             /* index in stacks */
 };
+
+/* The string id of "" (source files unknown): export_collect makes it first. */
+#define XSTR_EMPTY 0
 
 struct xdata {
 	const char *input;          /* the recording's path, as given */
