@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "cli.h"
+#include "progress.h"
 
 static const struct {
 	const char *name;
@@ -34,7 +35,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
 		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\ncommon options: -i FILE (default perf.data, - for stdin), --symfs DIR, --kallsyms FILE,\n"
-		   "  --debuginfod[=URLS] (debug files of sampled binaries by build-id; default $DEBUGINFOD_URLS)\n");
+		   "  --debuginfod[=URLS] (debug files of sampled binaries by build-id; default $DEBUGINFOD_URLS),\n"
+		   "  -q (no progress line on a terminal)\n");
 }
 
 const char *opt_value(const char *name, int argc, char **argv, int *i)
@@ -64,6 +66,10 @@ int common_opt(struct common_opts *o, int argc, char **argv, int *i)
 	/* --debuginfod alone takes no value: the next argument is not its URLS */
 	if (!strcmp(argv[*i], "--debuginfod") || !strncmp(argv[*i], "--debuginfod=", 13)) {
 		cli_debuginfod = argv[*i][12] ? argv[*i] + 13 : "";
+		return 1;
+	}
+	if (!strcmp(argv[*i], "-q") || !strcmp(argv[*i], "--quiet")) {
+		cli_quiet = true;   /* no progress line */
 		return 1;
 	}
 	if (!strcmp(argv[*i], "--no-debuginfod")) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "dstack/log.h"
 #include "samples.h"
+#include "progress.h"
 #include "dstack/debuginfod.h"
 
 struct walk {
@@ -374,9 +375,34 @@ static void prefetch_mapped(void *ctx, const struct ds_evsel *evsel, const struc
 	ds_symbols__prefetch(a->syms, me.filename);
 }
 
+/* The command's callback behind the progress line (only when one is shown). */
+struct with_progress {
+	struct progress p;
+	ds_event_fn fn;
+	void *ctx;
+	uint64_t data_offset;
+};
+
+static int progress_fn(void *ctx, const struct ds_event *ev)
+{
+	struct with_progress *wp = ctx;
+
+	progress_event(&wp->p, ev->offset > wp->data_offset ? ev->offset - wp->data_offset : 0,
+		       ev->hdr->type == DS_REC_SAMPLE);
+	return wp->fn(wp->ctx, ev);
+}
+
 int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *sopts, ds_event_fn fn, void *ctx)
 {
+	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(a->session));
+	struct with_progress wp = { .fn = fn, .ctx = ctx, .data_offset = hi->pipe ? 0 : hi->data_offset };
 	int ret;
+
+	progress_init(&wp.p, cmd, hi->pipe ? 0 : hi->data_size);
+	if (wp.p.on) {
+		fn = progress_fn;
+		ctx = &wp;
+	}
 
 	sopts->sideband = machine_sideband;
 	sopts->sideband_ctx = a->machine;
@@ -388,6 +414,7 @@ int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *so
 		sopts->peek_ctx = a;
 	}
 	ret = ds_session__run(a->session, sopts, fn, ctx);
+	progress_done(&wp.p);
 	if (ret && ret != -EPIPE) {
 		const char *msg = ds_session__error(a->session);
 
