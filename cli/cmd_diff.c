@@ -49,6 +49,7 @@
 
 struct dnode {
 	uint32_t name, dso;         /* string ids (dso: "" for folded-text frames and comms) */
+	uint32_t self_name;         /* a leaf's symbol-table name (what perf diff's self counts), 0: name */
 	uint32_t parent, first_child, next;
 	uint8_t flags;              /* F_* */
 	double self[2], total[2];   /* weights: [0] BASE, [1] NEW */
@@ -208,6 +209,25 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 		if (frame_ids(d, f, &name, &dso) < 0 ||
 		    (n = child(d, n, name, dso, (uint8_t)(f->kernel * F_KERNEL | f->inlined * F_INLINED))) == NONE)
 			return -ENOMEM;
+	}
+	/*
+	 * the self weight goes to the symbol-table symbol at the sample's
+	 * address, as perf diff's (and report's flat profile): a function
+	 * inlined there, or a clone DWARF names otherwise, is not it
+	 */
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		const struct ds_cc_frame *f = &s->frames[i];
+
+		if (f->cookie)
+			continue;
+		if (f->elf_sym && !d->nodes[n].self_name) {
+			uint32_t id = xdata_str(&d->strs, f->elf_sym);
+
+			if (id == NONE)
+				return -ENOMEM;
+			d->nodes[n].self_name = id;
+		}
+		break;
 	}
 	/* a memo slot taken by another (comm, chain) is overwritten: only a miss later */
 	if (s->chain_id && ds_hashmap__set(&d->memo, mk, (uint64_t)root << 32 | n) < 0)
@@ -377,9 +397,10 @@ struct dreport {
 	struct ds_hashmap ids;
 };
 
-static struct dentry *entry(struct diff *d, struct dreport *r, uint32_t comm, const struct dnode *f)
+static struct dentry *entry(struct diff *d, struct dreport *r, uint32_t comm, const struct dnode *f, bool self)
 {
-	uint32_t dso = d->sort & SORT_DSO ? f->dso : NONE, name = d->sort & SORT_SYM ? f->name : NONE;
+	uint32_t dso = d->sort & SORT_DSO ? f->dso : NONE;
+	uint32_t name = !(d->sort & SORT_SYM) ? NONE : self && f->self_name ? f->self_name : f->name;
 	uint8_t flags = d->sort & SORT_SYM ? f->flags & F_KERNEL : 0;
 
 	comm = d->sort & SORT_COMM ? comm : NONE;
@@ -433,12 +454,12 @@ static int build_entries(struct diff *d, struct dreport *r)
 		if ((!leaf->self[0] && !leaf->self[1]) || (leaf->flags & F_COMM))
 			continue;
 		comm = comm_of(d, (uint32_t)i);
-		if (!(e = entry(d, r, comm, leaf)))
+		if (!(e = entry(d, r, comm, leaf, true)))
 			return -ENOMEM;
 		for (int s = 0; s < 2; s++)
 			e->self[s] += leaf->self[s];
 		for (uint32_t n = (uint32_t)i; !(d->nodes[n].flags & F_COMM); n = d->nodes[n].parent) {
-			if (!(e = entry(d, r, comm, &d->nodes[n])))
+			if (!(e = entry(d, r, comm, &d->nodes[n], false)))
 				return -ENOMEM;
 			if (e->stamp == i)
 				continue;
@@ -780,7 +801,7 @@ static int write_flame(struct diff *d, int fd)
 		else
 			snprintf(frame, sizeof(frame), "all");
 		diff_colour(fill, sizeof(fill), nw - b);
-		snprintf(status, sizeof(status), "%s: %.0f -> %.0f (%.2f%% -> %.2f%%, %+.2f)", frame, n->total[0],
+		snprintf(status, sizeof(status), "%s: %.0f -> %.0f samples (%.2f%% -> %.2f%%, %+.2f)", frame, n->total[0],
 			 n->total[1], b, nw, nw - b);
 		flame_svg_frame(&svg, frame, status, status, fill, it.off, n->total[1], it.depth, n->flags & F_KERNEL);
 		for (uint32_t c = n->first_child; c != NONE; c = d->nodes[c].next)

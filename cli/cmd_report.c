@@ -484,24 +484,16 @@ static size_t leaf_frame(const struct walk_sample *s)
 }
 
 /*
- * perf's srcline of a frame (ds_dso__srcline in symbols.h): "file:line"
- * from DWARF, else "sym+offset", else "dso[address]"; one copy per text.
+ * perf's srcline of a frame (ds_cc_frame__srcline): "file:line" from
+ * DWARF, else "sym+offset", else "dso[address]"; one copy per text.
  * NULL on ENOMEM.
  */
 static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 {
-	struct ds_srcline sl;
-	const char *sym = f->elf_sym ? f->elf_sym : f->sym, *b;
 	char buf[1024];
 	uint64_t h = 1469598103934665603ULL;
 
-	if (!f->cookie && !f->kernel && f->dso_obj && !ds_dso__srcline(f->dso_obj, f->addr, 0, &sl))
-		snprintf(buf, sizeof(buf), "%s:%u", (b = strrchr(sl.file, '/')) ? b + 1 : sl.file, sl.line);
-	else if (sym && !f->cookie)
-		snprintf(buf, sizeof(buf), "%s+%llu", sym, (unsigned long long)f->offset);
-	else
-		snprintf(buf, sizeof(buf), "%s[%llx]", (b = strrchr(f->dso, '/')) ? b + 1 : f->dso,
-			 (unsigned long long)f->addr);
+	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
 	for (const char *p = buf; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	for (uint64_t k = ds_hash64(h);; k = ds_hash64(k + 1)) {

@@ -12,6 +12,8 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include "dstack/machine.h"
 #include "dstack/symbols.h"
 #include "grow.h"
 #include "hashmap.h"
@@ -227,4 +229,21 @@ int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth,
 		return -ENOENT;
 	*out = tmp[depth];
 	return 0;
+}
+
+size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n)
+{
+	struct ds_srcline sl;
+	const char *sym = f->elf_sym ? f->elf_sym : f->sym, *b, *dso = f->dso ? f->dso : "[unknown]";
+	int len;
+
+	if (!n)
+		return 0;
+	if (!f->cookie && !f->kernel && f->dso_obj && !ds_dso__srcline(f->dso_obj, f->addr, depth, &sl))
+		len = snprintf(buf, n, "%s:%u", (b = strrchr(sl.file, '/')) ? b + 1 : sl.file, sl.line);
+	else if (with_sym && sym && !f->cookie)
+		len = snprintf(buf, n, "%s+%llu", sym, (unsigned long long)f->offset);
+	else
+		len = snprintf(buf, n, "%s[%llx]", (b = strrchr(dso, '/')) ? b + 1 : dso, (unsigned long long)f->addr);
+	return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
 }
