@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "dstack/event.h"
 #include "export_common.h"
@@ -340,15 +341,22 @@ static int read_folded(struct diff *d, const char *path)
 	return ret;
 }
 
-/* A recording starts with "PERFILE2" (file and pipe mode); "-" is one on stdin. */
+/*
+ * A recording starts with "PERFILE2" (file and pipe mode); "-" is one on
+ * stdin, and so is anything but a regular file (a pipe cannot be peeked
+ * at without taking what it gives).
+ */
 static int input_kind(const char *path, bool *folded_text)
 {
 	char magic[8];
+	struct stat st;
 	int fd;
 	ssize_t n;
 
 	*folded_text = false;
 	if (!strcmp(path, "-"))
+		return 0;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
 		return 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		fprintf(stderr, "dstack diff: %s: %s\n", path, strerror(errno));
@@ -569,6 +577,9 @@ static int print_report(struct diff *d, int fd)
 	for (size_t i = 0; i < r.nr; i++) {
 		const struct dentry *e = &r.e[i];
 
+		/* a key only on the way to others' samples: a row only when callees count */
+		if (!d->children && !e->self[0] && !e->self[1])
+			continue;
 		outbuf_puts(o, "  ");
 		print_value(o, d, d->counts ? e->self[0] : pct(d, 0, e->self[0]), false, 12);
 		outbuf_putc(o, ' ');

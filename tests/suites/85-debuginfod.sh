@@ -54,6 +54,12 @@ print(sum(int(float(v)) for v in re.findall(r"^http_requests_total\{type=\"debug
 	   grep -q ' other .*\] 0x' "$o/first"; then
 		ok "debuginfod: an unknown build-id: one line ($(grep "bin/other" "$o/first.err" | cut -c1-120)...), frames unknown"
 	else bad "debuginfod: unknown build-id: $(grep "bin/other" "$o/first.err")"; fi
+	# the same debug file gives DWARF: source lines of the stripped binary
+	DEBUGINFOD_CACHE_PATH="$o/cache" "$DSTACK" report --stdio --no-children --sort dso,srcline -g none -i "$o/rec.data" \
+		--debuginfod="$url" >"$o/lines" 2>/dev/null
+	if grep -q ' prog .*diff-wl\.c:[0-9]' "$o/lines" && ! grep -q ' prog .*diff-wl\.c:[0-9]' "$o/plain"; then
+		ok "debuginfod: its DWARF gives source lines: $(grep -m1 ' prog .*diff-wl\.c:' "$o/lines" | tr -s ' ')"
+	else bad "debuginfod: no source lines through the server: $(grep ' prog ' "$o/lines" | head -2)"; fi
 	kill "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null
 	# an unreachable server (the port is closed now): one line per binary, frames unknown, at once
 	t0=$(date +%s%N)
