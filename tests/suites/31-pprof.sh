@@ -83,7 +83,7 @@ pprof_suite
 pprof_go_check() { # NAME PB REPORT_ARGS...: compares every event of PB (ONLY_EVENT: that one) with dstack report
 	local name=$1 pb=$2; shift 2
 	local o="$pb.go" res
-	"$DSTACK" report --stdio --no-children --sort sym -g none "$@" >"$o.report" 2>/dev/null
+	"$DSTACK" report --stdio --no-children --sort dso,sym -g none "$@" >"$o.report" 2>/dev/null
 	HOME=$WORK/out go tool pprof -raw "$pb" >"$o.raw" 2>"$o.err" || { bad "go pprof $name: -raw failed: $(tail -2 "$o.err")"; return; }
 	local types; types=$(sed -n '/^Samples:/{n;p;q}' "$o.raw")
 	local i=0 n; n=$(echo "$types" | wc -w)
@@ -103,7 +103,7 @@ types = raw.split('Samples:\n', 1)[1].split('\n', 1)[0].split()
 events = {}
 for blk in re.split(r'\n(?=# Samples: )', rep)[1:]:
     m = re.match(r"# Samples: (\S+) of event '(.*)'\n# Event count \(approx\.\): (\d+)", blk)
-    rows = re.findall(r'^\s+(\d+\.\d+)%\s+\[.\] (.*?)\s*$', blk, re.M)
+    rows = re.findall(r'^\s+(\d+\.\d+)%\s+\S+\s+\[.\] (.*?)\s*$', blk, re.M)
     events[m.group(2)] = (m.group(1), int(m.group(3)), rows)
 if sys.argv[5]: events = {sys.argv[5]: events[sys.argv[5]]}
 # pprof shows names shortened (argument and template lists, " const", ".constprop.0",
@@ -141,6 +141,7 @@ for ev, si, vi in pairs:
     shorts = [short(sym) for pct, sym in rows]
     for pct, sym in rows[:15]:
         sym = short(sym)
+        # a name in several DSOs (strcmp in ld.so and libc's alias) is not compared
         if sym.startswith('0x') or shorts.count(sym) > 1: continue
         if sym not in flat:
             # the host's libc has aliases at one address, and report picks its name its own
