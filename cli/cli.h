@@ -22,6 +22,7 @@ int cmd_pprof(int argc, char **argv);
 int cmd_speedscope(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* Common options: -i FILE, --symfs DIR, --kallsyms FILE. */
 struct common_opts {
@@ -29,6 +30,12 @@ struct common_opts {
 	const char *symfs;
 	const char *kallsyms;
 };
+
+/*
+ * --debuginfod[=URLS] (common_opt): NULL when not asked for; "" for the
+ * servers of $DEBUGINFOD_URLS; else the servers named.
+ */
+extern const char *cli_debuginfod;
 
 /*
  * Try to consume argv[*i] (and maybe its value) as a common option.

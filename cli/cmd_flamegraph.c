@@ -30,6 +30,8 @@ struct node {
 	uint32_t parent;
 	uint32_t first_child, next;
 	uint64_t samples;       /* inclusive */
+	uint32_t src, line;     /* the source position of its heaviest stack (DWARF; src 0: none) */
+	uint64_t src_weight;    /* that stack's samples */
 };
 
 struct flame {
@@ -67,7 +69,7 @@ static uint32_t child(struct flame *fl, uint32_t parent, uint32_t func)
 			fl->nodes = n;
 			fl->cap = ncap;
 		}
-		fl->nodes[fl->nr] = (struct node){ func, parent, NONE, fl->nodes[parent].first_child, 0 };
+		fl->nodes[fl->nr] = (struct node){ func, parent, NONE, fl->nodes[parent].first_child, 0, 0, 0, 0 };
 		fl->nodes[parent].first_child = (uint32_t)fl->nr;
 		*v = fl->nr;
 		return (uint32_t)fl->nr++;
@@ -82,7 +84,7 @@ static int build_tree(struct flame *fl)
 	fl->nodes = malloc(fl->cap * sizeof(*fl->nodes));
 	if (!fl->nodes)
 		return ENOMEM;
-	fl->nodes[0] = (struct node){ NONE, NONE, NONE, NONE, 0 };
+	fl->nodes[0] = (struct node){ NONE, NONE, NONE, NONE, 0, 0, 0, 0 };
 	fl->nr = 1;
 	for (size_t i = 0; i < x->nr_samples; i++) {
 		const struct xsample *s = &x->samples[i];
@@ -91,10 +93,19 @@ static int build_tree(struct flame *fl)
 
 		fl->nodes[0].samples += s->count;
 		for (size_t j = st->len; j-- > 0;) {
-			n = child(fl, n, x->ents[st->off + j].func);
+			const struct xent *e = &x->ents[st->off + j];
+			struct node *nd;
+
+			n = child(fl, n, e->func);
 			if (n == NONE)
 				return ENOMEM;
-			fl->nodes[n].samples += s->count;
+			nd = &fl->nodes[n];
+			nd->samples += s->count;
+			if (e->src && s->count > nd->src_weight) {
+				nd->src = e->src;
+				nd->line = e->line;
+				nd->src_weight = s->count;
+			}
 		}
 	}
 	return 0;
@@ -213,33 +224,25 @@ static void label(struct outbuf *o, const char *name, double width)
 	xml_text(o, buf);
 }
 
-static void frame(struct outbuf *o, const struct flame *fl, uint32_t id, uint64_t offset, unsigned depth,
-		  unsigned height)
+static void frame(struct flame_svg *svg, const struct flame *fl, uint32_t id, uint64_t offset, unsigned depth)
 {
 	const struct node *n = &fl->nodes[id];
 	const struct xfunc *f = n->func == NONE ? NULL : &fl->x->funcs[n->func];
 	const char *name = f ? fl->x->strs[f->name] : "all";
 	uint64_t total = fl->nodes[0].samples;
-	double scale = (double)(IMG_WIDTH - 2 * PAD) / (double)(total ? total : 1);
-	double x = PAD + (double)offset * scale, w = (double)n->samples * scale;
-	unsigned y = height - BOTTOM - (depth + 1) * FRAME_H;
-	char fill[40];
+	char fill[40], title[4500], where[300] = "";
 
 	colour(fill, sizeof(fill), f, name);
-	outbuf_printf(o, "<g class=\"f\" data-o=\"%llu\" data-s=\"%llu\" data-d=\"%u\" data-k=\"%d\" data-n=\"",
-		      (unsigned long long)offset, (unsigned long long)n->samples, depth, f ? f->kernel : 0);
-	xml_text(o, name);
-	outbuf_puts(o, "\"><title>");
-	xml_text(o, name);
-	if (f && f->inlined)
-		outbuf_puts(o, " (inlined)");
-	else if (f)
-		outbuf_printf(o, " (%s)", fl->x->strs[f->dso]);
-	outbuf_printf(o, " %llu samples, %.2f%%</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
-			 "<text x=\"%.2f\" y=\"%u\">", (unsigned long long)n->samples,
-		      total ? 100.0 * (double)n->samples / (double)total : 0.0, x, y, w, FRAME_H - 1, fill, x + 3, y + 11);
-	label(o, name, w);
-	outbuf_puts(o, "</text></g>\n");
+	if (n->src) {
+		const char *file = fl->x->strs[n->src], *base = strrchr(file, '/');
+
+		snprintf(where, sizeof(where), " %.250s:%u", base ? base + 1 : file, n->line);
+	}
+	snprintf(title, sizeof(title), "%.3700s%s%.400s%s%s %llu samples, %.2f%%", name,
+		 f && f->inlined ? " (inlined)" : f ? " (" : "", f && !f->inlined ? fl->x->strs[f->dso] : "",
+		 f && !f->inlined ? ")" : "", where, (unsigned long long)n->samples,
+		 total ? 100.0 * (double)n->samples / (double)total : 0.0);
+	flame_svg_frame(svg, name, title, NULL, fill, (double)offset, (double)n->samples, depth, f ? f->kernel : 0);
 }
 
 static unsigned max_depth(const struct flame *fl, double scale)
@@ -273,7 +276,8 @@ static const char script[] =
 "  t.textContent = c < 3 ? '' : n.length <= c ? n : n.substring(0, c - 2) + '..';\n"
 "}\n"
 "function describe(g) {\n"
-"  var s = +g.getAttribute('data-s');\n"
+"  var s = +g.getAttribute('data-s'), t = g.getAttribute('data-t');\n"
+"  if (t) return t;\n"
 "  return g.getAttribute('data-n') + ' (' + s + ' samples, ' + (100 * s / total).toFixed(2) + '%)';\n"
 "}\n"
 "function zoom(z) {\n"
@@ -323,41 +327,24 @@ static const char script[] =
 
 static int write_svg(struct flame *fl, int fd, const char *title)
 {
-	struct outbuf *o;
+	struct flame_svg svg;
 	uint64_t total = fl->nodes[0].samples;
 	double scale = (double)(IMG_WIDTH - 2 * PAD) / (double)(total ? total : 1);
-	unsigned height = TOP + BOTTOM + (max_depth(fl, scale) + 1) * FRAME_H;
 	/* depth-first, children in name order; explicit stack of (node, offset, depth) */
 	struct item { uint32_t id; uint64_t off; unsigned depth; } *stack = malloc((fl->nr + 1) * sizeof(*stack));
 	size_t sp = 0;
-	int err;
 
-	if (!stack || !(o = outbuf_new(fd))) {
+	if (!stack || flame_svg_begin(&svg, fd, title, (double)total, max_depth(fl, scale))) {
 		free(stack);
 		return ENOMEM;
 	}
-	outbuf_printf(o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-			 "<svg version=\"1.1\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" "
-			 "xmlns=\"http://www.w3.org/2000/svg\" data-samples=\"%llu\">\n"
-			 "<style>text { font-family: monospace; font-size: 12px; fill: #000; } "
-			 "g.f text { pointer-events: none; } g.f:hover rect { stroke: #000; stroke-width: 0.5; } "
-			 ".button { cursor: pointer; fill: #224; text-decoration: underline; }</style>\n"
-			 "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
-			 "<text x=\"%d\" y=\"24\" text-anchor=\"middle\" style=\"font-size: 17px\">",
-		      IMG_WIDTH, height, IMG_WIDTH, height, (unsigned long long)total, IMG_WIDTH / 2);
-	xml_text(o, title);
-	outbuf_printf(o, "</text>\n<text id=\"reset\" class=\"button\" x=\"%d\" y=\"24\" style=\"opacity: 0.3\">Reset Zoom</text>\n"
-			 "<text id=\"search\" class=\"button\" x=\"%d\" y=\"24\" text-anchor=\"end\">Search</text>\n"
-			 "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n"
-			 "<text id=\"status\" x=\"%d\" y=\"%u\"> </text>\n",
-		      PAD, IMG_WIDTH - PAD, IMG_WIDTH - PAD, height - 10, PAD, height - 10);
 	stack[sp++] = (struct item){ 0, 0, 0 };
 	while (sp) {
 		struct item it = stack[--sp];
 		uint64_t off = it.off;
 		size_t first = sp;
 
-		frame(o, fl, it.id, it.off, it.depth, height);
+		frame(&svg, fl, it.id, it.off, it.depth);
 		for (uint32_t c = fl->nodes[it.id].first_child; c != NONE; c = fl->nodes[c].next) {
 			if ((double)fl->nodes[c].samples * scale >= MIN_WIDTH)
 				stack[sp++] = (struct item){ c, off, it.depth + 1 };
@@ -372,12 +359,78 @@ static int write_svg(struct flame *fl, int fd, const char *title)
 		}
 	}
 	free(stack);
+	return flame_svg_end(&svg);
+}
+
+/* --- the SVG, shared with dstack diff --flamegraph (export_common.h) --- */
+
+bool flame_svg_visible(double w, double total)
+{
+	return w * (double)(IMG_WIDTH - 2 * PAD) / (total > 0 ? total : 1) >= MIN_WIDTH;
+}
+
+int flame_svg_begin(struct flame_svg *svg, int fd, const char *title, double total, unsigned depth)
+{
+	struct outbuf *o = outbuf_new(fd);
+
+	if (!o)
+		return ENOMEM;
+	svg->o = o;
+	svg->total = total;
+	svg->scale = (double)(IMG_WIDTH - 2 * PAD) / (total > 0 ? total : 1);
+	svg->height = TOP + BOTTOM + (depth + 1) * FRAME_H;
+	outbuf_printf(o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+			 "<svg version=\"1.1\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" "
+			 "xmlns=\"http://www.w3.org/2000/svg\" data-samples=\"%.0f\">\n"
+			 "<style>text { font-family: monospace; font-size: 12px; fill: #000; } "
+			 "g.f text { pointer-events: none; } g.f:hover rect { stroke: #000; stroke-width: 0.5; } "
+			 ".button { cursor: pointer; fill: #224; text-decoration: underline; }</style>\n"
+			 "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
+			 "<text x=\"%d\" y=\"24\" text-anchor=\"middle\" style=\"font-size: 17px\">",
+		      IMG_WIDTH, svg->height, IMG_WIDTH, svg->height, total, IMG_WIDTH / 2);
+	xml_text(o, title);
+	outbuf_printf(o, "</text>\n<text id=\"reset\" class=\"button\" x=\"%d\" y=\"24\" style=\"opacity: 0.3\">Reset Zoom</text>\n"
+			 "<text id=\"search\" class=\"button\" x=\"%d\" y=\"24\" text-anchor=\"end\">Search</text>\n"
+			 "<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n"
+			 "<text id=\"status\" x=\"%d\" y=\"%u\"> </text>\n",
+		      PAD, IMG_WIDTH - PAD, IMG_WIDTH - PAD, svg->height - 10, PAD, svg->height - 10);
+	return 0;
+}
+
+void flame_svg_frame(struct flame_svg *svg, const char *name, const char *title, const char *status,
+		     const char *fill, double offset, double width, unsigned depth, bool kernel)
+{
+	struct outbuf *o = svg->o;
+	double x = PAD + offset * svg->scale, w = width * svg->scale;
+	unsigned y = svg->height - BOTTOM - (depth + 1) * FRAME_H;
+
+	outbuf_printf(o, "<g class=\"f\" data-o=\"%.0f\" data-s=\"%.0f\" data-d=\"%u\" data-k=\"%d\" data-n=\"",
+		      offset, width, depth, kernel);
+	xml_text(o, name);
+	if (status) {
+		outbuf_puts(o, "\" data-t=\"");
+		xml_text(o, status);
+	}
+	outbuf_puts(o, "\"><title>");
+	xml_text(o, title);
+	outbuf_printf(o, "</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
+			 "<text x=\"%.2f\" y=\"%u\">", x, y, w, FRAME_H - 1, fill, x + 3, y + 11);
+	label(o, name, w);
+	outbuf_puts(o, "</text></g>\n");
+}
+
+int flame_svg_end(struct flame_svg *svg)
+{
+	struct outbuf *o = svg->o;
+	int err;
+
 	outbuf_printf(o, "<script type=\"text/ecmascript\"><![CDATA[\n'use strict';\nvar W = %d, PAD = %d;\n", IMG_WIDTH, PAD);
 	outbuf_puts(o, script);
 	outbuf_puts(o, "</svg>\n");
 	outbuf_flush(o);
 	err = o->error;
 	outbuf_delete(o);
+	svg->o = NULL;
 	return err;
 }
 

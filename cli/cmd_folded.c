@@ -19,6 +19,7 @@
 #include "hashmap.h"
 #include "outbuf.h"
 #include "samples.h"
+#include "export_common.h"
 
 #define NONE UINT32_MAX
 
@@ -118,7 +119,7 @@ static const char *intern_text(struct folded *fo, const char *s)
 	}
 }
 
-static void tidy(char *s)
+void folded_tidy(char *s)
 {
 	char *w = s, *paren;
 
@@ -158,7 +159,7 @@ static const char *frame_text_slow(struct folded *fo, const struct ds_cc_frame *
 		base = strrchr(f->dso, '/');
 		snprintf(buf, sizeof(buf), "[%s]", base ? base + 1 : f->dso);
 	}
-	tidy(buf);
+	folded_tidy(buf);
 	if (kernel && strlen(buf) + 4 < sizeof(buf))
 		strcat(buf, "_[k]");
 	const char *c = intern_text(fo, buf);

@@ -7,11 +7,26 @@
  * (name, dso) pairs; Mappings are the recorded file maps (range, offset,
  * file, build-id) the frames fell in, plus one per other DSO (the kernel)
  * spanning the addresses seen in it.
- * Labels: "comm" (string), "pid" and "tid" (numbers).
+ * Lines carry their source line and Functions their source file where
+ * DWARF gives them (else the binary's path), for go tool pprof's -lines,
+ * -list and source views.
+ * Labels: "comm" (string), "pid", "tid" and, when recorded, "cpu" (numbers).
+ *
+ * For continuous-profiling systems (Pyroscope, Parca, Grafana): the
+ * mapping of the main binary (the file the most stacks start in) is the
+ * first; with several events, each is a pair of sample types of its own
+ * ("EVENT_samples"/count and EVENT with its unit), a sample of one event
+ * zero in the others' (--per-event: one file per event instead, named
+ * FILE with ".EVENT" before its extension); time_nanos is the wall clock
+ * of the first sample, worked out from the file's last write (the end of
+ * the recording, perf's "captured on") less the recording's span, and
+ * duration_nanos that span (the header's sample times, else the samples').
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "cli.h"
@@ -100,6 +115,10 @@ struct pprof {
 	size_t nr_maps;
 	uint32_t *map_of_dso;        /* dso string id -> span mapping id (0: none) */
 	uint64_t *loc_ids;           /* scratch: one sample's location ids */
+	uint32_t *map_new_id;        /* x->maps index -> mapping id (the main binary's is 1) */
+	uint32_t *events;            /* event name string ids, in order of first sample */
+	size_t nr_events;
+	int only_event;              /* -1: every event; else the index in events of the one written */
 };
 
 static uint64_t chain_hash(const struct xent *e, size_t n)
@@ -183,14 +202,26 @@ static void value_type(struct pprof *pp, unsigned field, uint32_t type, uint32_t
 	pb_msg(&pp->out, field, &pp->msg);
 }
 
-static int encode_samples(struct pprof *pp, uint32_t s_comm, uint32_t s_pid, uint32_t s_tid)
+static size_t event_index(const struct pprof *pp, uint32_t name)
+{
+	for (size_t e = 0; e < pp->nr_events; e++)
+		if (pp->events[e] == name)
+			return e;
+	return 0;
+}
+
+static int encode_samples(struct pprof *pp, const uint32_t *labels)
 {
 	struct xdata *x = pp->x;
+	size_t nr_values = pp->only_event < 0 && pp->nr_events > 1 ? pp->nr_events : 1;
 
 	for (size_t i = 0; i < x->nr_samples; i++) {
 		const struct xsample *s = &x->samples[i];
 		const struct xstack *st = &x->stacks[s->stack];
-		size_t nr = 0;
+		size_t nr = 0, ev = event_index(pp, s->evsel_name);
+
+		if (pp->only_event >= 0 && ev != (size_t)pp->only_event)
+			continue;
 
 		for (size_t j = 0; j < st->len;) {
 			size_t n = location_len(x, x->ents + st->off + j, st->len - j);
@@ -204,35 +235,99 @@ static int encode_samples(struct pprof *pp, uint32_t s_comm, uint32_t s_pid, uin
 		for (size_t j = 0; j < nr; j++)
 			pb_varint(&pp->packed, pp->loc_ids[j]);
 		pb_msg(&pp->msg, 1, &pp->packed);
-		pb_varint(&pp->packed, s->count);
-		pb_varint(&pp->packed, s->period);
+		for (size_t v = 0; v < nr_values; v++) {
+			bool mine = nr_values == 1 || v == ev;
+
+			pb_varint(&pp->packed, mine ? s->count : 0);
+			pb_varint(&pp->packed, mine ? s->period : 0);
+		}
 		pb_msg(&pp->msg, 2, &pp->packed);
-		label(pp, s_comm, s->comm, 0);
-		label(pp, s_pid, 0, s->pid);
-		label(pp, s_tid, 0, s->tid);
+		label(pp, labels[0], s->comm, 0);
+		label(pp, labels[1], 0, s->pid);
+		label(pp, labels[2], 0, s->tid);
+		if (s->cpu >= 0)
+			label(pp, labels[3], 0, s->cpu);
 		pb_msg(&pp->out, 2, &pp->msg);
 	}
 	return 0;
 }
 
+/* A shared library ("lib.so", "lib.so.6") or a made-up name ("[vdso]", "//anon"). */
+static bool not_main(const char *path)
+{
+	const char *base = strrchr(path, '/'), *so;
+
+	base = base ? base + 1 : path;
+	so = strstr(base, ".so");
+	return path[0] != '/' || (so && (so[3] == 0 || so[3] == '.'));
+}
+
 /*
- * The recorded file maps, then one mapping per other DSO (the kernel;
+ * The main binary: of the files the samples' frames fall in (each weighed
+ * by the samples of the stacks it is in), the most sampled that is no
+ * shared library, else the most sampled; its lowest mapping.  nr_maps
+ * when there is no file map.
+ */
+static size_t main_mapping(const struct pprof *pp)
+{
+	const struct xdata *x = pp->x;
+	uint64_t *by_file = calloc(x->nr_strs + 1, sizeof(*by_file));
+	uint32_t best = UINT32_MAX, best_exe = UINT32_MAX;
+	size_t main = x->nr_maps;
+
+	if (!by_file)
+		return x->nr_maps;   /* out of memory: the recorded order */
+	for (size_t i = 0; i < x->nr_samples; i++) {
+		const struct xstack *st = &x->stacks[x->samples[i].stack];
+
+		for (size_t j = 0; j < st->len; j++) {
+			uint32_t m = x->ents[st->off + j].map;
+
+			if (m)
+				by_file[x->maps[m - 1].file] += x->samples[i].count;
+		}
+	}
+	for (size_t f = 0; f < x->nr_strs; f++) {
+		if (!by_file[f])
+			continue;
+		if (best == UINT32_MAX || by_file[f] > by_file[best])
+			best = (uint32_t)f;
+		if (!not_main(x->strs[f]) && (best_exe == UINT32_MAX || by_file[f] > by_file[best_exe]))
+			best_exe = (uint32_t)f;
+	}
+	if (best_exe != UINT32_MAX)
+		best = best_exe;
+	for (size_t m = 0; m < x->nr_maps && best != UINT32_MAX; m++)
+		if (x->maps[m].file == best && (main == x->nr_maps || x->maps[m].start < x->maps[main].start))
+			main = m;
+	free(by_file);
+	return main;
+}
+
+/*
+ * The recorded file maps (the main binary's first), then one mapping per other DSO (the kernel;
  * "[unknown]" has none) spanning the addresses seen in it.
  */
 static int build_mappings(struct pprof *pp, uint32_t empty)
 {
 	struct xdata *x = pp->x;
 
+	size_t main_map = main_mapping(pp);
+
 	pp->map_of_dso = calloc(x->nr_strs + 1, sizeof(*pp->map_of_dso));
 	pp->maps = calloc(x->nr_maps + x->nr_strs + 1, sizeof(*pp->maps));
-	if (!pp->map_of_dso || !pp->maps)
+	pp->map_new_id = calloc(x->nr_maps + 1, sizeof(*pp->map_new_id));
+	if (!pp->map_of_dso || !pp->maps || !pp->map_new_id)
 		return ENOMEM;
 	for (size_t m = 0; m < x->nr_maps; m++) {
 		const struct xmap *xm = &x->maps[m];
 		bool has_bid = x->strs[xm->build_id][0] != 0;
+		/* the main binary's mapping moves to the front, those before it one down */
+		size_t to = m == main_map ? 0 : m < main_map ? m + 1 : m;
 
-		pp->maps[m] = (struct mapping){ xm->start, xm->end, xm->pgoff, xm->file,
-						has_bid ? xm->build_id : empty };
+		pp->maps[to] = (struct mapping){ xm->start, xm->end, xm->pgoff, xm->file,
+						 has_bid ? xm->build_id : empty };
+		pp->map_new_id[m] = (uint32_t)to + 1;
 	}
 	pp->nr_maps = x->nr_maps;
 	for (size_t l = 0; l < pp->nr_locs; l++) {
@@ -277,10 +372,11 @@ static void encode_tables(struct pprof *pp)
 		size_t n = pp->loc_key_off[l] & 0xffff;
 
 		pb_uint(&pp->msg, 1, l + 1);
-		pb_uint(&pp->msg, 2, e[n - 1].map ? e[n - 1].map : pp->map_of_dso[x->funcs[e[n - 1].func].dso]);
+		pb_uint(&pp->msg, 2, e[n - 1].map ? pp->map_new_id[e[n - 1].map - 1] : pp->map_of_dso[x->funcs[e[n - 1].func].dso]);
 		pb_uint(&pp->msg, 3, e->ip);
 		for (size_t i = 0; i < n; i++) {
 			pb_uint(&pp->sub, 1, e[i].func + 1);
+			pb_uint(&pp->sub, 2, e[i].line);   /* 0 (left out): unknown */
 			pb_msg(&pp->msg, 4, &pp->sub);
 		}
 		pb_msg(&pp->out, 4, &pp->msg);
@@ -289,54 +385,129 @@ static void encode_tables(struct pprof *pp)
 		pb_uint(&pp->msg, 1, f + 1);
 		pb_uint(&pp->msg, 2, x->funcs[f].name);
 		pb_uint(&pp->msg, 3, x->funcs[f].name);
-		pb_uint(&pp->msg, 4, x->funcs[f].dso);
+		/* the source file from DWARF (go tool pprof -list reads it), else the binary */
+		pb_uint(&pp->msg, 4, x->funcs[f].src != XSTR_EMPTY ? x->funcs[f].src : x->funcs[f].dso);
 		pb_msg(&pp->out, 5, &pp->msg);
 	}
 }
 
 static void encode_times(struct pprof *pp)
 {
-	if (pp->x->time_first <= pp->x->time_last) {
-		pb_uint(&pp->out, 9, pp->x->time_first);
-		pb_uint(&pp->out, 10, pp->x->time_last - pp->x->time_first);
+	const struct xdata *x = pp->x;
+	uint64_t span = x->hdr_last_time > x->hdr_first_time ? x->hdr_last_time - x->hdr_first_time :
+			x->time_first <= x->time_last ? x->time_last - x->time_first : 0;
+	uint64_t start = x->file_mtime_ns > span ? x->file_mtime_ns - span : 0;
+
+	/* a pipe has no file time: the moment of the conversion stands for the end */
+	if (!x->file_mtime_ns) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		start = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec - span;
 	}
+	pb_uint(&pp->out, 9, start);
+	pb_uint(&pp->out, 10, span);
 }
 
-static bool is_clock(const struct xdata *x)
+/* "cpu-clock", "task-clock", also with modifiers ("cpu-clock:u", "cpu-clock/period=1000/") */
+static bool is_clock(const char *n)
 {
-	for (size_t i = 0; i < x->nr_samples; i++) {
-		const char *n = x->strs[x->samples[i].evsel_name];
+	size_t l = !strncmp(n, "cpu-clock", 9) || !strncmp(n, "task-clock", 10) ? (n[0] == 'c' ? 9 : 10) : 0;
 
-		if (strcmp(n, "cpu-clock") && strcmp(n, "task-clock"))
-			return false;
+	return l && (!n[l] || n[l] == ':' || n[l] == '/');
+}
+
+/* The events sampled, in order of their first sample. */
+static int collect_events(struct pprof *pp)
+{
+	const struct xdata *x = pp->x;
+
+	pp->events = malloc((x->nr_strs + 1) * sizeof(*pp->events));
+	if (!pp->events)
+		return ENOMEM;
+	pp->nr_events = 0;
+	for (size_t i = 0; i < x->nr_samples; i++) {
+		uint32_t n = x->samples[i].evsel_name;
+		size_t e = 0;
+
+		while (e < pp->nr_events && pp->events[e] != n)
+			e++;
+		if (e == pp->nr_events)
+			pp->events[pp->nr_events++] = n;
 	}
-	return true;
+	return 0;
+}
+
+/*
+ * The sample types: one event (or --per-event), samples/count and its
+ * period (cpu/nanoseconds for a clock, events/count otherwise); several,
+ * EVENT_samples/count and EVENT/unit for each.  The period type is the
+ * (first) event's.
+ */
+static int value_types(struct pprof *pp, uint32_t *period_type, uint32_t *period_unit)
+{
+	struct xdata *x = pp->x;
+	size_t first = pp->only_event >= 0 ? (size_t)pp->only_event : 0;
+	const char *ev0 = pp->nr_events ? x->strs[pp->events[first]] : "";
+	uint32_t s_count = xdata_str(x, "count");
+
+	if (pp->only_event >= 0 || pp->nr_events <= 1) {
+		uint32_t s_samples = xdata_str(x, "samples");
+
+		*period_type = xdata_str(x, is_clock(ev0) ? "cpu" : "events");
+		*period_unit = xdata_str(x, is_clock(ev0) ? "nanoseconds" : "count");
+		if (s_samples == UINT32_MAX || s_count == UINT32_MAX || *period_type == UINT32_MAX ||
+		    *period_unit == UINT32_MAX)
+			return ENOMEM;
+		value_type(pp, 1, s_samples, s_count);
+		value_type(pp, 1, *period_type, *period_unit);
+		return 0;
+	}
+	for (size_t e = 0; e < pp->nr_events; e++) {
+		char buf[512];
+		const char *name = x->strs[pp->events[e]];
+		uint32_t t, u = xdata_str(x, is_clock(name) ? "nanoseconds" : "count");
+
+		snprintf(buf, sizeof(buf), "%s_samples", name);
+		t = xdata_str(x, buf);
+		if (t == UINT32_MAX || u == UINT32_MAX || s_count == UINT32_MAX)
+			return ENOMEM;
+		value_type(pp, 1, t, s_count);
+		value_type(pp, 1, pp->events[e], u);
+		if (!e) {
+			*period_type = pp->events[e];
+			*period_unit = u;
+		}
+	}
+	return 0;
 }
 
 static int encode_profile(struct pprof *pp)
 {
 	struct xdata *x = pp->x;
-	bool clock = is_clock(x);
 	uint32_t empty = xdata_str(x, ""); /* string_table[0] must be "" */
-	uint32_t s_samples = xdata_str(x, "samples"), s_count = xdata_str(x, "count");
-	uint32_t s_cpu = xdata_str(x, clock ? "cpu" : "events"), s_ns = xdata_str(x, clock ? "nanoseconds" : "count");
-	uint32_t s_comm = xdata_str(x, "comm"), s_pid = xdata_str(x, "pid"), s_tid = xdata_str(x, "tid");
+	uint32_t labels[4] = { xdata_str(x, "comm"), xdata_str(x, "pid"), xdata_str(x, "tid"), xdata_str(x, "cpu") };
+	uint32_t s_cpu, s_ns;
 	uint64_t period = 0;
 	size_t longest = 0;
 	int err;
 
-	if (empty == UINT32_MAX || s_samples == UINT32_MAX || s_count == UINT32_MAX || s_cpu == UINT32_MAX ||
-	    s_ns == UINT32_MAX || s_comm == UINT32_MAX || s_pid == UINT32_MAX || s_tid == UINT32_MAX)
+	if (empty == UINT32_MAX || labels[0] == UINT32_MAX || labels[1] == UINT32_MAX || labels[2] == UINT32_MAX ||
+	    labels[3] == UINT32_MAX)
 		return ENOMEM;
 	for (size_t i = 0; i < x->nr_stacks; i++)
 		longest = x->stacks[i].len > longest ? x->stacks[i].len : longest;
 	period = x->first_period;
+	for (size_t i = 0; pp->only_event >= 0 && i < x->nr_samples; i++)
+		if (x->samples[i].evsel_name == pp->events[pp->only_event]) {
+			period = x->samples[i].period / (x->samples[i].count ? x->samples[i].count : 1);
+			break;
+		}
 	pp->loc_ids = malloc((longest + 1) * sizeof(*pp->loc_ids));
 	if (!pp->loc_ids)
 		return ENOMEM;
-	value_type(pp, 1, s_samples, s_count);
-	value_type(pp, 1, s_cpu, s_ns);
-	if ((err = encode_samples(pp, s_comm, s_pid, s_tid)) || (err = build_mappings(pp, empty)))
+	if ((err = value_types(pp, &s_cpu, &s_ns)) || (err = encode_samples(pp, labels)) ||
+	    (err = build_mappings(pp, empty)))
 		return err;
 	encode_tables(pp);
 	/* the string table: id 0 must be "", which the ids above never are */
@@ -392,13 +563,88 @@ static int write_gzip(const struct pb *p, int fd)
 	return zr == Z_STREAM_END ? 0 : EIO;
 }
 
+static void pprof_free(struct pprof *pp)
+{
+	free(pp->out.b);
+	free(pp->msg.b);
+	free(pp->sub.b);
+	free(pp->packed.b);
+	free(pp->loc_key_off);
+	free(pp->maps);
+	free(pp->map_of_dso);
+	free(pp->map_new_id);
+	free(pp->loc_ids);
+	ds_hashmap__exit(&pp->locs);
+}
+
+/* One profile (every event, or events[only]) written to @fd; 0 or an errno. */
+static int write_profile(struct xdata *x, const uint32_t *events, size_t nr_events, int only, int fd)
+{
+	struct pprof pp = { .x = x, .events = (uint32_t *)events, .nr_events = nr_events, .only_event = only };
+	int err;
+
+	if (x->nr_samples > UINT32_MAX / 2 || x->nr_ents >= (1ULL << 47))
+		err = EOVERFLOW;
+	else if (!(err = encode_profile(&pp)))
+		err = write_gzip(&pp.out, fd);
+	pprof_free(&pp);
+	return err;
+}
+
+/* @output with ".EVENT" before its extension (".pb.gz", else the last one). */
+static void event_path(char *buf, size_t n, const char *output, const char *event)
+{
+	const char *slash = strrchr(output, '/'), *ext = strstr(slash ? slash : output, ".pb.gz");
+	char ev[256];
+	size_t i = 0;
+
+	if (!ext)
+		ext = strrchr(slash ? slash : output, '.');
+	if (!ext)
+		ext = output + strlen(output);
+	/* an event name may hold '/' and ':' (a PMU's): not in a file name */
+	for (; event[i] && i + 1 < sizeof(ev); i++)
+		ev[i] = event[i] == '/' || event[i] == ':' ? '_' : event[i];
+	ev[i] = 0;
+	snprintf(buf, n, "%.*s.%s%s", (int)(ext - output), output, ev, ext);
+}
+
+static int write_per_event(struct xdata *x, const uint32_t *events, size_t nr_events, const char *output)
+{
+	int ret = EXIT_OK;
+
+	for (size_t e = 0; e < nr_events && ret == EXIT_OK; e++) {
+		char path[4096];
+		int fd;
+
+		event_path(path, sizeof(path), output, x->strs[events[e]]);
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+			fprintf(stderr, "dstack pprof: %s: %s\n", path, strerror(errno));
+			return EXIT_INPUT;
+		}
+		ret = export_finish("pprof", fd, path, write_profile(x, events, nr_events, (int)e, fd));
+		if (ret == EXIT_OK)
+			fprintf(stderr, "dstack pprof: %s: event %s\n", path, x->strs[events[e]]);
+	}
+	return ret;
+}
+
 int cmd_pprof(int argc, char **argv)
 {
 	struct xdata x = { 0 };
-	struct pprof pp = { .x = &x };
+	struct pprof ev = { .x = &x };
 	const char *output;
-	int fd, err, ret;
+	bool per_event = false;
+	int fd, err, ret, fin, n = 0;
 
+	/* --per-event is ours; export_collect takes the rest */
+	for (int i = 0; i < argc; i++) {
+		if (i && !strcmp(argv[i], "--per-event"))
+			per_event = true;
+		else
+			argv[n++] = argv[i];
+	}
+	argc = n;
 	/* "" first, so that string id 0 is the empty string */
 	x.aggregate = true;   /* a profile.proto's samples add up: equal ones are one */
 	if (xdata_str(&x, "") != 0) {
@@ -410,21 +656,22 @@ int cmd_pprof(int argc, char **argv)
 		xdata_free(&x);
 		return ret == -1 ? EXIT_OK : ret;
 	}
-	if (x.nr_samples > UINT32_MAX / 2 || x.nr_ents >= (1ULL << 47))
-		err = EOVERFLOW;
-	else if (!(err = encode_profile(&pp)))
-		err = write_gzip(&pp.out, fd);
-	int fin = export_finish("pprof", fd, output, err);
-
-	free(pp.out.b);
-	free(pp.msg.b);
-	free(pp.sub.b);
-	free(pp.packed.b);
-	free(pp.loc_key_off);
-	free(pp.maps);
-	free(pp.map_of_dso);
-	free(pp.loc_ids);
-	ds_hashmap__exit(&pp.locs);
+	err = collect_events(&ev);
+	if (!err && per_event && ev.nr_events > 1 && fd != STDOUT_FILENO) {
+		/* the file named stays empty: each event has its own */
+		fin = export_finish("pprof", fd, output, 0);
+		if (fin == EXIT_OK)
+			unlink(output);
+		if (fin == EXIT_OK)
+			fin = write_per_event(&x, ev.events, ev.nr_events, output);
+	} else {
+		if (!err && per_event && ev.nr_events > 1)
+			fprintf(stderr, "dstack pprof: --per-event needs -o FILE, not stdout: one profile with every event\n");
+		if (!err)
+			err = write_profile(&x, ev.events, ev.nr_events, -1, fd);
+		fin = export_finish("pprof", fd, output, err);
+	}
+	free(ev.events);
 	xdata_free(&x);
 	return ret != EXIT_OK ? ret : fin;
 }

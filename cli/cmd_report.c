@@ -18,7 +18,7 @@
 #include "samples.h"
 
 #define NONE UINT32_MAX
-enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_MAX };
+enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_MAX };
 
 /* What tells call-graph nodes apart (perf's function key): dso and symbol, else address. */
 struct nkey {
@@ -43,6 +43,7 @@ struct node {
 struct entry {
 	const struct ds_evsel *evsel;
 	const char *comm, *dso, *sym;  /* dso: as recorded (interned); sym NULL: unknown */
+	const char *srcline;           /* --sort srcline: perf's text, ours (one copy per text) */
 	uint64_t addr;                 /* printed when sym is NULL */
 	int32_t pid;
 	char level;                    /* 'k' or '.' as the entry was first seen */
@@ -86,6 +87,7 @@ struct report {
 	bool direct_nodes;                /* chains with no shape went into the graph at once (node_map) */
 	size_t nr_paths, cap_paths;
 	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
+	struct ds_hashmap srcline_texts;  /* hash of a srcline text (probed) -> our copy */
 	struct ds_hashmap memo_map;       /* (chain id, evsel, comm, pid) -> index in memo */
 	struct memo *memo;                /* what a sample with that key adds to (no --children) */
 	size_t nr_memo, cap_memo;
@@ -116,6 +118,8 @@ static bool entry_eq(const struct report *r, const struct entry *a, const struct
 		return false;
 	if (uses(r, SORT_SYM) && (a->sym != b->sym || (!a->sym && a->addr != b->addr)))
 		return false;
+	if (uses(r, SORT_SRCLINE) && a->srcline != b->srcline)
+		return false;
 	return true;
 }
 
@@ -131,6 +135,8 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 		h = ds_hash_pair(h, (uintptr_t)e->dso);
 	if (uses(r, SORT_SYM))
 		h = ds_hash_pair(h, e->sym ? (uintptr_t)e->sym : e->addr);
+	if (uses(r, SORT_SRCLINE))
+		h = ds_hash_pair(h, (uintptr_t)e->srcline);
 	return h;
 }
 
@@ -478,6 +484,40 @@ static size_t leaf_frame(const struct walk_sample *s)
 	return i;
 }
 
+/*
+ * perf's srcline of a frame (ds_cc_frame__srcline): "file:line" from
+ * DWARF, else "sym+offset", else "dso[address]"; one copy per text.
+ * NULL on ENOMEM.
+ */
+static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
+{
+	char buf[1024];
+	uint64_t h = 1469598103934665603ULL;
+
+	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
+	for (const char *p = buf; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	for (uint64_t k = ds_hash64(h);; k = ds_hash64(k + 1)) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&r->srcline_texts, k, 0, &found);
+		char *copy;
+
+		if (!v)
+			return NULL;
+		if (found) {
+			if (!strcmp((const char *)(uintptr_t)*v, buf))
+				return (const char *)(uintptr_t)*v;
+			continue;
+		}
+		if (!(copy = strdup(buf))) {
+			ds_hashmap__del(&r->srcline_texts, k, NULL);
+			return NULL;
+		}
+		*v = (uintptr_t)copy;
+		return copy;
+	}
+}
+
 static void key_of(struct report *r, const struct walk_sample *s, const struct ds_cc_frame *f, bool rel,
 		   struct entry *key)
 {
@@ -490,6 +530,9 @@ static void key_of(struct report *r, const struct walk_sample *s, const struct d
 	/* perf prints an address with no symbol inside its map (map__map_ip) */
 	if (!key->sym && rel && !f->kernel && !f->cookie)
 		key->addr = f->addr;
+	/* a failed copy (ENOMEM) leaves the entry without its line: printed "?" */
+	if (uses(r, SORT_SRCLINE))
+		key->srcline = srcline_of(r, f);
 }
 
 /* perf's --children entry of an inlined frame reads "name (inlined)". */
@@ -613,7 +656,8 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
 	r->seq++;
-	if (!r->children && s->shape_id && (m = memo_find(r, s))) {
+	/* a shape hides the addresses that tell source lines apart: no memo for them */
+	if (!r->children && s->shape_id && !uses(r, SORT_SRCLINE) && (m = memo_find(r, s))) {
 		e = &r->ents[m->ent];
 		e->self += s->period;
 		e->samples++;
@@ -697,6 +741,9 @@ static int cmp_entry(const void *pa, const void *pb)
 				c = a->sym ? -1 : 1;
 			else
 				c = a->sym ? strcmp(a->sym, b->sym) : (a->addr > b->addr) - (a->addr < b->addr);
+			break;
+		case SORT_SRCLINE:
+			c = strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
 			break;
 		}
 		if (c)
@@ -886,8 +933,8 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 	uint64_t total = r->ev_period[ev];
 	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
 	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
-	size_t w[SORT_MAX] = { 7, 13, 6, 11 };
-	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "Pid:Command" };
+	size_t w[SORT_MAX] = { 7, 13, 6, 11, 11 };
+	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "Pid:Command", "Source:Line" };
 	char buf[1024];
 
 	for (size_t i = 0; i < nr; i++) {
@@ -901,6 +948,8 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 			w[SORT_SYM] = l;
 		if ((l = strlen(list[i]->comm) + 8) > w[SORT_PID])
 			w[SORT_PID] = l;
+		if (list[i]->srcline && (l = strlen(list[i]->srcline)) > w[SORT_SRCLINE])
+			w[SORT_SRCLINE] = l;
 	}
 	outbuf_puts(o, "#\n# Samples: ");
 	print_unit(o, r->ev_samples[ev]);
@@ -945,6 +994,9 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 				sym_text(e, buf, sizeof(buf));
 				column(o, buf, last ? 0 : w[SORT_SYM]);
 				break;
+			case SORT_SRCLINE:
+				column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
+				break;
 			}
 		}
 		outbuf_putc(o, '\n');
@@ -986,7 +1038,7 @@ static void report_usage(void)
 		"usage: dstack report [options]\n"
 		"  --stdio                  text output (the only output; accepted for perf compatibility)\n"
 		"  --children | --no-children  cumulative (caller-inclusive) profile, or self only (default)\n"
-		"  --sort KEY[,KEY...]      comm, dso, sym, pid (default comm,dso,sym)\n"
+		"  --sort KEY[,KEY...]      comm, dso, sym, pid, srcline (default comm,dso,sym)\n"
 		"  -g caller|callee|none    call-graph order, or no call graph\n"
 		"                           (default: callee; caller with --children)\n"
 		"  --percent-limit P        hide entries and call-graph branches below P%%\n%s",
@@ -995,7 +1047,7 @@ static void report_usage(void)
 
 static int parse_sort(struct report *r, const char *v)
 {
-	static const char *const names[SORT_MAX] = { "comm", "dso", "sym", "pid" };
+	static const char *const names[SORT_MAX] = { "comm", "dso", "sym", "pid", "srcline" };
 	char tmp[256];
 
 	snprintf(tmp, sizeof(tmp), "%s", v);
@@ -1006,7 +1058,7 @@ static int parse_sort(struct report *r, const char *v)
 		for (k = 0; k < SORT_MAX && strcmp(t, names[k]); k++)
 			;
 		if (k == SORT_MAX || r->nr_sort == SORT_MAX) {
-			usage_error("report", "unknown --sort key '%s' (comm, dso, sym, pid)", t);
+			usage_error("report", "unknown --sort key '%s' (comm, dso, sym, pid, srcline)", t);
 			return -1;
 		}
 		r->sort[r->nr_sort++] = k;
@@ -1107,6 +1159,9 @@ int cmd_report(int argc, char **argv)
 	for (size_t i = 0; ds_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	ds_hashmap__exit(&r->inlined_names);
+	for (size_t i = 0; ds_hashmap__next(&r->srcline_texts, &i, &k, &v);)
+		free((void *)(uintptr_t)v);
+	ds_hashmap__exit(&r->srcline_texts);
 	ds_hashmap__exit(&r->ent_map);
 	ds_hashmap__exit(&r->node_map);
 	ds_hashmap__exit(&r->nkey_map);

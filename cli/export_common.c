@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "dstack/event.h"
+#include "dstack/symbols.h"
 #include "export_common.h"
 #include "outbuf.h"
 
@@ -105,7 +107,7 @@ static uint32_t func_id(struct xdata *x, const struct ds_cc_frame *f)
 			ds_hashmap__del(&x->func_ids, k, NULL);
 			return UINT32_MAX;
 		}
-		x->funcs[x->nr_funcs] = (struct xfunc){ name, dso, f->kernel, f->inlined };
+		x->funcs[x->nr_funcs] = (struct xfunc){ name, dso, f->kernel, f->inlined, XSTR_EMPTY };
 		*v = x->nr_funcs;
 		return (uint32_t)x->nr_funcs++;
 	}
@@ -228,18 +230,30 @@ static uint32_t stack_of(struct xdata *x, const struct walk_sample *s)
 
 	if (v)
 		return (uint32_t)*v;
+	size_t group = 0;   /* where the frames of the current address (its inline chain) start */
+
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct ds_cc_frame *f = &s->frames[i];
-		uint32_t fid, map;
+		uint32_t fid, map, src = XSTR_EMPTY, line = 0;
+		struct ds_srcline sl;
 
 		if (f->cookie)
 			continue; /* an unresolved deferred chain has no frames to show */
+		if (!i || f->ip != s->frames[i - 1].ip || !s->frames[i - 1].inlined)
+			group = i;
 		fid = func_id(x, f);
 		map = map_id(x, f);
-		if (fid == UINT32_MAX || map == UINT32_MAX ||
+		/* the source position of this frame of its inline chain, from DWARF */
+		if (!f->kernel && f->dso_obj && !ds_dso__srcline(f->dso_obj, f->addr, (unsigned)(i - group), &sl) &&
+		    sl.line && (src = xdata_str(x, sl.file)) != UINT32_MAX) {
+			line = sl.line;
+			if (fid != UINT32_MAX && x->funcs[fid].src == XSTR_EMPTY)
+				x->funcs[fid].src = src;
+		}
+		if (fid == UINT32_MAX || map == UINT32_MAX || src == UINT32_MAX ||
 		    grow((void **)&x->ents, x->nr_ents, &x->cap_ents, sizeof(*x->ents)))
 			return UINT32_MAX;
-		x->ents[x->nr_ents++] = (struct xent){ f->ip, fid, map };
+		x->ents[x->nr_ents++] = (struct xent){ f->ip, fid, map, src, line };
 	}
 	id = intern_stack(x, off);
 	if (id != UINT32_MAX && s->chain_id && ds_hashmap__set(&x->chain_stacks, s->chain_id, id) < 0)
@@ -250,7 +264,7 @@ static uint32_t stack_of(struct xdata *x, const struct walk_sample *s)
 static uint64_t sample_key(const struct xsample *xs)
 {
 	return ds_hash_pair(ds_hash_pair(xs->stack, (uint64_t)xs->comm << 32 | xs->evsel_name),
-			    (uint64_t)(uint32_t)xs->pid << 32 | (uint32_t)xs->tid);
+			    ((uint64_t)(uint32_t)xs->pid << 32 | (uint32_t)xs->tid) ^ (uint64_t)(uint32_t)xs->cpu << 17);
 }
 
 /* Aggregating: the sample equal to @xs, NULL if none (*@key: where a new one goes). */
@@ -265,7 +279,7 @@ static struct xsample *find_sample(struct xdata *x, const struct xsample *xs, ui
 			return NULL;
 		o = &x->samples[*v];
 		if (o->stack == xs->stack && o->comm == xs->comm && o->evsel_name == xs->evsel_name &&
-		    o->pid == xs->pid && o->tid == xs->tid)
+		    o->pid == xs->pid && o->tid == xs->tid && o->cpu == xs->cpu)
 			return o;
 	}
 }
@@ -275,6 +289,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	struct xdata *x = ctx;
 	struct xsample xs = {
 		.time = s->ev->sample.time, .period = s->period, .count = 1, .pid = s->pid, .tid = s->tid,
+		.cpu = s->ev->sample.has_cpu ? (int32_t)s->ev->sample.cpu : -1,
 		.comm = xdata_str(x, s->comm ? s->comm : ":-1"),
 		.evsel_name = xdata_str(x, s->evsel && s->evsel->name ? s->evsel->name : "unknown"),
 		.stack = stack_of(x, s),
@@ -350,9 +365,22 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 	if (*fd != STDOUT_FILENO)
 		output_file(*output);   /* what the output's write errors name */
 	x->input = wo.common.input;
+	if (xdata_str(x, "") != XSTR_EMPTY) {
+		fprintf(stderr, "dstack %s: out of memory\n", cmd);
+		return EXIT_INPUT;
+	}
 	x->time_first = UINT64_MAX;
 	x->time_last = 0;
 	ret = walk_samples(cmd, &wo, on_sample, x);
+	const struct ds_header_info *hi = walk_last_header();
+	struct stat st;
+
+	if (hi && hi->last_sample_time > hi->first_sample_time) {
+		x->hdr_first_time = hi->first_sample_time;
+		x->hdr_last_time = hi->last_sample_time;
+	}
+	if (x->input && strcmp(x->input, "-") && !stat(x->input, &st) && S_ISREG(st.st_mode))
+		x->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
 	return ret;
 }
 

@@ -22,12 +22,14 @@
 struct xfunc {
 	uint32_t name, dso;         /* string ids */
 	bool kernel, inlined;
+	uint32_t src;               /* string id of its source file (DWARF), 0 ("") unknown */
 };
 
 struct xent {
 	uint64_t ip;
 	uint32_t func;
 	uint32_t map;               /* xmap id + 1; 0: no file map (kernel, anonymous, none) */
+	uint32_t src, line;         /* the frame's source file (string id, 0: unknown) and line */
 };
 
 /* A file mapping a frame's address was in, as recorded (MMAP/MMAP2). */
@@ -47,10 +49,14 @@ struct xsample {
 	uint64_t time, period;      /* time: DS_NO_TIME when absent (aggregated: the first one's) */
 	uint64_t count;             /* samples this stands for: 1 unless aggregated */
 	int32_t pid, tid;
+	int32_t cpu;                /* -1: not recorded */
 	uint32_t comm;              /* string id */
 	uint32_t evsel_name;        /* string id */
 	uint32_t stack;             /* index in stacks */
 };
+
+/* The string id of "" (source files unknown): export_collect makes it first. */
+#define XSTR_EMPTY 0
 
 struct xdata {
 	const char *input;          /* the recording's path, as given */
@@ -75,6 +81,11 @@ struct xdata {
 	size_t nr_samples, cap_samples;
 	uint64_t time_first, time_last; /* of the samples with a time; time_first > time_last: none */
 	uint64_t first_period;          /* the first sample's period (0: none yet) */
+	/* the recording's span from its header (HEADER_SAMPLE_TIME), 0 when absent */
+	uint64_t hdr_first_time, hdr_last_time;
+	/* wall clock (ns since the epoch) when the recording's file was last written: its end
+	 * (perf's "captured on"); 0 for a pipe */
+	uint64_t file_mtime_ns;
 };
 
 /*
@@ -96,5 +107,29 @@ const char *xdata_title(const struct xdata *x);
 void json_string(struct outbuf *o, const char *s);
 /* @s escaped for XML text or attributes. */
 void xml_text(struct outbuf *o, const char *s);
+
+/*
+ * The interactive SVG of `dstack flamegraph` (cmd_flamegraph.c), for any
+ * tree: begin with the total weight (the root's width) and the deepest
+ * depth drawn, then every frame depth first (a frame after its caller,
+ * callees left to right), then end (the script; flushes, frees, returns
+ * 0 or the write's errno).  @title is the tooltip, @status (NULL: name,
+ * weight and share) the status line on hover.  Frames too narrow to see
+ * (flame_svg_visible false) are best left out.
+ */
+struct flame_svg {
+	struct outbuf *o;
+	double total, scale;
+	unsigned height;
+};
+
+bool flame_svg_visible(double w, double total);
+int flame_svg_begin(struct flame_svg *svg, int fd, const char *title, double total, unsigned depth);
+void flame_svg_frame(struct flame_svg *svg, const char *name, const char *title, const char *status,
+		     const char *fill, double offset, double width, unsigned depth, bool kernel);
+int flame_svg_end(struct flame_svg *svg);
+
+/* A frame's name as `dstack folded` prints it (';' to ':', argument lists and quotes cut), in place. */
+void folded_tidy(char *s);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "outbuf.h"
+#include "progress.h"
 
 static const struct {
 	const char *name;
@@ -24,6 +25,7 @@ static const struct {
 	{ "folded", cmd_folded, "folded stacks for FlameGraph tools" },
 	{ "pprof", cmd_pprof, "pprof profile.proto (gzip)" },
 	{ "speedscope", cmd_speedscope, "speedscope JSON" },
+	{ "diff", cmd_diff, "compare two profiles (report delta, folded diff, differential flame graph)" },
 	{ "inject", cmd_inject, "rewrite a recording (--merge: classic callchains for old readers)" },
 	{ "record", cmd_record, "record a profile (deferred callchains where the kernel has them)" },
 };
@@ -33,7 +35,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: dstack COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
 		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\ncommon options: -i FILE (default perf.data, - for stdin), --symfs DIR, --kallsyms FILE\n");
+	fprintf(f, "\ncommon options: -i FILE (default perf.data, - for stdin), --symfs DIR, --kallsyms FILE,\n"
+		   "  --debuginfod[=URLS] (debug files of sampled binaries by build-id; default $DEBUGINFOD_URLS),\n"
+		   "  -q (no progress line on a terminal)\n");
 }
 
 const char *opt_value(const char *name, int argc, char **argv, int *i)
@@ -54,10 +58,25 @@ const char *opt_value(const char *name, int argc, char **argv, int *i)
 	return argv[++*i];
 }
 
+const char *cli_debuginfod;
+
 int common_opt(struct common_opts *o, int argc, char **argv, int *i)
 {
 	const char *v;
 
+	/* --debuginfod alone takes no value: the next argument is not its URLS */
+	if (!strcmp(argv[*i], "--debuginfod") || !strncmp(argv[*i], "--debuginfod=", 13)) {
+		cli_debuginfod = argv[*i][12] ? argv[*i] + 13 : "";
+		return 1;
+	}
+	if (!strcmp(argv[*i], "-q") || !strcmp(argv[*i], "--quiet")) {
+		cli_quiet = true;   /* no progress line */
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--no-debuginfod")) {
+		cli_debuginfod = NULL;
+		return 1;
+	}
 	if ((v = opt_value("-i", argc, argv, i)) || (v = opt_value("--input", argc, argv, i))) {
 		o->input = v;
 		return 1;

@@ -7,6 +7,8 @@
 #include "outbuf.h"
 #include "samples.h"
 #include "dstack/tracepoint.h"
+#include "progress.h"
+#include "dstack/debuginfod.h"
 
 struct walk {
 	const struct walk_opts *o;
@@ -248,6 +250,62 @@ static const char *cache_dir(void)
 	return n > 0 && (size_t)n < sizeof(buf) ? buf : NULL;
 }
 
+/*
+ * --debuginfod: the debug files of the binaries the header lists as
+ * sampled (perf's build-id table holds the binaries with samples) that
+ * lack symbols or DWARF here, fetched into libdebuginfod's cache before
+ * any loads (the symbols look there); one line per binary says what came
+ * of it.
+ */
+static void fetch_debuginfo(struct analysis *a, const char *cmd, const struct ds_header_info *hi, const char *symfs)
+{
+	const char *urls = *cli_debuginfod ? cli_debuginfod : getenv("DEBUGINFOD_URLS");
+	const char *t = getenv("DEBUGINFOD_TIMEOUT");
+	struct ds_debuginfod_opts o = { .urls = urls, .timeout_s = t ? (unsigned)strtoul(t, NULL, 10) : 0 };
+	struct ds_debuginfod_req *reqs = calloc(hi->nr_build_ids + 1, sizeof(*reqs));
+	size_t n = 0;
+
+	if (!urls || !*urls) {
+		fprintf(stderr, "dstack %s: --debuginfod: no server: name one (--debuginfod=URL) or set DEBUGINFOD_URLS\n", cmd);
+		free(reqs);
+		return;
+	}
+	for (size_t i = 0; reqs && i < hi->nr_build_ids; i++) {
+		const struct ds_build_id_entry *b = &hi->build_ids[i];
+
+		if (b->filename[0] == '/' && ds_debuginfod__wanted(symfs, b->filename, b->data, b->size))
+			reqs[n++] = (struct ds_debuginfod_req){ .path = b->filename, .build_id = b->data, .bid_len = b->size };
+	}
+	if (n)
+		ds_debuginfod__fetch(&o, reqs, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_debuginfod_req *r = &reqs[i];
+		char id[2 * 64 + 1];
+
+		for (size_t k = 0; k < r->bid_len; k++)
+			snprintf(id + 2 * k, 3, "%02x", r->build_id[k]);
+		id[2 * r->bid_len] = 0;
+		switch (r->result) {
+		case DS_DI_FETCHED:
+		case DS_DI_CACHED:
+			fprintf(stderr, "dstack %s: debuginfod: %s: debug file %s (%llu KiB, build-id %s)\n", cmd, r->path,
+				r->result == DS_DI_FETCHED ? "fetched" : "from the cache",
+				(unsigned long long)(r->size + 1023) / 1024, id);
+			break;
+		case DS_DI_NOT_FOUND:
+			fprintf(stderr, "dstack %s: debuginfod: %s: build-id %s unknown to the servers\n", cmd, r->path, id);
+			break;
+		case DS_DI_FAILED:
+			fprintf(stderr, "dstack %s: debuginfod: %s: build-id %s: %s\n", cmd, r->path, id, r->why);
+			break;
+		case DS_DI_NOT_ASKED:
+			break;
+		}
+	}
+	(void)a;
+	free(reqs);
+}
+
 int analysis_open(struct analysis *a, const char *cmd, const char *input, const struct ds_symbols_opts *opts)
 {
 	struct ds_symbols_opts with_cache = *opts;
@@ -256,6 +314,8 @@ int analysis_open(struct analysis *a, const char *cmd, const char *input, const 
 
 	if (!with_cache.cache_dir)
 		with_cache.cache_dir = cache_dir();
+	if (cli_debuginfod && !with_cache.debuginfod_cache)
+		with_cache.debuginfod_cache = ds_debuginfod__cache_dir();
 	memset(a, 0, sizeof(*a));
 	a->syms = ds_symbols__new(so);
 	/* a kallsyms file named: its load overlaps setting up and opening the input too */
@@ -281,6 +341,8 @@ int analysis_open(struct analysis *a, const char *cmd, const char *input, const 
 	if (wants_kernel(rd, so))
 		ds_symbols__preload_kernel(a->syms);   /* no-op if started above */
 
+	if (cli_debuginfod)
+		fetch_debuginfo(a, cmd, hi, so->symfs);
 	a->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*a->listed));
 	for (size_t i = 0; i < hi->nr_build_ids; i++) {
 		struct ds_dso *d;
@@ -315,9 +377,34 @@ static void prefetch_mapped(void *ctx, const struct ds_evsel *evsel, const struc
 	ds_symbols__prefetch(a->syms, me.filename);
 }
 
+/* The command's callback behind the progress line (only when one is shown). */
+struct with_progress {
+	struct progress p;
+	ds_event_fn fn;
+	void *ctx;
+	uint64_t data_offset;
+};
+
+static int progress_fn(void *ctx, const struct ds_event *ev)
+{
+	struct with_progress *wp = ctx;
+
+	progress_event(&wp->p, ev->offset > wp->data_offset ? ev->offset - wp->data_offset : 0,
+		       ev->hdr->type == DS_REC_SAMPLE);
+	return wp->fn(wp->ctx, ev);
+}
+
 int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *sopts, ds_event_fn fn, void *ctx)
 {
+	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(a->session));
+	struct with_progress wp = { .fn = fn, .ctx = ctx, .data_offset = hi->pipe ? 0 : hi->data_offset };
 	int ret;
+
+	progress_init(&wp.p, cmd, hi->pipe ? 0 : hi->data_size);
+	if (wp.p.on) {
+		fn = progress_fn;
+		ctx = &wp;
+	}
 
 	sopts->sideband = machine_sideband;
 	sopts->sideband_ctx = a->machine;
@@ -329,7 +416,9 @@ int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *so
 		sopts->peek_ctx = a;
 	}
 	ret = ds_session__run(a->session, sopts, fn, ctx);
-	if (ret && !output_error()) {   /* a failed output was reported where it failed */
+	progress_done(&wp.p);
+	/* a failed output was reported where it failed */
+	if (ret && !output_error()) {
 		const char *msg = ds_session__error(a->session);
 
 		fprintf(stderr, "dstack %s: %s\n", cmd, *msg ? msg : strerror(-ret));

@@ -102,12 +102,14 @@ struct ds_dso {
 	struct ds_frame *pool;
 	size_t pool_nr, pool_cap;
 	struct ds_dwarf_cache dw;      /* DWARF names and scopes (zeroed: empty) */
+	struct ds_srcline_cache *srclines; /* symbols_srcline.c's, NULL until asked */
 };
 
 struct ds_symbols {
 	char *symfs;
 	char *kallsyms;
 	char *cache_dir;
+	char *debuginfod_cache;
 	bool no_inline, no_demangle;
 	struct ds_intern in;
 	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
@@ -187,6 +189,7 @@ struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
 		s->symfs = opts->symfs && *opts->symfs ? dup_or_null(opts->symfs, &fail) : NULL;
 		s->kallsyms = dup_or_null(opts->kallsyms, &fail);
 		s->cache_dir = dup_or_null(opts->cache_dir, &fail);
+		s->debuginfod_cache = dup_or_null(opts->debuginfod_cache, &fail);
 		s->no_inline = opts->no_inline;
 		s->no_demangle = opts->no_demangle;
 	}
@@ -204,6 +207,8 @@ static void dso_unload(struct ds_dso *d)
 		ds_elf__close(&d->img);
 	ds_hashmap__exit(&d->cache);
 	ds_dwarf_cache__exit(&d->dw);
+	ds_srcline_cache__free(d->srclines);   /* its lines came from the image */
+	d->srclines = NULL;
 	d->pool_nr = 0;
 	d->usable = false;
 }
@@ -307,6 +312,7 @@ void ds_symbols__delete(struct ds_symbols *s)
 	free(s->symfs);
 	free(s->kallsyms);
 	free(s->cache_dir);
+	free(s->debuginfod_cache);
 	pthread_mutex_destroy(&s->pf_lock);
 	pthread_cond_destroy(&s->pf_cond);
 	free(s);
@@ -341,7 +347,7 @@ static bool prefetch_load(const struct ds_symbols *s, struct prefetch *p)
 {
 	if (ds_elf__open(&p->img, p->file))
 		return false;
-	if (!ds_elf__load(&p->img, !s->no_demangle, s->symfs, p->path)) {
+	if (!ds_elf__load(&p->img, !s->no_demangle, s->symfs, p->path, s->debuginfod_cache)) {
 		ds_elf__close(&p->img);
 		return false;
 	}
@@ -642,7 +648,7 @@ static bool try_file(struct ds_dso *d, const char *file)
 			d->rejected |= err != -ENOENT && err != -ENOTDIR;
 			return false;
 		}
-		if (!ds_elf__load(&d->img, !s->no_demangle, s->symfs, d->path)) {
+		if (!ds_elf__load(&d->img, !s->no_demangle, s->symfs, d->path, s->debuginfod_cache)) {
 			ds_warn("%s: corrupt or unreadable ELF (%s), no symbols\n", file,
 				d->img.bad ? d->img.bad : "unreadable");
 			ds_elf__close(&d->img);
@@ -691,6 +697,12 @@ bool ds_dso__load(struct ds_dso *d)
 	if (!d->loaded)
 		dso_load(d);
 	return d->usable;
+}
+
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d, struct ds_srcline_cache ***srclines)
+{
+	*srclines = &d->srclines;
+	return ds_dso__load(d) && !d->mismatch ? &d->img : NULL;
 }
 
 /* ---- resolving -------------------------------------------------------- */

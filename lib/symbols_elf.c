@@ -692,7 +692,7 @@ static const char *debuglink(Elf *elf)
 	return d->d_buf;
 }
 
-static void find_debug_file(struct ds_elf_image *img, const char *root, const char *path)
+static void find_debug_file(struct ds_elf_image *img, const char *root, const char *path, const char *dicache)
 {
 	char file[4096];
 	const char *link = debuglink(img->elf), *slash = path ? strrchr(path, '/') : NULL;
@@ -706,6 +706,14 @@ static void find_debug_file(struct ds_elf_image *img, const char *root, const ch
 			n += snprintf(file + n, sizeof(file) - (size_t)n, "%02x", img->build_id[i]);
 		if (n + 7 < (int)sizeof(file) && (strcpy(file + n, ".debug"), try_debug_file(img, file)))
 			return;
+		/* fetched from debuginfod: libdebuginfod's cache, CACHE/HEX/debuginfo */
+		if (dicache) {
+			n = snprintf(file, sizeof(file), "%s/", dicache);
+			for (size_t i = 0; i < img->bid_len && n + 3 < (int)sizeof(file); i++)
+				n += snprintf(file + n, sizeof(file) - (size_t)n, "%02x", img->build_id[i]);
+			if (n + 11 < (int)sizeof(file) && (strcpy(file + n, "/debuginfo"), try_debug_file(img, file)))
+				return;
+		}
 	}
 	if (!link || !slash || strchr(link, '/'))
 		return;
@@ -718,7 +726,8 @@ static void find_debug_file(struct ds_elf_image *img, const char *root, const ch
 		try_debug_file(img, file);
 }
 
-bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path)
+bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
+		  const char *dicache)
 {
 	struct rawvec rv = { 0 };
 	struct plt_ctx c = { .elf = img->elf, .img = img, .demangle = demangle, .rv = &rv };
@@ -749,7 +758,7 @@ bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, con
 
 	scn = section_by_type(img->elf, SHT_SYMTAB, &sh);
 	if (!scn || !has_dwarf(img->elf))
-		find_debug_file(img, root, path);
+		find_debug_file(img, root, path, dicache);
 	if (!scn && img->dbg_elf && (scn = section_by_type(img->dbg_elf, SHT_SYMTAB, &sh)))
 		sym_elf = img->dbg_elf;
 	if (!scn)

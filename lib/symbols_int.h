@@ -149,8 +149,22 @@ int ds_elf__open(struct ds_elf_image *img, const char *path);
  * (as recorded, without the symfs).  A debug file whose build-id differs
  * is not used.  Touches nothing outside @img (names stay raw: struct
  * ds_sym), so images load on any thread; @demangle marks the C++ names.
+ * @dicache (NULL: none): libdebuginfod's cache, CACHE/HEX/debuginfo tried
+ * after the installed debug files.
  */
-bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path);
+/* ---- source lines (symbols_srcline.c) ---------------------------------- */
+
+struct ds_srcline_cache;
+struct ds_dso;
+void ds_srcline_cache__free(struct ds_srcline_cache *c);
+/*
+ * @d's image, loaded, for symbols_srcline.c (NULL when it has no usable
+ * file), and where its line cache hangs (*@srclines: freed with the image).
+ */
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d, struct ds_srcline_cache ***srclines);
+
+bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
+		  const char *dicache);
 void ds_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
 bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);

@@ -10,7 +10,10 @@ done
 # test-only: headless Chromium renders the flame graph; node and npm run the
 # independent pprof decoder and speedscope's schema check (tests/js).  A node
 # from elsewhere (it ships its own npm) is kept as it is.
-for p in chromium; do
+# debuginfod: its client (debuginfod-find, through libdebuginfod) fetches for
+# --debuginfod, its server is what the test fetches from; golang-go: go tool
+# pprof reads the pprof exports in the tests.
+for p in chromium debuginfod libdebuginfod-dev golang-go; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 command -v node >/dev/null || missing="$missing nodejs"

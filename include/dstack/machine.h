@@ -79,6 +79,17 @@ struct ds_cc_frame {
 };
 
 /*
+ * @f's srcline as perf 7.2 prints it (implemented in symbols_srcline.c):
+ * "file:line" (the file's base name) from DWARF for frame @depth of the
+ * frame's inline chain (0: the innermost; see ds_dso__srcline), else
+ * with @with_sym "sym+offset" (decimal; perf report --sort srcline), else
+ * "dso[hexaddr]" (the map-relative address; what perf script -F +srcline
+ * prints, as it asks with no symbol).  Into @buf (always terminated);
+ * returns the text's length.
+ */
+size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n);
+
+/*
  * Resolve callchain @ips (context markers switch the mode; entries before
  * the first marker are user addresses, as perf takes them) into frames,
  * expanding inlined functions.  At most @max_stack entries are taken

@@ -36,6 +36,12 @@ struct ds_symbols_opts {
 	 * (sorted, so searched in place), keyed by the file's identity.
 	 */
 	const char *cache_dir;
+	/*
+	 * libdebuginfod's cache (include/dstack/debuginfod.h), or NULL: a
+	 * binary with no installed debug file takes CACHE/BUILD-ID/debuginfo
+	 * from there (fetched before by ds_debuginfod__fetch).
+	 */
+	const char *debuginfod_cache;
 };
 
 /* One printed frame of a resolved address. */
@@ -102,6 +108,30 @@ const uint8_t *ds_dso__build_id(const struct ds_dso *dso, size_t *len);
  */
 size_t ds_dso__resolve(struct ds_dso *dso, uint64_t file_off,
 		       struct ds_frame *frames, size_t max);
+
+/* A source position: the file as DWARF names it, and its line. */
+struct ds_srcline {
+	const char *file;         /* lives as long as the DSO's file is loaded (its symbols object) */
+	unsigned line;
+};
+
+/*
+ * The source position of frame @depth of ds_dso__resolve()'s frames at
+ * @file_off (0: the innermost, from DWARF's line table for that address;
+ * each further frame: where the frame before it was inlined, its
+ * DW_AT_call_file and DW_AT_call_line), as addr2line -i gives them; a
+ * unit that holds the address with no line for it gives file "??" line 0
+ * (perf prints "??:0"), a line record of line 0 line 0.  0, or -ENOENT
+ * when no DWARF unit holds the address, or no such depth.  Cached per
+ * address: a repeated address costs a lookup.
+ *
+ * perf 7.2 prints a srcline (script -F +srcline, report --sort srcline)
+ * as the file's base name, ':', the line ("wl.c:15"); with no line, the
+ * symbol and the decimal offset into it ("spin+12"), with no symbol the
+ * DSO's base name and the hex address ("libc.so.6[42b20]", the address
+ * perf report prints for it).
+ */
+int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth, struct ds_srcline *out);
 
 /*
  * Start loading the kernel's symbols on a helper thread, so that reading

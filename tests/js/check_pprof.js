@@ -21,7 +21,7 @@ const maps = new Map(p.mapping.map((m) => [Number(m.id), m]));
 for (const s of p.sample) {
 	for (const id of s.locationId) if (!locs.has(Number(id))) errs.push('sample refers to missing location ' + id);
 	const keys = s.label.map((l) => str(l.key)).sort().join(',');
-	if (keys !== 'comm,pid,tid') errs.push('sample labels ' + keys);
+	if (keys !== 'comm,pid,tid' && keys !== 'comm,cpu,pid,tid') errs.push('sample labels ' + keys); // cpu: when recorded
 }
 // equal samples (same locations, same labels) are merged by dstack: none twice
 const seen = new Set();
@@ -33,17 +33,21 @@ for (const s of p.sample) {
 }
 if (dups) errs.push(dups + ' samples repeat an earlier one (locations and labels)');
 let inl = 0;
+// a Function's filename is its source file (DWARF), else its binary's path
+const mapFiles = new Set(p.mapping.map((m) => str(m.filename)));
+let srcLines = 0;
 for (const l of p.location) {
+	for (const ln of l.line) if (Number(ln.line) > 0) srcLines++;
 	if (!l.line.length) errs.push('location ' + l.id + ' has no lines');
 	if (l.line.length > 1) inl++;
 	for (const ln of l.line) if (!funcs.has(Number(ln.functionId))) errs.push('missing function ' + ln.functionId);
 	const m = maps.get(Number(l.mappingId));
 	if (Number(l.mappingId) && (!m || l.address < m.memoryStart || l.address >= m.memoryLimit))
 		errs.push('location ' + l.id + ' outside its mapping');
-	// a frame in a file must sit in that file's mapping
+	// a frame whose function names a binary must sit in that binary's mapping
 	const outer = l.line.length ? funcs.get(Number(l.line[l.line.length - 1].functionId)) : null;
 	const file = outer ? str(outer.filename) : '';
-	if (file.startsWith('/') && (!m || str(m.filename) !== file))
+	if (file.startsWith('/') && mapFiles.has(file) && (!m || str(m.filename) !== file))
 		errs.push('location ' + l.id + ' in ' + file + ' has mapping ' + (m ? str(m.filename) : 'none'));
 }
 const fileMaps = p.mapping.filter((m) => str(m.filename).startsWith('/'));
@@ -53,6 +57,7 @@ const names = [...new Set(p.function.map((f) => str(f.name)))];
 const types = p.sampleType.map((t) => str(t.type) + '/' + str(t.unit)).join(',');
 console.log(JSON.stringify({ samples: n.toString(), total: total.toString(), types,
 	period_type: p.periodType ? str(p.periodType.type) + '/' + str(p.periodType.unit) : '',
+	source_lines: srcLines,
 	nr_samples: p.sample.length, locations: p.location.length, inlined_locations: inl,
 	functions: p.function.length, mappings: p.mapping.length,
 	file_mappings: fileMaps.length, build_ids: withBid,

@@ -721,7 +721,7 @@ static void test_dwarf_scopes(const char *symfs)
 		size_t nr = 0, with_inlines = 0, failed_before = (size_t)failed;
 
 		snprintf(path, sizeof(path), "%s%s", symfs, bins[b]);
-		if (ds_elf__open(&img, path) || !ds_elf__load(&img, true, symfs, bins[b]) || !img.dwarf) {
+		if (ds_elf__open(&img, path) || !ds_elf__load(&img, true, symfs, bins[b], NULL) || !img.dwarf) {
 			CHECK(false, "%s: no DWARF to test", bins[b]);
 			continue;
 		}
@@ -764,7 +764,7 @@ static void test_symtab_sorted(const char *symfs)
 		size_t plt = 0, found = 0, unsorted = 0;
 
 		snprintf(path, sizeof(path), "%s%s", symfs, bins[b]);
-		if (ds_elf__open(&img, path) || !ds_elf__load(&img, true, symfs, bins[b])) {
+		if (ds_elf__open(&img, path) || !ds_elf__load(&img, true, symfs, bins[b], NULL)) {
 			CHECK(false, "%s: cannot load", bins[b]);
 			continue;
 		}

@@ -1,0 +1,1007 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dstack diff BASE NEW: what changed between two profiles.
+ *
+ * Each input is a recording (perf.data, file or pipe mode: it starts with
+ * "PERFILE2") or a folded-stacks text file ("frame;frame;... count", what
+ * `dstack folded`, stackcollapse-perf.pl and inferno write).  Both go into
+ * one tree of stacks, root first: the comm, then the frames outermost
+ * first, every node with its self and inclusive weight on each side.
+ * From that tree:
+ *
+ *  - the default output is the report delta: per --sort key, the
+ *    baseline %, the new %, their difference and (--children) the
+ *    difference of the inclusive percentages, ordered by the size of the
+ *    change.  Percentages are of each side's total weight (so a longer
+ *    recording of the same work shows no change); --counts prints the
+ *    weights themselves;
+ *  - --folded prints "stack BASE NEW" per stack, the output of
+ *    FlameGraph's difffolded.pl and inferno-diff-folded (-n: BASE scaled
+ *    to NEW's total, as difffolded.pl -n), which flamegraph.pl and
+ *    inferno-flamegraph draw as a differential flame graph;
+ *  - --flamegraph draws that graph itself: frames sized by NEW, red where
+ *    the frame's share grew, blue where it shrank (difffolded.pl's
+ *    colouring), the numbers on hover, search and zoom as in
+ *    `dstack flamegraph`.
+ *
+ * Weights are sample periods for the report (as perf diff) and sample
+ * counts for --folded and --flamegraph (as `dstack folded`), --period and
+ * --samples choose otherwise.  Only one event is compared: -e NAME, else
+ * the first one sampled in BASE; the samples of other events are counted
+ * and said in the header.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "cli.h"
+#include "dstack/event.h"
+#include "export_common.h"
+#include "grow.h"
+
+#define NONE UINT32_MAX
+#define F_KERNEL 1
+#define F_INLINED 2
+#define F_COMM 4
+
+struct dnode {
+	uint32_t name, dso;         /* string ids (dso: "" for folded-text frames and comms) */
+	uint32_t self_name;         /* a leaf's symbol-table name (what perf diff's self counts), 0: name */
+	uint32_t parent, first_child, next;
+	uint8_t flags;              /* F_* */
+	double self[2], total[2];   /* weights: [0] BASE, [1] NEW */
+};
+
+struct side {
+	const char *path;
+	bool folded_text;
+	double total;               /* weight of the samples compared */
+	uint64_t samples;           /* samples compared */
+	uint64_t other_events;      /* samples skipped: another event */
+};
+
+enum mode { M_REPORT, M_FOLDED, M_FLAME };
+enum weight { W_DEFAULT, W_PERIOD, W_SAMPLES };
+
+#define SORT_COMM 1
+#define SORT_DSO 2
+#define SORT_SYM 4
+
+struct diff {
+	struct walk_opts wo;
+	enum mode mode;
+	enum weight weight;
+	unsigned sort;               /* SORT_* */
+	bool counts, children, normalize;
+	const char *event;           /* -e, else the first event of BASE (an interned copy) */
+	struct xdata strs;           /* string interning only */
+	struct dnode *nodes;
+	size_t nr, cap;
+	struct ds_hashmap edges;     /* (parent, name, dso, flags) -> node */
+	struct side side[2];
+	int cur;                     /* the side being read */
+	/* per recording: (comm text id, chain id) -> leaf, and frame pointers -> ids */
+	struct ds_hashmap memo, frame_ids;
+	int err;
+};
+
+static uint64_t node_key(uint32_t parent, uint32_t name, uint32_t dso, uint8_t flags)
+{
+	return ds_hash_pair(ds_hash_pair(parent, name), (uint64_t)dso << 8 | flags);
+}
+
+/* The child of @parent for the frame (name, dso, flags), made if new; NONE on ENOMEM. */
+static uint32_t child(struct diff *d, uint32_t parent, uint32_t name, uint32_t dso, uint8_t flags)
+{
+	for (uint64_t k = node_key(parent, name, dso, flags);; k = ds_hash64(k + 1)) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&d->edges, k, 0, &found);
+
+		if (!v)
+			return NONE;
+		if (found) {
+			const struct dnode *n = &d->nodes[*v];
+
+			if (n->parent == parent && n->name == name && n->dso == dso && n->flags == flags)
+				return (uint32_t)*v;
+			continue;
+		}
+		struct dnode *nn = ds_grow(d->nodes, &d->cap, d->nr + 1, sizeof(*nn), 1024);
+
+		if (!nn || d->nr >= NONE - 1) {
+			ds_hashmap__del(&d->edges, k, NULL);
+			return NONE;
+		}
+		d->nodes = nn;
+		d->nodes[d->nr] = (struct dnode){ .name = name, .dso = dso, .parent = parent, .flags = flags,
+						  .first_child = NONE, .next = NONE };
+		if (parent != NONE) {
+			d->nodes[d->nr].next = d->nodes[parent].first_child;
+			d->nodes[parent].first_child = (uint32_t)d->nr;
+		}
+		*v = d->nr;
+		return (uint32_t)d->nr++;
+	}
+}
+
+/* Stacks start at node 0, the root ("all"). */
+static void add_weight(struct diff *d, uint32_t leaf, double w)
+{
+	d->nodes[leaf].self[d->cur] += w;
+	d->side[d->cur].total += w;
+}
+
+/* --- recordings ---------------------------------------------------------- */
+
+/* The ids of a frame's name and dso, kept by the frame's interned pointers. */
+static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name, uint32_t *dso)
+{
+	uint64_t k = ds_hash_pair(ds_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), f->kernel * 2 + f->inlined);
+	uint64_t *v = ds_hashmap__find(&d->frame_ids, k);
+	char buf[512];
+	const char *base, *n = f->sym;
+
+	/* interned names: a pointer pair names one frame; a hash collision only costs a miss */
+	if (v && f->sym) {
+		*name = (uint32_t)(*v >> 32);
+		*dso = (uint32_t)*v;
+		return 0;
+	}
+	if (!n) {
+		if (!f->dso || !strcmp(f->dso, "[unknown]")) {
+			n = "[unknown]";
+		} else {
+			base = strrchr(f->dso, '/');
+			snprintf(buf, sizeof(buf), "[%s]", base ? base + 1 : f->dso);
+			n = buf;
+		}
+	}
+	*name = xdata_str(&d->strs, n);
+	*dso = xdata_str(&d->strs, f->dso ? f->dso : "[unknown]");
+	if (*name == NONE || *dso == NONE)
+		return -ENOMEM;
+	if (f->sym && ds_hashmap__set(&d->frame_ids, k, (uint64_t)*name << 32 | *dso) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct walk_sample *s)
+{
+	struct diff *d = ctx;
+	const char *ev = s->evsel && s->evsel->name ? s->evsel->name : "unknown";
+	bool by_period = d->weight == W_PERIOD || (d->weight == W_DEFAULT && d->mode == M_REPORT);
+	double w = by_period ? (double)s->period : 1.0;
+	uint32_t n, name, dso;
+	uint64_t mk = 0, *mv;
+
+	if (!d->event) {
+		uint32_t id = xdata_str(&d->strs, ev);
+
+		if (id == NONE)
+			return -ENOMEM;
+		d->event = d->strs.strs[id];
+	}
+	if (strcmp(ev, d->event)) {
+		d->side[d->cur].other_events++;
+		return 0;
+	}
+	d->side[d->cur].samples++;
+	name = xdata_str(&d->strs, s->comm ? s->comm : ":-1");
+	if (name == NONE || (n = child(d, 0, name, 0, F_COMM)) == NONE)
+		return -ENOMEM;
+	if (s->chain_id) {
+		mk = ds_hash_pair(s->chain_id, n);
+		if ((mv = ds_hashmap__find(&d->memo, mk)) && (uint32_t)(*mv >> 32) == n) {
+			add_weight(d, (uint32_t)*mv, w);
+			return 0;
+		}
+	}
+	uint32_t root = n;
+
+	for (size_t i = s->nr_frames; i-- > 0;) {
+		const struct ds_cc_frame *f = &s->frames[i];
+
+		if (f->cookie)
+			continue;   /* an unresolved deferred chain: no frames to show */
+		if (frame_ids(d, f, &name, &dso) < 0 ||
+		    (n = child(d, n, name, dso, (uint8_t)(f->kernel * F_KERNEL | f->inlined * F_INLINED))) == NONE)
+			return -ENOMEM;
+	}
+	/*
+	 * the self weight goes to the symbol-table symbol at the sample's
+	 * address, as perf diff's (and report's flat profile): a function
+	 * inlined there, or a clone DWARF names otherwise, is not it
+	 */
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		const struct ds_cc_frame *f = &s->frames[i];
+
+		if (f->cookie)
+			continue;
+		if (f->elf_sym && !d->nodes[n].self_name) {
+			uint32_t id = xdata_str(&d->strs, f->elf_sym);
+
+			if (id == NONE)
+				return -ENOMEM;
+			d->nodes[n].self_name = id;
+		}
+		break;
+	}
+	/* a memo slot taken by another (comm, chain) is overwritten: only a miss later */
+	if (s->chain_id && ds_hashmap__set(&d->memo, mk, (uint64_t)root << 32 | n) < 0)
+		return -ENOMEM;
+	add_weight(d, n, w);
+	return 0;
+}
+
+static int read_recording(struct diff *d, const char *path)
+{
+	struct walk_opts wo = d->wo;
+	int ret;
+
+	wo.common.input = path;
+	ds_hashmap__exit(&d->memo);
+	ds_hashmap__exit(&d->frame_ids);
+	ret = walk_samples("diff", &wo, on_sample, d);
+	/* the frame pointers die with the recording */
+	ds_hashmap__exit(&d->memo);
+	ds_hashmap__exit(&d->frame_ids);
+	return ret;
+}
+
+/* --- folded text --------------------------------------------------------- */
+
+/*
+ * One line "frame;frame;... count" (the count after the last blank, a
+ * decimal number as difffolded.pl takes it).  Returns 0, 1 for a line to
+ * skip (empty), -EINVAL for a bad one, -ENOMEM.
+ */
+static int folded_line(struct diff *d, char *line)
+{
+	size_t len = strlen(line);
+	char *end, *sp;
+	double w;
+
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = 0;
+	if (!len)
+		return 1;
+	sp = strrchr(line, ' ');
+	if (!sp || sp == line)
+		return -EINVAL;
+	w = strtod(sp + 1, &end);
+	if (end == sp + 1 || *end || !(w >= 0) || isinf(w))
+		return -EINVAL;
+	while (sp > line && sp[-1] == ' ')
+		sp--;
+	*sp = 0;
+	uint32_t n = 0;
+
+	for (char *f = line, *semi;; f = semi + 1) {
+		semi = strchr(f, ';');
+		if (semi)
+			*semi = 0;
+		uint32_t name = xdata_str(&d->strs, f);
+
+		/* the first frame is the command, as stackcollapse writes it */
+		if (name == NONE || (n = child(d, n, name, 0, n ? 0 : F_COMM)) == NONE)
+			return -ENOMEM;
+		if (!semi)
+			break;
+	}
+	d->side[d->cur].samples++;
+	add_weight(d, n, w);
+	return 0;
+}
+
+static int read_folded(struct diff *d, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	long off = 0;
+	ssize_t n;
+	int ret = EXIT_OK;
+
+	if (!f) {
+		fprintf(stderr, "dstack diff: %s: %s\n", path, strerror(errno));
+		return EXIT_INPUT;
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (memchr(line, 0, (size_t)n)) {
+			fprintf(stderr, "dstack diff: %s: offset %ld (line %zu): a NUL byte: not a folded-stacks file\n",
+				path, off, lineno);
+			ret = EXIT_INPUT;
+			break;
+		}
+		int r = folded_line(d, line);
+
+		if (r == -EINVAL) {
+			fprintf(stderr, "dstack diff: %s: offset %ld (line %zu): not \"stack count\"\n", path, off, lineno);
+			ret = EXIT_INPUT;
+			break;
+		}
+		if (r < 0) {
+			fprintf(stderr, "dstack diff: %s\n", strerror(-r));
+			ret = EXIT_INPUT;
+			break;
+		}
+		off += n;
+	}
+	if (ret == EXIT_OK && ferror(f)) {
+		fprintf(stderr, "dstack diff: %s: offset %ld: %s\n", path, off, strerror(errno));
+		ret = EXIT_INPUT;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A recording starts with "PERFILE2" (file and pipe mode); "-" is one on
+ * stdin, and so is anything but a regular file (a pipe cannot be peeked
+ * at without taking what it gives).
+ */
+static int input_kind(const char *path, bool *folded_text)
+{
+	char magic[8];
+	struct stat st;
+	int fd;
+	ssize_t n;
+
+	*folded_text = false;
+	if (!strcmp(path, "-"))
+		return 0;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
+		return 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "dstack diff: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	*folded_text = n != (ssize_t)sizeof(magic) || memcmp(magic, "PERFILE2", 8);
+	return 0;
+}
+
+/* --- totals -------------------------------------------------------------- */
+
+/* Inclusive weights: nodes are made after their parents, so one backward pass adds them up. */
+static void sum_totals(struct diff *d)
+{
+	for (size_t i = d->nr; i-- > 0;) {
+		struct dnode *n = &d->nodes[i];
+
+		for (int s = 0; s < 2; s++) {
+			n->total[s] += n->self[s];
+			if (n->parent != NONE)
+				d->nodes[n->parent].total[s] += n->total[s];
+		}
+	}
+}
+
+static double pct(const struct diff *d, int s, double w)
+{
+	return d->side[s].total > 0 ? 100.0 * w / d->side[s].total : 0.0;
+}
+
+/* --- the report delta ---------------------------------------------------- */
+
+struct dentry {
+	uint32_t comm, dso, name;   /* string ids, NONE when not a sort key */
+	uint8_t flags;
+	uint32_t stamp;             /* the last leaf counted in total (once per stack) */
+	double self[2], total[2];
+	double delta, cdelta;       /* sort values */
+};
+
+struct dreport {
+	struct dentry *e;
+	size_t nr, cap;
+	struct ds_hashmap ids;
+};
+
+static struct dentry *entry(struct diff *d, struct dreport *r, uint32_t comm, const struct dnode *f, bool self)
+{
+	uint32_t dso = d->sort & SORT_DSO ? f->dso : NONE;
+	uint32_t name = !(d->sort & SORT_SYM) ? NONE : self && f->self_name ? f->self_name : f->name;
+	uint8_t flags = d->sort & SORT_SYM ? f->flags & F_KERNEL : 0;
+
+	comm = d->sort & SORT_COMM ? comm : NONE;
+	for (uint64_t k = ds_hash_pair(ds_hash_pair(comm, dso), (uint64_t)name << 8 | flags);; k = ds_hash64(k + 1)) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&r->ids, k, 0, &found);
+
+		if (!v)
+			return NULL;
+		if (found) {
+			struct dentry *e = &r->e[*v];
+
+			if (e->comm == comm && e->dso == dso && e->name == name && e->flags == flags)
+				return e;
+			continue;
+		}
+		struct dentry *ne = ds_grow(r->e, &r->cap, r->nr + 1, sizeof(*ne), 256);
+
+		if (!ne) {
+			ds_hashmap__del(&r->ids, k, NULL);
+			return NULL;
+		}
+		r->e = ne;
+		r->e[r->nr] = (struct dentry){ .comm = comm, .dso = dso, .name = name, .flags = flags, .stamp = NONE };
+		*v = r->nr;
+		return &r->e[r->nr++];
+	}
+}
+
+/* The comm node above @n (the root's child), and @n's sort entry. */
+static uint32_t comm_of(const struct diff *d, uint32_t n)
+{
+	while (d->nodes[n].parent != 0)
+		n = d->nodes[n].parent;
+	return d->nodes[n].name;
+}
+
+/*
+ * Every stack's leaf gives its self weight to its entry, and its weight to
+ * every entry on its path once (recursion counts once, as perf's children).
+ * A stack with no frames (only its comm) is left out, as report leaves out
+ * samples with nothing to show.
+ */
+static int build_entries(struct diff *d, struct dreport *r)
+{
+	for (size_t i = 1; i < d->nr; i++) {
+		const struct dnode *leaf = &d->nodes[i];
+		uint32_t comm;
+		struct dentry *e;
+
+		if ((!leaf->self[0] && !leaf->self[1]) || (leaf->flags & F_COMM))
+			continue;
+		comm = comm_of(d, (uint32_t)i);
+		if (!(e = entry(d, r, comm, leaf, true)))
+			return -ENOMEM;
+		for (int s = 0; s < 2; s++)
+			e->self[s] += leaf->self[s];
+		for (uint32_t n = (uint32_t)i; !(d->nodes[n].flags & F_COMM); n = d->nodes[n].parent) {
+			if (!(e = entry(d, r, comm, &d->nodes[n], false)))
+				return -ENOMEM;
+			if (e->stamp == i)
+				continue;
+			e->stamp = (uint32_t)i;
+			for (int s = 0; s < 2; s++)
+				e->total[s] += leaf->self[s];
+		}
+	}
+	return 0;
+}
+
+static const struct diff *sort_d;
+
+static const char *entry_text(const struct dentry *e)
+{
+	return e->name != NONE ? sort_d->strs.strs[e->name] : e->dso != NONE ? sort_d->strs.strs[e->dso] :
+		e->comm != NONE ? sort_d->strs.strs[e->comm] : "";
+}
+
+/* By the size of the change (the children's with --children), then by name: a stable order. */
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct dentry *x = a, *y = b;
+	double dx = fabs(sort_d->children ? x->cdelta : x->delta), dy = fabs(sort_d->children ? y->cdelta : y->delta);
+
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	if (x->self[1] != y->self[1])
+		return x->self[1] < y->self[1] ? 1 : -1;
+	return strcmp(entry_text(x), entry_text(y));
+}
+
+static void print_value(struct outbuf *o, const struct diff *d, double v, bool sign, int width)
+{
+	char buf[64];
+
+	if (d->counts)
+		snprintf(buf, sizeof(buf), sign ? "%+.0f" : "%.0f", v);
+	else
+		snprintf(buf, sizeof(buf), sign ? "%+.2f%%" : "%.2f%%", v);
+	outbuf_printf(o, "%*s", width, buf);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s && s[1] ? s + 1 : p;
+}
+
+static void report_header(struct outbuf *o, const struct diff *d)
+{
+	if (d->event)
+		outbuf_printf(o, "# Event '%s'\n#\n", d->event);
+	for (int s = 0; s < 2; s++) {
+		const struct side *sd = &d->side[s];
+
+		outbuf_printf(o, "# %-8s  %s: %llu %s, weight %.0f", s ? "New" : "Baseline", sd->path,
+			      (unsigned long long)sd->samples, sd->folded_text ? "stacks" : "samples", sd->total);
+		if (sd->other_events)
+			outbuf_printf(o, " (%llu samples of other events not compared)",
+				      (unsigned long long)sd->other_events);
+		outbuf_putc(o, '\n');
+	}
+	outbuf_printf(o, "#\n# %s by %s%s\n#\n", d->counts ? "Weights" : "Percentages of each side's total",
+		      d->side[0].folded_text && d->side[1].folded_text ? "the folded counts" :
+		      d->weight == W_SAMPLES ? "sample count" : "period",
+		      d->children ? "; Children: including callees" : "");
+	outbuf_printf(o, "# %12s %12s %12s", "Baseline", "New", "Delta");
+	if (d->children)
+		outbuf_printf(o, " %12s", "Children");
+	if (d->sort & SORT_COMM)
+		outbuf_printf(o, "  %-16s", "Command");
+	if (d->sort & SORT_DSO)
+		outbuf_printf(o, "  %-24s", "Shared Object");
+	if (d->sort & SORT_SYM)
+		outbuf_puts(o, "  Symbol");
+	outbuf_puts(o, "\n#\n");
+}
+
+static int print_report(struct diff *d, int fd)
+{
+	struct dreport r = { 0 };
+	struct outbuf *o = outbuf_new(fd);
+	int err;
+
+	if (!o)
+		return ENOMEM;
+	if (build_entries(d, &r) < 0) {
+		err = ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < r.nr; i++) {
+		struct dentry *e = &r.e[i];
+
+		if (d->counts) {
+			e->delta = e->self[1] - e->self[0];
+			e->cdelta = e->total[1] - e->total[0];
+		} else {
+			e->delta = pct(d, 1, e->self[1]) - pct(d, 0, e->self[0]);
+			e->cdelta = pct(d, 1, e->total[1]) - pct(d, 0, e->total[0]);
+		}
+	}
+	sort_d = d;
+	qsort(r.e, r.nr, sizeof(*r.e), cmp_entry);
+	report_header(o, d);
+	for (size_t i = 0; i < r.nr; i++) {
+		const struct dentry *e = &r.e[i];
+
+		/* a key only on the way to others' samples: a row only when callees count */
+		if (!d->children && !e->self[0] && !e->self[1])
+			continue;
+		outbuf_puts(o, "  ");
+		print_value(o, d, d->counts ? e->self[0] : pct(d, 0, e->self[0]), false, 12);
+		outbuf_putc(o, ' ');
+		print_value(o, d, d->counts ? e->self[1] : pct(d, 1, e->self[1]), false, 12);
+		outbuf_putc(o, ' ');
+		print_value(o, d, e->delta, true, 12);
+		if (d->children) {
+			outbuf_putc(o, ' ');
+			print_value(o, d, e->cdelta, true, 12);
+		}
+		if (d->sort & SORT_COMM)
+			outbuf_printf(o, "  %-16s", d->strs.strs[e->comm]);
+		if (d->sort & SORT_DSO)
+			outbuf_printf(o, "  %-24s", d->strs.strs[e->dso][0] ? base_name(d->strs.strs[e->dso]) : "[unknown]");
+		if (d->sort & SORT_SYM)
+			outbuf_printf(o, "  [%c] %s", e->flags & F_KERNEL ? 'k' : '.', d->strs.strs[e->name]);
+		outbuf_putc(o, '\n');
+	}
+	outbuf_flush(o);
+	err = o->error;
+out:
+	outbuf_delete(o);
+	free(r.e);
+	ds_hashmap__exit(&r.ids);
+	return err;
+}
+
+/* --- folded diff --------------------------------------------------------- */
+
+/* A frame as `dstack folded` prints it: argument lists cut, kernel frames "_[k]". */
+static void folded_text(const struct diff *d, const struct dnode *n, char *buf, size_t size)
+{
+	const char *name = d->strs.strs[n->name], *dso = d->strs.strs[n->dso];
+
+	snprintf(buf, size, "%s", name);
+	if (!dso[0])
+		return;   /* folded text in: the frame as it was */
+	if (n->flags & F_COMM) {
+		for (char *p = buf; *p; p++)
+			if (*p == ' ')
+				*p = '_';
+		return;
+	}
+	folded_tidy(buf);
+	if ((n->flags & F_KERNEL) && !(n->flags & F_INLINED) && strcmp(dso, "[unknown]") && strlen(buf) + 4 < size)
+		strcat(buf, "_[k]");
+}
+
+struct fline {
+	char *text;
+	double w[2];
+};
+
+static int cmp_fline(const void *a, const void *b)
+{
+	return strcmp(((const struct fline *)a)->text, ((const struct fline *)b)->text);
+}
+
+/* "comm;outer;...;inner" of node @n, malloc'ed. */
+static char *path_text(const struct diff *d, uint32_t n)
+{
+	char frame[4096];
+	size_t len = 0, cap = 256;
+	char *s = malloc(cap), *t;
+	uint32_t path[1024];
+	size_t depth = 0;
+
+	if (!s)
+		return NULL;
+	for (uint32_t i = n; i != 0 && depth < 1024; i = d->nodes[i].parent)
+		path[depth++] = i;
+	while (depth--) {
+		folded_text(d, &d->nodes[path[depth]], frame, sizeof(frame));
+		size_t l = strlen(frame);
+
+		if (len + l + 2 > cap) {
+			while (len + l + 2 > cap)
+				cap *= 2;
+			if (!(t = realloc(s, cap))) {
+				free(s);
+				return NULL;
+			}
+			s = t;
+		}
+		memcpy(s + len, frame, l);
+		len += l;
+		s[len++] = depth ? ';' : 0;
+	}
+	if (!len)
+		s[0] = 0;
+	return s;
+}
+
+static void put_count(struct outbuf *o, double v)
+{
+	if (v == floor(v) && v < 1e18)
+		outbuf_dec(o, (uint64_t)v, 0, ' ');
+	else
+		outbuf_printf(o, "%.15g", v);
+}
+
+static int print_folded(struct diff *d, int fd)
+{
+	struct fline *lines = calloc(d->nr + 1, sizeof(*lines));
+	struct outbuf *o = NULL;
+	size_t nr = 0;
+	int err = 0;
+	/* difffolded.pl -n: BASE's counts scaled to NEW's total, whole numbers */
+	double scale = d->normalize && d->side[0].total > 0 ? d->side[1].total / d->side[0].total : 1.0;
+
+	if (!lines)
+		return ENOMEM;
+	for (size_t i = 1; i < d->nr && !err; i++) {
+		const struct dnode *n = &d->nodes[i];
+
+		if (!n->self[0] && !n->self[1])
+			continue;
+		lines[nr].w[0] = d->normalize ? floor(n->self[0] * scale) : n->self[0];
+		lines[nr].w[1] = n->self[1];
+		if (!(lines[nr++].text = path_text(d, (uint32_t)i)))
+			err = ENOMEM;
+	}
+	if (!err && !(o = outbuf_new(fd)))
+		err = ENOMEM;
+	if (!err) {
+		qsort(lines, nr, sizeof(*lines), cmp_fline);
+		for (size_t i = 0; i < nr; i++) {
+			outbuf_puts(o, lines[i].text);
+			outbuf_putc(o, ' ');
+			put_count(o, lines[i].w[0]);
+			outbuf_putc(o, ' ');
+			put_count(o, lines[i].w[1]);
+			outbuf_putc(o, '\n');
+		}
+		outbuf_flush(o);
+		err = o->error;
+	}
+	outbuf_delete(o);
+	for (size_t i = 0; i < nr; i++)
+		free(lines[i].text);
+	free(lines);
+	return err;
+}
+
+/* --- the differential flame graph ---------------------------------------- */
+
+static const struct diff *flame_d;
+
+static int cmp_child(const void *a, const void *b)
+{
+	const struct dnode *x = &flame_d->nodes[*(const uint32_t *)a], *y = &flame_d->nodes[*(const uint32_t *)b];
+	int c = strcmp(flame_d->strs.strs[x->name], flame_d->strs.strs[y->name]);
+
+	if (!c)
+		c = strcmp(flame_d->strs.strs[x->dso], flame_d->strs.strs[y->dso]);
+	return c ? c : x->flags - y->flags;
+}
+
+/*
+ * Red for a frame whose share of the profile grew, blue for one that
+ * shrank, white for none: the stronger the colour, the bigger the change,
+ * full at 5 percentage points or more of the whole (difffolded.pl scales
+ * by the biggest change, which makes a tiny change look as strong as a
+ * big one when nothing else moved).
+ */
+static void diff_colour(char *buf, size_t n, double delta)
+{
+	double a = fabs(delta) / 5.0;
+	unsigned c = (unsigned)(210.0 * (1.0 - (a > 1 ? 1 : a))) + 45;
+
+	if (delta > 0)
+		snprintf(buf, n, "rgb(255,%u,%u)", c, c);
+	else if (delta < 0)
+		snprintf(buf, n, "rgb(%u,%u,255)", c, c);
+	else
+		snprintf(buf, n, "rgb(255,255,255)");
+}
+
+static int write_flame(struct diff *d, int fd)
+{
+	struct flame_svg svg;
+	/* depth first, children by name, frames sized by NEW */
+	struct item { uint32_t id; double off; unsigned depth; } *stack = malloc((d->nr + 1) * sizeof(*stack));
+	uint32_t *kids = malloc((d->nr + 1) * sizeof(*kids));
+	double total = d->nodes[0].total[1];
+	size_t sp = 0;
+	unsigned depth = 0;
+	int err;
+
+	if (!stack || !kids) {
+		free(stack);
+		free(kids);
+		return ENOMEM;
+	}
+	/* the deepest frame drawn: nodes follow their parents, so one pass */
+	{
+		unsigned *dep = calloc(d->nr + 1, sizeof(*dep));
+
+		if (dep) {
+			for (size_t i = 1; i < d->nr; i++) {
+				dep[i] = dep[d->nodes[i].parent] + 1;
+				if (flame_svg_visible(d->nodes[i].total[1], total) && dep[i] > depth)
+					depth = dep[i];
+			}
+			free(dep);
+		} else {
+			depth = 64;
+		}
+	}
+	char title[600];
+
+	snprintf(title, sizeof(title), "Differential Flame Graph: %s -> %s", base_name(d->side[0].path),
+		 base_name(d->side[1].path));
+	if (flame_svg_begin(&svg, fd, title, total, depth)) {
+		free(stack);
+		free(kids);
+		return ENOMEM;
+	}
+	stack[sp++] = (struct item){ 0, 0, 0 };
+	flame_d = d;
+	while (sp) {
+		struct item it = stack[--sp];
+		const struct dnode *n = &d->nodes[it.id];
+		char frame[4096], status[4400], fill[40];
+		double b = pct(d, 0, n->total[0]), nw = pct(d, 1, n->total[1]);
+		size_t nk = 0;
+
+		if (it.id)
+			folded_text(d, n, frame, sizeof(frame));
+		else
+			snprintf(frame, sizeof(frame), "all");
+		diff_colour(fill, sizeof(fill), nw - b);
+		snprintf(status, sizeof(status), "%s: %.0f -> %.0f samples (%.2f%% -> %.2f%%, %+.2f)", frame, n->total[0],
+			 n->total[1], b, nw, nw - b);
+		flame_svg_frame(&svg, frame, status, status, fill, it.off, n->total[1], it.depth, n->flags & F_KERNEL);
+		for (uint32_t c = n->first_child; c != NONE; c = d->nodes[c].next)
+			if (flame_svg_visible(d->nodes[c].total[1], total))
+				kids[nk++] = c;
+		qsort(kids, nk, sizeof(*kids), cmp_child);
+		double off = it.off;
+
+		/* pushed last first, so the first name is drawn first */
+		for (size_t k = 0; k < nk; k++) {
+			stack[sp + nk - 1 - k] = (struct item){ kids[k], off, it.depth + 1 };
+			off += d->nodes[kids[k]].total[1];
+		}
+		sp += nk;
+	}
+	err = flame_svg_end(&svg);
+	free(stack);
+	free(kids);
+	return err;
+}
+
+/* --- the command --------------------------------------------------------- */
+
+static void diff_usage(void)
+{
+	fprintf(stderr,
+		"usage: dstack diff [options] BASE NEW\n"
+		"  BASE, NEW            recordings (perf.data) or folded-stacks files\n"
+		"  --sort KEYS          comm, dso, sym, comma-separated (default dso,sym)\n"
+		"  --children           also the change of each key's inclusive share\n"
+		"  --counts             weights instead of percentages of each side's total\n"
+		"  --folded             \"stack BASE NEW\" lines (difffolded.pl's format)\n"
+		"  -n, --normalize      with --folded: BASE scaled to NEW's total\n"
+		"  --flamegraph         differential flame graph (SVG)\n"
+		"  --period, --samples  weigh by period (report's default) or count samples\n"
+		"  -e, --event NAME     compare this event (default: BASE's first)\n"
+		"  -o FILE              write to FILE (default stdout; diff.svg for --flamegraph)\n%s",
+		walk_usage());
+}
+
+static int parse_sort(struct diff *d, const char *v)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	d->sort = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "comm"))
+			d->sort |= SORT_COMM;
+		else if (!strcmp(t, "dso"))
+			d->sort |= SORT_DSO;
+		else if (!strcmp(t, "sym") || !strcmp(t, "symbol"))
+			d->sort |= SORT_SYM;
+		else
+			return -1;
+	}
+	return d->sort ? 0 : -1;
+}
+
+static int parse_args(struct diff *d, int argc, char **argv, const char **in, const char **output)
+{
+	const char *v;
+	size_t nin = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-i") || !strncmp(argv[i], "--input", 7)) {
+			usage_error("diff", "-i is not taken: name BASE and NEW");
+			return EXIT_USAGE;
+		}
+		int c = walk_opt(&d->wo, "diff", argc, argv, &i);
+
+		if (c < 0)
+			return EXIT_USAGE;
+		if (c)
+			continue;
+		if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i)))
+			*output = v;
+		else if ((v = opt_value("--sort", argc, argv, &i)) || (v = opt_value("-s", argc, argv, &i))) {
+			if (parse_sort(d, v)) {
+				usage_error("diff", "bad --sort '%s' (comm, dso, sym)", v);
+				return EXIT_USAGE;
+			}
+		} else if ((v = opt_value("-e", argc, argv, &i)) || (v = opt_value("--event", argc, argv, &i)))
+			d->event = v;
+		else if (!strcmp(argv[i], "--children"))
+			d->children = true;
+		else if (!strcmp(argv[i], "--counts"))
+			d->counts = true;
+		else if (!strcmp(argv[i], "--folded"))
+			d->mode = M_FOLDED;
+		else if (!strcmp(argv[i], "--flamegraph"))
+			d->mode = M_FLAME;
+		else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--normalize"))
+			d->normalize = true;
+		else if (!strcmp(argv[i], "--period"))
+			d->weight = W_PERIOD;
+		else if (!strcmp(argv[i], "--samples"))
+			d->weight = W_SAMPLES;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			diff_usage();
+			return -1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			usage_error("diff", "unknown option '%s'", argv[i]);
+			diff_usage();
+			return EXIT_USAGE;
+		} else if (nin < 2) {
+			in[nin++] = argv[i];
+		} else {
+			usage_error("diff", "more than two inputs ('%s')", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (nin != 2) {
+		usage_error("diff", "two inputs are needed: BASE NEW");
+		diff_usage();
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static void diff_free(struct diff *d)
+{
+	xdata_free(&d->strs);
+	free(d->nodes);
+	ds_hashmap__exit(&d->edges);
+	ds_hashmap__exit(&d->memo);
+	ds_hashmap__exit(&d->frame_ids);
+	free(d);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff *d = calloc(1, sizeof(*d));
+	const char *in[2] = { NULL, NULL }, *output = NULL;
+	int ret, fd = STDOUT_FILENO, err = 0;
+
+	if (!d) {
+		fprintf(stderr, "dstack diff: out of memory\n");
+		return EXIT_INPUT;
+	}
+	walk_opts_init(&d->wo);
+	d->sort = SORT_DSO | SORT_SYM;
+	ret = parse_args(d, argc, argv, in, &output);
+	if (ret) {
+		diff_free(d);
+		return ret < 0 ? EXIT_OK : ret;
+	}
+	bool sorted = d->sort != (SORT_DSO | SORT_SYM);
+
+	for (int s = 0; s < 2; s++) {
+		d->side[s].path = in[s];
+		if (input_kind(in[s], &d->side[s].folded_text)) {
+			diff_free(d);
+			return EXIT_INPUT;
+		}
+	}
+	/* folded stacks know no DSO */
+	if (!sorted && d->side[0].folded_text && d->side[1].folded_text)
+		d->sort = SORT_SYM;
+	if (!output && d->mode == M_FLAME)
+		output = "diff.svg";
+	if (output && strcmp(output, "-") &&
+	    (fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "dstack diff: %s: %s\n", output, strerror(errno));
+		diff_free(d);
+		return EXIT_USAGE;
+	}
+	/* the root: every stack hangs under it */
+	if (xdata_str(&d->strs, "") != 0 || child(d, NONE, 0, 0, 0) != 0) {
+		err = ENOMEM;
+		ret = EXIT_INPUT;
+	}
+	for (int s = 0; s < 2 && ret == EXIT_OK; s++) {
+		d->cur = s;
+		ret = d->side[s].folded_text ? read_folded(d, in[s]) : read_recording(d, in[s]);
+	}
+	if (ret == EXIT_OK && !err) {
+		sum_totals(d);
+		err = d->mode == M_FOLDED ? print_folded(d, fd) : d->mode == M_FLAME ? write_flame(d, fd) :
+			print_report(d, fd);
+	}
+	if (err) {
+		fprintf(stderr, "dstack diff: %s%s%s\n", output ? output : "", output ? ": " : "", strerror(err));
+		ret = EXIT_INPUT;
+	}
+	if (fd != STDOUT_FILENO && close(fd)) {
+		fprintf(stderr, "dstack diff: %s: %s\n", output, strerror(errno));
+		ret = EXIT_INPUT;
+	}
+	diff_free(d);
+	return ret;
+}
