@@ -60,6 +60,7 @@ struct script {
 	struct ds_machine *machine;
 	bool no_merge;
 	unsigned max_stack;
+	struct user_unwind uu;      /* samples with a user stack snapshot */
 	uint32_t *line_of;         /* FRAME_CACHE_SLOTS: index + 1 into lines, 0 none; NULL: no cache */
 	struct frame_line *lines;
 	size_t nr_lines, cap_lines;
@@ -220,13 +221,18 @@ static void print_sample(struct script *sc, const struct ds_event *ev)
 	const struct ds_sample *s = &ev->sample;
 	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	struct outbuf *o = sc->out;
+	const uint64_t *unwound;
+	uint64_t unwound_nr = 0;
 
 	print_start(sc, ev, t);
 	outbuf_dec(o, sample_period(ev), 10, ' ');
 	outbuf_putc(o, ' ');
 	outbuf_puts(o, ev->evsel->name);
 	outbuf_puts(o, ": ");
-	if (s->callchain) {
+	if ((unwound = user_unwind__chain(&sc->uu, sc->machine, t, ev, sc->max_stack, &unwound_nr))) {
+		outbuf_putc(o, '\n');
+		print_callchain(sc, t, unwound, unwound_nr);
+	} else if (s->callchain) {
 		outbuf_putc(o, '\n');
 		print_callchain(sc, t, s->callchain, s->callchain_nr);
 	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
@@ -342,6 +348,7 @@ int cmd_script(int argc, char **argv)
 		outbuf_flush(sc.out);
 	}
 	outbuf_delete(sc.out);
+	user_unwind__exit(&sc.uu);
 	analysis_finish(&a);
 	free(sc.line_of);
 	free(sc.lines);

@@ -668,6 +668,11 @@ bool ds_dso__load(struct ds_dso *d)
 	return d->usable;
 }
 
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d)
+{
+	return ds_dso__load(d) ? &d->img : NULL;
+}
+
 /* ---- resolving -------------------------------------------------------- */
 
 static struct ds_frame *pool_reserve(struct ds_dso *d, size_t n)

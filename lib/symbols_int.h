@@ -153,6 +153,9 @@ bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, con
 void ds_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
 bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
+/* The loaded image of @d (loading it if needed), NULL if it has none (the unwinder reads its tables). */
+struct ds_dso;
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d);
 
 /* ---- DWARF inline chains ---------------------------------------------- */
 
