@@ -66,6 +66,20 @@ bool ds_unwind__has_snapshot(const struct ds_evsel *evsel, const struct ds_sampl
 void ds_unwinder__unwind(struct ds_unwinder *u, struct ds_thread *t, const struct ds_evsel *evsel,
 			 const struct ds_sample *s, uint64_t *ips, size_t max, struct ds_unwind_result *res);
 
+/* The same from registers and a stack copy, maps found through @find. */
+struct ds_unwind_regs {
+	uint64_t abi;             /* DS_REGS_ABI_32 or _64 */
+	uint64_t mask;            /* the perf registers present (sample_regs_user) */
+	const uint64_t *regs;     /* their values, lowest bit first */
+	unsigned nr_regs;
+	const void *stack;        /* a copy of the stack from the SP register up */
+	uint64_t stack_size;
+};
+typedef const struct ds_map *(*ds_unwind_find_map)(void *ctx, uint64_t addr);
+void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
+			      const struct ds_unwind_regs *in, uint64_t *ips, size_t max,
+			      struct ds_unwind_result *res);
+
 /* "outermost", "no-info", ... and "cfi", "sframe", "fp". */
 const char *ds_unwind_end__name(enum ds_unwind_end e);
 const char *ds_unwind_method__name(enum ds_unwind_method m);

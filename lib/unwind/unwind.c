@@ -369,19 +369,19 @@ static int step_fp(struct walk *w)
 	return -1;
 }
 
-static bool walk_init(struct walk *w, const struct ds_evsel *evsel, const struct ds_sample *s)
+static bool walk_init(struct walk *w, const struct ds_unwind_regs *in)
 {
-	uint64_t perf[64], mask = evsel->attr.sample_regs_user, seen = 0;
+	uint64_t perf[64], mask = in->mask, seen = 0;
 	const uint8_t *map;
 	unsigned k = 0;
 
 	memset(w, 0, sizeof(*w));
-	for (unsigned b = 0; b < 64 && k < evsel->nr_regs_user; b++)
+	for (unsigned b = 0; b < 64 && k < in->nr_regs; b++)
 		if (mask & (1ull << b)) {
-			perf[b] = s->regs_user[k++];
+			perf[b] = in->regs[k++];
 			seen |= 1ull << b;
 		}
-	if (s->regs_user_abi == DS_REGS_ABI_64) {
+	if (in->abi == DS_REGS_ABI_64) {
 		w->nregs = 17;
 		w->sp = X64_RSP, w->fp = X64_RBP, w->ra = X64_RA, w->word = 8;
 		w->mask = ~0ull;
@@ -399,27 +399,49 @@ static bool walk_init(struct walk *w, const struct ds_evsel *evsel, const struct
 		}
 	if (!(w->valid & (1u << w->ra)) || !(w->valid & (1u << w->sp)))
 		return false;
-	w->mem.stack = s->stack_user;
+	w->mem.stack = in->stack;
 	w->mem.base = w->regs[w->sp];
-	w->mem.size = s->stack_user ? s->stack_user_dyn : 0;
+	w->mem.size = in->stack ? in->stack_size : 0;
 	w->mem.word = w->word;
 	return true;
+}
+
+static const struct ds_map *thread_map(void *t, uint64_t addr)
+{
+	return ds_thread__find_map(t, addr);
 }
 
 void ds_unwinder__unwind(struct ds_unwinder *u, struct ds_thread *t, const struct ds_evsel *evsel,
 			 const struct ds_sample *s, uint64_t *ips, size_t max, struct ds_unwind_result *res)
 {
+	struct ds_unwind_regs in = {
+		.abi = s->regs_user_abi, .mask = evsel->attr.sample_regs_user, .regs = s->regs_user,
+		.nr_regs = evsel->nr_regs_user, .stack = s->stack_user, .stack_size = s->stack_user_dyn,
+	};
+
+	if (!ds_unwind__has_snapshot(evsel, s)) {
+		memset(res, 0, sizeof(*res));
+		res->end = DS_UNWIND_END_NO_REGS;
+		return;
+	}
+	ds_unwinder__unwind_regs(u, thread_map, t, &in, ips, max, res);
+}
+
+void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
+			      const struct ds_unwind_regs *in, uint64_t *ips, size_t max,
+			      struct ds_unwind_result *res)
+{
 	struct walk w;
 	bool activation = true;   /* the pc is exact, not a return address */
 
 	memset(res, 0, sizeof(*res));
-	if (!ds_unwind__has_snapshot(evsel, s) || !walk_init(&w, evsel, s) || !max) {
+	if (!in->regs || (in->abi != DS_REGS_ABI_32 && in->abi != DS_REGS_ABI_64) || !walk_init(&w, in) || !max) {
 		res->end = DS_UNWIND_END_NO_REGS;
 		return;
 	}
 	for (;;) {
 		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, vaddr, sp = w.regs[w.sp];
-		const struct ds_map *map = ds_thread__find_map(t, look);
+		const struct ds_map *map = find(ctx, look);
 		const struct uw_row *row;
 		struct uw_dso *d;
 		enum ds_unwind_method how;
