@@ -111,7 +111,9 @@ bool ds_unwind__has_snapshot(const struct ds_evsel *evsel, const struct ds_sampl
 {
 	uint64_t t = evsel->attr.sample_type;
 
-	return (t & DS_SAMPLE_REGS_USER) && (t & DS_SAMPLE_STACK_USER) && s->regs_user && s->regs_user_abi;
+	/* as perf: nothing to unwind when the kernel could copy no stack */
+	return (t & DS_SAMPLE_REGS_USER) && (t & DS_SAMPLE_STACK_USER) && s->regs_user && s->regs_user_abi &&
+	       s->stack_user && s->stack_user_dyn;
 }
 
 /* The binary's .sframe section, if it has a good one. */

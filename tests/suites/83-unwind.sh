@@ -1,0 +1,64 @@
+# Unwinding stack snapshots (--call-graph dwarf): workloads built without
+# frame pointers by real toolchains (sid's gcc 16/binutils 2.47, trixie's
+# binutils 2.44), recorded by perf 7.2 in the kernel-vm guest (one boot);
+# dstack's stacks against perf 7.2's sample for sample, and SFrame-only
+# copies unwound to _start (tests/vm/unwind/check.py says what is checked).
+# The ASan pass checks the same recordings again, without a second boot.
+
+unwind_suite() {
+	local d="$WORK/out/unwind" job out symfs libs lib
+	job=$d/job out=$d/out symfs=$d/symfs
+	if [ -n "${DSTACK_NO_VM:-}" ]; then
+		if [ -s "$out/c.data" ] && [ -d "$symfs" ]; then
+			unwind_check "$out" "$symfs"
+		else
+			echo "SKIPPED unwind (guest): *** DSTACK_NO_VM=${DSTACK_NO_VM}, no recordings from a release pass ***"
+		fi
+		return
+	fi
+	if ! kvm_ready || [ ! -x "$KVM_SIDCC" ]; then
+		echo "SKIPPED unwind (guest): *** no kernel-vm at $KVM_DIR (not set up): dwarf-mode unwinding untested against perf 7.2 ***"
+		return
+	fi
+	rm -rf "$d"; mkdir -p "$job" "$out" "$symfs/job"
+	if ! "$ROOT/tests/vm/unwind/build.sh" "$KVM_SIDCC" "$job" >"$d/build.log" 2>&1; then
+		bad "unwind: cannot build the workloads: $(tail -3 "$d/build.log")"; return
+	fi
+	if ! nice "$KVM_RUN" -t 600 "$job" "$out" >"$d/run.log" 2>&1; then
+		if grep -q "Kernel panic" "$out/console.log" 2>/dev/null; then
+			echo "note: the guest kernel panicked; running the guest job again"
+			rm -rf "$out"; mkdir -p "$out"
+			nice "$KVM_RUN" -t 600 "$job" "$out" >"$d/run.log" 2>&1 ||
+				{ bad "unwind (guest): the guest job failed twice: $(tail -3 "$d/run.log")"; return; }
+		else
+			bad "unwind (guest): the guest job failed: $(tail -3 "$d/run.log")"; return
+		fi
+	fi
+	if grep -v ' rc 0$' "$out/rc" >/dev/null 2>&1 || [ ! -s "$out/rc" ]; then
+		bad "unwind (guest): a recording failed: $(grep -v ' rc 0$' "$out/rc" | head -3)"; return
+	fi
+	# the guest's binaries where the recordings name them
+	cp "$job"/uw "$job"/uwxx "$job"/uw32 "$job"/sf2 "$job"/sf2x "$job"/sf3 "$job"/sf3x "$symfs/job/"
+	libs=${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu
+	mkdir -p "$symfs/usr/lib/x86_64-linux-gnu"
+	for lib in libc.so.6 ld-linux-x86-64.so.2 libstdc++.so.6 libgcc_s.so.1 libm.so.6; do
+		cp -L "$libs/$lib" "$symfs/usr/lib/x86_64-linux-gnu/" 2>/dev/null
+	done
+	cp -L "$libs/libstdc++.so.6" "$symfs/usr/lib/x86_64-linux-gnu/$(readlink "$libs/libstdc++.so.6")" 2>/dev/null
+	unwind_check "$out" "$symfs"
+}
+
+unwind_check() {
+	local out=$1 symfs=$2 line
+	python3 "$ROOT/tests/vm/unwind/check.py" "$out" "$symfs" "$DSTACK" "$KVM_PERF7" >"$out.check" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "unwind: ${line#ok }" ;;
+		"bad "*) bad "unwind: ${line#bad }" ;;
+		*) echo "$line" ;;
+		esac
+	done <"$out.check"
+	grep -qE '^(ok|bad) ' "$out.check" || bad "unwind: the checks printed nothing: $(tail -3 "$out.check")"
+}
+
+unwind_suite

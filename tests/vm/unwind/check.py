@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Checks of tests/suites/83-unwind.sh on the guest's dwarf-mode recordings:
+dstack's unwound stacks against perf 7.2's, sample for sample.
+
+  check.py OUT SYMFS DSTACK PERF7
+
+Prints "ok ..." / "bad ..." lines (and notes).  Stacks are compared as each
+frame's address and DSO (--no-inline: perf and dstack name some inlined
+frames differently, which is the symbols' business, not the unwinder's).
+"""
+import re
+import subprocess
+import sys
+
+import os
+out, symfs, dstack, perf7 = [os.path.abspath(a) if i < 3 else a for i, a in enumerate(sys.argv[1:5])]
+ks = out + "/kallsyms"
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def samples(text):
+    """[(header, [(ip, sym, dso)...])] from perf/dstack script text."""
+    res, head, frames = [], None, []
+    for line in text.split("\n"):
+        if not line:
+            if head is not None:
+                res.append((head, frames))
+            head, frames = None, []
+        elif not line[0].isspace():
+            head = " ".join(line.split()[:3])
+        else:
+            f = line.split()
+            frames.append((int(f[0], 16), f[1] if len(f) > 2 else "", f[-1]))
+    if head is not None:
+        res.append((head, frames))
+    return res
+
+
+def perf_args(name):
+    """perf7 runs in the guest's root: absolute host paths under /host"""
+    return ["script", "--no-inline", "--kallsyms", "/host" + ks, "-i", "/host" + out + "/" + name + ".data",
+            "--symfs", "/host" + symfs]
+
+
+def scripts(name):
+    args = ["script", "--no-inline", "--kallsyms", ks, "-i", out + "/" + name + ".data"]
+    rc1, p, perr = run([perf7] + perf_args(name))
+    rc2, d, derr = run([dstack] + args + ["--symfs", symfs])
+    if rc2 != 0:
+        print("bad %s: dstack script exit %d: %s" % (name, rc2, derr.strip()[-200:]))
+        return None, None
+    if rc1 != 0:
+        print("bad %s: perf 7.2 script exit %d: %s" % (name, rc1, perr.strip()[-200:]))
+        return None, None
+    return samples(p), samples(d)
+
+
+def user(frames):
+    return [f for f in frames if not f[2].startswith("([kernel")]
+
+
+def equal(name, what):
+    p, d = scripts(name)
+    if p is None:
+        return
+    same = sum(1 for a, b in zip(p, d) if a == b)
+    deep = sum(len(user(b[1])) for b in d)
+    if len(p) == len(d) and same == len(p) and deep > len(p):
+        print("ok %s: %d samples, %d user frames: every stack equal to perf 7.2's (%s)" % (name, len(p), deep, what))
+    else:
+        bad = [(a, b) for a, b in zip(p, d) if a != b][:2]
+        print("bad %s: %d/%d samples equal (perf %d, dstack %d): first %s" % (name, same, len(p), len(p), len(d), bad[:1]))
+
+
+def i386(name):
+    """perf reads the 32-bit task's stack in 8-byte words: main's CFA (a
+    DWARF expression, the stack realignment) derefs a word with garbage in
+    its high half, so its stack ends at main or with a made-up frame."""
+    p, d = scripts(name)
+    if p is None:
+        return
+    same = prefix = other = outer = users = sig = 0
+    for a, b in zip(p, d):
+        if a == b:
+            same += 1
+        pa = [f for f in a[1] if f[0] <= 0xffffffff or f[2].startswith("([kernel")]
+        if a != b:
+            if a[0] == b[0] and b[1][:len(pa)] == pa and len(b[1]) >= len(pa):
+                prefix += 1
+            else:
+                other += 1
+        u = user(b[1])
+        if u:
+            users += 1
+            if u[-1][1].split("+")[0] in ("_start", "__clone3", "__clone"):
+                outer += 1
+            elif u[-1][1].split("+")[0] == "handler":
+                sig += 1   # returns to the vDSO's sigreturn: no vDSO image in a perf recording
+    if len(p) == len(d) and not other and outer >= 0.95 * (users - sig):
+        print("ok %s: %d samples: %d equal to perf 7.2's, %d where perf's stack is a prefix of dstack's "
+              "(perf reads 8-byte words from a 32-bit stack: wrong at main's realigned CFA); "
+              "%d/%d user stacks reach _start or __clone3, %d stop at the vDSO's sigreturn (no image of it)" %
+              (name, len(d), same, prefix, outer, users, sig))
+    else:
+        print("bad %s: %d samples, %d equal, %d prefix, %d other; %d/%d reach the outermost frame" %
+              (name, len(d), same, prefix, other, outer, users))
+        for a, b in zip(p, d):
+            pa = [f for f in a[1] if f[0] <= 0xffffffff or f[2].startswith("([kernel")]
+            if a != b and not (a[0] == b[0] and b[1][:len(pa)] == pa):
+                print("  perf   %s %s" % (a[0], [(hex(f[0]), f[1]) for f in user(a[1])]))
+                print("  dstack %s %s" % (b[0], [(hex(f[0]), f[1]) for f in user(b[1])]))
+
+
+def sframe_only(name, binary):
+    """The copy has no .eh_frame/.eh_frame_hdr/.debug_frame: perf stops in
+    it, dstack must reach _start from .sframe."""
+    rc, d, err = run([dstack, "script", "--no-inline", "--symfs", symfs, "--kallsyms", ks, "-i", out + "/" + name + ".data"])
+    rc1, p, err1 = run([perf7] + perf_args(name))
+    rc2, st, err2 = run([dstack, "stat", "--symfs", symfs, "--kallsyms", ks, "-i", out + "/" + name + ".data"])
+    if rc or rc1 or rc2:
+        print("bad %s: exit %d/%d/%d" % (name, rc, rc1, rc2))
+        return
+
+    def reach(text):
+        n = ok_ = 0
+        for h, fr in samples(text):
+            u = user(fr)
+            if any(f[2] == "(/job/%s)" % binary for f in u):
+                n += 1
+                ok_ += u[-1][1].split("+")[0] == "_start"
+        return n, ok_
+    n, k = reach(d)
+    pn, pk = reach(p)
+    m = re.search(r"unwind.method.sframe\s+(\d+) samples, (\d+) frames", st)
+    sf = int(m.group(2)) if m else 0
+    if n >= 20 and k >= 0.99 * n and sf > 0:
+        print("ok %s: %d/%d user samples in %s reach _start from .sframe alone (%d SFrame steps); "
+              "perf 7.2: %d/%d" % (name, k, n, binary, sf, pk, pn))
+    else:
+        print("bad %s: %d/%d reach _start, %d SFrame steps (perf %d/%d)" % (name, k, n, sf, pk, pn))
+
+
+equal("c", "calls through libc's qsort, threads, a signal handler")
+equal("cxx", "C++: exceptions, std::sort, virtual calls")
+equal("sf3", "SFrame v3 binary, with its .eh_frame")
+equal("sf2", "SFrame v2 binary, with its .eh_frame")
+i386("c32")
+sframe_only("sf3x", "sf3x")
+sframe_only("sf2x", "sf2x")
