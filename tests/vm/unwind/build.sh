@@ -6,7 +6,7 @@ set -eu
 SIDCC=$1 J=$2
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$J"
-cp "$here/uw.c" "$here/uwxx.cc" "$here/sf.c" "$here/run.sh" "$J/"
+cp "$here/uw.c" "$here/uwxx.cc" "$here/sf.c" "$here/run.sh" "$here/../../corpus/wl.c" "$J/"
 cd "$J"
 O="-O2 -g -fomit-frame-pointer"
 "$SIDCC" $O -pthread -o uw uw.c
@@ -14,6 +14,9 @@ SID_TOOL=g++ "$SIDCC" $O -o uwxx uwxx.cc
 "$SIDCC" -m32 -static $O -pthread -o uw32 uw.c
 "$SIDCC" $O -Wa,--gsframe -o sf3 sf.c
 KVM_SUITE=trixie "$SIDCC" $O -Wa,--gsframe -o sf2 sf.c
+# the corpus workload (frame pointers) for the hybrid runs, and dstack
+"$SIDCC" -O2 -g -fno-omit-frame-pointer -pthread -o wl wl.c
+[ -z "${DSTACK:-}" ] || cp "$DSTACK" dstack
 # copies with the DWARF unwind tables removed: only .sframe is left
 for v in 2 3; do
 	SID_TOOL=objcopy "$SIDCC" --remove-section .eh_frame --remove-section .eh_frame_hdr \
