@@ -69,3 +69,19 @@ put('kallsyms', 'cache', b''.join(struct.pack('<QQ', 0xffffffff81000000 + 64 * i
                                   for i, o in ((0, 0), (1, 22), (2, 44), (63, 22 * 10 + 23 * 53))))
 put('kallsyms', 'perfmap', b'7f0000001000 40 jit_one\n7f0000001040 0 jit_zero\n0x7f0000002000 10 hex\n'
     b'garbage line\n7f0000003000 20 name with spaces\n')
+
+# unwind: the real SFrame sections of tests/unit/data; for the walker, small
+# corpus binaries with registers pointing into their text and a stack of
+# return-address-like words
+import glob
+here = os.path.dirname(os.path.abspath(__file__))
+for p in sorted(glob.glob(os.path.join(here, '..', 'tests', 'unit', 'data', 'sframe-v*.bin'))):
+    put('sframe', os.path.basename(p), open(p, 'rb').read())
+for root, _, files in os.walk(symfs):
+    for f in files:
+        p = os.path.join(root, f)
+        if os.path.getsize(p) <= 300 * 1024:
+            elf = open(p, 'rb').read()
+            stack = b''.join(struct.pack('<Q', 0x401000 + 37 * i) for i in range(64))
+            regs = struct.pack('<QQQQ', 0x401130, 0x7ffc0000, 0x7ffc0040, 0)
+            put('unwind', f, struct.pack('<I', len(elf)) + elf + b'\0' + regs + stack)
