@@ -230,3 +230,41 @@ def hybrid():
 
 dstack_record()
 hybrid()
+
+
+def inject(name):
+    """inject --merge: the unwound chains as classic callchains, the stack
+    copies dropped.  perf 7.2 must print the same stacks from the small file
+    as it unwinds from the dwarf-mode one, and perf 6.1 must read it."""
+    src = out + "/" + name + ".data"
+    dst = out + "/" + name + ".injected.data"
+    rc, o, err = run([dstack, "inject", "--merge", "--symfs", symfs, "-i", src, "-o", dst])
+    if rc:
+        print("bad inject %s: exit %d: %s" % (name, rc, err.strip()[-200:]))
+        return
+    p, d = scripts(name)
+    rc1, pi, err1 = run([perf7, "script", "--no-inline", "--kallsyms", "/host" + ks, "-i", "/host" + dst,
+                         "--symfs", "/host" + symfs])
+    if p is None or rc1:
+        print("bad inject %s: perf 7.2 cannot read the result: %s" % (name, err1.strip()[-200:]))
+        return
+    pi = samples(pi)
+    same = sum(1 for a, b in zip(p, pi) if a == b)
+    old = ""
+    if os.path.exists("/usr/bin/perf"):
+        rc2, p61, err2 = run(["/usr/bin/perf", "script", "--no-inline", "--kallsyms", ks, "-i", dst, "--symfs", symfs])
+        n61 = [len(f) for h, f in samples(p61)]
+        if rc2 or n61 != [len(f) for h, f in pi]:
+            print("bad inject %s: perf 6.1: exit %d, %d samples" % (name, rc2, len(n61)))
+            return
+        old = ", and perf 6.1 reads every frame of it"
+    a, b = os.path.getsize(src), os.path.getsize(dst)
+    if len(p) == len(pi) and same == len(p):
+        print("ok inject %s: %d -> %d bytes (%.0fx smaller); perf 7.2 prints the same %d stacks from it as it "
+              "unwinds from the dwarf-mode file%s" % (name, a, b, a / b, len(p), old))
+    else:
+        print("bad inject %s: %d/%d samples equal" % (name, same, len(p)))
+
+
+inject("c")
+inject("cxx")
