@@ -195,7 +195,7 @@ static int fre_get(const struct uw_sframe *sf, unsigned type, size_t *pos, struc
 int uw_sframe__find(const struct uw_sframe *sf, uint64_t pc, struct uw_sframe_row *row, const char **why)
 {
 	struct fde f;
-	struct fre r, best;
+	struct fre r, best = { 0 };
 	size_t pos;
 	uint64_t base, key, next = 0;
 	bool mask, found = false;

@@ -232,15 +232,20 @@ static uint8_t *snap_stack;
 static uint64_t snap_size;
 static volatile int sink;
 
-NOIPA static void snap_copy(uint64_t ip, uint64_t sp, uint64_t bp, uint64_t bx, uint64_t stack_end)
+/* reads the live stack, redzones of a sanitized build included: not instrumented */
+__attribute__((no_sanitize_address)) NOIPA static void snap_copy(uint64_t ip, uint64_t sp, uint64_t bp, uint64_t bx,
+								  uint64_t stack_end)
 {
+	const volatile uint8_t *from = (const volatile uint8_t *)(uintptr_t)sp;
+
 	snap_regs[0] = bx;
 	snap_regs[1] = bp;
 	snap_regs[2] = sp;
 	snap_regs[3] = ip;
 	snap_size = stack_end - sp < 65536 ? stack_end - sp : 65536;
 	snap_stack = malloc(snap_size);
-	memcpy(snap_stack, (const void *)(uintptr_t)sp, snap_size);
+	for (uint64_t i = 0; i < snap_size; i++)
+		snap_stack[i] = from[i];
 }
 
 static uint64_t stack_end;
