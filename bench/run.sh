@@ -204,7 +204,7 @@ fi
 # read): a recording of >= 10,000 samples made by perf 7.2 in the guest
 # (bench/unwind-job.sh, made once), script and report against perf 7.2's
 # libdw unwinding; then the same grown to ~1 GB (BENCH_DWARF_BIG_COPIES,
-# default 32; 0: skip) for script.
+# default 12 copies of the ~88 MB recording; 0: skip) for script.
 bench_dwarf() {
 	local d="$B/dwarf" job out symfs libs
 	job=$d/job out=$d/out symfs=$d/symfs
@@ -245,7 +245,7 @@ bench_dwarf() {
 	settle
 	t=$(time_mixed "$NL" "$DSTACK" report "${ropts[@]}" :: "$NL" "$PERF7" report "${ropts[@]}")
 	row "report --stdio (dwarf mode)" "dwarf" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
-	local copies=${BENCH_DWARF_BIG_COPIES:-32} big="$B/dwarf.big.data"
+	local copies=${BENCH_DWARF_BIG_COPIES:-12} big="$B/dwarf.big.data"
 	[ "$copies" -gt 0 ] || return
 	[ -s "$big" ] || "$B/scale" "$out/dwarf.data" "$big" "$copies" 2>/dev/null || { rm -f "$big"; return; }
 	opts=(--symfs "$symfs" --kallsyms "$out/kallsyms" -i "$big")
