@@ -61,4 +61,61 @@ unwind_check() {
 	grep -qE '^(ok|bad) ' "$out.check" || bad "unwind: the checks printed nothing: $(tail -3 "$out.check")"
 }
 
+# On this host's kernel (no deferral needed): dstack record --call-graph
+# dwarf of a workload built here without frame pointers; perf 6.1 reads
+# the file, and dstack unwinds every sample in the workload to main.
+unwind_host() {
+	local d="$WORK/out/unwind-host" n
+	rm -rf "$d"; mkdir -p "$d"
+	if ! cc -O2 -g -fomit-frame-pointer -o "$d/sf" "$ROOT/tests/vm/unwind/sf.c" 2>"$d/cc.err"; then
+		echo "SKIPPED unwind (host): cannot build the workload: $(head -1 "$d/cc.err")"; return
+	fi
+	if ! "$DSTACK" record -e cpu-clock -c 200000 --call-graph dwarf,8192 --user-regs ip,sp,bp,bx \
+		-o "$d/r.data" -- "$d/sf" 30 >"$d/rec.out" 2>"$d/rec.err"; then
+		if grep -qi "permission\|paranoid\|not permitted" "$d/rec.err"; then
+			echo "SKIPPED unwind (host): *** no permission to open perf events here: $(head -1 "$d/rec.err") ***"
+		else
+			bad "unwind (host): record --call-graph dwarf failed: $(tail -2 "$d/rec.err")"
+		fi
+		return
+	fi
+	"$DSTACK" script -i "$d/r.data" >"$d/r.script" 2>"$d/r.err"
+	n=$(python3 - "$d/r.script" <<'PY'
+import sys
+n = ok = 0
+head, frames = None, []
+def done():
+    global n, ok
+    names = [f.split()[1].split("+")[0] for f in frames if "(" in f and "/sf)" in f]
+    if names and names[0] != "_start":
+        n += 1
+        ok += "main" in names
+for line in open(sys.argv[1]).read().split("\n") + [""]:
+    if not line:
+        if head: done()
+        head, frames = None, []
+    elif not line[0].isspace():
+        head = line
+    else:
+        frames.append(line.strip())
+print(n, ok)
+PY
+)
+	set -- $n
+	if [ "${1:-0}" -ge 20 ] && [ "$2" -ge $(( $1 * 99 / 100 )) ]; then
+		ok "unwind (host): record --call-graph dwarf,8192 --user-regs ip,sp,bp,bx: $2/$1 samples in the workload unwind to main"
+	else
+		bad "unwind (host): ${2:-0}/${1:-0} samples in the workload reach main ($(head -2 "$d/r.err"))"
+	fi
+	if [ -x /usr/bin/perf ]; then
+		if /usr/bin/perf script -i "$d/r.data" >"$d/p61.script" 2>"$d/p61.err" &&
+		   [ "$(grep -c cpu-clock "$d/p61.script")" = "$(grep -c cpu-clock "$d/r.script")" ]; then
+			ok "unwind (host): perf 6.1 reads dstack's dwarf-mode file ($(grep -c cpu-clock "$d/p61.script") samples)"
+		else
+			bad "unwind (host): perf 6.1 on dstack's dwarf-mode file: $(tail -1 "$d/p61.err")"
+		fi
+	fi
+}
+
+unwind_host
 unwind_suite
