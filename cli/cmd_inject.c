@@ -373,6 +373,8 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 
 		inj->syms = ds_symbols__new(&so);
 		inj->machine = inj->syms ? ds_machine__new(inj->syms) : NULL;
+		if (inj->machine)
+			user_unwind__find_vdso(&inj->uu, inj->syms, ds_reader__info(inj->r));
 		if (!inj->machine) {
 			fprintf(stderr, "dstack inject: out of memory\n");
 			ds_symbols__delete(inj->syms);

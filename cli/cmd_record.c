@@ -272,6 +272,24 @@ static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
 	ds_writer__add_build_id(c->w, -1, h.misc & DS_MISC_CPUMODE_MASK, rec + 44, bid_size, name);
 }
 
+/*
+ * Samples with a stack copy are unwound later, maybe through the vDSO,
+ * which lies in no file: its image is kept in perf's build-id cache and
+ * named in the header, as perf record does.
+ */
+static void keep_vdso(struct sink_ctx *c)
+{
+	uint8_t bid[20];
+	size_t len = 0;
+	int err = ds_vdso__keep(bid, &len);
+
+	if (err)
+		fprintf(stderr, "dstack record: the vDSO image was not kept (%s): walks through it will stop there\n",
+			strerror(-err));
+	else
+		ds_writer__add_build_id(c->w, -1, DS_MISC_USER, bid, len, "[vdso]");
+}
+
 static int sink(void *ctx, const void *rec, size_t len)
 {
 	struct sink_ctx *c = ctx;
@@ -435,6 +453,8 @@ int cmd_record(int argc, char **argv)
 	if (st->lost_records)
 		fprintf(stderr, "dstack record: lost %llu events in %llu LOST records: raise -m\n",
 			(unsigned long long)st->lost_events, (unsigned long long)st->lost_records);
+	if (a.ro.stack_user && !c.err)
+		keep_vdso(&c);
 	int cerr = ds_writer__close(c.w);
 	if (c.err || cerr) {
 		fprintf(stderr, "dstack record: writing %s: %s\n", a.output, strerror(-(c.err ? c.err : cerr)));

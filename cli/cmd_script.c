@@ -330,6 +330,7 @@ int cmd_script(int argc, char **argv)
 	if (ret)
 		return ret;
 	sc.machine = a.machine;
+	user_unwind__find_vdso(&sc.uu, a.syms, ds_reader__info(ds_session__reader(a.session)));
 	/* hashed into all over: populated now, not a fault per slot's page later */
 	sc.line_of = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
 	sc.chains = ds_calloc_populated(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "dstack/log.h"
 #include "samples.h"
 
@@ -182,8 +183,11 @@ const uint64_t *user_unwind__chain(struct user_unwind *uu, struct ds_machine *m,
 			break;
 	if (k < nr && cc[k] == DS_CONTEXT_USER && k + 1 < nr)
 		return NULL;   /* the kernel recorded the user part */
-	if (!uu->unwinder && !(uu->unwinder = ds_unwinder__new(m)))
-		return NULL;
+	if (!uu->unwinder) {
+		if (!(uu->unwinder = ds_unwinder__new(m)))
+			return NULL;
+		ds_unwinder__set_vdso(uu->unwinder, uu->vdso);
+	}
 	if (!max)
 		max = 127;
 	need = (size_t)k + 3 + max;
@@ -215,6 +219,21 @@ const uint64_t *user_unwind__chain(struct user_unwind *uu, struct ds_machine *m,
 		return NULL;
 	*nr_out = pre + res.nr;
 	return uu->chain;
+}
+
+void user_unwind__find_vdso(struct user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in)
+{
+	char path[4096];
+
+	for (size_t i = 0; in && i < in->nr_build_ids; i++) {
+		const struct ds_build_id_entry *b = &in->build_ids[i];
+
+		if (b->filename && !strcmp(b->filename, "[vdso]") &&
+		    !ds_vdso__cache_path(b->data, b->size, path, sizeof(path)) && !access(path, R_OK)) {
+			uu->vdso = ds_symbols__dso(syms, path, b->data, b->size);
+			return;
+		}
+	}
 }
 
 void user_unwind__exit(struct user_unwind *uu)
@@ -442,6 +461,7 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	a.no_preload = o->filter.nr_pids || o->filter.nr_tids || o->filter.nr_comms ||
 		       o->filter.time_start || o->filter.time_end != UINT64_MAX;
 	w.machine = a.machine;
+	user_unwind__find_vdso(&w.uu, a.syms, ds_reader__info(ds_session__reader(a.session)));
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
 	if (ds_session__stitch_stats(a.session))
 		last_stats = *ds_session__stitch_stats(a.session);

@@ -124,6 +124,7 @@ const struct unwind_stats *walk_last_unwind_stats(void);
  */
 struct user_unwind {
 	struct ds_unwinder *unwinder;
+	struct ds_dso *vdso;             /* the recording's vDSO image (user_unwind__find_vdso) */
 	uint64_t *chain;
 	size_t chain_cap;
 	struct unwind_stats stats;
@@ -137,6 +138,11 @@ struct user_unwind {
  */
 const uint64_t *user_unwind__chain(struct user_unwind *uu, struct ds_machine *m, struct ds_thread *t,
 				   const struct ds_event *ev, unsigned max, uint64_t *nr);
+/*
+ * The vDSO image the header names by build-id ("[vdso]"), if perf's
+ * build-id cache holds it (dstack record and perf record keep it there).
+ */
+void user_unwind__find_vdso(struct user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in);
 /* Free it; its statistics become walk_last_unwind_stats(). */
 void user_unwind__exit(struct user_unwind *uu);
 

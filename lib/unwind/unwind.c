@@ -35,6 +35,7 @@ struct uw_dso {
 
 struct ds_unwinder {
 	struct ds_machine *machine;
+	struct ds_dso *vdso;              /* the recording's vDSO image, or NULL */
 	struct ds_hashmap dsos;           /* struct ds_dso * -> struct uw_dso * */
 };
 
@@ -105,6 +106,11 @@ void ds_unwinder__delete(struct ds_unwinder *u)
 			uw_dso_free((struct uw_dso *)(uintptr_t)u->dsos.slots[i].val);
 	ds_hashmap__exit(&u->dsos);
 	free(u);
+}
+
+void ds_unwinder__set_vdso(struct ds_unwinder *u, struct ds_dso *vdso)
+{
+	u->vdso = vdso;
 }
 
 bool ds_unwind__has_snapshot(const struct ds_evsel *evsel, const struct ds_sample *s)
@@ -446,6 +452,8 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 		const struct ds_map *map = find(ctx, look);
 		const struct uw_row *row;
 		struct uw_dso *d;
+		struct ds_dso *dso = map ? map->dso : NULL;
+		uint64_t off = map ? look - map->start + map->pgoff : 0;
 		enum ds_unwind_method how;
 		int end;
 
@@ -454,13 +462,17 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 		 * does (its libdw walk stops at an address no ELF file
 		 * holds): a garbage return address ends the walk unreported.
 		 */
-		if (!map || !map->dso) {
+		/* the kept image is the 64-bit one (a 32-bit task maps vdso32) */
+		if (map && !dso && u->vdso && w.word == 8 && map->name && !strcmp(map->name, "[vdso]")) {
+			dso = u->vdso;   /* the kept image: offsets from the map's start */
+			off = look - map->start;
+		}
+		if (!dso) {
 			res->end = map && map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO
 										   : DS_UNWIND_END_NO_INFO;
 			return;
 		}
-		if (!(d = dso_tables(u, map->dso)) || !d->img ||
-		    !ds_elf__off_to_vaddr(d->img, look - map->start + map->pgoff, &vaddr) ||
+		if (!(d = dso_tables(u, dso)) || !d->img || !ds_elf__off_to_vaddr(d->img, off, &vaddr) ||
 		    !(row = rules(d, vaddr))) {
 			res->end = DS_UNWIND_END_NO_INFO;
 			return;

@@ -117,5 +117,33 @@ PY
 	fi
 }
 
+# The vDSO lies in no file: dstack record keeps its image in perf's build-id
+# cache ($PERF_BUILDID_DIR) and names it in the header; with it, walks from
+# clock_gettime go through the vDSO to the outermost frame; without it,
+# they stop there and say so.
+unwind_vdso() {
+	local d="$WORK/out/unwind-vdso" with without
+	rm -rf "$d"; mkdir -p "$d"
+	if ! cc -O2 -g -fomit-frame-pointer -o "$d/vd" "$ROOT/tests/vm/unwind/vdso.c" 2>"$d/cc.err"; then
+		echo "SKIPPED unwind (vDSO): cannot build the workload: $(head -1 "$d/cc.err")"; return
+	fi
+	if ! PERF_BUILDID_DIR="$d/cache" "$DSTACK" record -e cpu-clock -c 200000 --call-graph dwarf \
+		-o "$d/r.data" -- "$d/vd" >"$d/rec.out" 2>"$d/rec.err"; then
+		echo "SKIPPED unwind (vDSO): *** cannot record here: $(tail -1 "$d/rec.err") ***"; return
+	fi
+	with=$(PERF_BUILDID_DIR="$d/cache" "$DSTACK" stat -i "$d/r.data" |
+		awk '$1 == "unwind.samples" {n = $2} $1 == "unwind.end.outermost" {o = $2} $1 == "unwind.end.no-vdso" {v = $2} END {print n + 0, o + 0, v + 0}')
+	without=$(PERF_BUILDID_DIR="$d/none" "$DSTACK" stat -i "$d/r.data" |
+		awk '$1 == "unwind.end.no-vdso" {print $2 + 0}')
+	set -- $with
+	if ls "$d"/cache/\[vdso\]/*/vdso >/dev/null 2>&1 && [ "$1" -ge 20 ] && [ "$3" -eq 0 ] &&
+	   [ "$2" -ge $(( $1 * 99 / 100 )) ] && [ "${without:-0}" -ge $(( $1 / 2 )) ]; then
+		ok "unwind (vDSO): the image kept in the build-id cache: $2/$1 samples unwound to the outermost frame; without it $without stop at the vDSO (no-vdso)"
+	else
+		bad "unwind (vDSO): with the image: samples $1, outermost $2, no-vdso $3; without: no-vdso ${without:-?} ($(tail -1 "$d/rec.err"))"
+	fi
+}
+
 unwind_host
+unwind_vdso
 unwind_suite
