@@ -225,7 +225,11 @@ static void check_expr(void)
 
 /* ---- the walk of this program's own stack ---------------------------- */
 
+#ifdef __clang__
+#define NOIPA __attribute__((noinline))   /* clang has no noipa; its calls below are not tail calls */
+#else
 #define NOIPA __attribute__((noinline, noipa))
+#endif
 
 static uint64_t snap_regs[4];   /* BX, BP, SP, IP: perf registers 1, 6, 7, 8 */
 static uint8_t *snap_stack;
