@@ -200,6 +200,68 @@ else
 	skip "script" "$(basename "$large")" "perf 7.2 not ready"
 fi
 
+# Dwarf mode (--call-graph dwarf: a stack copy per sample, unwound when
+# read): a recording of >= 10,000 samples made by perf 7.2 in the guest
+# (bench/unwind-job.sh, made once), script and report against perf 7.2's
+# libdw unwinding; then the same grown to ~1 GB (BENCH_DWARF_BIG_COPIES,
+# default 12 copies of the ~88 MB recording; 0: skip) for script.
+bench_dwarf() {
+	local d="$B/dwarf" job out symfs libs
+	job=$d/job out=$d/out symfs=$d/symfs
+	if ! have_perf7 || [ ! -x "$KVM_SIDCC" ]; then
+		skip "script (dwarf mode)" "dwarf" "kernel-vm not ready"; return
+	fi
+	if [ ! -s "$out/dwarf.data" ]; then
+		rm -rf "$d"; mkdir -p "$job" "$out" "$symfs/job" "$symfs/usr/lib/x86_64-linux-gnu"
+		cp tests/vm/unwind/uw.c "$job/" && cp bench/unwind-job.sh "$job/run.sh" &&
+			(cd "$job" && "$KVM_SIDCC" -O2 -g -fomit-frame-pointer -pthread -o uw uw.c) ||
+			{ skip "script (dwarf mode)" "dwarf" "cannot build the workload"; return; }
+		"$KVM_RUN" -t 900 "$job" "$out" >"$d/run.log" 2>&1 || "$KVM_RUN" -t 900 "$job" "$out" >"$d/run.log" 2>&1 ||
+			{ skip "script (dwarf mode)" "dwarf" "the guest job failed ($d/run.log)"; rm -f "$out/dwarf.data"; return; }
+		cp "$job/uw" "$symfs/job/"
+		libs=${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu
+		cp -L "$libs/libc.so.6" "$libs/ld-linux-x86-64.so.2" "$symfs/usr/lib/x86_64-linux-gnu/"
+	fi
+	local opts=(--symfs "$symfs" --kallsyms "$out/kallsyms" -i "$out/dwarf.data") n t note res
+	"$DSTACK" script "${opts[@]}" > "$B/dwarf.dstack.script" 2>/dev/null
+	"$PERF7" script "${opts[@]}" > "$B/dwarf.perf.script" 2>/dev/null
+	n=$(grep -c cpu-clock "$B/dwarf.dstack.script")
+	if cmp -s "$B/dwarf.dstack.script" "$B/dwarf.perf.script"; then
+		settle "$B/dwarf.dstack.script" "$B/dwarf.perf.script"
+		t=$(time_mixed "$NL" "$DSTACK" script "${opts[@]}" :: "$NL" "$PERF7" script "${opts[@]}")
+		row "script (dwarf mode)" "dwarf" "$(line 1 "$t")" "$(line 2 "$t")" \
+			"outputs equal ($n samples, $(du -m "$out/dwarf.data" | cut -f1) MB)"
+	else
+		skip "script (dwarf mode)" "dwarf" "outputs differ ($B/dwarf.*.script)"
+	fi
+	local ropts=(--stdio --no-children "${opts[@]}")
+	"$DSTACK" report "${ropts[@]}" > "$B/dwarf.dstack.report" 2>/dev/null
+	"$PERF7" report "${ropts[@]}" > "$B/dwarf.perf.report" 2>/dev/null
+	if res=$(python3 tests/check_report.py "$B/dwarf.perf.report" "$B/dwarf.dstack.report" --trees 2>&1); then
+		note="equal per tests/check_report.py"
+	else
+		note="DIFFER: $(echo "$res" | tail -1)"
+	fi
+	settle
+	t=$(time_mixed "$NL" "$DSTACK" report "${ropts[@]}" :: "$NL" "$PERF7" report "${ropts[@]}")
+	row "report --stdio (dwarf mode)" "dwarf" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
+	local copies=${BENCH_DWARF_BIG_COPIES:-12} big="$B/dwarf.big.data"
+	[ "$copies" -gt 0 ] || return
+	[ -s "$big" ] || "$B/scale" "$out/dwarf.data" "$big" "$copies" 2>/dev/null || { rm -f "$big"; return; }
+	opts=(--symfs "$symfs" --kallsyms "$out/kallsyms" -i "$big")
+	"$DSTACK" script "${opts[@]}" 2>/dev/null | md5sum > "$B/dwarf.big.dstack.sum"
+	"$PERF7" script "${opts[@]}" 2>/dev/null | md5sum > "$B/dwarf.big.perf.sum"
+	if cmp -s "$B/dwarf.big.dstack.sum" "$B/dwarf.big.perf.sum"; then
+		settle
+		t=$(time_mixed 1 "$DSTACK" script "${opts[@]}" :: 1 "$PERF7" script "${opts[@]}")
+		row "script (dwarf mode, grown)" "dwarf.big" "$(line 1 "$t")" "$(line 2 "$t")" \
+			"outputs equal ($(du -m "$big" | cut -f1) MB, one run each)"
+	else
+		skip "script (dwarf mode, grown)" "dwarf.big" "outputs differ"
+	fi
+}
+bench_dwarf
+
 echo
 echo "scaling (dstack script, kernel.fp grown; time should grow linearly, RSS stay flat):"
 printf '%-10s %10s %10s %12s %12s\n' copies MB median_s s_per_copy peak_KiB

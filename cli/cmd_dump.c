@@ -11,6 +11,7 @@
 #include "outbuf.h"
 #include "dstack/event.h"
 #include "dstack/reader.h"
+#include "dstack/unwind.h"
 
 static const char *context_name(uint64_t ip)
 {
@@ -38,6 +39,36 @@ static void dump_chain(const uint64_t *ips, uint64_t nr)
 			printf(" .....  %llu: %016llx%s\n", (unsigned long long)i, (unsigned long long)ips[i],
 			       i && ips[i - 1] == DS_CONTEXT_USER_DEFERRED ? " (cookie)" : "");
 	}
+}
+
+/* As perf report -D: the ABI, then each register of the attr's mask by name. */
+static void dump_regs(const char *type, uint64_t mask, uint64_t abi, const uint64_t *regs)
+{
+	static const char *const abi_name[] = { "none", "32-bit", "64-bit" };
+	unsigned k = 0;
+
+	printf("... %s regs: mask %#llx ABI %s\n", type, (unsigned long long)mask, abi_name[abi]);
+	for (unsigned b = 0; b < 64; b++) {
+		const char *name;
+
+		if (!(mask & (1ull << b)))
+			continue;
+		name = ds_x86_reg__name(b);
+		if (name)
+			printf(".... %-5s 0x%016llx\n", name, (unsigned long long)regs[k]);
+		else
+			printf(".... r%-4u 0x%016llx\n", b, (unsigned long long)regs[k]);
+		k++;
+	}
+}
+
+/* The user stack copy: perf's "size" is what the kernel could copy (dyn_size). */
+static void dump_stack(const struct ds_event_header *h, const struct ds_sample *s)
+{
+	size_t off = s->stack_user ? (size_t)((const char *)s->stack_user - (const char *)h) - 8 : 0;
+
+	printf("... ustack: size %llu, offset %#zx (copy of %llu bytes)\n", (unsigned long long)s->stack_user_dyn,
+	       off, (unsigned long long)s->stack_user_size);
 }
 
 static void dump_id(const struct ds_sample *s)
@@ -70,6 +101,12 @@ static void dump_kernel_record(const struct ds_reader *r, const struct ds_event_
 		printf("\n");
 		if (s.callchain)
 			dump_chain(s.callchain, s.callchain_nr);
+		if (s.regs_user)
+			dump_regs("user", e->attr.sample_regs_user, s.regs_user_abi, s.regs_user);
+		if (s.regs_intr)
+			dump_regs("intr", e->attr.sample_regs_intr, s.regs_intr_abi, s.regs_intr);
+		if ((e->attr.sample_type & DS_SAMPLE_STACK_USER) && s.stack_user)
+			dump_stack(h, &s);
 		return;
 	}
 	ds_sample_id__parse(e, h, &s, &why);

@@ -19,6 +19,13 @@
  * build-ids), never compressed.  perf-tool records of the input
  * (TIME_CONV, ID_INDEX, THREAD_MAP, CPU_MAP, EVENT_UPDATE, ...) are not
  * copied: the attrs carry the ids and EVENT_DESC the names.
+ *
+ * Samples with a user stack copy (--call-graph dwarf, or fp,defer's
+ * --stack-snapshot) are unwound (threads and maps tracked, binaries under
+ * --symfs): their chain becomes kernel ips, PERF_CONTEXT_USER, the
+ * unwound frames, and the copy and the user registers are dropped, with
+ * REGS_USER/STACK_USER and exclude_callchain_user cleared in the attrs, so
+ * readers without DWARF unwinding get full stacks from a far smaller file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +38,7 @@
 #include "dstack/session.h"
 #include "dstack/writer.h"
 #include "outbuf.h"
+#include "samples.h"
 
 #define ROUND_RECORDS 65536
 #define MAX_RECORD_SIZE 65528u  /* largest 8-byte multiple a u16 size holds */
@@ -45,8 +53,13 @@ struct inject {
 	bool time_went_back;           /* then no more FINISHED_ROUND: perf could reorder */
 	uint64_t since_round;
 	uint8_t rec[65536];            /* a rebuilt sample */
+	/* unwinding the stack copies (when an event has them) */
+	bool unwind;
+	struct ds_symbols *syms;
+	struct ds_machine *machine;
+	struct user_unwind uu;
 	struct {
-		uint64_t samples, stitched, unresolved, truncated;
+		uint64_t samples, stitched, unresolved, truncated, unwound;
 		uint64_t deferred_dropped, other_dropped, unknown_evsel;
 	} n;
 };
@@ -123,6 +136,14 @@ static int set_up(struct inject *inj)
 		struct ds_attr a = e->attr;
 
 		a.flags &= ~((1ULL << DS_ATTR_DEFER_CALLCHAIN) | (1ULL << DS_ATTR_DEFER_OUTPUT));
+		if (inj->unwind && (a.sample_type & DS_SAMPLE_REGS_USER) && (a.sample_type & DS_SAMPLE_STACK_USER)) {
+			/* the copies become classic chains: the user part is in the chain */
+			a.sample_type &= ~(uint64_t)(DS_SAMPLE_REGS_USER | DS_SAMPLE_STACK_USER);
+			a.sample_type |= DS_SAMPLE_CALLCHAIN;
+			a.sample_regs_user = 0;
+			a.sample_stack_user = 0;
+			a.flags &= ~(1ULL << DS_ATTR_EXCLUDE_CALLCHAIN_USER);
+		}
 		a.size = 0;
 		err = ds_writer__add_attr(inj->w, &a, ds_attr__min_size(&a), e->ids, e->nr_ids, e->name);
 	}
@@ -171,12 +192,79 @@ static int write_sample(struct inject *inj, const struct ds_event *ev, const uin
 	return ds_writer__write(inj->w, inj->rec, size);
 }
 
+/*
+ * The sample with @ips as its chain and without its user registers and
+ * stack copy (dropped with their attr bits).  Only RAW may lie between the
+ * chain and the registers here (a branch stack: the sample is kept as it
+ * came, by the caller).
+ */
+static int write_unwound(struct inject *inj, const struct ds_event *ev, const uint64_t *ips, uint64_t nr)
+{
+	const uint8_t *rec = (const uint8_t *)ev->hdr;
+	const struct ds_sample *s = &ev->sample;
+	size_t before = (size_t)((const uint8_t *)s->callchain - rec) - 8;
+	size_t after = before + 8 + (size_t)s->callchain_nr * 8, regs, rest;
+
+	regs = s->raw ? (size_t)(((const uint8_t *)s->raw - rec) + s->raw_size + 7) / 8 * 8 : after;
+	rest = regs + 8 + (s->regs_user_abi ? (size_t)ev->evsel->nr_regs_user * 8 : 0);
+	rest += 8 + (s->stack_user_size ? (size_t)s->stack_user_size + 8 : 0);
+	if (rest > ev->hdr->size || regs < after)
+		return -EINVAL;   /* cannot be: the session parsed it */
+	size_t mid = regs - after, tail = ev->hdr->size - rest;
+	size_t room = (MAX_RECORD_SIZE - before - 8 - mid - tail) / 8;
+
+	if (nr > room) {
+		nr = room;
+		inj->n.truncated++;
+	}
+	size_t size = before + 8 + (size_t)nr * 8 + mid + tail;
+	struct ds_event_header h = *ev->hdr;
+	uint8_t *o = inj->rec;
+
+	memcpy(o, rec, before);
+	memcpy(o + before, &nr, 8);
+	memcpy(o + before + 8, ips, (size_t)nr * 8);
+	memcpy(o + before + 8 + nr * 8, rec + after, mid);
+	memcpy(o + before + 8 + nr * 8 + mid, rec + rest, tail);
+	h.size = (uint16_t)size;
+	memcpy(o, &h, sizeof(h));
+	return ds_writer__write(inj->w, o, size);
+}
+
+static bool has_copy(const struct ds_evsel *e)
+{
+	uint64_t t = e->attr.sample_type;
+
+	return (t & DS_SAMPLE_REGS_USER) && (t & DS_SAMPLE_STACK_USER);
+}
+
 static int inject_sample(struct inject *inj, const struct ds_event *ev)
 {
 	const struct ds_sample *s = &ev->sample;
 	long m;
 
 	inj->n.samples++;
+	if (inj->unwind && has_copy(ev->evsel) && s->callchain && !(ev->evsel->attr.sample_type & DS_SAMPLE_BRANCH_STACK)) {
+		struct ds_thread *t = ds_machine__thread(inj->machine, (int32_t)s->pid, (int32_t)s->tid);
+		uint64_t nr = 0;
+		const uint64_t *ips = t ? user_unwind__chain(&inj->uu, inj->machine, t, ev, 127, &nr) : NULL;
+
+		if (ips) {
+			inj->n.unwound++;
+			if (ev->stitch != DS_STITCH_BEFORE && ev->stitch != DS_STITCH_AFTER &&
+			    ds_callchain__deferred_marker(s->callchain, s->callchain_nr) >= 0)
+				inj->n.unresolved++;
+			return write_unwound(inj, ev, ips, nr);
+		}
+		if (ev->stitch == DS_STITCH_BEFORE || ev->stitch == DS_STITCH_AFTER) {
+			inj->n.stitched++;
+			return write_unwound(inj, ev, s->callchain, s->callchain_nr);
+		}
+		m = ds_callchain__deferred_marker(s->callchain, s->callchain_nr);
+		if (m >= 0)
+			inj->n.unresolved++;
+		return write_unwound(inj, ev, s->callchain, m >= 0 ? (uint64_t)m : s->callchain_nr);
+	}
 	if (ev->stitch == DS_STITCH_BEFORE || ev->stitch == DS_STITCH_AFTER) {
 		inj->n.stitched++;
 		return write_sample(inj, ev, s->callchain, s->callchain_nr);
@@ -233,6 +321,8 @@ static int on_event(void *ctx, const struct ds_event *ev)
 		inj->n.unknown_evsel++;
 		return 0;
 	}
+	if (inj->machine && type != DS_REC_SAMPLE && (err = ds_machine__process(inj->machine, ev)))
+		return err;
 	err = type == DS_REC_SAMPLE ? inject_sample(inj, ev)
 				    : ds_writer__write(inj->w, ev->hdr, ev->hdr->size);
 	return err ? err : maybe_round(inj, ev);
@@ -266,7 +356,7 @@ static void print_summary(const struct inject *inj, const char *out)
 			(unsigned long long)inj->n.truncated);
 }
 
-static int run(struct ds_session *s, const char *out)
+static int run(struct ds_session *s, const char *out, const struct common_opts *co)
 {
 	struct inject *inj = calloc(1, sizeof(*inj));
 	char *err = NULL;
@@ -278,10 +368,28 @@ static int run(struct ds_session *s, const char *out)
 		return EXIT_INPUT;
 	}
 	inj->r = ds_session__reader(s);
+	for (size_t i = 0; i < ds_reader__nr_evsels(inj->r); i++)
+		inj->unwind |= has_copy(ds_reader__evsel(inj->r, i));
+	if (inj->unwind) {
+		struct ds_symbols_opts so = { .symfs = co->symfs, .kallsyms = co->kallsyms, .no_inline = true };
+
+		inj->syms = ds_symbols__new(&so);
+		inj->machine = inj->syms ? ds_machine__new(inj->syms) : NULL;
+		if (inj->machine)
+			user_unwind__find_vdso(&inj->uu, inj->syms, ds_reader__info(inj->r));
+		if (!inj->machine) {
+			fprintf(stderr, "dstack inject: out of memory\n");
+			ds_symbols__delete(inj->syms);
+			free(inj);
+			return EXIT_INPUT;
+		}
+	}
 	inj->w = ds_writer__open(out, false, &err);
 	if (!inj->w) {
 		fprintf(stderr, "dstack inject: %s\n", err ? err : strerror(errno));
 		free(err);
+		ds_machine__delete(inj->machine);
+		ds_symbols__delete(inj->syms);
 		free(inj);
 		return EXIT_INPUT;
 	}
@@ -300,8 +408,15 @@ static int run(struct ds_session *s, const char *out)
 	cret = ds_writer__close(inj->w);
 	if (cret && !werr)
 		output_failed(strcmp(out, "-") ? out : "stdout", -cret);
-	if (!werr && !cret)   /* no success line after a failed write */
+	if (!werr && !cret) {   /* no success line after a failed write */
 		print_summary(inj, out);
+		if (inj->unwind)
+			fprintf(stderr, "dstack inject: %llu samples unwound from their stack copies, the copies dropped\n",
+				(unsigned long long)inj->n.unwound);
+	}
+	user_unwind__exit(&inj->uu);
+	ds_machine__delete(inj->machine);
+	ds_symbols__delete(inj->syms);
 	free(inj);
 	if (werr || cret)
 		return EXIT_OUTPUT;
@@ -354,7 +469,7 @@ int cmd_inject(int argc, char **argv)
 		free(err);
 		return EXIT_INPUT;
 	}
-	int ret = run(s, out);
+	int ret = run(s, out, &co);
 
 	ds_session__close(s);
 	return ret;

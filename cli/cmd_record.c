@@ -2,8 +2,17 @@
 /*
  * dstack record: the recorder (lib/recorder.c) feeding the perf.data writer.
  *
- *   dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ] [-g | --call-graph fp[,defer]]
- *                 [-a | -p PID | -t TID] [-m PAGES] [--defer-grace MS] [-- CMD ARGS...]
+ *   dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ]
+ *                 [-g | --call-graph fp[,defer]|dwarf[,SIZE]] [--user-regs REG,...]
+ *                 [--stack-snapshot SIZE] [-a | -p PID | -t TID] [-m PAGES] [--defer-grace MS]
+ *                 [-- CMD ARGS...]
+ *
+ * --call-graph dwarf copies SIZE bytes of user stack (default 8192) and the
+ * user registers into each sample, as perf does, on any kernel: the user
+ * part of the chain is unwound when the file is read.  --stack-snapshot
+ * SIZE adds such a copy to fp,defer samples, for those whose deferred
+ * record never arrives (a task exiting in the kernel, or still in it when
+ * the profile ends): they are unwound from it instead of keeping a cookie.
  *
  * At the end it prints perf's summary line, then reads the file back with
  * the library and prints the stitching summary.
@@ -24,11 +33,14 @@
 #include "dstack/event.h"
 #include "dstack/session.h"
 #include "dstack/writer.h"
+#include "dstack/unwind.h"
 #include "hashmap.h"
+#include <strings.h>
 #include "outbuf.h"
 
 #define USAGE "usage: dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ] " \
-	"[-g | --call-graph fp[,defer]] [-a | -p PID | -t TID] [-m PAGES] [--defer-grace MS] [-- CMD ARGS...]"
+	"[-g | --call-graph fp[,defer]|dwarf[,SIZE]] [--user-regs REG,...] [--stack-snapshot SIZE] " \
+	"[-a | -p PID | -t TID] [-m PAGES] [--defer-grace MS] [-- CMD ARGS...]"
 
 struct record_args {
 	struct ds_recorder_opts ro;
@@ -44,6 +56,46 @@ static int parse_u64(const char *s, uint64_t *v)
 	if (errno || end == s || *end || s[0] == '-')
 		return -1;
 	*v = x;
+	return 0;
+}
+
+/* A user stack copy size: 8 to 65528 bytes (the kernel's limit), rounded up to 8 as perf does. */
+static int parse_stack_size(const char *what, const char *v, uint32_t *size)
+{
+	uint64_t n;
+
+	if (parse_u64(v, &n) || n < 8 || n > 65528) {
+		usage_error("record", "%s needs a size of 8 to 65528 bytes, not '%s'", what, v);
+		return -1;
+	}
+	*size = (uint32_t)((n + 7) & ~7ULL);
+	return 0;
+}
+
+/* --user-regs: perf's names (ax, bx, ... ip, flags, ..., r8-r15), comma-separated. */
+static int parse_user_regs(const char *list, uint64_t *mask)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	*mask = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		unsigned r;
+
+		for (r = 0; r < DS_X86_NR_REGS; r++)
+			if (!strcasecmp(t, ds_x86_reg__name(r)))
+				break;
+		if (r == DS_X86_NR_REGS) {
+			usage_error("record", "--user-regs: unknown register '%s' (ax, bx, cx, dx, si, di, bp, sp, "
+				    "ip, flags, cs, ss, ds, es, fs, gs, r8-r15)", t);
+			return -1;
+		}
+		*mask |= 1ULL << r;
+	}
+	if (!(*mask & (1ULL << DS_X86_IP)) || !(*mask & (1ULL << DS_X86_SP))) {
+		usage_error("record", "--user-regs needs at least ip and sp to unwind");
+		return -1;
+	}
 	return 0;
 }
 
@@ -65,6 +117,7 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 {
 	const char *v;
 	uint64_t n;
+	uint32_t snapshot = 0;
 	int targets = 0;
 
 	a->output = "perf.data";
@@ -112,12 +165,23 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 			a->ro.callchain = true;
 		} else if ((v = opt_value("--call-graph", argc, argv, &i))) {
 			a->ro.callchain = true;
-			if (!strcmp(v, "fp,defer") || !strcmp(v, "defer"))
+			if (!strcmp(v, "fp,defer") || !strcmp(v, "defer")) {
 				a->ro.defer = true;
-			else if (strcmp(v, "fp")) {
-				usage_error("record", "--call-graph %s: only fp and fp,defer are supported", v);
+			} else if (!strncmp(v, "dwarf", 5) && (!v[5] || v[5] == ',')) {
+				a->ro.dwarf = true;
+				a->ro.stack_user = 8192;   /* perf's default */
+				if (v[5] && parse_stack_size("--call-graph dwarf,SIZE", v + 6, &a->ro.stack_user))
+					return EXIT_USAGE;
+			} else if (strcmp(v, "fp")) {
+				usage_error("record", "--call-graph %s: fp, fp,defer and dwarf[,SIZE] are supported", v);
 				return EXIT_USAGE;
 			}
+		} else if ((v = opt_value("--stack-snapshot", argc, argv, &i))) {
+			if (parse_stack_size("--stack-snapshot", v, &snapshot))
+				return EXIT_USAGE;
+		} else if ((v = opt_value("--user-regs", argc, argv, &i))) {
+			if (parse_user_regs(v, &a->ro.regs_user))
+				return EXIT_USAGE;
 		} else if (!strcmp(arg, "-a") || !strcmp(arg, "--all-cpus")) {
 			a->ro.target = DS_TARGET_ALL_CPUS;
 			targets++;
@@ -146,6 +210,17 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 			usage_error("record", "unknown option '%s'\n%s", arg, USAGE);
 			return EXIT_USAGE;
 		}
+	}
+	if (snapshot) {
+		if (!a->ro.defer) {
+			usage_error("record", "--stack-snapshot goes with --call-graph fp,defer");
+			return EXIT_USAGE;
+		}
+		a->ro.stack_user = snapshot;
+	}
+	if (a->ro.regs_user && !a->ro.stack_user) {
+		usage_error("record", "--user-regs goes with --call-graph dwarf or --stack-snapshot");
+		return EXIT_USAGE;
 	}
 	if (a->ro.period && a->ro.freq) {
 		usage_error("record", "-c and -F exclude each other");
@@ -268,6 +343,24 @@ static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
 		return;
 	/* perf files build ids under the machine's pid: -1 for the host */
 	ds_writer__add_build_id(c->w, -1, h.misc & DS_MISC_CPUMODE_MASK, rec + 44, bid_size, name);
+}
+
+/*
+ * Samples with a stack copy are unwound later, maybe through the vDSO,
+ * which lies in no file: its image is kept in perf's build-id cache and
+ * named in the header, as perf record does.
+ */
+static void keep_vdso(struct sink_ctx *c)
+{
+	uint8_t bid[20];
+	size_t len = 0;
+	int err = ds_vdso__keep(bid, &len);
+
+	if (err)
+		fprintf(stderr, "dstack record: the vDSO image was not kept (%s): walks through it will stop there\n",
+			strerror(-err));
+	else
+		ds_writer__add_build_id(c->w, -1, DS_MISC_USER, bid, len, "[vdso]");
 }
 
 static int sink(void *ctx, const void *rec, size_t len)
@@ -453,6 +546,8 @@ int cmd_record(int argc, char **argv)
 	if (st->lost_records)
 		fprintf(stderr, "dstack record: lost %llu events in %llu LOST records: raise -m\n",
 			(unsigned long long)st->lost_events, (unsigned long long)st->lost_records);
+	if (a.ro.stack_user && !c.err)
+		keep_vdso(&c);
 	int cerr = ds_writer__close(c.w);
 	if (c.err || cerr) {
 		output_failed(pipe ? "stdout" : a.output, -(c.err ? c.err : cerr));

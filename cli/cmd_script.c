@@ -61,6 +61,7 @@ struct script {
 	struct ds_machine *machine;
 	bool no_merge;
 	unsigned max_stack;
+	struct user_unwind uu;      /* samples with a user stack snapshot */
 	uint32_t *line_of;         /* FRAME_CACHE_SLOTS: index + 1 into lines, 0 none; NULL: no cache */
 	struct frame_line *lines;
 	size_t nr_lines, cap_lines;
@@ -231,6 +232,8 @@ static void print_sample(struct script *sc, const struct ds_event *ev)
 	const struct ds_sample *s = &ev->sample;
 	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	struct outbuf *o = sc->out;
+	const uint64_t *unwound;
+	uint64_t unwound_nr = 0;
 
 	bool tp = ev->evsel->attr.type == DS_PERF_TYPE_TRACEPOINT;
 
@@ -243,7 +246,10 @@ static void print_sample(struct script *sc, const struct ds_event *ev)
 	outbuf_puts(o, ": ");
 	if (tp)
 		print_trace(sc, ev, t);
-	if (s->callchain) {
+	if ((unwound = user_unwind__chain(&sc->uu, sc->machine, t, ev, sc->max_stack, &unwound_nr))) {
+		outbuf_putc(o, '\n');
+		print_callchain(sc, t, unwound, unwound_nr);
+	} else if (s->callchain) {
 		outbuf_putc(o, '\n');
 		print_callchain(sc, t, s->callchain, s->callchain_nr);
 	} else if (!tp && ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
@@ -342,6 +348,7 @@ int cmd_script(int argc, char **argv)
 		return ret;
 	sc.machine = a.machine;
 	trace_text_init(&sc.tt, a.session, a.machine);
+	user_unwind__find_vdso(&sc.uu, a.syms, ds_reader__info(ds_session__reader(a.session)));
 	/* hashed into all over: populated now, not a fault per slot's page later */
 	sc.line_of = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
 	sc.chains = ds_calloc_populated(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
@@ -360,6 +367,7 @@ int cmd_script(int argc, char **argv)
 		outbuf_flush(sc.out);
 	}
 	outbuf_delete(sc.out);
+	user_unwind__exit(&sc.uu);
 	analysis_finish(&a);
 	trace_text_exit(&sc.tt);
 	free(sc.line_of);

@@ -12,12 +12,55 @@
 #include "outbuf.h"
 #include "dstack/event.h"
 #include "dstack/session.h"
+#include "samples.h"
 
 static int count_only(void *ctx, const struct ds_event *ev)
 {
 	(void)ctx;
 	(void)ev;
 	return 0;
+}
+
+/* Some event samples user registers and stack: the recording is unwound. */
+static bool has_snapshots(const struct ds_session *s)
+{
+	const struct ds_reader *rd = ds_session__reader(s);
+
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
+		uint64_t t = ds_reader__evsel(rd, i)->attr.sample_type;
+
+		if ((t & DS_SAMPLE_REGS_USER) && (t & DS_SAMPLE_STACK_USER))
+			return true;
+	}
+	return false;
+}
+
+static int ignore_sample(void *ctx, const struct walk_sample *ws)
+{
+	(void)ctx;
+	(void)ws;
+	return 0;
+}
+
+/* The unwinding of the snapshots: samples by method used and by how the walk ended. */
+static int print_unwind_stats(const struct common_opts *co)
+{
+	struct walk_opts wo;
+	const struct unwind_stats *u;
+	int ret;
+
+	walk_opts_init(&wo);
+	wo.common = *co;
+	ret = walk_samples("stat", &wo, ignore_sample, NULL);
+	u = walk_last_unwind_stats();
+	printf("unwind.samples                 %llu\n", (unsigned long long)u->samples);
+	printf("unwind.frames                  %llu\n", (unsigned long long)u->frames);
+	for (int m = 0; m < DS_UNWIND_METHOD__NR; m++)
+		printf("unwind.method.%-16s %llu samples, %llu frames\n", ds_unwind_method__name(m),
+		       (unsigned long long)u->by_method[m], (unsigned long long)u->steps[m]);
+	for (int e = 0; e < DS_UNWIND_END__NR; e++)
+		printf("unwind.end.%-19s %llu\n", ds_unwind_end__name(e), (unsigned long long)u->ends[e]);
+	return ret;
 }
 
 static void print_stats(const struct ds_session *s)
@@ -111,6 +154,12 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "dstack stat: %s\n", ds_session__error(s));
 	if (!ret && ds_session__stats(s)->bad_records)
 		ret = -EINVAL;
+	/* a second pass, through threads, maps and binaries, for the unwinding
+	 * (not for a pipe: its bytes are gone) */
+	if (!ret && has_snapshots(s) && strcmp(co.input, "-")) {
+		ds_session__close(s);
+		return print_unwind_stats(&co);
+	}
 	ds_session__close(s);
 	return ret ? EXIT_INPUT : EXIT_OK;
 }

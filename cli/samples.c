@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "dstack/log.h"
 #include "outbuf.h"
 #include "samples.h"
@@ -15,9 +16,12 @@ struct walk {
 	struct ds_machine *machine;
 	walk_fn fn;
 	void *ctx;
+	struct user_unwind uu;
 };
 
 static struct ds_stitch_stats last_stats;
+static struct unwind_stats last_unwind;
+const struct unwind_stats *walk_last_unwind_stats(void) { return &last_unwind; }
 static struct ds_header_info last_header;
 static struct ds_session_stats last_session_stats;
 
@@ -167,11 +171,90 @@ static bool wanted(const struct sample_filter *f, const struct ds_sample *s, con
 	return true;
 }
 
+const uint64_t *user_unwind__chain(struct user_unwind *uu, struct ds_machine *m, struct ds_thread *t,
+				   const struct ds_event *ev, unsigned max, uint64_t *nr_out)
+{
+	const struct ds_sample *s = &ev->sample;
+	const uint64_t *cc = s->callchain;
+	uint64_t nr = cc ? s->callchain_nr : 0, k;
+	struct ds_unwind_result res;
+	size_t need, pre = 0;
+
+	if (!ds_unwind__has_snapshot(ev->evsel, s))
+		return NULL;
+	for (k = 0; k < nr; k++)
+		if (cc[k] == DS_CONTEXT_USER || cc[k] == DS_CONTEXT_USER_DEFERRED)
+			break;
+	if (k < nr && cc[k] == DS_CONTEXT_USER && k + 1 < nr)
+		return NULL;   /* the kernel recorded the user part */
+	if (!uu->unwinder) {
+		if (!(uu->unwinder = ds_unwinder__new(m)))
+			return NULL;
+		ds_unwinder__set_vdso(uu->unwinder, uu->vdso);
+	}
+	if (!max)
+		max = 127;
+	need = (size_t)k + 3 + max;
+	if (need > uu->chain_cap) {
+		uint64_t *v = realloc(uu->chain, need * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		uu->chain = v;
+		uu->chain_cap = need;
+	}
+	if (!cc && s->cpumode == DS_MISC_KERNEL) {
+		uu->chain[pre++] = DS_CONTEXT_KERNEL;
+		uu->chain[pre++] = s->ip;
+	}
+	if (k)
+		memcpy(uu->chain + pre, cc, (size_t)k * sizeof(*cc));
+	pre += (size_t)k;
+	uu->chain[pre++] = DS_CONTEXT_USER;
+	ds_unwinder__unwind(uu->unwinder, t, ev->evsel, s, uu->chain + pre, max, &res);
+	uu->stats.samples++;
+	uu->stats.ends[res.end]++;
+	uu->stats.frames += res.nr;
+	for (int m = 0; m < DS_UNWIND_METHOD__NR; m++) {
+		uu->stats.steps[m] += res.steps[m];
+		uu->stats.by_method[m] += res.steps[m] != 0;
+	}
+	if (!res.nr)
+		return NULL;
+	*nr_out = pre + res.nr;
+	return uu->chain;
+}
+
+void user_unwind__find_vdso(struct user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in)
+{
+	char path[4096];
+
+	for (size_t i = 0; in && i < in->nr_build_ids; i++) {
+		const struct ds_build_id_entry *b = &in->build_ids[i];
+
+		if (b->filename && !strcmp(b->filename, "[vdso]") &&
+		    !ds_vdso__cache_path(b->data, b->size, path, sizeof(path)) && !access(path, R_OK)) {
+			uu->vdso = ds_symbols__dso(syms, path, b->data, b->size);
+			return;
+		}
+	}
+}
+
+void user_unwind__exit(struct user_unwind *uu)
+{
+	last_unwind = uu->stats;
+	ds_unwinder__delete(uu->unwinder);
+	free(uu->chain);
+	memset(uu, 0, sizeof(*uu));
+}
+
 static int on_event(void *ctx, const struct ds_event *ev)
 {
 	struct walk *w = ctx;
 	const struct ds_sample *s = &ev->sample;
 	struct walk_sample ws = { .ev = ev, .evsel = ev->evsel };
+	const uint64_t *unwound;
+	uint64_t unwound_nr = 0;
 
 	if (ev->hdr->type != DS_REC_SAMPLE || !ev->evsel)
 		return 0;
@@ -187,7 +270,10 @@ static int on_event(void *ctx, const struct ds_event *ev)
 		ws.period = s->period;
 	else
 		ws.period = DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 1 : ev->evsel->attr.sample_period;
-	if (s->callchain) {
+	if ((unwound = user_unwind__chain(&w->uu, w->machine, ws.thread, ev, w->o->max_stack, &unwound_nr))) {
+		ws.frames = ds_machine__callchain(w->machine, ws.thread, unwound, unwound_nr,
+						  w->o->max_stack, &ws.nr_frames);
+	} else if (s->callchain) {
 		ws.frames = ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
 						  w->o->max_stack, &ws.nr_frames);
 	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
@@ -466,10 +552,12 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	a.no_preload = o->filter.nr_pids || o->filter.nr_tids || o->filter.nr_comms ||
 		       o->filter.time_start || o->filter.time_end != UINT64_MAX;
 	w.machine = a.machine;
+	user_unwind__find_vdso(&w.uu, a.syms, ds_reader__info(ds_session__reader(a.session)));
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
 	if (ds_session__stitch_stats(a.session))
 		last_stats = *ds_session__stitch_stats(a.session);
 	last_session_stats = *ds_session__stats(a.session);
+	user_unwind__exit(&w.uu);
 	last_header = *ds_reader__info(ds_session__reader(a.session));
 	/* shallow copy: the strings and build-ids die with the session */
 	last_header.hostname = last_header.osrelease = last_header.version = NULL;

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "dstack/machine.h"
 #include "dstack/session.h"
+#include "dstack/unwind.h"
 
 #define MAX_FILTER 64
 
@@ -126,6 +127,46 @@ const char *walk_usage(void);
  * walk_last_stitch_stats().
  */
 int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *ctx);
+
+/* Samples unwound from their stack snapshot in the last walk. */
+struct unwind_stats {
+	uint64_t samples;                           /* walks started */
+	uint64_t ends[DS_UNWIND_END__NR];           /* samples by how the walk ended */
+	uint64_t by_method[DS_UNWIND_METHOD__NR];   /* samples that used each method */
+	uint64_t steps[DS_UNWIND_METHOD__NR];       /* callers found by each method */
+	uint64_t frames;                            /* user frames produced */
+};
+/* ... of the last walk, or of the last user_unwind__exit() */
+const struct unwind_stats *walk_last_unwind_stats(void);
+
+/*
+ * Unwinding samples with a user stack snapshot (--call-graph dwarf, or a
+ * deferred sample's fallback): the chain is built in @chain, reused (no
+ * allocation per sample).  Zeroed: ready.
+ */
+struct user_unwind {
+	struct ds_unwinder *unwinder;
+	struct ds_dso *vdso;             /* the recording's vDSO image (user_unwind__find_vdso) */
+	uint64_t *chain;
+	size_t chain_cap;
+	struct unwind_stats stats;
+};
+/*
+ * The chain of @ev if it has a snapshot and the kernel did not record its
+ * user part (dwarf mode, or a deferred cookie left unresolved): its kernel
+ * part, PERF_CONTEXT_USER, then at most @max unwound frames, as the kernel
+ * would have written it.  NULL: keep the sample's own chain.  Valid until
+ * the next call.
+ */
+const uint64_t *user_unwind__chain(struct user_unwind *uu, struct ds_machine *m, struct ds_thread *t,
+				   const struct ds_event *ev, unsigned max, uint64_t *nr);
+/*
+ * The vDSO image the header names by build-id ("[vdso]"), if perf's
+ * build-id cache holds it (dstack record and perf record keep it there).
+ */
+void user_unwind__find_vdso(struct user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in);
+/* Free it; its statistics become walk_last_unwind_stats(). */
+void user_unwind__exit(struct user_unwind *uu);
 
 /* Statistics of the last walk (valid until the next walk_samples). */
 const struct ds_stitch_stats *walk_last_stitch_stats(void);

@@ -92,3 +92,18 @@ def tracing_blob(system, formats):
     return b + struct.pack('<I', 0) + struct.pack('<I', len(printk)) + printk
 put('tracepoint', 'blob', tracing_blob(b'sched', [SCHED_SWITCH.encode().replace(b'ID: ', b'ID: 1'),
                                                    TIMER_START.encode()]))
+# unwind: the real SFrame sections of tests/unit/data; for the walker, small
+# corpus binaries with registers pointing into their text and a stack of
+# return-address-like words
+import glob
+here = os.path.dirname(os.path.abspath(__file__))
+for p in sorted(glob.glob(os.path.join(here, '..', 'tests', 'unit', 'data', 'sframe-v*.bin'))):
+    put('sframe', os.path.basename(p), open(p, 'rb').read())
+for root, _, files in os.walk(symfs):
+    for f in files:
+        p = os.path.join(root, f)
+        if os.path.getsize(p) <= 300 * 1024:
+            elf = open(p, 'rb').read()
+            stack = b''.join(struct.pack('<Q', 0x401000 + 37 * i) for i in range(64))
+            regs = struct.pack('<QQQQ', 0x401130, 0x7ffc0000, 0x7ffc0040, 0)
+            put('unwind', f, struct.pack('<I', len(elf)) + elf + b'\0' + regs + stack)

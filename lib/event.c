@@ -95,6 +95,11 @@ static bool parse_regs(struct rd *r, uint64_t *abi, const uint64_t **regs, unsig
 {
 	if (!rd_u64(r, abi, what))
 		return false;
+	/* PERF_SAMPLE_REGS_ABI_NONE, _32, _64: anything else is no kernel's */
+	if (*abi > DS_REGS_ABI_64) {
+		r->why = "register ABI is not none, 32-bit or 64-bit";
+		return false;
+	}
 	if (*abi) {
 		*regs = rd_words(r, nr, what);
 		return *regs != NULL;
@@ -130,6 +135,11 @@ static bool parse_tail(struct rd *r, const struct ds_evsel *e, struct ds_sample 
 			return false;
 		if (s->stack_user_size && !rd_u64(r, &s->stack_user_dyn, "user stack dyn_size past end of record"))
 			return false;
+		/* the kernel copies at most the size it reserved (perf refuses this too) */
+		if (s->stack_user_dyn > s->stack_user_size) {
+			r->why = "user stack dyn_size larger than the stack copied";
+			return false;
+		}
 	}
 	if ((t & (DS_SAMPLE_WEIGHT | DS_SAMPLE_WEIGHT_STRUCT)) && !rd_u64(r, &s->weight, "weight past end of record"))
 		return false;

@@ -610,6 +610,11 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		out->frames[0].name = NULL;
 }
 
+const struct ds_map *ds_thread__find_map(struct ds_thread *t, uint64_t addr)
+{
+	return t ? maps_find(t->maps, addr) : NULL;
+}
+
 void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
 			 uint64_t ip, struct ds_resolved *out)
 {

@@ -31,7 +31,10 @@
 #include "dstack/recorder.h"
 #include "hashmap.h"
 
-#define ATTR_SIZE DS_ATTR_SIZE_VER0   /* every field we set lies in the first 64 bytes */
+#define ATTR_SIZE DS_ATTR_SIZE_VER0   /* the fields set lie in the first 64 bytes... */
+#define ATTR_SIZE_REGS 104            /* ...but sample_regs_user and sample_stack_user (VER3) */
+/* perf's default register set on x86_64: AX..IP, FLAGS, CS, SS, R8..R15 (not DS..GS) */
+#define X86_64_REGS_MASK 0xff0fffULL
 /*
  * What every event records, as perf does: IDENTIFIER (several events share
  * the file), TID, TIME; CPU only system-wide (-a); PERIOD only when the
@@ -220,6 +223,14 @@ static void init_attr(struct ds_recorder *r, struct rec_event *e, uint32_t type,
 			a->sample_type |= DS_SAMPLE_CALLCHAIN;
 		if (r->opts.callchain && r->deferred)
 			a->flags |= 1ULL << DS_ATTR_DEFER_CALLCHAIN;
+		if (r->opts.stack_user) {
+			a->size = ATTR_SIZE_REGS;
+			a->sample_type |= DS_SAMPLE_REGS_USER | DS_SAMPLE_STACK_USER;
+			a->sample_regs_user = r->opts.regs_user ? r->opts.regs_user : X86_64_REGS_MASK;
+			a->sample_stack_user = r->opts.stack_user;
+			if (r->opts.dwarf)
+				a->flags |= 1ULL << DS_ATTR_EXCLUDE_CALLCHAIN_USER;
+		}
 	} else {
 		a->type = PERF_TYPE_SOFTWARE;
 		a->config = PERF_COUNT_SW_DUMMY;
@@ -630,7 +641,7 @@ void ds_recorder__attr(const struct ds_recorder *r, size_t i, const struct ds_at
 		       uint32_t *attr_size, const uint64_t **ids, size_t *nr_ids, const char **name)
 {
 	*attr = &r->ev[i].attr;
-	*attr_size = ATTR_SIZE;
+	*attr_size = r->ev[i].attr.size;   /* ATTR_SIZE, or ATTR_SIZE_REGS with a stack copy */
 	*ids = r->ev[i].ids;
 	*nr_ids = r->ev[i].nr_ids;
 	*name = r->ev[i].name;

@@ -24,6 +24,12 @@
  * varied from 0.09 to 0.14 s with them.
  */
 #define BATCH_ITEMS 1024
+/*
+ * ... or fewer when they are big: a batch of 1,024 dwarf-mode samples
+ * (8 KiB stack copies) held 8 MiB, and the ring 64 MiB of pinned windows
+ * and arena chunks the reader kept faulting in fresh.
+ */
+#define BATCH_BYTES (256u << 10)
 #define NR_BATCHES 8
 
 struct handoff {
@@ -36,6 +42,7 @@ struct handoff {
 
 struct batch {
 	size_t n;
+	size_t bytes;            /* of the records handed over */
 	struct handoff v[BATCH_ITEMS];
 };
 
@@ -196,6 +203,7 @@ static void pl_publish(struct ds_session *s)
 	for (size_t i = 0; i < b->n; i++)
 		ds_ordered__release(&s->ordered, b->v[i].chunk, b->v[i].win);
 	b->n = 0;
+	b->bytes = 0;
 }
 
 /*
@@ -208,8 +216,10 @@ static struct batch *pl_slot(struct pipeline *pl)
 {
 	struct batch **b = &pl->slots[pl->prod % NR_BATCHES];
 
-	if (!*b && (*b = ds_malloc_populated(sizeof(**b))))
+	if (!*b && (*b = ds_malloc_populated(sizeof(**b)))) {
 		(*b)->n = 0;
+		(*b)->bytes = 0;
+	}
 	return *b;
 }
 
@@ -229,7 +239,8 @@ static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, stru
 		return -ENOMEM;
 	}
 	b->v[b->n++] = (struct handoff){ .hdr = hdr, .evsel = evsel, .offset = offset, .chunk = chunk, .win = win };
-	if (b->n == BATCH_ITEMS)
+	b->bytes += hdr->size;
+	if (b->n == BATCH_ITEMS || b->bytes >= BATCH_BYTES)
 		pl_publish(s);
 	return 0;
 }

@@ -699,10 +699,14 @@ bool ds_dso__load(struct ds_dso *d)
 	return d->usable;
 }
 
-const struct ds_elf_image *ds_dso__image(struct ds_dso *d, struct ds_srcline_cache ***srclines)
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d)
 {
-	*srclines = &d->srclines;
 	return ds_dso__load(d) && !d->mismatch ? &d->img : NULL;
+}
+
+struct ds_srcline_cache **ds_dso__srclines(struct ds_dso *d)
+{
+	return &d->srclines;
 }
 
 /* ---- resolving -------------------------------------------------------- */

@@ -157,17 +157,21 @@ int ds_elf__open(struct ds_elf_image *img, const char *path);
 struct ds_srcline_cache;
 struct ds_dso;
 void ds_srcline_cache__free(struct ds_srcline_cache *c);
-/*
- * @d's image, loaded, for symbols_srcline.c (NULL when it has no usable
- * file), and where its line cache hangs (*@srclines: freed with the image).
- */
-const struct ds_elf_image *ds_dso__image(struct ds_dso *d, struct ds_srcline_cache ***srclines);
+/* Where @d's line cache hangs, for symbols_srcline.c (freed with the image). */
+struct ds_srcline_cache **ds_dso__srclines(struct ds_dso *d);
 
 bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
 		  const char *dicache);
 void ds_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
 bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
+/*
+ * The loaded image of @d (loading it if needed), NULL if it has no usable
+ * file (none, or another build-id): the unwinder reads its tables,
+ * symbols_srcline.c its DWARF.
+ */
+struct ds_dso;
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d);
 
 /* ---- DWARF inline chains ---------------------------------------------- */
 

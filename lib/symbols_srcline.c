@@ -200,13 +200,14 @@ int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth,
 	/* the cache hangs off the DSO: asking is not a change of what the DSO means */
 	struct ds_dso *d = (struct ds_dso *)dso;
 	struct ds_srcline_cache **cp, *c;
-	const struct ds_elf_image *img = d ? ds_dso__image(d, &cp) : NULL;
+	const struct ds_elf_image *img = d ? ds_dso__image(d) : NULL;
 	struct ds_srcline tmp[MAX_DEPTH];
 	uint64_t *hit, vaddr;
 	size_t n;
 
 	if (!img || !img->dwarf || !ds_elf__off_to_vaddr(img, file_off, &vaddr))
 		return -ENOENT;
+	cp = ds_dso__srclines(d);
 	if (!(c = *cp) && !(c = *cp = calloc(1, sizeof(*c))))
 		return -ENOMEM;
 	if ((hit = ds_hashmap__find(&c->at, file_off))) {

@@ -104,6 +104,24 @@ enum {
 	DS_SAMPLE_KNOWN = (1U << 25) - 1,
 };
 
+/* PERF_SAMPLE_REGS_USER / _INTR: the ABI word before the registers */
+enum {
+	DS_REGS_ABI_NONE = 0,
+	DS_REGS_ABI_32 = 1,
+	DS_REGS_ABI_64 = 2,
+};
+
+/*
+ * x86's perf register numbers (bits of sample_regs_user), the same for
+ * 64-bit and 32-bit tasks: AX..GS, then R8..R15 (0 in a 32-bit task).
+ */
+enum {
+	DS_X86_AX, DS_X86_BX, DS_X86_CX, DS_X86_DX, DS_X86_SI, DS_X86_DI, DS_X86_BP, DS_X86_SP,
+	DS_X86_IP, DS_X86_FLAGS, DS_X86_CS, DS_X86_SS, DS_X86_DS, DS_X86_ES, DS_X86_FS, DS_X86_GS,
+	DS_X86_R8, DS_X86_R15 = DS_X86_R8 + 7,
+	DS_X86_NR_REGS
+};
+
 /* read_format bits */
 enum {
 	DS_FORMAT_TOTAL_TIME_ENABLED = 1 << 0,

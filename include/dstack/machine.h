@@ -62,6 +62,9 @@ int32_t ds_thread__pid(const struct ds_thread *t);
 void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
 			 uint64_t ip, struct ds_resolved *out);
 
+/* The user map of @t holding @addr, or NULL; valid until the thread's maps change. */
+const struct ds_map *ds_thread__find_map(struct ds_thread *t, uint64_t addr);
+
 /* One printed frame of a callchain, callee first. */
 struct ds_cc_frame {
 	uint64_t ip;               /* the callchain entry (the cookie for a cookie frame) */

@@ -44,6 +44,16 @@ struct ds_recorder_opts {
 	uint64_t freq;               /* -F; 0 with period 0: 4000 Hz */
 	bool callchain;              /* -g / --call-graph fp */
 	bool defer;                  /* --call-graph fp,defer */
+	/*
+	 * A copy of the user stack (this many bytes, a multiple of 8) and the
+	 * user registers with each sample: --call-graph dwarf (the kernel's
+	 * chain then stops at the user boundary: exclude_callchain_user), or
+	 * with fp,defer the fallback of samples whose deferred record never
+	 * comes (--stack-snapshot).  0: none.
+	 */
+	uint32_t stack_user;
+	bool dwarf;                  /* --call-graph dwarf: the user part is unwound from the copy */
+	uint64_t regs_user;          /* perf register mask; 0 with stack_user: all of x86_64's */
 	enum ds_target target;
 	pid_t pid;                   /* -p / -t */
 	char *const *argv;           /* the command (CMD, or the duration command of -a) */

@@ -173,10 +173,52 @@ static void test_after_callchain(void)
 	      "unknown sample_type bits: %s", why ? why : "accepted");
 }
 
+/* STACK_USER after REGS_USER: size, data, dyn_size; a dyn_size over the size and an unknown ABI refused */
+static void test_stack_user(void)
+{
+	struct ds_evsel e;
+	struct ds_sample s;
+	struct rec r;
+	const char *why = NULL;
+	uint64_t type = DS_SAMPLE_IP | DS_SAMPLE_TID | DS_SAMPLE_REGS_USER | DS_SAMPLE_STACK_USER;
+	size_t abi_at;
+
+	memset(&e, 0, sizeof(e));
+	e.attr.sample_type = type;
+	e.nr_regs_user = 1;
+	build(&r, type, 0);
+	abi_at = r.nw;
+	put(&r, 1);      /* abi 32-bit */
+	put(&r, 0x8049000);
+	put(&r, 16);     /* stack size */
+	put(&r, 0x1111);
+	put(&r, 0x2222);
+	put(&r, 12);     /* dyn_size */
+	set_header(&r, r.nw * 8);
+	CHECK(!ds_sample__parse(&e, (const void *)r.w, &s, &why) && s.regs_user_abi == 1 && s.stack_user_size == 16 &&
+	      s.stack_user_dyn == 12 && s.stack_user && !memcmp(s.stack_user, &r.w[abi_at + 3], 16),
+	      "stack after regs: %s", why ? why : "fields");
+	r.w[r.nw - 1] = 24;
+	why = NULL;
+	CHECK(ds_sample__parse(&e, (const void *)r.w, &s, &why) == -EINVAL && why && strstr(why, "dyn_size"),
+	      "dyn_size over size: %s", why ? why : "accepted");
+	r.w[r.nw - 1] = 12;
+	set_header(&r, (r.nw - 1) * 8);
+	why = NULL;
+	CHECK(ds_sample__parse(&e, (const void *)r.w, &s, &why) == -EINVAL && why && strstr(why, "dyn_size"),
+	      "dyn_size cut: %s", why ? why : "accepted");
+	set_header(&r, r.nw * 8);
+	r.w[abi_at] = 3;
+	why = NULL;
+	CHECK(ds_sample__parse(&e, (const void *)r.w, &s, &why) == -EINVAL && why && strstr(why, "ABI"),
+	      "register ABI 3: %s", why ? why : "accepted");
+}
+
 int main(void)
 {
 	test_layouts();
 	test_after_callchain();
+	test_stack_user();
 	printf("test_event: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The stack walker: from a sample's user registers and stack snapshot to
+ * its user frames, one caller at a time, each found by the best rules its
+ * binary has (DWARF CFI, then SFrame, then the frame-pointer chain).
+ *
+ * Rules are kept per binary as rows over address ranges, sorted and
+ * disjoint, decoded on a range's first use (a miss decodes once and
+ * inserts; addresses with no rule are kept as such too): the per-sample
+ * cost is a binary search and the row's evaluation, with no allocation.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dstack/unwind.h"
+#include "dstack/log.h"
+#include "hashmap.h"
+#include "symbols_int.h"
+#include "unwind/unwind_int.h"
+
+struct uw_dso {
+	const struct ds_elf_image *img;   /* NULL: no usable file */
+	bool is64;
+	uint64_t entry;                   /* e_entry: _start has no caller */
+	Dwarf_CFI *eh;                    /* .eh_frame (ours: dwarf_cfi_end) */
+	Dwarf_CFI *dbg;                   /* .debug_frame (the Dwarf's) */
+	bool has_sframe;
+	struct uw_sframe sf;
+	bool sframe_warned;
+	struct uw_row *rows;              /* sorted by start, disjoint */
+	size_t nr, cap;
+	struct uw_opstore ops;
+};
+
+struct ds_unwinder {
+	struct ds_machine *machine;
+	struct ds_dso *vdso;              /* the recording's vDSO image, or NULL */
+	struct ds_hashmap dsos;           /* struct ds_dso * -> struct uw_dso * */
+};
+
+/* DWARF register numbers */
+enum { X64_RBP = 6, X64_RSP = 7, X64_RA = 16, X86_ESP = 4, X86_EBP = 5, X86_RA = 8 };
+
+/* perf register of each DWARF register: x86_64 rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, ra */
+static const uint8_t x64_perf[17] = {
+	DS_X86_AX, DS_X86_DX, DS_X86_CX, DS_X86_BX, DS_X86_SI, DS_X86_DI, DS_X86_BP, DS_X86_SP,
+	DS_X86_R8, DS_X86_R8 + 1, DS_X86_R8 + 2, DS_X86_R8 + 3, DS_X86_R8 + 4, DS_X86_R8 + 5,
+	DS_X86_R8 + 6, DS_X86_R8 + 7, DS_X86_IP,
+};
+/* i386: eax, ecx, edx, ebx, esp, ebp, esi, edi, eip */
+static const uint8_t x86_perf[9] = {
+	DS_X86_AX, DS_X86_CX, DS_X86_DX, DS_X86_BX, DS_X86_SP, DS_X86_BP, DS_X86_SI, DS_X86_DI, DS_X86_IP,
+};
+
+static const char *const reg_names[DS_X86_NR_REGS] = {
+	"AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS", "DS", "ES", "FS", "GS",
+	"R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
+};
+
+const char *ds_x86_reg__name(unsigned idx)
+{
+	return idx < DS_X86_NR_REGS ? reg_names[idx] : NULL;
+}
+
+const char *ds_unwind_end__name(enum ds_unwind_end e)
+{
+	static const char *const n[DS_UNWIND_END__NR] = {
+		"outermost", "no-info", "left-stack", "no-progress", "max-frames", "no-vdso", "no-regs",
+	};
+	return (unsigned)e < DS_UNWIND_END__NR ? n[e] : "?";
+}
+
+const char *ds_unwind_method__name(enum ds_unwind_method m)
+{
+	static const char *const n[DS_UNWIND_METHOD__NR] = { "cfi", "sframe", "fp" };
+	return (unsigned)m < DS_UNWIND_METHOD__NR ? n[m] : "?";
+}
+
+struct ds_unwinder *ds_unwinder__new(struct ds_machine *m)
+{
+	struct ds_unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->machine = m;
+	ds_hashmap__init(&u->dsos);
+	return u;
+}
+
+static void uw_dso_free(struct uw_dso *d)
+{
+	if (d->eh)
+		dwarf_cfi_end(d->eh);
+	free(d->rows);
+	free(d->ops.v);
+	free(d);
+}
+
+void ds_unwinder__delete(struct ds_unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->dsos.cap; i++)
+		if (u->dsos.slots[i].key)
+			uw_dso_free((struct uw_dso *)(uintptr_t)u->dsos.slots[i].val);
+	ds_hashmap__exit(&u->dsos);
+	free(u);
+}
+
+void ds_unwinder__set_vdso(struct ds_unwinder *u, struct ds_dso *vdso)
+{
+	u->vdso = vdso;
+}
+
+bool ds_unwind__has_snapshot(const struct ds_evsel *evsel, const struct ds_sample *s)
+{
+	uint64_t t = evsel->attr.sample_type;
+
+	/* as perf: nothing to unwind when the kernel could copy no stack */
+	return (t & DS_SAMPLE_REGS_USER) && (t & DS_SAMPLE_STACK_USER) && s->regs_user && s->regs_user_abi &&
+	       s->stack_user && s->stack_user_dyn;
+}
+
+/* The binary's .sframe section, if it has a good one. */
+static void find_sframe(struct uw_dso *d, Elf *elf, const char *path)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *data;
+	const char *why = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".sframe"))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			return;
+		if (uw_sframe__init(&d->sf, data->d_buf, data->d_size, sh.sh_addr, &why)) {
+			ds_warn("%s: .sframe at file offset %#llx not used: %s", path,
+				(unsigned long long)sh.sh_offset, why);
+			return;
+		}
+		d->has_sframe = true;
+		return;
+	}
+}
+
+static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
+{
+	uint64_t *hit = ds_hashmap__find(&u->dsos, (uint64_t)(uintptr_t)dso);
+	struct uw_dso *d;
+	GElf_Ehdr eh;
+
+	if (hit)
+		return (struct uw_dso *)(uintptr_t)*hit;
+	if (!(d = calloc(1, sizeof(*d))))
+		return NULL;
+	if (ds_hashmap__set(&u->dsos, (uint64_t)(uintptr_t)dso, (uint64_t)(uintptr_t)d)) {
+		free(d);
+		return NULL;
+	}
+	d->img = ds_dso__image(dso);
+	if (!d->img || !d->img->elf || !gelf_getehdr(d->img->elf, &eh)) {
+		d->img = NULL;
+		return d;
+	}
+	d->is64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
+	d->entry = eh.e_entry;
+	d->eh = dwarf_getcfi_elf(d->img->elf);
+	if (d->img->dwarf)
+		d->dbg = dwarf_getcfi(d->img->dwarf);
+	find_sframe(d, d->img->elf, ds_dso__path(dso));
+	return d;
+}
+
+/* Index of the last row starting at or below @vaddr (nr if none). */
+static size_t rows_at(const struct uw_dso *d, uint64_t vaddr)
+{
+	size_t lo = 0, hi = d->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->rows[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : d->nr;
+}
+
+static void sframe_row(const struct uw_sframe_row *sr, bool is64, struct uw_row *row)
+{
+	unsigned sp = is64 ? X64_RSP : X86_ESP, fp = is64 ? X64_RBP : X86_EBP, ra = is64 ? X64_RA : X86_RA;
+
+	memset(row, 0, sizeof(*row));
+	row->start = sr->start;
+	row->end = sr->end;
+	row->kind = UW_ROW_SFRAME;
+	row->signal = sr->signal;
+	row->cfa = UW_CFA_REG;
+	row->cfa_reg = (uint8_t)(sr->sp_based ? sp : fp);
+	row->cfa_off = sr->cfa_off;
+	row->regs[sp].loc = UW_VAL_CFA;
+	if (sr->has_fp) {
+		row->regs[fp].loc = UW_AT_CFA;
+		row->regs[fp].off = sr->fp_off;
+	}
+	if (sr->outermost) {
+		row->regs[ra].loc = UW_UNDEF;
+	} else {
+		row->regs[ra].loc = UW_AT_CFA;
+		row->regs[ra].off = sr->ra_off;
+	}
+}
+
+/* The row for @vaddr, decoded and kept on first use; NULL only without memory. */
+static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
+{
+	size_t i = rows_at(d, vaddr), at;
+	struct uw_row row;
+	struct uw_sframe_row sr;
+	unsigned nregs = d->is64 ? 17 : 9, ra = d->is64 ? X64_RA : X86_RA;
+	const char *why = NULL;
+	int rc = 0;
+
+	if (i < d->nr && vaddr < d->rows[i].end)
+		return &d->rows[i];
+	at = i < d->nr ? i + 1 : 0;
+	if (d->img) {
+		rc = uw_cfi__row(d->eh, vaddr, nregs, ra, &row, &d->ops);
+		if (rc <= 0)
+			rc = uw_cfi__row(d->dbg, vaddr, nregs, ra, &row, &d->ops);
+		if (rc <= 0 && d->has_sframe && d->is64) {
+			int src = uw_sframe__find(&d->sf, vaddr, &sr, &why);
+
+			if (src > 0) {
+				sframe_row(&sr, true, &row);
+				rc = 1;
+			} else if (src < 0 && !d->sframe_warned) {
+				ds_warn("unwind: .sframe: %s", why);
+				d->sframe_warned = true;
+			}
+		}
+	}
+	if (rc <= 0 || row.start > vaddr || row.end <= vaddr) {
+		memset(&row, 0, sizeof(row));
+		row.kind = UW_ROW_NONE;
+		row.start = vaddr;
+		row.end = vaddr + 1;
+	}
+	/* keep the rows disjoint: a range is clipped to its neighbours */
+	if (at > 0 && row.start < d->rows[at - 1].end)
+		row.start = d->rows[at - 1].end;
+	if (at < d->nr && row.end > d->rows[at].start)
+		row.end = d->rows[at].start;
+	if (d->nr == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 64;
+		struct uw_row *v = realloc(d->rows, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		d->rows = v;
+		d->cap = cap;
+	}
+	memmove(&d->rows[at + 1], &d->rows[at], (d->nr - at) * sizeof(*d->rows));
+	d->rows[at] = row;
+	d->nr++;
+	return &d->rows[at];
+}
+
+struct walk {
+	uint64_t regs[UW_MAX_REGS];
+	uint32_t valid;
+	unsigned nregs, sp, fp, ra, word;
+	uint64_t mask;
+	struct uw_mem mem;
+};
+
+static bool reg_get(const struct walk *w, unsigned r, uint64_t *v)
+{
+	if (r >= w->nregs || !(w->valid & (1u << r)))
+		return false;
+	*v = w->regs[r];
+	return true;
+}
+
+/*
+ * One caller from @row: the registers of @w replaced by the caller's.
+ * Returns an end reason, or -1 when the step succeeded.
+ */
+static int step_row(struct walk *w, const struct uw_row *row, const struct uw_opstore *ops)
+{
+	uint64_t cfa, nregs[UW_MAX_REGS], v;
+	uint32_t nvalid = 0;
+	bool is_value;
+
+	if (row->cfa == UW_CFA_REG) {
+		if (!reg_get(w, row->cfa_reg, &cfa))
+			return DS_UNWIND_END_NO_INFO;
+		cfa = (cfa + (uint64_t)row->cfa_off) & w->mask;
+	} else {
+		int rc = uw_expr__eval(ops->v + row->cfa_expr, row->cfa_nexpr, w->regs, w->valid, false, 0,
+				       &w->mem, &cfa, &is_value);
+		if (rc)
+			return rc == -EFAULT ? DS_UNWIND_END_LEFT_STACK : DS_UNWIND_END_NO_INFO;
+	}
+	for (unsigned r = 0; r < w->nregs; r++) {
+		const struct uw_rule *ru = &row->regs[r];
+		bool ok = false;
+
+		switch (ru->loc) {
+		case UW_SAME:
+			ok = reg_get(w, r, &v);
+			break;
+		case UW_UNDEF:
+			break;
+		case UW_AT_CFA:
+			ok = uw_mem__read(&w->mem, (cfa + (uint64_t)ru->off) & w->mask, &v);
+			break;
+		case UW_VAL_CFA:
+			v = (cfa + (uint64_t)ru->off) & w->mask;
+			ok = true;
+			break;
+		case UW_IN_REG:
+			ok = reg_get(w, ru->reg, &v);
+			break;
+		case UW_EXPR:
+		case UW_VAL_EXPR:
+			ok = !uw_expr__eval(ops->v + ru->expr, ru->nexpr, w->regs, w->valid, true, cfa, &w->mem,
+					    &v, &is_value);
+			if (ok && ru->loc == UW_EXPR && !is_value)
+				ok = uw_mem__read(&w->mem, v, &v);
+			break;
+		}
+		if (ok) {
+			nregs[r] = v;
+			nvalid |= 1u << r;
+		}
+	}
+	/* the caller's stack pointer is the CFA on x86 unless a rule says otherwise */
+	if (row->regs[w->sp].loc == UW_SAME || row->regs[w->sp].loc == UW_UNDEF) {
+		nregs[w->sp] = cfa;
+		nvalid |= 1u << w->sp;
+	}
+	if (row->regs[w->ra].loc == UW_UNDEF)
+		return DS_UNWIND_END_OUTERMOST;
+	if (!(nvalid & (1u << w->ra)))
+		return DS_UNWIND_END_LEFT_STACK;
+	memcpy(w->regs, nregs, sizeof(nregs));
+	w->valid = nvalid;
+	return -1;
+}
+
+/* One caller through the frame-pointer chain. */
+static int step_fp(struct walk *w)
+{
+	uint64_t bp, sp, ra, nbp;
+
+	if (!reg_get(w, w->fp, &bp) || !reg_get(w, w->sp, &sp) || bp < sp)
+		return DS_UNWIND_END_NO_INFO;
+	if (!uw_mem__read(&w->mem, bp, &nbp) || !uw_mem__read(&w->mem, (bp + w->word) & w->mask, &ra))
+		return DS_UNWIND_END_LEFT_STACK;
+	w->regs[w->fp] = nbp;
+	w->regs[w->sp] = (bp + 2 * w->word) & w->mask;
+	w->regs[w->ra] = ra;
+	w->valid = (1u << w->fp) | (1u << w->sp) | (1u << w->ra);
+	return -1;
+}
+
+static bool walk_init(struct walk *w, const struct ds_unwind_regs *in)
+{
+	uint64_t perf[64], mask = in->mask, seen = 0;
+	const uint8_t *map;
+	unsigned k = 0;
+
+	memset(w, 0, sizeof(*w));
+	for (unsigned b = 0; b < 64 && k < in->nr_regs; b++)
+		if (mask & (1ull << b)) {
+			perf[b] = in->regs[k++];
+			seen |= 1ull << b;
+		}
+	if (in->abi == DS_REGS_ABI_64) {
+		w->nregs = 17;
+		w->sp = X64_RSP, w->fp = X64_RBP, w->ra = X64_RA, w->word = 8;
+		w->mask = ~0ull;
+		map = x64_perf;
+	} else {
+		w->nregs = 9;
+		w->sp = X86_ESP, w->fp = X86_EBP, w->ra = X86_RA, w->word = 4;
+		w->mask = 0xffffffffull;
+		map = x86_perf;
+	}
+	for (unsigned r = 0; r < w->nregs; r++)
+		if (seen & (1ull << map[r])) {
+			w->regs[r] = perf[map[r]] & w->mask;
+			w->valid |= 1u << r;
+		}
+	if (!(w->valid & (1u << w->ra)) || !(w->valid & (1u << w->sp)))
+		return false;
+	w->mem.stack = in->stack;
+	w->mem.base = w->regs[w->sp];
+	w->mem.size = in->stack ? in->stack_size : 0;
+	w->mem.word = w->word;
+	return true;
+}
+
+static const struct ds_map *thread_map(void *t, uint64_t addr)
+{
+	return ds_thread__find_map(t, addr);
+}
+
+void ds_unwinder__unwind(struct ds_unwinder *u, struct ds_thread *t, const struct ds_evsel *evsel,
+			 const struct ds_sample *s, uint64_t *ips, size_t max, struct ds_unwind_result *res)
+{
+	struct ds_unwind_regs in = {
+		.abi = s->regs_user_abi, .mask = evsel->attr.sample_regs_user, .regs = s->regs_user,
+		.nr_regs = evsel->nr_regs_user, .stack = s->stack_user, .stack_size = s->stack_user_dyn,
+	};
+
+	if (!ds_unwind__has_snapshot(evsel, s)) {
+		memset(res, 0, sizeof(*res));
+		res->end = DS_UNWIND_END_NO_REGS;
+		return;
+	}
+	ds_unwinder__unwind_regs(u, thread_map, t, &in, ips, max, res);
+}
+
+void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
+			      const struct ds_unwind_regs *in, uint64_t *ips, size_t max,
+			      struct ds_unwind_result *res)
+{
+	struct walk w;
+	bool activation = true;   /* the pc is exact, not a return address */
+
+	memset(res, 0, sizeof(*res));
+	if (!in->regs || (in->abi != DS_REGS_ABI_32 && in->abi != DS_REGS_ABI_64) || !walk_init(&w, in) || !max) {
+		res->end = DS_UNWIND_END_NO_REGS;
+		return;
+	}
+	for (;;) {
+		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, vaddr, sp = w.regs[w.sp];
+		const struct ds_map *map = find(ctx, look);
+		const struct uw_row *row;
+		struct uw_dso *d;
+		struct ds_dso *dso = map ? map->dso : NULL;
+		uint64_t off = map ? look - map->start + map->pgoff : 0;
+		enum ds_unwind_method how;
+		int end;
+
+		/*
+		 * A frame is reported only where a binary is mapped, as perf
+		 * does (its libdw walk stops at an address no ELF file
+		 * holds): a garbage return address ends the walk unreported.
+		 */
+		/* the kept image is the 64-bit one (a 32-bit task maps vdso32) */
+		if (map && !dso && u->vdso && w.word == 8 && map->name && !strcmp(map->name, "[vdso]")) {
+			dso = u->vdso;   /* the kept image: offsets from the map's start */
+			off = look - map->start;
+		}
+		if (!dso) {
+			res->end = map && map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO
+										   : DS_UNWIND_END_NO_INFO;
+			return;
+		}
+		if (!(d = dso_tables(u, dso)) || !d->img || !ds_elf__off_to_vaddr(d->img, off, &vaddr) ||
+		    !(row = rules(d, vaddr))) {
+			res->end = DS_UNWIND_END_NO_INFO;
+			return;
+		}
+		/* a signal frame's own address is exact too (its caller's pc is) */
+		ips[res->nr++] = activation || row->signal ? pc : pc - 1;
+		if (res->nr >= max) {
+			res->end = DS_UNWIND_END_MAX_FRAMES;
+			return;
+		}
+		if (row->kind == UW_ROW_NONE && vaddr >= d->entry && vaddr - d->entry < 64) {
+			/* the ELF entry point (_start) has no caller; only binaries
+			 * stripped of their CFI get here */
+			res->end = DS_UNWIND_END_OUTERMOST;
+			return;
+		}
+		if (row->kind != UW_ROW_NONE) {
+			how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : DS_UNWIND_SFRAME;
+			end = step_row(&w, row, &d->ops);
+		} else {
+			how = DS_UNWIND_FP;
+			end = step_fp(&w);
+		}
+		if (end >= 0) {
+			res->end = (enum ds_unwind_end)end;
+			return;
+		}
+		if (!(w.valid & (1u << w.sp)) || (w.regs[w.sp] <= sp && !row->signal)) {
+			res->end = DS_UNWIND_END_NO_PROGRESS;
+			return;
+		}
+		res->steps[how]++;
+		activation = row->signal;
+		if (!w.regs[w.ra]) {
+			res->end = DS_UNWIND_END_OUTERMOST;
+			return;
+		}
+	}
+}

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Builds the unwinder's test workloads into JOBDIR with the sid toolchain
+# (gcc 16, binutils 2.47: SFrame v3) and the trixie one (binutils 2.44:
+# SFrame v2), all without frame pointers.  Usage: build.sh SIDCC JOBDIR
+set -eu
+SIDCC=$1 J=$2
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$J"
+cp "$here/uw.c" "$here/uwxx.cc" "$here/sf.c" "$here/run.sh" "$here/../../corpus/wl.c" "$J/"
+cd "$J"
+O="-O2 -g -fomit-frame-pointer"
+"$SIDCC" $O -pthread -o uw uw.c
+SID_TOOL=g++ "$SIDCC" $O -o uwxx uwxx.cc
+"$SIDCC" -m32 -static $O -pthread -o uw32 uw.c
+"$SIDCC" $O -Wa,--gsframe -o sf3 sf.c
+KVM_SUITE=trixie "$SIDCC" $O -Wa,--gsframe -o sf2 sf.c
+# the corpus workload (frame pointers) for the hybrid runs, and dstack
+"$SIDCC" -O2 -g -fno-omit-frame-pointer -pthread -o wl wl.c
+[ -z "${DSTACK:-}" ] || cp "$DSTACK" dstack
+# copies with the DWARF unwind tables removed: only .sframe is left
+for v in 2 3; do
+	SID_TOOL=objcopy "$SIDCC" --remove-section .eh_frame --remove-section .eh_frame_hdr \
+		--remove-section .debug_frame sf$v sf${v}x
+done

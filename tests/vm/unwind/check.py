@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Checks of tests/suites/83-unwind.sh on the guest's dwarf-mode recordings:
+dstack's unwound stacks against perf 7.2's, sample for sample.
+
+  check.py OUT SYMFS DSTACK PERF7
+
+Prints "ok ..." / "bad ..." lines (and notes).  Stacks are compared as each
+frame's address and DSO (--no-inline: perf and dstack name some inlined
+frames differently, which is the symbols' business, not the unwinder's).
+"""
+import re
+import subprocess
+import sys
+
+import os
+out, symfs, dstack, perf7 = [os.path.abspath(a) if i < 3 else a for i, a in enumerate(sys.argv[1:5])]
+ks = out + "/kallsyms"
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def samples(text):
+    """[(header, [(ip, sym, dso)...])] from perf/dstack script text."""
+    res, head, frames = [], None, []
+    for line in text.split("\n"):
+        if not line:
+            if head is not None:
+                res.append((head, frames))
+            head, frames = None, []
+        elif not line[0].isspace():
+            head = " ".join(line.split()[:3])
+        else:
+            f = line.split()
+            frames.append((int(f[0], 16), f[1] if len(f) > 2 else "", f[-1]))
+    if head is not None:
+        res.append((head, frames))
+    return res
+
+
+def perf_args(name):
+    """perf7 runs in the guest's root: absolute host paths under /host"""
+    return ["script", "--no-inline", "--kallsyms", "/host" + ks, "-i", "/host" + out + "/" + name + ".data",
+            "--symfs", "/host" + symfs]
+
+
+def scripts(name):
+    args = ["script", "--no-inline", "--kallsyms", ks, "-i", out + "/" + name + ".data"]
+    rc1, p, perr = run([perf7] + perf_args(name))
+    rc2, d, derr = run([dstack] + args + ["--symfs", symfs])
+    if rc2 != 0:
+        print("bad %s: dstack script exit %d: %s" % (name, rc2, derr.strip()[-200:]))
+        return None, None
+    if rc1 != 0:
+        print("bad %s: perf 7.2 script exit %d: %s" % (name, rc1, perr.strip()[-200:]))
+        return None, None
+    return samples(p), samples(d)
+
+
+def key(sample):
+    """what the unwinder decides: each frame's address and DSO (the names
+    are the symbols' business: perf and dstack pick differently between
+    overlapping symbols now and then)"""
+    return (sample[0], [(f[0], f[2]) for f in sample[1]])
+
+
+def user(frames):
+    return [f for f in frames if not f[2].startswith("([kernel")]
+
+
+def equal(name, what):
+    p, d = scripts(name)
+    if p is None:
+        return
+    same = sum(1 for a, b in zip(p, d) if key(a) == key(b))
+    deep = sum(len(user(b[1])) for b in d)
+    if len(p) == len(d) and same == len(p) and deep > len(p):
+        print("ok %s: %d samples, %d user frames: every stack equal to perf 7.2's (%s)" % (name, len(p), deep, what))
+    else:
+        bad = [(a, b) for a, b in zip(p, d) if key(a) != key(b)][:2]
+        print("bad %s: %d/%d samples equal (perf %d, dstack %d): first %s" % (name, same, len(p), len(p), len(d), bad[:1]))
+
+
+def i386(name):
+    """perf reads the 32-bit task's stack in 8-byte words: main's CFA (a
+    DWARF expression, the stack realignment) derefs a word with garbage in
+    its high half, so its stack ends at main or with a made-up frame."""
+    p, d = scripts(name)
+    if p is None:
+        return
+    same = prefix = other = outer = users = sig = 0
+    for a, b in zip(p, d):
+        a, b_named = key(a), b
+        b = key(b)
+        if a == b:
+            same += 1
+        pa = [f for f in a[1] if f[0] <= 0xffffffff or f[1].startswith("([kernel")]
+        if a != b:
+            if a[0] == b[0] and b[1][:len(pa)] == pa and len(b[1]) >= len(pa):
+                prefix += 1
+            else:
+                other += 1
+        u = user(b_named[1])
+        if u:
+            users += 1
+            if u[-1][1].split("+")[0] in ("_start", "__clone3", "__clone"):
+                outer += 1
+            elif u[-1][1].split("+")[0] == "handler":
+                sig += 1   # returns to the vDSO's sigreturn: no vDSO image in a perf recording
+    if len(p) == len(d) and not other and outer >= 0.95 * (users - sig):
+        print("ok %s: %d samples: %d equal to perf 7.2's, %d where perf's stack is a prefix of dstack's "
+              "(perf reads 8-byte words from a 32-bit stack: wrong at main's realigned CFA); "
+              "%d/%d user stacks reach _start or __clone3, %d stop at the vDSO's sigreturn (no image of it)" %
+              (name, len(d), same, prefix, outer, users, sig))
+    else:
+        print("bad %s: %d samples, %d equal, %d prefix, %d other; %d/%d reach the outermost frame" %
+              (name, len(d), same, prefix, other, outer, users))
+        for a, b in zip(p, d):
+            pa = [(f[0], f[2]) for f in a[1] if f[0] <= 0xffffffff or f[2].startswith("([kernel")]
+            if key(a) != key(b) and not (a[0] == b[0] and key(b)[1][:len(pa)] == pa):
+                print("  perf   %s %s" % (a[0], [(hex(f[0]), f[1]) for f in user(a[1])]))
+                print("  dstack %s %s" % (b[0], [(hex(f[0]), f[1]) for f in user(b[1])]))
+
+
+def sframe_only(name, binary):
+    """The copy has no .eh_frame/.eh_frame_hdr/.debug_frame: perf stops in
+    it, dstack must reach _start from .sframe."""
+    rc, d, err = run([dstack, "script", "--no-inline", "--symfs", symfs, "--kallsyms", ks, "-i", out + "/" + name + ".data"])
+    rc1, p, err1 = run([perf7] + perf_args(name))
+    rc2, st, err2 = run([dstack, "stat", "--symfs", symfs, "--kallsyms", ks, "-i", out + "/" + name + ".data"])
+    if rc or rc1 or rc2:
+        print("bad %s: exit %d/%d/%d" % (name, rc, rc1, rc2))
+        return
+
+    def reach(text):
+        n = ok_ = 0
+        for h, fr in samples(text):
+            u = user(fr)
+            if any(f[2] == "(/job/%s)" % binary for f in u):
+                n += 1
+                ok_ += u[-1][1].split("+")[0] == "_start"
+        return n, ok_
+    n, k = reach(d)
+    pn, pk = reach(p)
+    m = re.search(r"unwind.method.sframe\s+(\d+) samples, (\d+) frames", st)
+    sf = int(m.group(2)) if m else 0
+    if n >= 20 and k >= 0.99 * n and sf > 0:
+        print("ok %s: %d/%d user samples in %s reach _start from .sframe alone (%d SFrame steps); "
+              "perf 7.2: %d/%d" % (name, k, n, binary, sf, pk, pn))
+    else:
+        print("bad %s: %d/%d reach _start, %d SFrame steps (perf %d/%d)" % (name, k, n, sf, pk, pn))
+
+
+equal("c", "calls through libc's qsort, threads, a signal handler")
+equal("cxx", "C++: exceptions, std::sort, virtual calls")
+equal("sf3", "SFrame v3 binary, with its .eh_frame")
+equal("sf2", "SFrame v2 binary, with its .eh_frame")
+i386("c32")
+sframe_only("sf3x", "sf3x")
+sframe_only("sf2x", "sf2x")
+
+
+def dstack_record():
+    """dstack record --call-graph dwarf in the guest: perf 7.2 reads the file
+    and unwinds it as dstack does."""
+    p, d = scripts("d_c")
+    if p is None:
+        return
+    same = sum(1 for a, b in zip(p, d) if key(a) == key(b))
+    deep = sum(len(user(b[1])) for b in d)
+    if len(p) == len(d) and same == len(p) and len(p) >= 20 and deep > len(p):
+        print("ok d_c: dstack record --call-graph dwarf: perf 7.2 reads its %d samples; every stack equal" % len(p))
+    else:
+        print("bad d_c: dstack's dwarf recording: %d/%d samples equal to perf 7.2's reading (dstack %d)" %
+              (same, len(p), len(d)))
+
+
+def stat_of(name):
+    rc, st, err = run([dstack, "stat", "--symfs", symfs, "--kallsyms", ks, "-i", out + "/" + name + ".data"])
+    vals = {}
+    for line in st.split("\n"):
+        f = line.split()
+        if len(f) >= 2 and f[1].isdigit():
+            vals[f[0]] = int(f[1])
+    return rc, vals
+
+
+def hybrid():
+    """fp,defer with a stack snapshot, unprivileged: the samples whose
+    deferred record is lost (children exiting in the kernel) are unwound
+    from their snapshot.  Prints the measurement: stacks recovered, bytes
+    per sample, recorder CPU ticks over the workload's own."""
+    try:
+        lines = open(out + "/hybrid").read().split("\n")
+    except OSError:
+        print("bad hybrid: the guest job wrote no /out/hybrid")
+        return
+    ticks = {}
+    for line in lines:
+        f = line.split()
+        if len(f) >= 5:
+            ticks[f[0]] = (int(f[2]), int(f[4]))
+    base = ticks.get("h_none", (1, 0))[1]
+    rows = []
+    for name in ("h_defer", "h_snap512", "h_snap2048", "h_dwarf"):
+        if name not in ticks or ticks[name][0] != 0:
+            print("bad hybrid: %s failed in the guest: %s" % (name, open(out + "/" + name + ".log").read()[-300:]
+                                                             if name in ticks else "not run"))
+            return
+        rc, v = stat_of(name)
+        if rc:
+            print("bad hybrid: dstack stat %s exit %d" % (name, rc))
+            return
+        size = os.path.getsize(out + "/" + name + ".data")
+        rows.append((name, v, size, ticks[name][1] - base))
+    for name, v, size, t in rows:
+        n = v.get("samples", 0)
+        print("  %-11s samples %5d  unresolved %4d  unwound %4d (to the outermost frame %4d)  "
+              "%6.0f bytes/sample  recorder+%d ticks" %
+              (name, n, v.get("unresolved", 0), v.get("unwind.samples", 0), v.get("unwind.end.outermost", 0),
+               size / max(n, 1), t))
+    d = rows[0][1]
+    ok_ = True
+    for name, v, size, t in rows[1:3]:
+        if v.get("unresolved", 0) and v.get("unwind.end.outermost", 0) < 0.9 * v["unresolved"]:
+            ok_ = False
+    lost = sum(r[1].get("unresolved", 0) for r in rows[1:3])
+    if not d.get("unresolved", 0) and not lost:
+        print("SKIPPED hybrid: *** no deferred record was lost this run (no child exited inside the kernel while "
+              "sampled): the fallback went unexercised ***")
+    elif ok_:
+        print("ok hybrid: fp,defer alone left %d samples with a bare cookie; with a snapshot every run unwound "
+              ">= 90%% of its unresolved samples to the outermost frame" % d.get("unresolved", 0))
+    else:
+        print("bad hybrid: the snapshot runs did not recover their unresolved samples")
+
+
+dstack_record()
+hybrid()
+
+
+def inject(name):
+    """inject --merge: the unwound chains as classic callchains, the stack
+    copies dropped.  perf 7.2 must print the same stacks from the small file
+    as it unwinds from the dwarf-mode one, and perf 6.1 must read it."""
+    src = out + "/" + name + ".data"
+    dst = out + "/" + name + ".injected.data"
+    rc, o, err = run([dstack, "inject", "--merge", "--symfs", symfs, "-i", src, "-o", dst])
+    if rc:
+        print("bad inject %s: exit %d: %s" % (name, rc, err.strip()[-200:]))
+        return
+    p, d = scripts(name)
+    rc1, pi, err1 = run([perf7, "script", "--no-inline", "--kallsyms", "/host" + ks, "-i", "/host" + dst,
+                         "--symfs", "/host" + symfs])
+    if p is None or rc1:
+        print("bad inject %s: perf 7.2 cannot read the result: %s" % (name, err1.strip()[-200:]))
+        return
+    pi = samples(pi)
+    same = sum(1 for a, b in zip(p, pi) if key(a) == key(b))
+    old = ""
+    if os.path.exists("/usr/bin/perf"):
+        rc2, p61, err2 = run(["/usr/bin/perf", "script", "--no-inline", "--kallsyms", ks, "-i", dst, "--symfs", symfs])
+        n61 = [len(f) for h, f in samples(p61)]
+        if rc2 or n61 != [len(f) for h, f in pi]:
+            print("bad inject %s: perf 6.1: exit %d, %d samples" % (name, rc2, len(n61)))
+            return
+        old = ", and perf 6.1 reads every frame of it"
+    a, b = os.path.getsize(src), os.path.getsize(dst)
+    if len(p) == len(pi) and same == len(p):
+        print("ok inject %s: %d -> %d bytes (%.0fx smaller); perf 7.2 prints the same %d stacks from it as it "
+              "unwinds from the dwarf-mode file%s" % (name, a, b, a / b, len(p), old))
+    else:
+        print("bad inject %s: %d/%d samples equal" % (name, same, len(p)))
+
+
+inject("c")
+inject("cxx")
