@@ -100,12 +100,12 @@ static int parse_range(const char *s, size_t n, uint64_t *start, uint64_t *end)
 	const char *comma = memchr(s, ',', n);
 
 	if (!comma)
-		return parse_seconds(s, n, start) || (*end = 0, 0);
+		return -1;
 	return parse_seconds(s, (size_t)(comma - s), start) ||
 	       parse_seconds(comma + 1, n - (size_t)(comma - s) - 1, end) || (*end && *start > *end) ? -1 : 0;
 }
 
-/* "P%" as a fraction of 1 (0 < P <= 100); -1 if not */
+/* "P%" as a fraction of 1 (0 <= P <= 100); -1 if not */
 static double parse_percent(const char *s, size_t n)
 {
 	char buf[32], *e;
@@ -116,7 +116,7 @@ static double parse_percent(const char *s, size_t n)
 	memcpy(buf, s, n - 1);
 	buf[n - 1] = 0;
 	p = strtod(buf, &e);
-	return *e || !(p > 0 && p <= 100) ? -1 : p / 100;
+	return *e || !(p >= 0 && p <= 100) ? -1 : p / 100;
 }
 
 /*
@@ -134,7 +134,7 @@ static int parse_percent_item(const char *s, size_t n, uint64_t first, uint64_t 
 		char *e;
 		long k = strtol(slash + 1, &e, 10);
 
-		if (p < 0 || e != s + n || k < 1 || (double)k * p > 1.0 + 1e-9)
+		if (p <= 0 || e != s + n || k < 1 || (double)k * p > 1.0 + 1e-9)
 			return -1;
 		*start = first + (uint64_t)(total * p * (double)(k - 1));
 		*end = first + (uint64_t)(total * p * (double)k);
@@ -166,7 +166,9 @@ static int parse_times(struct sample_filter *f, const char *v, uint64_t first, u
 		const char *e = strchr(v, sep);
 		size_t n = e ? (size_t)(e - v) : strlen(v);
 
-		if (n) {
+		if (!n)
+			return -1;   /* perf takes no empty item, nor doubled or trailing separators */
+		{
 			if (f->nr_times >= MAX_FILTER)
 				return -1;
 			if (percent ? parse_percent_item(v, n, first, last, &f->times[f->nr_times].start,
