@@ -1,0 +1,147 @@
+# dstack script against perf 7.2's perf script, line for line, on recordings
+# made fresh for the run: in the kernel-vm guest by perf 7.2 (one boot,
+# tests/vm/fields-job.sh: no callchains, several events, modifiers, pipe
+# mode, system wide, addresses and weights, callchains) and on this host by
+# its perf 6.1 (an older perf); the default output, -F lists in every form,
+# every filter.  Callchain recordings are compared with --no-inline on both
+# sides: which inlined frames perf names after an alias of the symbol is the
+# conformance suite's subject, not this one's.
+
+# fields_cmp NAME FILE SYMFS_DSTACK SYMFS_PERF KALLSYMS ARGS...: one comparison
+fields_cmp() {
+	local name=$1 f=$2 sd=$3 sp=$4 ks=$5 o="$WORK/out/fields/cmp" prc drc
+	shift 5
+	mkdir -p "$o"
+	"$KVM_PERF7" script -i "/host$f" --symfs "/host$sp" --kallsyms "/host$ks" "$@" >"$o/p.out" 2>"$o/p.err"; prc=$?
+	"$DSTACK" script -i "$f" ${sd:+--symfs "$sd"} --kallsyms "$ks" "$@" >"$o/d.out" 2>"$o/d.err"; drc=$?
+	if [ $prc = 0 ] && [ $drc != 0 ]; then
+		bad "script fields $name $*: dstack exit $drc, perf 0: $(head -2 "$o/d.err")"
+	elif [ $prc != 0 ] && [ $drc = 0 ]; then
+		bad "script fields $name $*: dstack exit 0, perf $prc: $(grep -v 'max cpus' "$o/p.err" | head -2)"
+	elif cmp -s "$o/p.out" "$o/d.out"; then
+		ok "script fields $name $*: $(wc -l <"$o/p.out") lines as perf's (exit $prc/$drc)"
+	else
+		bad "script fields $name $*: differs from perf's ($(wc -l <"$o/p.out") lines, $(wc -l <"$o/d.out") here)"
+		diff "$o/p.out" "$o/d.out" | head -6
+	fi
+}
+
+fields_vm_record() {
+	local job=$1 out=$2
+	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
+	cp "$ROOT/tests/vm/fields-job.sh" "$job/run.sh"
+	if ! cc -O2 -g -static -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$job/wl" \
+		"$ROOT/tests/corpus/wl.c" -lpthread 2>"$out.cc.err"; then
+		bad "script fields (guest): cannot build wl: $(head -2 "$out.cc.err")"; return 1
+	fi
+	if ! nice "$KVM_RUN" -t 400 "$job" "$out" >"$out.log" 2>&1; then
+		# the emulated kernel's own rare text-patching oops (see 70-record.sh): once more
+		if grep -q "Kernel panic" "$out/console.log" 2>/dev/null; then
+			echo "note: the guest kernel panicked; running the guest job again"
+			rm -rf "$out"; mkdir -p "$out"
+			nice "$KVM_RUN" -t 400 "$job" "$out" >"$out.log" 2>&1 ||
+				{ bad "script fields (guest): the guest job failed twice: $(tail -3 "$out.log")"; return 1; }
+		else
+			bad "script fields (guest): the guest job failed: $(tail -3 "$out.log")"; return 1
+		fi
+	fi
+	mkdir -p "$job/symfs/job" && cp "$job/wl" "$job/symfs/job/wl"
+}
+
+fields_guest_suite() {
+	local job="$WORK/out/fields/job" out="$WORK/out/fields/out" f F
+	if ! kvm_ready; then
+		echo "SKIPPED script fields (guest): *** no kernel-vm at $KVM_DIR (not set up): perf 7.2 comparison untested ***"
+		return
+	fi
+	if [ -n "${DSTACK_NO_VM:-}" ]; then
+		# the release pass recorded them: the same files again, no second boot
+		[ -f "$out/nocg.data" ] || { echo "SKIPPED script fields (guest): *** DSTACK_NO_VM=${DSTACK_NO_VM}, no earlier recordings ***"; return; }
+	else
+		fields_vm_record "$job" "$out" || return
+	fi
+	for f in nocg multi multif mods pipe sys addr; do
+		if ! grep -q "^$f rc 0" "$out/rcs"; then
+			bad "script fields (guest): perf record $f failed: $(tail -2 "$out/$f.log")"; continue
+		fi
+		fields_cmp "$f" "$out/$f.data" "$job/symfs" "$job/symfs" "$out/kallsyms"
+	done
+	# -F in all its forms, on the recording with the most sample fields.  Not
+	# "+addr" with sym: perf names data addresses after the symbol table's
+	# objects (_dl_pagesize+0x0), dstack's symbols are functions only
+	for F in ip sym ip,sym dso sym,dso comm,ip addr,dso,ip,period -period -ip \
+		comm,tid,pid,time,event,ip,dso,period,addr,phys_addr,weight,data_src \
+		+cpu tid,pid pid symoff sw:comm,ip hw:comm trace nope +phys_addr +weight +data_src \
+		addr addr,dso,ip +pid -tid +tid,-comm comm,-tid ip,dso period event time,event +dsoff \
+		ip,sym,dso,dsoff +data_page_size -event,-period; do
+		fields_cmp addr "$out/addr.data" "$job/symfs" "$job/symfs" "$out/kallsyms" -F "$F"
+	done
+	# callchains: the frames take the same fields (not dsoff: perf names the
+	# vdso after its temporary copy, /tmp/perf-vdso.so-XXXXXX)
+	for F in "" ip ip,sym ip,dso comm,ip,sym,symoff -dso -sym -symoff +pid comm,sym -ip; do
+		fields_cmp multig "$out/multig.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline ${F:+-F "$F"}
+	done
+	fields_cmp multig "$out/multig.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline --no-merge-callchains
+	fields_cmp pipeg "$out/pipeg.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline
+	# the filters
+	local first; first=$("$DSTACK" script -i "$out/sys.data" -F time 2>/dev/null | awk 'NR == 200 {sub(":", "", $1); print $1}')
+	local last; last=$("$DSTACK" script -i "$out/sys.data" -F time 2>/dev/null | awk 'NR == 900 {sub(":", "", $1); print $1}')
+	for F in "--comm wl" "--comms perf-exec" "-c wl,perf" "--pid 0" "--tid 0" "-C 1" "--cpu 0-1" \
+		"--time $first,$last" "--time $first," "--time ,$last" "--time 10%/2" "--time 0%-10%,30%-40%" "--time $first"; do
+		# shellcheck disable=SC2086
+		fields_cmp sys "$out/sys.data" "$job/symfs" "$job/symfs" "$out/kallsyms" $F
+	done
+	fields_cmp sys "$out/sys.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --time "$first,$last ${last%.*}.9,"
+	fields_cmp multig "$out/multig.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline --no-merge-callchains --time "10%/2"
+}
+
+# perf 6.1 here: an older perf's files (file and pipe mode), this kernel
+fields_host_suite() {
+	local d="$WORK/out/fields/host" wl
+	if ! kvm_ready; then
+		echo "SKIPPED script fields (host perf): *** no kernel-vm: no perf 7.2 to compare with ***"; return
+	fi
+	if [ -n "${DSTACK_NO_VM:-}" ] && [ -f "$d/file61.data" ]; then
+		:   # the release pass recorded them
+	else
+		rm -rf "$d"; mkdir -p "$d"
+		if ! command -v perf >/dev/null || ! perf record -o "$d/probe.data" -e cpu-clock -- true >/dev/null 2>&1; then
+			echo "SKIPPED script fields (host perf): *** no perf that records on this host ***"; return
+		fi
+		wl="$d/wl"
+		if ! cc -O2 -g -static -fno-omit-frame-pointer -o "$wl" "$ROOT/tests/corpus/wl.c" -lpthread 2>"$d/cc.err"; then
+			bad "script fields (host perf): cannot build wl"; return
+		fi
+		cp /proc/kallsyms "$d/kallsyms"
+		perf record -e cpu-clock:u,task-clock -c 100000 -o "$d/file61.data" -- "$wl" mix 6 >/dev/null 2>&1
+		perf record -e cpu-clock,page-faults -c 50000 -o - -- "$wl" mix 6 2>/dev/null >"$d/pipe61.data"
+		perf record -g -e cpu-clock -c 100000 -o - -- "$wl" mix 6 2>/dev/null >"$d/pipeg61.data"
+	fi
+	fields_cmp file61 "$d/file61.data" "" / "$d/kallsyms"
+	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms"
+	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms" -F comm,tid,event,ip,sym
+	fields_cmp pipeg61 "$d/pipeg61.data" "" / "$d/kallsyms" --no-inline
+}
+
+# Options and help that need no recording
+fields_cli_suite() {
+	local o="$WORK/out/fields/cli" rc
+	mkdir -p "$o"
+	"$DSTACK" script -i "$ROOT/examples/cpu.defer.data" --itrace=i100 >/dev/null 2>"$o/err"; rc=$?
+	if [ $rc = 2 ] && grep -q "not supported: --itrace" "$o/err"; then ok "script: a perf-only option is refused by name"
+	else bad "script --itrace: exit $rc, $(head -2 "$o/err")"; fi
+	"$DSTACK" script -i "$ROOT/examples/cpu.defer.data" -F +srcline >/dev/null 2>"$o/err"; rc=$?
+	if [ $rc = 2 ] && grep -q "not supported: -F srcline" "$o/err"; then ok "script: a perf field dstack lacks is refused by name"
+	else bad "script -F +srcline: exit $rc, $(head -2 "$o/err")"; fi
+	"$DSTACK" script --help >"$o/help" 2>&1; rc=$?
+	if [ $rc = 0 ] && grep -q -- "--fields" "$o/help" && grep -q -- "--time" "$o/help" && grep -q -- "--cpu" "$o/help"; then
+		ok "script --help: the whole option list, exit 0"
+	else bad "script --help: exit $rc"; fi
+	if "$DSTACK" script -i "$ROOT/examples/cpu.defer.data" >/dev/full 2>/dev/null; then
+		bad "script: exit 0 after a failed write"
+	else ok "script: a failed write is an error"; fi
+}
+
+fields_cli_suite
+fields_guest_suite
+fields_host_suite
