@@ -66,6 +66,14 @@ fields_guest_suite() {
 		fi
 		fields_cmp "$f" "$out/$f.data" "$job/symfs" "$job/symfs" "$out/kallsyms"
 	done
+	# names derived from the attrs, modifiers included, when the pipe says none
+	for f in pipe pipeg pipemods; do
+		if ! grep -q "^$f rc 0" "$out/rcs"; then
+			bad "script fields (guest): perf record $f failed: $(tail -2 "$out/$f.log")"; continue
+		fi
+		python3 "$ROOT/tests/vm/strip-names.py" "$out/$f.data" "$out/$f.nonames.data"
+		fields_cmp "$f without names" "$out/$f.nonames.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline
+	done
 	# -F in all its forms, on the recording with the most sample fields.  Not
 	# "+addr" with sym: perf names data addresses after the symbol table's
 	# objects (_dl_pagesize+0x0), dstack's symbols are functions only

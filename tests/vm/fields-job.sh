@@ -22,6 +22,9 @@ perf record -e cpu-clock:u,task-clock -c 100000 -o - -- ./wl mix 6 >/out/pipe.da
 echo "pipe rc $?" >>/out/rcs
 perf record -g -e cpu-clock:k -c 100000 -o - -- ./wl mix 6 >/out/pipeg.data 2>/out/pipeg.log
 echo "pipeg rc $?" >>/out/rcs
+# modifiers perf spells out when a pipe carries no names (the suite strips them)
+perf record -e cpu-clock:uh,task-clock:kH,page-faults:uG -c 100000 -o - -- ./wl mix 6 >/out/pipemods.data 2>/out/pipemods.log
+echo "pipemods rc $?" >>/out/rcs
 # system wide, no callchains
 ./wl cpu 100000 >/dev/null 2>&1 & w=$!
 perf record -a -e cpu-clock -c 100000 -o /out/sys.data -- sleep 0.3 >/out/sys.log 2>&1
