@@ -145,6 +145,18 @@ fields_cli_suite() {
 	if [ $rc = 0 ] && grep -q -- "--fields" "$o/help" && grep -q -- "--time" "$o/help" && grep -q -- "--cpu" "$o/help"; then
 		ok "script --help: the whole option list, exit 0"
 	else bad "script --help: exit $rc"; fi
+	# every command answers --help with its options on stdout, exit 0; help COMMAND the same
+	for c in script stat dump report folded flamegraph pprof speedscope inject record; do
+		"$DSTACK" "$c" --help >"$o/help.$c" 2>"$o/help.$c.err"; rc=$?
+		"$DSTACK" help "$c" >"$o/help2.$c" 2>&1
+		if [ $rc = 0 ] && [ "$(grep -c -- '^ *-' "$o/help.$c")" -ge 2 ] && cmp -s "$o/help.$c" "$o/help2.$c"; then
+			ok "$c --help: $(grep -c -- '^ *-' "$o/help.$c") option lines, the same as dstack help $c"
+		else bad "$c --help: exit $rc, $(grep -c -- '^ *-' "$o/help.$c") option lines"; fi
+	done
+	if "$DSTACK" --version | grep -q '^dstack [0-9]'; then ok "dstack --version"; else bad "dstack --version"; fi
+	"$DSTACK" record -C 0 -- true >/dev/null 2>"$o/err"; rc=$?
+	if [ $rc = 2 ] && grep -q "not supported: -C" "$o/err"; then ok "record: a perf-only option is refused by name"
+	else bad "record -C: exit $rc, $(head -2 "$o/err")"; fi
 	if "$DSTACK" script -i "$ROOT/examples/cpu.defer.data" >/dev/full 2>/dev/null; then
 		bad "script: exit 0 after a failed write"
 	else ok "script: a failed write is an error"; fi
