@@ -86,6 +86,7 @@ struct script {
 	size_t chain_used;
 	uint32_t chain_epoch;       /* from 1: a zeroed slot is stale */
 	uint64_t aux_records, aux_bytes;  /* AUX-area data, not decoded: said at the end */
+	struct read_split reads;    /* samples reading counters: one line per counter read */
 };
 
 /* The cached line for @slot, which has none yet; NULL on ENOMEM (then not cached). */
@@ -114,17 +115,18 @@ static void print_time(struct outbuf *o, uint64_t t)
 }
 
 /* comm, pid/tid, cpu, time: perf's perf_sample__fprintf_start() */
-static void print_start(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
+static void print_start(struct script *sc, const struct ds_event *ev, const struct ds_evsel *evsel,
+			struct ds_thread *t)
 {
 	struct outbuf *o = sc->out;
 	const struct ds_sample *s = &ev->sample;
-	uint64_t fl = field_set(sc, ev->evsel);
+	uint64_t fl = field_set(sc, evsel);
 
 	if (fl & SF(COMM)) {
 		const char *comm = !t ? ":-1" : s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
 
 		/* the callchain below says the rest: no column */
-		if ((fl & SF(IP)) && (ev->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) && sc->use_callchain) {
+		if ((fl & SF(IP)) && (evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) && sc->use_callchain) {
 			outbuf_puts(o, comm);
 		} else {
 			for (size_t n = strlen(comm); n < 16; n++)
@@ -537,10 +539,12 @@ static void print_data_src(struct script *sc, uint64_t data_src)
 		outbuf_putc(sc->out, ' ');
 }
 
-static void print_sample(struct script *sc, const struct ds_event *ev)
+/* @ev as a sample of @evsel with @period (a counter it read, or its own) */
+static void print_sample(struct script *sc, const struct ds_event *ev, const struct ds_evsel *evsel,
+			 uint64_t period)
 {
 	const struct ds_sample *s = &ev->sample;
-	int type = script_field_type(ev->evsel->attr.type);
+	int type = script_field_type(evsel->attr.type);
 	uint64_t fl = sc->f.fields[type];
 	struct ds_thread *t;
 	struct outbuf *o = sc->out;
@@ -548,15 +552,15 @@ static void print_sample(struct script *sc, const struct ds_event *ev)
 	if (!fl)
 		return;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
-	print_start(sc, ev, t);
+	print_start(sc, ev, evsel, t);
 	if (fl & SF(PERIOD)) {
-		outbuf_dec(o, sample_period(ev), 10, ' ');
+		outbuf_dec(o, period, 10, ' ');
 		outbuf_putc(o, ' ');
 	}
 	if (fl & SF(EVNAME)) {
-		for (size_t n = strlen(ev->evsel->name); (int)n < sc->name_width; n++)
+		for (size_t n = strlen(evsel->name); (int)n < sc->name_width; n++)
 			outbuf_putc(o, ' ');
-		outbuf_puts(o, ev->evsel->name);
+		outbuf_puts(o, evsel->name);
 		outbuf_puts(o, ": ");
 	}
 	if ((fl & SF(TRACE)) && s->raw)
@@ -601,7 +605,7 @@ static void print_deferred(struct script *sc, const struct ds_event *ev)
 
 	if (ds_deferred__parse(ev->evsel, ev->hdr, &d, &why))
 		return;
-	print_start(sc, ev, t);
+	print_start(sc, ev, ev->evsel, t);
 	outbuf_puts(sc->out, "DEFERRED CALLCHAIN [cookie: ");
 	outbuf_hex(sc->out, d.cookie, 0);
 	outbuf_puts(sc->out, "]\n");
@@ -651,6 +655,19 @@ static int prepare(struct script *sc)
 	return 0;
 }
 
+struct script_read {
+	struct script *sc;
+	const struct ds_event *ev;
+};
+
+static int print_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t period)
+{
+	struct script_read *sr = ctx;
+
+	print_sample(sr->sc, sr->ev, evsel, period);
+	return 0;
+}
+
 static bool wanted(struct script *sc, const struct ds_event *ev)
 {
 	const struct ds_sample *s = &ev->sample;
@@ -672,8 +689,17 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	case DS_REC_SAMPLE:
 		if (!sc->prepared && prepare(sc))
 			return -ECANCELED;
-		if (wanted(sc, ev))
-			print_sample(sc, ev);
+		if (!wanted(sc, ev))
+			break;
+		if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
+			struct script_read sr = { sc, ev };
+			int ret = read_split_sample(&sc->reads, sc->reader, ev, print_read_one, &sr);
+
+			if (ret)
+				return ret;
+		} else {
+			print_sample(sc, ev, ev->evsel, sample_period(ev));
+		}
 		break;
 	case DS_REC_CALLCHAIN_DEFERRED:
 		if (!sc->no_merge)
@@ -844,6 +870,7 @@ int cmd_script(int argc, char **argv)
 		say_skipped(&sc, a.session);
 	}
 	outbuf_delete(sc.out);
+	read_split_exit(&sc.reads);
 	analysis_finish(&a);
 	free(sc.line_of);
 	free(sc.lines);

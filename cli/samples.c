@@ -9,6 +9,8 @@
 struct walk {
 	const struct walk_opts *o;
 	struct sample_filter filter;     /* o's, prepared for the recording */
+	struct read_split reads;
+	const struct ds_reader *reader;
 	struct ds_machine *machine;
 	walk_fn fn;
 	void *ctx;
@@ -344,6 +346,80 @@ bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample 
 	return true;
 }
 
+/* The counters, by sample id, from the events' ids (all known by the first sample, pipes too). */
+static int read_split_init(struct read_split *rs, const struct ds_reader *rd)
+{
+	size_t n = 0;
+
+	rs->ready = true;
+	ds_hashmap__init(&rs->ids);
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		n += ds_reader__evsel(rd, i)->nr_ids;
+	rs->counters = calloc(n ? n : 1, sizeof(*rs->counters));
+	if (!rs->counters)
+		return -ENOMEM;
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
+		const struct ds_evsel *e = ds_reader__evsel(rd, i);
+
+		for (size_t k = 0; k < e->nr_ids; k++) {
+			if (ds_hashmap__find(&rs->ids, e->ids[k]))
+				continue;
+			rs->counters[rs->nr].evsel = e;
+			if (ds_hashmap__set(&rs->ids, e->ids[k], ++rs->nr))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int read_split_sample(struct read_split *rs, const struct ds_reader *rd, const struct ds_event *ev,
+		      read_split_fn fn, void *ctx)
+{
+	int ret;
+
+	if (!rs->ready && (ret = read_split_init(rs, rd)))
+		return ret;
+	for (uint64_t i = 0; i < ev->sample.read_nr; i++) {
+		uint64_t value, id, *idx;
+		struct read_counter *c;
+
+		ds_sample__read_value(ev->evsel, &ev->sample, i, &value, &id);
+		idx = ds_hashmap__find(&rs->ids, id);
+		if (!idx)
+			continue;
+		c = &rs->counters[*idx - 1];
+		if (value == c->last)
+			continue;
+		ret = fn(ctx, c->evsel, value - c->last);
+		c->last = value;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void read_split_exit(struct read_split *rs)
+{
+	if (rs->ready)
+		ds_hashmap__exit(&rs->ids);
+	free(rs->counters);
+	memset(rs, 0, sizeof(*rs));
+}
+
+struct walk_read {
+	struct walk *w;
+	struct walk_sample *ws;
+};
+
+static int walk_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t period)
+{
+	struct walk_read *wr = ctx;
+
+	wr->ws->evsel = evsel;
+	wr->ws->period = period;
+	return wr->w->fn(wr->w->ctx, wr->ws);
+}
+
 static int on_event(void *ctx, const struct ds_event *ev)
 {
 	struct walk *w = ctx;
@@ -382,6 +458,11 @@ static int on_event(void *ctx, const struct ds_event *ev)
 			if (nr != ws.nr_frames)
 				ws.frame_ids = NULL;   /* cannot be: a shape is its chain's frames */
 		}
+	}
+	if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
+		struct walk_read wr = { w, &ws };
+
+		return read_split_sample(&w->reads, w->reader, ev, walk_read_one, &wr);
 	}
 	return w->fn(w->ctx, &ws);
 }
@@ -561,7 +642,9 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 		return EXIT_USAGE;
 	}
 	w.machine = a.machine;
+	w.reader = ds_session__reader(a.session);
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
+	read_split_exit(&w.reads);
 	if (ds_session__stitch_stats(a.session))
 		last_stats = *ds_session__stitch_stats(a.session);
 	last_session_stats = *ds_session__stats(a.session);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "cli.h"
+#include "hashmap.h"
 #include "dstack/machine.h"
 #include "dstack/session.h"
 
@@ -61,6 +62,30 @@ struct walk_opts {
 	 */
 	void (*at_end)(void *ctx, int status);
 };
+
+/*
+ * perf's delivery of samples that read counters (PERF_SAMPLE_READ, e.g.
+ * `-e '{cycles,instructions}:S'`): one sample per counter read, of that
+ * counter's event, its period the counter's growth since its last read
+ * (by sample id); a counter that did not grow, or whose id no event has,
+ * gives none.
+ */
+struct read_split {
+	struct ds_hashmap ids;           /* sample id -> index + 1 into counters */
+	struct read_counter {
+		const struct ds_evsel *evsel;
+		uint64_t last;
+	} *counters;
+	size_t nr;
+	bool ready;
+};
+
+typedef int (*read_split_fn)(void *ctx, const struct ds_evsel *evsel, uint64_t period);
+
+/* Calls @fn for each counter read in @ev (a sample with PERF_SAMPLE_READ); its first error. */
+int read_split_sample(struct read_split *rs, const struct ds_reader *rd, const struct ds_event *ev,
+		      read_split_fn fn, void *ctx);
+void read_split_exit(struct read_split *rs);
 
 /* One sample as the commands see it. */
 struct walk_sample {

@@ -60,7 +60,7 @@ fields_guest_suite() {
 	else
 		fields_vm_record "$job" "$out" || return
 	fi
-	for f in nocg multi multif mods pipe sys addr; do
+	for f in nocg multi multif mods pipe sys addr group; do
 		if ! grep -q "^$f rc 0" "$out/rcs"; then
 			bad "script fields (guest): perf record $f failed: $(tail -2 "$out/$f.log")"; continue
 		fi
