@@ -20,6 +20,7 @@
 #include "outbuf.h"
 #include "samples.h"
 #include "script_fields.h"
+#include "header.h"
 
 /*
  * Formatted frame lines, direct-mapped by frame: a profile prints few
@@ -68,6 +69,8 @@ struct script {
 	struct ds_machine *machine;
 	const struct ds_reader *reader;
 	bool no_merge;
+	bool header, header_only;   /* --header, --header-only: the recording's header first */
+	const char *input;
 	unsigned max_stack;
 	struct script_fields f;
 	struct sample_filter filter;
@@ -618,11 +621,22 @@ static void print_deferred(struct script *sc, const struct ds_event *ev)
  * the fields checked against them, the event column's width, whether
  * callchains are printed.
  */
+static void print_header(struct script *sc)
+{
+	outbuf_flush(sc->out);
+	header_print(stdout, sc->input, sc->reader);
+	if (fflush(stdout) || ferror(stdout))
+		sc->out->error = sc->out->error ? sc->out->error : EIO;
+	sc->header = false;
+}
+
 static int prepare(struct script *sc)
 {
 	size_t nr = ds_reader__nr_evsels(sc->reader);
 
 	sc->prepared = true;
+	if (sc->header && ds_reader__info(sc->reader)->pipe)
+		print_header(sc);   /* a pipe's features have come by now */
 	if (script_fields_check(&sc->f, sc->reader)) {
 		sc->bad_fields = true;
 		return -1;
@@ -728,6 +742,8 @@ static const char script_usage_text[] =
 	"                       default list, +field/-field change it, TYPE:LIST does it for one\n"
 	"                       kind of event (hw, sw, trace, raw, break, synth); repeatable\n"
 	"  --no-merge-callchains  print deferred callchains as their own records, samples unstitched\n"
+	"  --header             the recording's header first (perf report --header-only's text)\n"
+	"  --header-only        only the header\n"
 	"  -c, --comms NAME[,...]  only these command names (also --comm)\n"
 	"%s"
 	"  -h, --help           this text\n"
@@ -746,8 +762,7 @@ static const char *const perf_only[] = {
 	"--vmlinux", "-a", "--all-cpus", "-S", "--symbols", "-I", "--show-info", "--show-kernel-path",
 	"--show-task-events", "--show-mmap-events", "--show-switch-events", "--show-namespace-events",
 	"--show-cgroup-events", "--show-lost-events", "--show-round-events", "--show-bpf-events",
-	"--show-text-poke-events", "--per-event-dump", "--demangle", "--demangle-kernel", "--inline", "--header",
-	"--header-only", "--itrace", "--full-source-path", "--ns", "--reltime", "--deltatime", "--max-blocks", "-f",
+	"--show-text-poke-events", "--per-event-dump", "--demangle", "--demangle-kernel", "--inline", "--itrace", "--full-source-path", "--ns", "--reltime", "--deltatime", "--max-blocks", "-f",
 	"--force", "--graph-function", "--insn-trace", "--xed", "--call-trace", "--call-ret-trace", "--guestmount",
 	"--guestvmlinux", "--guestkallsyms", "--guestmodules", "--stitch-lbr", "--merge-callchains", "--addr-range",
 	"--switch-on", "--switch-off", "--show-on-off-events", "--objdump", "--disassembler-style", "--cpu-list",
@@ -778,6 +793,10 @@ static int parse_args(struct script *sc, struct walk_opts *wo, int argc, char **
 			continue;
 		if (!strcmp(argv[i], "--no-merge-callchains")) {
 			sc->no_merge = true;
+		} else if (!strcmp(argv[i], "--header")) {
+			sc->header = true;
+		} else if (!strcmp(argv[i], "--header-only")) {
+			sc->header = sc->header_only = true;
 		} else if ((v = opt_value("-F", argc, argv, &i)) || (v = opt_value("--fields", argc, argv, &i))) {
 			if (script_fields_parse(&sc->f, v))
 				return EXIT_USAGE;
@@ -831,6 +850,7 @@ int cmd_script(int argc, char **argv)
 	if (ret)
 		return ret;
 	sc.max_stack = wo.max_stack;
+	sc.input = wo.common.input;
 	so.symfs = wo.common.symfs;
 	so.kallsyms = wo.common.kallsyms;
 	so.no_inline = wo.no_inline;
@@ -862,8 +882,20 @@ int cmd_script(int argc, char **argv)
 		fprintf(stderr, "dstack script: out of memory\n");
 		ret = EXIT_INPUT;
 	} else {
-		ret = analysis_run(&a, "script", &sopts, on_event, &sc);
-		if (outbuf_flush(sc.out) && !ret)
+		bool pipe = ds_reader__info(sc.reader)->pipe;
+
+		if (sc.header_only && pipe) {
+			/* perf stops before a pipe's features come: the layout only */
+			header_print_layout(stdout, sc.input, sc.reader);
+			fputs("# ========\n#\n", stdout);
+			if (fflush(stdout) || ferror(stdout))
+				ret = EXIT_INPUT;
+		} else if (sc.header && !pipe) {
+			print_header(&sc);
+		}
+		if (!sc.header_only)
+			ret = analysis_run(&a, "script", &sopts, on_event, &sc);
+		if ((outbuf_flush(sc.out) || sc.out->error) && !ret)
 			ret = EXIT_INPUT;
 		if (sc.bad_fields)
 			ret = EXIT_USAGE;   /* -F asked for what the events do not have */

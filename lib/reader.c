@@ -39,6 +39,14 @@ int reader_fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ..
 const char *ds_reader__error(const struct ds_reader *r) { return r->err; }
 const char *ds_reader__path(const struct ds_reader *r) { return r->path; }
 const struct ds_header_info *ds_reader__info(const struct ds_reader *r) { return &r->info; }
+
+const uint8_t *ds_reader__feature(const struct ds_reader *r, int feat, uint64_t *len)
+{
+	if (feat <= 0 || feat >= DS_FEAT_BITS || !r->feat_raw[feat])
+		return NULL;
+	*len = r->feat_len[feat];
+	return r->feat_raw[feat];
+}
 size_t ds_reader__nr_evsels(const struct ds_reader *r) { return r->nr_evsels; }
 uint64_t ds_reader__bytes_read(const struct ds_reader *r) { return r->bytes; }
 uint64_t ds_reader__compressed_records(const struct ds_reader *r) { return r->nr_compressed; }
@@ -416,6 +424,11 @@ void reader_parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint6
 	uint32_t a, b;
 
 	in->features[feat / 64] |= 1ULL << (feat % 64);
+	free(r->feat_raw[feat]);
+	r->feat_raw[feat] = malloc(len ? len : 1);
+	r->feat_len[feat] = r->feat_raw[feat] ? len : 0;
+	if (r->feat_raw[feat])
+		memcpy(r->feat_raw[feat], p, len);
 	switch (feat) {
 	case DS_FEAT_BUILD_ID: parse_build_ids(r, &c); break;
 	case DS_FEAT_HOSTNAME: replace_str(&in->hostname, cur_string(&c)); break;
@@ -644,6 +657,8 @@ void ds_reader__close(struct ds_reader *r)
 		free(r->evsels[i]);
 	}
 	free(r->evsels);
+	for (int f = 0; f < DS_FEAT_BITS; f++)
+		free(r->feat_raw[f]);
 	ds_hashmap__exit(&r->ids);
 	for (size_t i = 0; i < r->info.nr_build_ids; i++)
 		free(r->info.build_ids[i].filename);
