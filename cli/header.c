@@ -8,11 +8,13 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "dstack/abi.h"
+#include "cli.h"
 #include "header.h"
 
 /* perf's feature names; 33 and 34 are 7.x's, named as perf prints them */
@@ -403,4 +405,30 @@ void header_print(FILE *f, const char *path, const struct ds_reader *rd)
 	}
 	header_print_features(f, rd);
 	fputs("# ========\n#\n", f);
+}
+
+int header_print_only(const char *cmd, const char *input)
+{
+	char *err = NULL;
+	struct ds_reader *rd = ds_reader__open(input, &err);
+	struct ds_record rec;
+	int ret = 0;
+
+	if (!rd) {
+		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : "cannot open the input");
+		free(err);
+		return EXIT_INPUT;
+	}
+	/* a pipe's features are records ahead of its first kernel event */
+	while (ds_reader__info(rd)->pipe && (ret = ds_reader__next(rd, &rec)) > 0 && rec.hdr->type >= 64)
+		;
+	if (ret < 0)
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_reader__error(rd));
+	header_print(stdout, input, rd);
+	ds_reader__close(rd);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "dstack %s: writing the output failed\n", cmd);
+		return EXIT_INPUT;
+	}
+	return ret < 0 ? EXIT_INPUT : EXIT_OK;
 }

@@ -12,4 +12,10 @@ void header_print(FILE *f, const char *path, const struct ds_reader *rd);
 void header_print_layout(FILE *f, const char *path, const struct ds_reader *rd);
 void header_print_features(FILE *f, const struct ds_reader *rd);
 
+/*
+ * --header-only: @input's header, read without its samples (a pipe up to
+ * its first event, so that its features are in); the exit status.
+ */
+int header_print_only(const char *cmd, const char *input);
+
 #endif

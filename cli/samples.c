@@ -17,6 +17,9 @@ struct walk {
 };
 
 static struct ds_stitch_stats last_stats;
+static const struct ds_reader *current_reader;
+
+const struct ds_reader *walk_reader(void) { return current_reader; }
 static struct ds_header_info last_header;
 static struct ds_session_stats last_session_stats;
 
@@ -642,7 +645,7 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 		return EXIT_USAGE;
 	}
 	w.machine = a.machine;
-	w.reader = ds_session__reader(a.session);
+	w.reader = current_reader = ds_session__reader(a.session);
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
 	read_split_exit(&w.reads);
 	if (ds_session__stitch_stats(a.session))
@@ -656,6 +659,7 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	last_header.nr_build_ids = 0;
 	if (o->at_end)
 		o->at_end(ctx, ret);
+	current_reader = NULL;
 	analysis_finish(&a);
 	return ret;
 }

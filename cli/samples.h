@@ -153,6 +153,9 @@ const char *walk_usage(void);
  */
 int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *ctx);
 
+/* The recording being walked, during walk_samples() and its at_end; NULL otherwise. */
+const struct ds_reader *walk_reader(void);
+
 /* Statistics of the last walk (valid until the next walk_samples). */
 const struct ds_stitch_stats *walk_last_stitch_stats(void);
 const struct ds_header_info *walk_last_header(void);

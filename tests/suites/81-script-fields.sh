@@ -26,6 +26,23 @@ fields_cmp() {
 	fi
 }
 
+# fields_header NAME FILE: dstack script --header-only and report --header-only against perf report --header-only
+fields_header() {
+	local name=$1 f=$2 o="$WORK/out/fields/cmp"
+	mkdir -p "$o"
+	"$KVM_PERF7" report --header-only -i "/host$f" >"$o/ph.out" 2>/dev/null
+	"$DSTACK" report --header-only -i "$f" >"$o/rh.out" 2>"$o/rh.err"
+	if cmp -s "$o/ph.out" "$o/rh.out" && [ -s "$o/ph.out" ]; then
+		ok "report --header-only $name: $(wc -l <"$o/ph.out") lines as perf's"
+	else
+		bad "report --header-only $name: differs from perf's"; diff "$o/ph.out" "$o/rh.out" | head -6
+	fi
+	case $name in pipe*) return ;; esac   # perf script stops a pipe's header at its layout
+	"$DSTACK" script --header-only -i "$f" >"$o/sh.out" 2>"$o/sh.err"
+	if cmp -s "$o/ph.out" "$o/sh.out"; then ok "script --header-only $name: as perf report --header-only"
+	else bad "script --header-only $name: differs from perf's"; diff "$o/ph.out" "$o/sh.out" | head -6; fi
+}
+
 fields_vm_record() {
 	local job=$1 out=$2
 	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
@@ -74,6 +91,13 @@ fields_guest_suite() {
 		python3 "$ROOT/tests/vm/strip-names.py" "$out/$f.data" "$out/$f.nonames.data"
 		fields_cmp "$f without names" "$out/$f.nonames.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline
 	done
+	# the header, as perf report --header-only prints it, by script and report
+	for f in nocg group pipe addr; do
+		fields_header "$f" "$out/$f.data"
+	done
+	fields_cmp nocg "$out/nocg.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --header
+	fields_cmp pipe "$out/pipe.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --header
+	fields_cmp pipe "$out/pipe.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --header-only
 	# -F in all its forms, on the recording with the most sample fields.  Not
 	# "+addr" with sym: perf names data addresses after the symbol table's
 	# objects (_dl_pagesize+0x0), dstack's symbols are functions only
@@ -129,6 +153,27 @@ fields_host_suite() {
 	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms"
 	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms" -F comm,tid,event,ip,sym
 	fields_cmp pipeg61 "$d/pipeg61.data" "" / "$d/kallsyms" --no-inline
+	fields_header file61 "$d/file61.data"
+	fields_header pipe61 "$d/pipe61.data"
+}
+
+# The corpus: its oracles are perf report --header-only; "captured on" is the
+# original file's time, not the unpacked copy's
+fields_corpus_headers() {
+	local f n o="$WORK/out/fields/corpus" same=0 diff=0
+	mkdir -p "$o"
+	for f in "$ROOT/tests/corpus/oracle/"*.header.zst; do
+		[ -f "$f" ] || continue
+		n=$(basename "$f" .header.zst)
+		[ -f "$WORK/data/$n.data" ] || continue
+		zstd -q -dc "$f" | sed 2d >"$o/$n.perf"
+		"$DSTACK" report --header-only -i "$WORK/data/$n.data" 2>/dev/null | sed 2d >"$o/$n.dstack"
+		if cmp -s "$o/$n.perf" "$o/$n.dstack"; then same=$((same + 1))
+		else diff=$((diff + 1)); echo "header $n:"; diff "$o/$n.perf" "$o/$n.dstack" | head -4; fi
+	done
+	if [ $((same + diff)) = 0 ]; then echo "SKIPPED report --header-only (corpus): *** no corpus unpacked ***"
+	elif [ $diff = 0 ]; then ok "report --header-only: the $same corpus headers as perf's oracles"
+	else bad "report --header-only: $diff of $((same + diff)) corpus headers differ"; fi
 }
 
 # Options and help that need no recording
@@ -163,5 +208,6 @@ fields_cli_suite() {
 }
 
 fields_cli_suite
+fields_corpus_headers
 fields_guest_suite
 fields_host_suite
