@@ -199,6 +199,16 @@ fields_cli_suite() {
 		else bad "$c --help: exit $rc, $(grep -c -- '^ *-' "$o/help.$c") option lines"; fi
 	done
 	if "$DSTACK" --version | grep -q '^dstack [0-9]'; then ok "dstack --version"; else bad "dstack --version"; fi
+	# each command's man page names every long option its --help lists
+	local missing opt
+	for c in script stat dump report folded flamegraph pprof speedscope inject record; do
+		missing=
+		for opt in $(grep -o -- '--[a-z][a-z-]*' "$o/help.$c" | sort -u); do
+			grep -q -- "$(printf '%s' "$opt" | sed 's/-/\\\\-/g')" "$ROOT/docs/man/dstack-$c.1" || missing="$missing $opt"
+		done
+		if [ -f "$ROOT/docs/man/dstack-$c.1" ] && [ -z "$missing" ]; then ok "man dstack-$c: every option of --help"
+		else bad "man dstack-$c: missing$missing"; fi
+	done
 	"$DSTACK" record -C 0 -- true >/dev/null 2>"$o/err"; rc=$?
 	if [ $rc = 2 ] && grep -q "not supported: -C" "$o/err"; then ok "record: a perf-only option is refused by name"
 	else bad "record -C: exit $rc, $(head -2 "$o/err")"; fi
@@ -207,7 +217,22 @@ fields_cli_suite() {
 	else ok "script: a failed write is an error"; fi
 }
 
+# make install: the command, library, headers, man pages, completion under a prefix
+fields_install() {
+	local p="$WORK/out/fields/inst" n
+	rm -rf "$p"
+	if ! make -C "$ROOT" --no-print-directory install BUILD="$BUILD" PREFIX="$p" >"$p.log" 2>&1; then
+		bad "make install: $(tail -2 "$p.log")"; return
+	fi
+	n=$(ls "$p/share/man/man1" 2>/dev/null | wc -l)
+	if [ -x "$p/bin/dstack" ] && [ -f "$p/lib/libdstack.a" ] && [ -f "$p/include/dstack/reader.h" ] &&
+	   [ "$n" -ge 11 ] && [ -f "$p/share/bash-completion/completions/dstack" ] && bash -n "$p/share/bash-completion/completions/dstack"; then
+		ok "make install PREFIX: dstack, libdstack.a, headers, $n man pages, bash completion"
+	else bad "make install PREFIX: something missing: $(cd "$p" && find . -type f | head -5 | tr '\n' ' ')"; fi
+}
+
 fields_cli_suite
+[ -z "${DSTACK_NO_VM:-}" ] && fields_install
 fields_corpus_headers
 fields_guest_suite
 fields_host_suite
