@@ -829,10 +829,10 @@ static void say_skipped(const struct script *sc, const struct ds_session *sessio
 	uint64_t traces = st->records[DS_REC_AUXTRACE];
 
 	if (sc->aux_records || traces)
-		fprintf(stderr, "dstack script: AUX-area data not decoded (Intel PT, CoreSight, SPE...): %llu AUX "
-				"records announcing %llu bytes, %llu AUXTRACE records skipped\n",
-			(unsigned long long)sc->aux_records, (unsigned long long)sc->aux_bytes,
-			(unsigned long long)traces);
+		fprintf(stderr, "dstack script: AUX-area data not decoded (Intel PT, CoreSight, SPE...): skipped "
+				"%llu AUXTRACE records holding %llu bytes of trace (%llu AUX records announced %llu bytes)\n",
+			(unsigned long long)traces, (unsigned long long)st->auxtrace_bytes,
+			(unsigned long long)sc->aux_records, (unsigned long long)sc->aux_bytes);
 }
 
 int cmd_script(int argc, char **argv)

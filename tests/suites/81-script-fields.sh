@@ -91,6 +91,14 @@ fields_guest_suite() {
 		python3 "$ROOT/tests/vm/strip-names.py" "$out/$f.data" "$out/$f.nonames.data"
 		fields_cmp "$f without names" "$out/$f.nonames.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline
 	done
+	# AUX-area trace data is skipped, and said once with its size
+	python3 "$ROOT/tests/vm/add-auxtrace.py" "$out/pipe.data" "$out/pipe.aux.data"
+	"$DSTACK" script -i "$out/pipe.data" --kallsyms "$out/kallsyms" >"$out/pipe.noaux.out" 2>/dev/null
+	"$DSTACK" script -i "$out/pipe.aux.data" --kallsyms "$out/kallsyms" >"$out/pipe.aux.out" 2>"$out/pipe.aux.err"
+	if cmp -s "$out/pipe.noaux.out" "$out/pipe.aux.out" && [ "$(grep -c 'AUX-area data not decoded' "$out/pipe.aux.err")" = 1 ] &&
+	   grep -q "skipped 1 AUXTRACE records holding 4096 bytes" "$out/pipe.aux.err"; then
+		ok "script: AUXTRACE data skipped, the samples unchanged, said once: $(grep -o 'skipped [^(]*' "$out/pipe.aux.err")"
+	else bad "script with AUXTRACE data: $(grep AUX "$out/pipe.aux.err" | head -2)"; fi
 	# the header, as perf report --header-only prints it, by script and report
 	for f in nocg group pipe addr; do
 		fields_header "$f" "$out/$f.data"
