@@ -78,6 +78,9 @@ struct script {
 	bool prepared;              /* fields checked against the events (at the first one) */
 	bool bad_fields;            /* they failed the check: said why */
 	bool use_callchain;         /* some event samples callchains (perf's symbol_conf.use_callchain) */
+	bool hide_callchain;        /* -G: the sample's own ip, never its callchain */
+	bool ns, reltime, deltatime; /* --ns, --reltime, --deltatime */
+	uint64_t first_time, prev_time;
 	int name_width;             /* the longest event name */
 	int data_src_width;         /* perf pads the data source to the widest seen so far */
 	uint8_t ip_opts[ST_NR];
@@ -109,11 +112,27 @@ static uint64_t field_set(const struct script *sc, const struct ds_evsel *e)
 	return sc->f.fields[script_field_type(e->attr.type)];
 }
 
-static void print_time(struct outbuf *o, uint64_t t)
+/* perf's time column: --reltime from the first line's time, --deltatime from the previous one's */
+static void print_time(struct script *sc, uint64_t t)
 {
+	struct outbuf *o = sc->out;
+
+	if (sc->reltime) {
+		if (!sc->first_time)
+			sc->first_time = t;
+		t -= sc->first_time;
+	} else if (sc->deltatime) {
+		uint64_t prev = sc->prev_time;
+
+		sc->prev_time = t;
+		t = prev ? t - prev : 0;
+	}
 	outbuf_dec(o, t / 1000000000ULL, 5, ' ');
 	outbuf_putc(o, '.');
-	outbuf_dec(o, (t % 1000000000ULL) / 1000, 6, '0');
+	if (sc->ns)
+		outbuf_dec(o, t % 1000000000ULL, 9, '0');
+	else
+		outbuf_dec(o, (t % 1000000000ULL) / 1000, 6, '0');
 	outbuf_puts(o, ": ");
 }
 
@@ -159,7 +178,7 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 		outbuf_puts(o, "] ");
 	}
 	if ((fl & SF(TIME)) && s->time != DS_NO_TIME)
-		print_time(o, s->time);
+		print_time(sc, s->time);
 }
 
 static void print_dso(struct outbuf *o, const char *dso, bool has_map, uint64_t addr, uint8_t opts)
@@ -648,7 +667,7 @@ static int prepare(struct script *sc)
 
 		if (len > sc->name_width)
 			sc->name_width = len;
-		sc->use_callchain |= !!(e->attr.sample_type & DS_SAMPLE_CALLCHAIN);
+		sc->use_callchain |= !!(e->attr.sample_type & DS_SAMPLE_CALLCHAIN) && !sc->hide_callchain;
 	}
 	/* tracepoints show where they were hit when they have callchains, unless -F said otherwise */
 	if (sc->use_callchain && !sc->f.user_set[ST_TRACE])
@@ -744,6 +763,10 @@ static const char script_usage_text[] =
 	"  --no-merge-callchains  print deferred callchains as their own records, samples unstitched\n"
 	"  --header             the recording's header first (perf report --header-only's text)\n"
 	"  --header-only        only the header\n"
+	"  --ns                 times with nanoseconds\n"
+	"  --reltime            times from the first sample's\n"
+	"  --deltatime          times from the previous sample's\n"
+	"  -G, --hide-call-graph  the sample's own address, not its callchain\n"
 	"  -c, --comms NAME[,...]  only these command names (also --comm)\n"
 	"%s"
 	"  -h, --help           this text\n"
@@ -762,11 +785,11 @@ static const char *const perf_only[] = {
 	"--vmlinux", "-a", "--all-cpus", "-S", "--symbols", "-I", "--show-info", "--show-kernel-path",
 	"--show-task-events", "--show-mmap-events", "--show-switch-events", "--show-namespace-events",
 	"--show-cgroup-events", "--show-lost-events", "--show-round-events", "--show-bpf-events",
-	"--show-text-poke-events", "--per-event-dump", "--demangle", "--demangle-kernel", "--inline", "--itrace", "--full-source-path", "--ns", "--reltime", "--deltatime", "--max-blocks", "-f",
+	"--show-text-poke-events", "--per-event-dump", "--demangle", "--demangle-kernel", "--inline", "--itrace", "--full-source-path", "--max-blocks", "-f",
 	"--force", "--graph-function", "--insn-trace", "--xed", "--call-trace", "--call-ret-trace", "--guestmount",
 	"--guestvmlinux", "--guestkallsyms", "--guestmodules", "--stitch-lbr", "--merge-callchains", "--addr-range",
 	"--switch-on", "--switch-off", "--show-on-off-events", "--objdump", "--disassembler-style", "--cpu-list",
-	"--no-demangle-kernel", "-G", "--hide-call-graph", "--sample-cpu",
+	"--no-demangle-kernel", "--sample-cpu",
 };
 
 static bool is_perf_only(const char *arg)
@@ -795,6 +818,14 @@ static int parse_args(struct script *sc, struct walk_opts *wo, int argc, char **
 			sc->no_merge = true;
 		} else if (!strcmp(argv[i], "--header")) {
 			sc->header = true;
+		} else if (!strcmp(argv[i], "--ns")) {
+			sc->ns = true;
+		} else if (!strcmp(argv[i], "--reltime")) {
+			sc->reltime = true;
+		} else if (!strcmp(argv[i], "--deltatime")) {
+			sc->deltatime = true;
+		} else if (!strcmp(argv[i], "-G") || !strcmp(argv[i], "--hide-call-graph")) {
+			sc->hide_callchain = true;
 		} else if (!strcmp(argv[i], "--header-only")) {
 			sc->header = sc->header_only = true;
 		} else if ((v = opt_value("-F", argc, argv, &i)) || (v = opt_value("--fields", argc, argv, &i))) {
