@@ -601,7 +601,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	struct memo *m;
 	size_t ev, path = SIZE_MAX;
 
-	if (!s->nr_frames)
+	if (!s->nr_frames && !s->filtered)
 		return 0;
 	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != s->evsel; ev++)
 		;
@@ -613,6 +613,8 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	}
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
+	if (s->filtered)   /* --comm/--pid/--tid: in the totals, as perf counts it, not shown */
+		return 0;
 	r->seq++;
 	if (!r->children && s->shape_id && (m = memo_find(r, s))) {
 		e = &r->ents[m->ent];
@@ -974,6 +976,16 @@ static int print_report(struct report *r)
 	} else {
 		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
 	}
+	/* one --comm: perf drops the column and names the command above the table */
+	if (r->wo.filter.nr_comms == 1) {
+		int k = 0;
+
+		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
+		for (int i = 0; i < r->nr_sort; i++)
+			if (r->sort[i] != SORT_COMM)
+				r->sort[k++] = r->sort[i];
+		r->nr_sort = k;
+	}
 	outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
 	for (size_t ev = 0; ev < r->nr_evsels; ev++) {
 		size_t nr = 0;
@@ -1109,6 +1121,7 @@ int cmd_report(int argc, char **argv)
 	}
 	walk_opts_init(&r->wo);
 	r->wo.want_shapes = true;
+	r->wo.want_filtered = true;
 	r->nr_sort = 3;
 	r->sort[0] = SORT_COMM;
 	r->sort[1] = SORT_DSO;

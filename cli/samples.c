@@ -326,13 +326,21 @@ static bool time_wanted(const struct sample_filter *f, uint64_t t)
 	return false;
 }
 
-bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+bool sample_filter_time_cpu(const struct sample_filter *f, const struct ds_sample *s)
 {
 	if (!time_wanted(f, s->time))
 		return false;
-	if (f->by_cpu && s->has_cpu && s->cpu != (uint32_t)-1 &&
-	    (s->cpu >= MAX_FILTER_CPUS || !(f->cpus[s->cpu / 64] >> (s->cpu % 64) & 1)))
-		return false;
+	return !(f->by_cpu && s->has_cpu && s->cpu != (uint32_t)-1 &&
+		 (s->cpu >= MAX_FILTER_CPUS || !(f->cpus[s->cpu / 64] >> (s->cpu % 64) & 1)));
+}
+
+bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+{
+	return sample_filter_time_cpu(f, s) && sample_filter_thread(f, s, comm);
+}
+
+bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+{
 	if (f->nr_pids && !in_list(f->pids, f->nr_pids, (int32_t)s->pid))
 		return false;
 	if (f->nr_tids && !in_list(f->tids, f->nr_tids, (int32_t)s->tid))
@@ -435,15 +443,22 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	if (!ws.thread)
 		return -ENOMEM;
 	ws.comm = s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
-	if (!sample_filter_wanted(&w->filter, s, ws.comm))
+	if (!sample_filter_time_cpu(&w->filter, s))
 		return 0;
 	ws.pid = (int32_t)s->pid;
 	ws.tid = (int32_t)s->tid;
+	if (!sample_filter_thread(&w->filter, s, ws.comm)) {
+		if (!w->o->want_filtered)
+			return 0;
+		ws.filtered = true;
+	}
 	if (ev->evsel->attr.sample_type & DS_SAMPLE_PERIOD)
 		ws.period = s->period;
 	else
 		ws.period = DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 1 : ev->evsel->attr.sample_period;
-	if (s->callchain) {
+	if (ws.filtered) {
+		/* counted, not shown: no frames */
+	} else if (s->callchain) {
 		ws.frames = ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
 						  w->o->max_stack, &ws.nr_frames);
 	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {

@@ -46,6 +46,9 @@ bool sample_filter_active(const struct sample_filter *f);
 int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct ds_reader *rd);
 /* The sample passes the filters (@comm: its thread's at its time). */
 bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm);
+/* Its parts: --time and -C; --comm, --pid and --tid. */
+bool sample_filter_time_cpu(const struct sample_filter *f, const struct ds_sample *s);
+bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample *s, const char *comm);
 
 struct walk_opts {
 	struct common_opts common;
@@ -54,6 +57,12 @@ struct walk_opts {
 	bool no_inline;
 	bool no_demangle;
 	bool want_shapes;                /* fill walk_sample.shape_id (report aggregates by it) */
+	/*
+	 * Hand over the samples --comm/--pid/--tid leave out too, marked
+	 * filtered and without frames (perf report counts them in its
+	 * totals); --time and -C drop samples outright, as in perf.
+	 */
+	bool want_filtered;
 	/*
 	 * Called once the whole recording has been walked, before it is
 	 * closed: the names in the samples handed over (comm, dso, sym) are
@@ -100,6 +109,7 @@ struct walk_sample {
 	uint64_t shape_id;               /* with want_shapes, ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
 	const struct ds_evsel *evsel;
+	bool filtered;                   /* left out by --comm/--pid/--tid (want_filtered): no frames */
 };
 
 typedef int (*walk_fn)(void *ctx, const struct walk_sample *s);
