@@ -904,8 +904,10 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 	}
 	outbuf_puts(o, "#\n# Samples: ");
 	print_unit(o, r->ev_samples[ev]);
-	outbuf_printf(o, " of event '%s'\n# Event count (approx.): %llu\n#\n# ", r->ev_names[ev] ? r->ev_names[ev] : "?",
-		      (unsigned long long)total);
+	outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
+	if (r->wo.filter.time_str)
+		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
+	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)total);
 	outbuf_puts(o, r->children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
