@@ -43,6 +43,23 @@ fields_header() {
 	else bad "script --header-only $name: differs from perf's"; diff "$o/ph.out" "$o/sh.out" | head -6; fi
 }
 
+# fields_report NAME FILE SYMFS KALLSYMS ARGS...: report --stdio against perf report --stdio
+# (perf's closing tip, or its complaint that it has none installed, left out)
+fields_report() {
+	local name=$1 f=$2 sd=$3 ks=$4 o="$WORK/out/fields/cmp"
+	shift 4
+	mkdir -p "$o"
+	"$KVM_PERF7" report --stdio -i "/host$f" --symfs "/host$sd" --kallsyms "/host$ks" "$@" 2>/dev/null |
+		sed '/^# (Cannot load tips.txt/,$d' >"$o/pr.out"
+	"$DSTACK" report --stdio -i "$f" --symfs "$sd" --kallsyms "$ks" "$@" >"$o/dr.out" 2>"$o/dr.err"
+	if cmp -s "$o/pr.out" "$o/dr.out" && [ -s "$o/pr.out" ]; then
+		ok "report $name $*: $(wc -l <"$o/pr.out") lines as perf's"
+	else
+		bad "report $name $*: differs from perf's ($(wc -l <"$o/pr.out") lines, $(wc -l <"$o/dr.out") here)"
+		diff "$o/pr.out" "$o/dr.out" | head -6
+	fi
+}
+
 fields_vm_record() {
 	local job=$1 out=$2
 	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
@@ -132,6 +149,20 @@ fields_guest_suite() {
 		fields_cmp sys "$out/sys.data" "$job/symfs" "$job/symfs" "$out/kallsyms" $F
 	done
 	fields_cmp sys "$out/sys.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --time "$first,$last ${last%.*}.9,"
+	# perf script's time forms and -G
+	for F in --ns --reltime --deltatime -G "--reltime --ns"; do
+		# shellcheck disable=SC2086
+		fields_cmp multig "$out/multig.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline $F
+		# shellcheck disable=SC2086
+		fields_cmp sys "$out/sys.data" "$job/symfs" "$job/symfs" "$out/kallsyms" $F
+	done
+	# report with the same filters (perf counts what --comm/--pid/--tid leave out in its totals)
+	local wltid; wltid=$("$DSTACK" script -i "$out/sys.data" -F comm,tid --comm wl 2>/dev/null | awk 'NR == 1 {print $2}')
+	for F in "" "--comm wl" "--comm wl,perf" "--tid ${wltid:-1}" "--pid 0" "-C 1" "--time 10%/2" \
+		"--time $first,$last" "--cpu 0 --comm wl"; do
+		# shellcheck disable=SC2086
+		fields_report sys "$out/sys.data" "$job/symfs" "$out/kallsyms" $F
+	done
 	fields_cmp multig "$out/multig.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --no-inline --no-merge-callchains --time "10%/2"
 }
 
