@@ -660,6 +660,8 @@ static int prepare(struct script *sc)
 		sc->bad_fields = true;
 		return -1;
 	}
+	if (ds_reader__info(sc->reader)->pipe)
+		script_fields_pipe_callchains(&sc->f, sc->reader);
 	sc->use_callchain = false;
 	for (size_t i = 0; i < nr; i++) {
 		const struct ds_evsel *e = ds_reader__evsel(sc->reader, i);

@@ -351,3 +351,28 @@ int script_fields_check(struct script_fields *f, const struct ds_reader *rd)
 	}
 	return 0;
 }
+
+void script_fields_pipe_callchains(struct script_fields *f, const struct ds_reader *rd)
+{
+	size_t nr = ds_reader__nr_evsels(rd);
+
+	for (int t = 0; t < ST_NR; t++) {
+		uint64_t combined = 0;
+
+		for (size_t i = 0; i < nr; i++) {
+			const struct ds_evsel *e = ds_reader__evsel(rd, i);
+
+			combined |= e->attr.sample_type;
+			if (script_field_type(e->attr.type) != t)
+				continue;
+			if ((combined & (DS_SAMPLE_CALLCHAIN | DS_SAMPLE_BRANCH_STACK)) ||
+			    ((combined & DS_SAMPLE_REGS_USER) && (combined & DS_SAMPLE_STACK_USER))) {
+				if (!(f->user_unset_fields[t] & SF(IP)))
+					f->fields[t] |= SF(IP);
+				if (!(f->user_unset_fields[t] & SF(SYM)))
+					f->fields[t] |= SF(SYM);
+			}
+			break;   /* perf looks at a type's first event only */
+		}
+	}
+}

@@ -46,6 +46,12 @@ int script_field_type(uint32_t attr_type);
  * for its first event that is not a dummy).  0, or -1 after printing why.
  */
 int script_fields_check(struct script_fields *f, const struct ds_reader *rd);
+/*
+ * In a pipe, perf shows where samples were taken when the events read so
+ * far sample callchains, whatever -F said (unless it said -ip or -sym):
+ * ip and sym join each type's fields, after the check.
+ */
+void script_fields_pipe_callchains(struct script_fields *f, const struct ds_reader *rd);
 /* The names perf takes, for --help. */
 const char *script_fields_names(void);
 
