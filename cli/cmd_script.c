@@ -618,20 +618,26 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 	outbuf_putc(o, '\n');
 }
 
+/* A deferred callchain record on its own (--no-merge-callchains), with its event's fields */
 static void print_deferred(struct script *sc, const struct ds_event *ev)
 {
 	struct ds_deferred_event d;
 	const char *why;
 	const struct ds_sample *s = &ev->sample;
-	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+	int type = script_field_type(ev->evsel->attr.type);
+	struct ds_thread *t;
 
-	if (ds_deferred__parse(ev->evsel, ev->hdr, &d, &why))
+	if (!sc->f.fields[type] || ds_deferred__parse(ev->evsel, ev->hdr, &d, &why))
 		return;
+	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	print_start(sc, ev, ev->evsel, t);
 	outbuf_puts(sc->out, "DEFERRED CALLCHAIN [cookie: ");
 	outbuf_hex(sc->out, d.cookie, 0);
-	outbuf_puts(sc->out, "]\n");
-	print_callchain(sc, t, d.ips, d.nr, sc->ip_opts[script_field_type(ev->evsel->attr.type)] | PO_SYM | PO_DSO);
+	outbuf_putc(sc->out, ']');
+	if (sc->f.fields[type] & SF(IP)) {
+		outbuf_putc(sc->out, '\n');
+		print_callchain(sc, t, d.ips, d.nr, sc->ip_opts[type]);
+	}
 	outbuf_putc(sc->out, '\n');
 }
 
