@@ -1123,7 +1123,7 @@ int cmd_report(int argc, char **argv)
 	}
 	walk_opts_init(&r->wo);
 	r->wo.want_shapes = true;
-	r->wo.want_filtered = true;
+	r->wo.keep_filtered = true;
 	r->nr_sort = 3;
 	r->sort[0] = SORT_COMM;
 	r->sort[1] = SORT_DSO;

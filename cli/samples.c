@@ -51,10 +51,12 @@ const char *walk_usage(void)
 	       "  --no-demangle        keep C++ names mangled\n";
 }
 
+/* a list option given again replaces the earlier list, as perf's options do */
 static int parse_ids(const char *cmd, const char *opt, const char *v, int32_t *out, size_t *nr)
 {
 	char *end;
 
+	*nr = 0;
 	while (*v) {
 		long x = strtol(v, &end, 10);
 
@@ -204,6 +206,7 @@ static int parse_cpus(const char *cmd, const char *v, struct sample_filter *f)
 {
 	const char *p = v;
 
+	memset(f->cpus, 0, sizeof(f->cpus));
 	while (*p) {
 		char *e;
 		unsigned long a = strtoul(p, &e, 10), b = a;
@@ -264,6 +267,7 @@ int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct
 
 static int parse_comms(const char *cmd, char *v, struct sample_filter *f)
 {
+	f->nr_comms = 0;
 	for (char *tok = strtok(v, ","); tok; tok = strtok(NULL, ",")) {
 		if (f->nr_comms >= MAX_FILTER) {
 			usage_error(cmd, "too many --comm names");
@@ -448,7 +452,7 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	ws.pid = (int32_t)s->pid;
 	ws.tid = (int32_t)s->tid;
 	if (!sample_filter_thread(&w->filter, s, ws.comm)) {
-		if (!w->o->want_filtered)
+		if (!w->o->keep_filtered)
 			return 0;
 		ws.filtered = true;
 	}

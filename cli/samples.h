@@ -62,7 +62,7 @@ struct walk_opts {
 	 * filtered and without frames (perf report counts them in its
 	 * totals); --time and -C drop samples outright, as in perf.
 	 */
-	bool want_filtered;
+	bool keep_filtered;
 	/*
 	 * Called once the whole recording has been walked, before it is
 	 * closed: the names in the samples handed over (comm, dso, sym) are
@@ -109,7 +109,7 @@ struct walk_sample {
 	uint64_t shape_id;               /* with want_shapes, ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
 	const struct ds_evsel *evsel;
-	bool filtered;                   /* left out by --comm/--pid/--tid (want_filtered): no frames */
+	bool filtered;                   /* left out by --comm/--pid/--tid (keep_filtered): no frames */
 };
 
 typedef int (*walk_fn)(void *ctx, const struct walk_sample *s);
