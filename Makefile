@@ -152,3 +152,28 @@ fuzz-long: fuzz $(FUZZ_DIR)/seeds/.done
 
 .PHONY: fuzz fuzz-smoke fuzz-long
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_CLI_OBJ:.o=.d)
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the command, the static
+# library and the public headers, the man pages and the bash completion.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/dstack \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 755 $(BUILD)/dstack $(DESTDIR)$(BINDIR)/dstack
+	install -m 644 $(BUILD)/libdstack.a $(DESTDIR)$(LIBDIR)/libdstack.a
+	install -m 644 include/dstack/*.h $(DESTDIR)$(INCDIR)/dstack/
+	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 scripts/dstack.bash-completion $(DESTDIR)$(BASHCOMPDIR)/dstack
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/dstack $(DESTDIR)$(LIBDIR)/libdstack.a $(DESTDIR)$(BASHCOMPDIR)/dstack
+	rm -rf $(DESTDIR)$(INCDIR)/dstack
+	rm -f $(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(wildcard docs/man/*.1))
+
+.PHONY: install uninstall

@@ -348,9 +348,9 @@ static int print_folded(struct folded *fo, int fd)
 	return ret;
 }
 
-static void folded_usage(void)
+static void folded_usage(FILE *f)
 {
-	fprintf(stderr, "usage: dstack folded [-o FILE] [--period] [options]\n"
+	fprintf(f, "usage: dstack folded [-o FILE] [--period] [options]\n"
 			"  -o FILE              write to FILE (default stdout)\n"
 			"  --period             weight stacks by sample period instead of counting samples\n%s",
 		walk_usage());
@@ -380,12 +380,12 @@ int cmd_folded(int argc, char **argv)
 		else if (!strcmp(argv[i], "--period"))
 			fo->period = true;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			folded_usage();
+			folded_usage(stdout);
 			free(fo);
 			return EXIT_OK;
 		} else {
 			usage_error("folded", "unknown option '%s'", argv[i]);
-			folded_usage();
+			folded_usage(stderr);
 			ret = EXIT_USAGE;
 		}
 	}

@@ -16,6 +16,7 @@
 #include "hashmap.h"
 #include "outbuf.h"
 #include "samples.h"
+#include "header.h"
 
 #define NONE UINT32_MAX
 enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_MAX };
@@ -65,6 +66,7 @@ struct memo {
 struct report {
 	struct walk_opts wo;
 	bool children, graph, caller;
+	bool header, header_only;          /* --header, --header-only: the recording's header first */
 	double percent_limit;
 	int sort[SORT_MAX], nr_sort;
 	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
@@ -643,7 +645,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	struct memo *m;
 	size_t ev, path = SIZE_MAX;
 
-	if (!s->nr_frames)
+	if (!s->nr_frames && !s->filtered)
 		return 0;
 	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != s->evsel; ev++)
 		;
@@ -655,6 +657,8 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	}
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
+	if (s->filtered)   /* --comm/--pid/--tid: in the totals, as perf counts it, not shown */
+		return 0;
 	r->seq++;
 	/* a shape hides the addresses that tell source lines apart: no memo for them */
 	if (!r->children && s->shape_id && !uses(r, SORT_SRCLINE) && (m = memo_find(r, s))) {
@@ -910,10 +914,8 @@ static void print_unit(struct outbuf *o, uint64_t n)
 		n /= 1000;
 		u++;
 	}
-	if (u)
-		outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
-	else
-		outbuf_printf(o, "%llu", (unsigned long long)n);
+	/* perf prints the unit even when it is a space: "Samples: 246  of event" */
+	outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
 }
 
 /* "  " and @s left-aligned in @width, as "  %-*s" (no printf per column) */
@@ -953,8 +955,10 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 	}
 	outbuf_puts(o, "#\n# Samples: ");
 	print_unit(o, r->ev_samples[ev]);
-	outbuf_printf(o, " of event '%s'\n# Event count (approx.): %llu\n#\n# ", r->ev_names[ev] ? r->ev_names[ev] : "?",
-		      (unsigned long long)total);
+	outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
+	if (r->wo.filter.time_str)
+		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
+	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)total);
 	outbuf_puts(o, r->children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
@@ -1012,8 +1016,33 @@ static int print_report(struct report *r)
 
 	if (!list)
 		return -ENOMEM;
-	outbuf_printf(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n"
-			      "#\n#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
+	/* no event samples callchains: no call graph (perf's use_callchain) */
+	if (walk_reader()) {
+		bool any = false;
+
+		for (size_t i = 0; i < ds_reader__nr_evsels(walk_reader()); i++)
+			any |= !!(ds_reader__evsel(walk_reader(), i)->attr.sample_type & DS_SAMPLE_CALLCHAIN);
+		if (!any)
+			r->graph = false;
+	}
+	if (r->header && walk_reader()) {
+		outbuf_flush(r->out);
+		header_print(stdout, r->wo.common.input, walk_reader());
+		fflush(stdout);
+	} else {
+		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+	}
+	/* one --comm: perf drops the column and names the command above the table */
+	if (r->wo.filter.nr_comms == 1) {
+		int k = 0;
+
+		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
+		for (int i = 0; i < r->nr_sort; i++)
+			if (r->sort[i] != SORT_COMM)
+				r->sort[k++] = r->sort[i];
+		r->nr_sort = k;
+	}
+	outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
 	for (size_t ev = 0; ev < r->nr_evsels; ev++) {
 		size_t nr = 0;
 
@@ -1032,11 +1061,13 @@ static int print_report(struct report *r)
 
 /* ---- command line -------------------------------------------------------- */
 
-static void report_usage(void)
+static void report_usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: dstack report [options]\n"
 		"  --stdio                  text output (the only output; accepted for perf compatibility)\n"
+		"  --header                 the recording's header first\n"
+		"  --header-only            only the recording's header\n"
 		"  --children | --no-children  cumulative (caller-inclusive) profile, or self only (default)\n"
 		"  --sort KEY[,KEY...]      comm, dso, sym, pid, srcline (default comm,dso,sym)\n"
 		"  -g caller|callee|none    call-graph order, or no call graph\n"
@@ -1080,6 +1111,10 @@ static int parse_args(struct report *r, int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "--stdio")) {
 			continue;
+		} else if (!strcmp(argv[i], "--header")) {
+			r->header = true;
+		} else if (!strcmp(argv[i], "--header-only")) {
+			r->header_only = true;
 		} else if (!strcmp(argv[i], "--children")) {
 			r->children = true;
 		} else if (!strcmp(argv[i], "--no-children")) {
@@ -1102,11 +1137,11 @@ static int parse_args(struct report *r, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			report_usage();
+			report_usage(stdout);
 			return -1;
 		} else {
 			usage_error("report", "unknown option '%s'", argv[i]);
-			report_usage();
+			report_usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
@@ -1143,6 +1178,7 @@ int cmd_report(int argc, char **argv)
 	}
 	walk_opts_init(&r->wo);
 	r->wo.want_shapes = true;
+	r->wo.keep_filtered = true;
 	r->nr_sort = 3;
 	r->sort[0] = SORT_COMM;
 	r->sort[1] = SORT_DSO;
@@ -1151,6 +1187,11 @@ int cmd_report(int argc, char **argv)
 	if (ret) {
 		free(r);
 		return ret < 0 ? EXIT_OK : ret;
+	}
+	if (r->header_only) {
+		ret = header_print_only("report", r->wo.common.input);
+		free(r);
+		return ret;
 	}
 	for (int i = 0; i < r->nr_sort; i++)
 		r->sort_mask |= 1u << r->sort[i];

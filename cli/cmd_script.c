@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * dstack script: samples with stitched callchains, in the text format of
- * `perf script` 7.2 (default fields: comm, tid, [cpu], time, period, event,
- * and the callchain as "ip sym+off (dso)" lines, inlined frames expanded).
+ * `perf script` 7.2: the fields perf shows by default for each kind of
+ * event (or those -F names: script_fields.c), the event column padded to
+ * the longest event name, and either the sample's "ip sym+off (dso)" on
+ * its own line or its callchain below it, inlined frames expanded.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +20,8 @@
 #include "hashmap.h"
 #include "outbuf.h"
 #include "samples.h"
+#include "script_fields.h"
+#include "header.h"
 
 /*
  * Formatted frame lines, direct-mapped by frame: a profile prints few
@@ -33,10 +37,14 @@
 #define FRAME_CACHE_SLOTS (1u << FRAME_CACHE_BITS)
 #define FRAME_TEXT_MAX 112
 
+/* What a callchain line or the sample's ip shows besides the address (-F). */
+enum { PO_SYM = 1, PO_SYMOFF = 2, PO_DSO = 4, PO_DSOFF = 8 };
+
 struct frame_line {
 	uint64_t ip, offset;
 	const char *sym, *dso;
 	bool inlined, cookie;
+	uint8_t opts;              /* the PO_* it was formatted with */
 	uint8_t len;               /* 0: empty slot */
 	char text[FRAME_TEXT_MAX];
 };
@@ -54,14 +62,29 @@ struct frame_line {
 struct chain_text {
 	uint64_t id;
 	uint32_t off, len, epoch;
+	uint8_t opts;
 };
 
 struct script {
 	struct outbuf *out;
 	struct ds_machine *machine;
+	const struct ds_reader *reader;
 	bool no_merge;
+	bool header, header_only;   /* --header, --header-only: the recording's header first */
+	const char *input;
 	unsigned max_stack;
-	struct user_unwind uu;      /* samples with a user stack snapshot */
+	struct script_fields f;
+	struct sample_filter filter;
+	bool filtering;
+	bool prepared;              /* fields checked against the events (at the first one) */
+	bool bad_fields;            /* they failed the check: said why */
+	bool use_callchain;         /* some event samples callchains (perf's symbol_conf.use_callchain) */
+	bool hide_callchain;        /* -G: the sample's own ip, never its callchain */
+	bool ns, reltime, deltatime; /* --ns, --reltime, --deltatime */
+	uint64_t first_time, prev_time;
+	int name_width;             /* the longest event name */
+	int data_src_width;         /* perf pads the data source to the widest seen so far */
+	uint8_t ip_opts[ST_NR];
 	uint32_t *line_of;         /* FRAME_CACHE_SLOTS: index + 1 into lines, 0 none; NULL: no cache */
 	struct frame_line *lines;
 	size_t nr_lines, cap_lines;
@@ -69,6 +92,9 @@ struct script {
 	char *chain_arena;          /* CHAIN_TEXT_ARENA bytes */
 	size_t chain_used;
 	uint32_t chain_epoch;       /* from 1: a zeroed slot is stale */
+	uint64_t aux_records, aux_bytes;  /* AUX-area data, not decoded: said at the end */
+	struct read_split reads;    /* samples reading counters: one line per counter read */
+	struct user_unwind uu;      /* samples with a user stack snapshot */
 	struct trace_text tt;       /* tracepoint samples' text */
 };
 
@@ -84,68 +110,135 @@ static struct frame_line *line_alloc(struct script *sc, uint32_t *slot)
 	return &sc->lines[*slot - 1];
 }
 
-static void print_start(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
+static uint64_t field_set(const struct script *sc, const struct ds_evsel *e)
+{
+	return sc->f.fields[script_field_type(e->attr.type)];
+}
+
+/* perf's time column: --reltime from the first line's time, --deltatime from the previous one's */
+static void print_time(struct script *sc, uint64_t t)
+{
+	struct outbuf *o = sc->out;
+
+	if (sc->reltime) {
+		if (!sc->first_time)
+			sc->first_time = t;
+		t -= sc->first_time;
+	} else if (sc->deltatime) {
+		uint64_t prev = sc->prev_time;
+
+		sc->prev_time = t;
+		t = prev ? t - prev : 0;
+	}
+	outbuf_dec(o, t / 1000000000ULL, 5, ' ');
+	outbuf_putc(o, '.');
+	if (sc->ns)
+		outbuf_dec(o, t % 1000000000ULL, 9, '0');
+	else
+		outbuf_dec(o, (t % 1000000000ULL) / 1000, 6, '0');
+	outbuf_puts(o, ": ");
+}
+
+/* comm, pid/tid, cpu, time: perf's perf_sample__fprintf_start() */
+static void print_start(struct script *sc, const struct ds_event *ev, const struct ds_evsel *evsel,
+			struct ds_thread *t)
 {
 	struct outbuf *o = sc->out;
 	const struct ds_sample *s = &ev->sample;
-	const char *comm = !t ? ":-1" : s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+	uint64_t fl = field_set(sc, evsel);
 
-	if (ev->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) {
-		outbuf_puts(o, comm);
-		outbuf_putc(o, ' ');
-	} else {
-		size_t n = strlen(comm);
+	if (fl & SF(COMM)) {
+		const char *comm = !t ? ":-1" : s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
 
-		for (; n < 16; n++)
-			outbuf_putc(o, ' ');
-		outbuf_puts(o, comm);
+		/* the callchain below says the rest: no column */
+		if ((fl & SF(IP)) && (evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) && sc->use_callchain) {
+			outbuf_puts(o, comm);
+		} else {
+			for (size_t n = strlen(comm); n < 16; n++)
+				outbuf_putc(o, ' ');
+			outbuf_puts(o, comm);
+		}
 		outbuf_putc(o, ' ');
 	}
-	if (s->has_tid) {
-		outbuf_dec(o, s->tid == (uint32_t)-1 ? 0 : s->tid, 7, ' ');
+	if (fl & (SF(PID) | SF(TID))) {
+		uint32_t pid = s->pid == (uint32_t)-1 ? 0 : s->pid, tid = s->tid == (uint32_t)-1 ? 0 : s->tid;
+
+		if ((fl & SF(PID)) && (fl & SF(TID))) {
+			outbuf_dec(o, pid, 7, ' ');
+			outbuf_putc(o, '/');
+			size_t at = o->len;   /* "%-7d": left-aligned */
+			outbuf_dec(o, tid, 0, ' ');
+			for (size_t n = o->len - at; n < 7; n++)
+				outbuf_putc(o, ' ');
+		} else {
+			outbuf_dec(o, (fl & SF(PID)) ? pid : tid, 7, ' ');
+		}
 		outbuf_putc(o, ' ');
 	}
-	if (s->has_cpu) {
+	if ((fl & SF(CPU)) && s->has_cpu) {
 		outbuf_putc(o, '[');
 		outbuf_dec(o, s->cpu, 3, '0');
 		outbuf_puts(o, "] ");
 	}
-	if (s->time != DS_NO_TIME) {
-		outbuf_dec(o, s->time / 1000000000ULL, 5, ' ');
-		outbuf_putc(o, '.');
-		outbuf_dec(o, (s->time % 1000000000ULL) / 1000, 6, '0');
-		outbuf_puts(o, ": ");
+	if ((fl & SF(TIME)) && s->time != DS_NO_TIME)
+		print_time(sc, s->time);
+}
+
+static void print_dso(struct outbuf *o, const char *dso, bool has_map, uint64_t addr, uint8_t opts)
+{
+	outbuf_puts(o, " (");
+	outbuf_puts(o, dso);
+	if ((opts & PO_DSOFF) && has_map) {
+		outbuf_puts(o, "+0x");
+		outbuf_hex(o, addr, 0);
+	}
+	outbuf_putc(o, ')');
+}
+
+/* "sym+0xoff", "sym" or "[unknown]", after a space */
+static void print_sym(struct outbuf *o, const char *sym, uint64_t offset, uint8_t opts)
+{
+	outbuf_putc(o, ' ');
+	if (!sym) {
+		outbuf_puts(o, "[unknown]");
+		return;
+	}
+	outbuf_puts(o, sym);
+	if (opts & PO_SYMOFF) {
+		outbuf_puts(o, "+0x");
+		outbuf_hex(o, offset, 0);
 	}
 }
 
-static void format_frame(struct outbuf *o, const struct ds_cc_frame *f)
+/* One callchain line: perf's sample__fprintf_callchain() */
+static void format_frame(struct outbuf *o, const struct ds_cc_frame *f, uint8_t opts)
 {
 	outbuf_putc(o, '\t');
 	outbuf_hex(o, f->ip, 16);
 	if (f->cookie) {
-		outbuf_puts(o, " (cookie) ([unknown])\n");
+		if (opts & PO_SYM)
+			outbuf_puts(o, " (cookie)");
+		if (opts & PO_DSO)
+			outbuf_puts(o, " ([unknown])");
+		outbuf_putc(o, '\n');
 		return;
 	}
-	outbuf_putc(o, ' ');
-	if (f->sym) {
-		outbuf_puts(o, f->sym);
-		outbuf_puts(o, "+0x");
-		outbuf_hex(o, f->offset, 0);
-	} else {
-		outbuf_puts(o, "[unknown]");
-	}
-	outbuf_puts(o, " (");
-	outbuf_puts(o, f->inlined ? "inlined" : f->dso);
-	outbuf_puts(o, ")\n");
+	if (opts & PO_SYM)
+		print_sym(o, f->sym, f->offset, opts);
+	if (f->inlined)
+		outbuf_puts(o, " (inlined)");
+	else if (opts & PO_DSO)
+		print_dso(o, f->dso, f->map_end != 0, f->addr, opts);
+	outbuf_putc(o, '\n');
 }
 
-static bool same_frame(const struct frame_line *l, const struct ds_cc_frame *f)
+static bool same_frame(const struct frame_line *l, const struct ds_cc_frame *f, uint8_t opts)
 {
-	return l->len && l->ip == f->ip && l->sym == f->sym && l->offset == f->offset &&
+	return l->len && l->ip == f->ip && l->sym == f->sym && l->offset == f->offset && l->opts == opts &&
 	       l->dso == f->dso && l->inlined == f->inlined && l->cookie == f->cookie;
 }
 
-static void print_frame(struct script *sc, const struct ds_cc_frame *f)
+static void print_frame(struct script *sc, const struct ds_cc_frame *f, uint8_t opts)
 {
 	struct outbuf *o = sc->out;
 	struct frame_line *l;
@@ -153,13 +246,14 @@ static void print_frame(struct script *sc, const struct ds_cc_frame *f)
 	unsigned long flushes;
 	size_t start;
 
-	if (!sc->line_of) {
-		format_frame(o, f);
+	/* the offset in the DSO is not in the key: such lines are made each time */
+	if (!sc->line_of || (opts & PO_DSOFF)) {
+		format_frame(o, f, opts);
 		return;
 	}
 	slot = &sc->line_of[((f->ip ^ (uintptr_t)f->sym << 16) * 0x9e3779b97f4a7c15ULL) >> (64 - FRAME_CACHE_BITS)];
 	l = *slot ? &sc->lines[*slot - 1] : NULL;
-	if (l && same_frame(l, f)) {
+	if (l && same_frame(l, f, opts)) {
 		outbuf_write(o, l->text, l->len);
 		return;
 	}
@@ -167,16 +261,18 @@ static void print_frame(struct script *sc, const struct ds_cc_frame *f)
 		outbuf_flush(o);
 	start = o->len;
 	flushes = o->flushes;
-	format_frame(o, f);
+	format_frame(o, f, opts);
 	/* cache the line if it is short and still whole in the buffer */
 	if (o->flushes == flushes && o->len - start < FRAME_TEXT_MAX && (l || (l = line_alloc(sc, slot)))) {
 		*l = (struct frame_line){ .ip = f->ip, .offset = f->offset, .sym = f->sym, .dso = f->dso,
-					  .inlined = f->inlined, .cookie = f->cookie, .len = (uint8_t)(o->len - start) };
+					  .inlined = f->inlined, .cookie = f->cookie, .opts = opts,
+					  .len = (uint8_t)(o->len - start) };
 		memcpy(l->text, o->buf + start, l->len);
 	}
 }
 
-static void keep_chain_text(struct script *sc, struct chain_text *c, uint64_t id, const char *text, size_t len)
+static void keep_chain_text(struct script *sc, struct chain_text *c, uint64_t id, uint8_t opts, const char *text,
+			    size_t len)
 {
 	if (sc->chain_used + len > CHAIN_TEXT_ARENA) {
 		sc->chain_epoch++;   /* every kept chain is stale: refill from the start */
@@ -184,20 +280,21 @@ static void keep_chain_text(struct script *sc, struct chain_text *c, uint64_t id
 	}
 	memcpy(sc->chain_arena + sc->chain_used, text, len);
 	*c = (struct chain_text){ .id = id, .off = (uint32_t)sc->chain_used, .len = (uint32_t)len,
-				  .epoch = sc->chain_epoch };
+				  .epoch = sc->chain_epoch, .opts = opts };
 	sc->chain_used += len;
 }
 
-static void print_callchain(struct script *sc, struct ds_thread *t, const uint64_t *ips, uint64_t nr)
+static void print_callchain(struct script *sc, struct ds_thread *t, const uint64_t *ips, uint64_t nr, uint8_t opts)
 {
 	struct outbuf *o = sc->out;
 	size_t n, start;
 	const struct ds_cc_frame *f = ds_machine__callchain(sc->machine, t, ips, nr, sc->max_stack, &n);
 	uint64_t id = ds_machine__callchain_id(sc->machine);
-	struct chain_text *c = id && sc->chains ? &sc->chains[(id * 0x9e3779b97f4a7c15ULL) >> (64 - CHAIN_TEXT_BITS)] : NULL;
+	struct chain_text *c = id && sc->chains && !(opts & PO_DSOFF)
+				       ? &sc->chains[(id * 0x9e3779b97f4a7c15ULL) >> (64 - CHAIN_TEXT_BITS)] : NULL;
 	unsigned long flushes;
 
-	if (c && c->id == id && c->epoch == sc->chain_epoch) {
+	if (c && c->id == id && c->epoch == sc->chain_epoch && c->opts == opts) {
 		outbuf_write(o, sc->chain_arena + c->off, c->len);
 		return;
 	}
@@ -206,81 +303,442 @@ static void print_callchain(struct script *sc, struct ds_thread *t, const uint64
 	start = o->len;
 	flushes = o->flushes;
 	for (size_t i = 0; i < n; i++)
-		print_frame(sc, &f[i]);
+		print_frame(sc, &f[i], opts);
 	if (c && o->flushes == flushes && o->len - start <= CHAIN_TEXT_MAX)
-		keep_chain_text(sc, c, id, o->buf + start, o->len - start);
+		keep_chain_text(sc, c, id, opts, o->buf + start, o->len - start);
 }
 
+/* perf's sample->period: the sample's, else the attr's (its frequency when it has one) */
 static uint64_t sample_period(const struct ds_event *ev)
 {
 	if (ev->evsel->attr.sample_type & DS_SAMPLE_PERIOD)
 		return ev->sample.period;
-	return DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 0 : ev->evsel->attr.sample_period;
+	return ev->evsel->attr.sample_period;
 }
 
-/* A tracepoint sample's fields after its event name, as perf prints them (lib/tracepoint.c). */
-static void print_trace(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
+/*
+ * The sample's own address without a callchain: perf's al->sym, the
+ * function holding it (inlined functions are not expanded there).
+ */
+static void print_ip_line(struct script *sc, const struct ds_event *ev, struct ds_thread *t, uint8_t opts)
 {
-	char buf[4096];
+	struct outbuf *o = sc->out;
+	const struct ds_sample *s = &ev->sample;
+	struct ds_resolved r;
+	const struct ds_frame *fr;
+
+	ds_machine__resolve(sc->machine, t, s->cpumode, s->ip, &r);
+	fr = &r.frames[r.nr_frames - 1];
+	outbuf_putc(o, ' ');
+	outbuf_hex(o, s->ip, 16);
+	/* the symbol table's name (perf's al->sym), not DWARF's */
+	if (opts & PO_SYM)
+		print_sym(o, fr->elf_name ? fr->elf_name : fr->name, fr->offset, opts);
+	if (opts & PO_DSO)
+		print_dso(o, r.dso, r.map_end != 0, r.addr, opts);
+}
+
+/* Page faults' addresses are data addresses worth resolving (perf's sample_addr_correlates_sym). */
+static bool addr_correlates(const struct ds_evsel *e)
+{
+	return e->attr.type == 1 && (e->attr.config == 2 || e->attr.config == 5 || e->attr.config == 6);
+}
+
+static void print_addr(struct script *sc, const struct ds_event *ev, struct ds_thread *t, uint64_t fl)
+{
+	struct outbuf *o = sc->out;
+	const struct ds_sample *s = &ev->sample;
+	struct ds_resolved r;
+	const struct ds_frame *fr;
+	/* the address is the task's or the kernel's by its value, not by where the sample was taken */
+	uint16_t mode = s->addr >> 63 ? DS_MISC_KERNEL : DS_MISC_USER;
+
+	outbuf_hex(o, s->addr, 16);
+	if (!addr_correlates(ev->evsel))
+		return;
+	ds_machine__resolve(sc->machine, t, mode, s->addr, &r);
+	fr = &r.frames[r.nr_frames - 1];
+	if (fl & SF(SYM))
+		print_sym(o, fr->elf_name ? fr->elf_name : fr->name, fr->offset, (fl & SF(SYMOFFSET)) ? PO_SYMOFF : 0);
+	if (fl & SF(DSO))
+		print_dso(o, r.dso, r.map_end != 0, r.addr, (fl & SF(DSOFF)) ? PO_DSOFF : 0);
+}
+
+/* perf's unit_number__scnprintf(): "4K", "2M", "N/A" */
+static void print_page_size(struct outbuf *o, uint64_t size)
+{
+	static const char unit[] = "BKMG";
+	int i = 0;
+
+	outbuf_putc(o, ' ');
+	if (!size) {
+		outbuf_puts(o, "N/A");
+		return;
+	}
+	while (size / 1024 > 1 && i < 3) {
+		size /= 1024;
+		i++;
+	}
+	outbuf_dec(o, size, 0, ' ');
+	outbuf_putc(o, unit[i]);
+}
+
+/*
+ * The sample's trace fields (tracepoints' "trace" field), between the
+ * event name and the addresses, as perf prints them (lib/tracepoint.c).
+ */
+static void print_trace_fields(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
+{
+	char buf[4096], *big;
 	size_t n = trace_text(&sc->tt, ev, t, buf, sizeof(buf));
 
-	outbuf_write(sc->out, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	if (n < sizeof(buf)) {
+		outbuf_write(sc->out, buf, n);
+	} else if ((big = malloc(n + 1))) {   /* a long text (a big array): once more, whole */
+		trace_text(&sc->tt, ev, t, big, n + 1);
+		outbuf_write(sc->out, big, n);
+		free(big);
+	} else {
+		outbuf_write(sc->out, buf, sizeof(buf) - 1);
+	}
 }
 
-static void print_sample(struct script *sc, const struct ds_event *ev)
+/*
+ * perf's decoding of a data source (union perf_mem_data_src, in
+ * linux/perf_event.h; the words are perf's, tools/perf/util/mem-events.c
+ * read as a reference): "|OP LOAD|LVL L1 hit|SNP None|TLB L1 or L2 hit|LCK No|BLK  N/A".
+ */
+struct strbuf {
+	char *p;
+	size_t n, cap;
+};
+
+static void sb_add(struct strbuf *b, const char *s)
+{
+	size_t l = strlen(s);
+
+	if (b->n + l >= b->cap)
+		l = b->cap - 1 - b->n;
+	memcpy(b->p + b->n, s, l);
+	b->n += l;
+	b->p[b->n] = 0;
+}
+
+/* the names of the set bits of @m, from bit 0, joined by " or " */
+static bool sb_bits(struct strbuf *b, uint64_t m, const char *const *names, size_t nr, size_t *printed)
+{
+	for (size_t i = 0; m && i < nr; i++, m >>= 1) {
+		if (!(m & 1))
+			continue;
+		if ((*printed)++)
+			sb_add(b, " or ");
+		sb_add(b, names[i]);
+	}
+	return *printed != 0;
+}
+
+#define BITS(v, lo, n) (((v) >> (lo)) & ((1ULL << (n)) - 1))
+
+static void decode_op(struct strbuf *b, uint64_t op)
+{
+	sb_add(b, op & 1 ? "N/A" : op & 2 ? "LOAD" : op & 4 ? "STORE" : op & 8 ? "PFETCH" : op & 16 ? "EXEC" : "No");
+}
+
+static void decode_lvl(struct strbuf *b, uint64_t v)
+{
+	static const char *const lvl[] = { "N/A", "HIT", "MISS", "L1", "LFB/MAB", "L2", "L3", "Local RAM",
+					   "Remote RAM (1 hop)", "Remote RAM (2 hops)", "Remote Cache (1 hop)",
+					   "Remote Cache (2 hops)", "I/O", "Uncached" };
+	static const char *const lvlnum[16] = { [1] = "L1", [2] = "L2", [3] = "L3", [4] = "L4", [5] = "L2 MHB",
+						[6] = "Memory-side Cache", [7] = "Uncached", [9] = "CXL",
+						[10] = "I/O", [11] = "Any cache", [12] = "LFB/MAB", [13] = "RAM",
+						[14] = "PMEM", [15] = "N/A" };
+	static const char *const hops[] = { "N/A", "core, same node", "node, same socket", "socket, same board",
+					    "board", "", "", "" };
+	uint64_t m = BITS(v, 5, 14), num = BITS(v, 33, 4);
+	const char *hit_miss = m & 2 ? "hit" : m & 4 ? "miss" : "";
+	size_t printed = 0;
+
+	if (num && num != 15) {
+		if (BITS(v, 37, 1))
+			sb_add(b, "Remote ");
+		if (BITS(v, 43, 3)) {
+			sb_add(b, hops[BITS(v, 43, 3)]);
+			sb_add(b, " ");
+		}
+		if (lvlnum[num]) {
+			sb_add(b, lvlnum[num]);
+		} else {
+			char u[32];
+
+			snprintf(u, sizeof(u), "Unknown level %u", (unsigned)num);
+			sb_add(b, u);
+		}
+		sb_add(b, " ");
+		sb_add(b, hit_miss);
+		return;
+	}
+	m &= ~7ULL;
+	if (m && sb_bits(b, m, lvl, sizeof(lvl) / sizeof(*lvl), &printed)) {
+		sb_add(b, " ");
+		sb_add(b, hit_miss);
+		return;
+	}
+	sb_add(b, "N/A");
+}
+
+static void decode_snoop(struct strbuf *b, uint64_t v)
+{
+	static const char *const snoop[] = { "N/A", "None", "Hit", "Miss", "HitM" };
+	static const char *const snoopx[] = { "Fwd", "Peer" };
+	size_t printed = 0;
+
+	sb_bits(b, BITS(v, 19, 5), snoop, 5, &printed);
+	sb_bits(b, BITS(v, 38, 2), snoopx, 2, &printed);
+	if (!printed)
+		sb_add(b, "N/A");
+}
+
+static void decode_tlb(struct strbuf *b, uint64_t v)
+{
+	static const char *const tlb[] = { "N/A", "HIT", "MISS", "L1", "L2", "Walker", "Fault" };
+	uint64_t m = BITS(v, 26, 7);
+	size_t printed = 0;
+
+	sb_bits(b, m & ~6ULL, tlb, 7, &printed);
+	if (!printed)
+		sb_add(b, "N/A");
+	if (m & 2)
+		sb_add(b, " hit");
+	if (m & 4)
+		sb_add(b, " miss");
+}
+
+static void decode_blk(struct strbuf *b, uint64_t v)
+{
+	uint64_t m = BITS(v, 40, 3);
+
+	if (!m || (m & 1)) {
+		sb_add(b, " N/A");
+		return;
+	}
+	if (m & 2)
+		sb_add(b, " Data");
+	if (m & 4)
+		sb_add(b, " Addr");
+}
+
+/* The decoded text of @v into @out (@cap bytes); its length. */
+static size_t data_src_decode(uint64_t v, char *out, size_t cap)
+{
+	struct strbuf b = { out, 0, cap };
+	uint64_t lock = BITS(v, 24, 2);
+
+	out[0] = 0;
+	sb_add(&b, "|OP ");
+	decode_op(&b, BITS(v, 0, 5));
+	sb_add(&b, "|LVL ");
+	decode_lvl(&b, v);
+	sb_add(&b, "|SNP ");
+	decode_snoop(&b, v);
+	sb_add(&b, "|TLB ");
+	decode_tlb(&b, v);
+	sb_add(&b, "|LCK ");
+	sb_add(&b, lock & 1 ? "N/A" : lock & 2 ? "Yes" : "No");
+	sb_add(&b, "|BLK ");
+	decode_blk(&b, v);
+	return b.n;
+}
+
+/* The AUX area bytes a PERF_RECORD_AUX announces (u64 offset, size, flags after the header). */
+static uint64_t aux_size(const struct ds_event *ev)
+{
+	uint64_t n;
+
+	if (ev->hdr->size < sizeof(*ev->hdr) + 16)
+		return 0;
+	memcpy(&n, (const char *)ev->hdr + sizeof(*ev->hdr) + 8, sizeof(n));
+	return n;
+}
+
+static void print_data_src(struct script *sc, uint64_t data_src)
+{
+	char text[160];
+	size_t n = (size_t)snprintf(text, sizeof(text), "%16llx ", (unsigned long long)data_src);
+
+	n += data_src_decode(data_src, text + n, sizeof(text) - n);
+	if ((int)n > sc->data_src_width)
+		sc->data_src_width = (int)n;
+	outbuf_write(sc->out, text, n);
+	for (; (int)n < sc->data_src_width; n++)
+		outbuf_putc(sc->out, ' ');
+}
+
+/* @ev as a sample of @evsel with @period (a counter it read, or its own) */
+static void print_sample(struct script *sc, const struct ds_event *ev, const struct ds_evsel *evsel,
+			 uint64_t period)
 {
 	const struct ds_sample *s = &ev->sample;
-	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+	int type = script_field_type(evsel->attr.type);
+	uint64_t fl = sc->f.fields[type];
+	struct ds_thread *t;
 	struct outbuf *o = sc->out;
 	const uint64_t *unwound;
 	uint64_t unwound_nr = 0;
 
-	bool tp = ev->evsel->attr.type == DS_PERF_TYPE_TRACEPOINT;
-
-	print_start(sc, ev, t);
-	if (!tp) {   /* perf prints no period for tracepoints, their fields instead */
-		outbuf_dec(o, sample_period(ev), 10, ' ');
+	if (!fl)
+		return;
+	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+	print_start(sc, ev, evsel, t);
+	if (fl & SF(PERIOD)) {
+		outbuf_dec(o, period, 10, ' ');
 		outbuf_putc(o, ' ');
 	}
-	outbuf_puts(o, ev->evsel->name);
-	outbuf_puts(o, ": ");
-	if (tp)
-		print_trace(sc, ev, t);
-	if ((unwound = user_unwind__chain(&sc->uu, sc->machine, t, ev, sc->max_stack, &unwound_nr))) {
-		outbuf_putc(o, '\n');
-		print_callchain(sc, t, unwound, unwound_nr);
-	} else if (s->callchain) {
-		outbuf_putc(o, '\n');
-		print_callchain(sc, t, s->callchain, s->callchain_nr);
-	} else if (!tp && ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
-		struct ds_resolved r;
+	if (fl & SF(EVNAME)) {
+		for (size_t n = strlen(evsel->name); (int)n < sc->name_width; n++)
+			outbuf_putc(o, ' ');
+		outbuf_puts(o, evsel->name);
+		outbuf_puts(o, ": ");
+	}
+	if ((fl & SF(TRACE)) && s->raw)
+		print_trace_fields(sc, ev, t);
+	if (fl & SF(ADDR))
+		print_addr(sc, ev, t, fl);
+	if (fl & SF(DATA_SRC))
+		print_data_src(sc, s->data_src);
+	/* a weight struct holds the weight in its low 32 bits, then two 16-bit latencies */
+	if (fl & SF(WEIGHT))
+		outbuf_dec(o, (ev->evsel->attr.sample_type & DS_SAMPLE_WEIGHT_STRUCT) ? (uint32_t)s->weight : s->weight,
+			   16, ' ');
+	if (fl & SF(INS_LAT))
+		outbuf_dec(o, (uint16_t)(s->weight >> 32), 16, ' ');
+	if (fl & SF(RETIRE_LAT))
+		outbuf_dec(o, (uint16_t)(s->weight >> 48), 16, ' ');
+	if (fl & SF(IP)) {
+		uint8_t opts = sc->ip_opts[type];
 
-		ds_machine__resolve(sc->machine, t, s->cpumode, s->ip, &r);
-		for (size_t i = 0; i < r.nr_frames; i++) {
-			struct ds_cc_frame f = { .ip = s->ip, .sym = r.frames[i].name, .offset = r.frames[i].offset,
-						 .dso = r.dso, .inlined = r.frames[i].inlined };
-
-			print_frame(sc, &f);
+		if (sc->use_callchain &&
+		    (unwound = user_unwind__chain(&sc->uu, sc->machine, t, ev, sc->max_stack, &unwound_nr))) {
+			outbuf_putc(o, '\n');
+			print_callchain(sc, t, unwound, unwound_nr, opts);
+		} else if (s->callchain && sc->use_callchain) {
+			outbuf_putc(o, '\n');
+			print_callchain(sc, t, s->callchain, s->callchain_nr, opts);
+		} else {
+			print_ip_line(sc, ev, t, opts);
 		}
 	}
+	if (fl & SF(PHYS_ADDR))
+		outbuf_hex(o, s->phys_addr, 16);
+	if (fl & SF(DATA_PAGE_SIZE))
+		print_page_size(o, s->data_page_size);
+	if (fl & SF(CODE_PAGE_SIZE))
+		print_page_size(o, s->code_page_size);
 	outbuf_putc(o, '\n');
 }
 
+/* A deferred callchain record on its own (--no-merge-callchains), with its event's fields */
 static void print_deferred(struct script *sc, const struct ds_event *ev)
 {
 	struct ds_deferred_event d;
 	const char *why;
 	const struct ds_sample *s = &ev->sample;
-	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+	int type = script_field_type(ev->evsel->attr.type);
+	struct ds_thread *t;
 
-	if (ds_deferred__parse(ev->evsel, ev->hdr, &d, &why))
+	if (!sc->f.fields[type] || ds_deferred__parse(ev->evsel, ev->hdr, &d, &why))
 		return;
-	print_start(sc, ev, t);
+	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+	print_start(sc, ev, ev->evsel, t);
 	outbuf_puts(sc->out, "DEFERRED CALLCHAIN [cookie: ");
 	outbuf_hex(sc->out, d.cookie, 0);
-	outbuf_puts(sc->out, "]\n");
-	print_callchain(sc, t, d.ips, d.nr);
+	outbuf_putc(sc->out, ']');
+	if (sc->f.fields[type] & SF(IP)) {
+		outbuf_putc(sc->out, '\n');
+		print_callchain(sc, t, d.ips, d.nr, sc->ip_opts[type]);
+	}
 	outbuf_putc(sc->out, '\n');
+}
+
+/*
+ * At the first event (the events are all known then, in pipe mode too):
+ * the fields checked against them, the event column's width, whether
+ * callchains are printed.
+ */
+static void print_header(struct script *sc)
+{
+	outbuf_flush(sc->out);
+	header_print(stdout, sc->input, sc->reader);
+	if (fflush(stdout) || ferror(stdout))
+		sc->out->error = sc->out->error ? sc->out->error : EIO;
+	sc->header = false;
+}
+
+static int prepare(struct script *sc)
+{
+	size_t nr = ds_reader__nr_evsels(sc->reader);
+
+	sc->prepared = true;
+	if (sc->header && ds_reader__info(sc->reader)->pipe)
+		print_header(sc);   /* a pipe's features have come by now */
+	if (script_fields_check(&sc->f, sc->reader)) {
+		sc->bad_fields = true;
+		return -1;
+	}
+	if (ds_reader__info(sc->reader)->pipe)
+		script_fields_pipe_callchains(&sc->f, sc->reader);
+	sc->use_callchain = false;
+	for (size_t i = 0; i < nr; i++) {
+		const struct ds_evsel *e = ds_reader__evsel(sc->reader, i);
+		int len = (int)strlen(e->name);
+
+		if (len > sc->name_width)
+			sc->name_width = len;
+		sc->use_callchain |= !!(e->attr.sample_type & DS_SAMPLE_CALLCHAIN) && !sc->hide_callchain;
+	}
+	/* tracepoints show where they were hit when they have callchains, unless -F said otherwise */
+	if (sc->use_callchain && !sc->f.user_set[ST_TRACE])
+		for (size_t i = 0; i < nr; i++) {
+			const struct ds_evsel *e = ds_reader__evsel(sc->reader, i);
+
+			if (script_field_type(e->attr.type) == ST_TRACE && (e->attr.sample_type & DS_SAMPLE_CALLCHAIN)) {
+				sc->f.fields[ST_TRACE] |= SF(IP) | SF(SYM) | SF(SYMOFFSET) | SF(DSO);
+				break;
+			}
+		}
+	for (int t = 0; t < ST_NR; t++) {
+		uint64_t fl = sc->f.fields[t];
+
+		sc->ip_opts[t] = (uint8_t)(((fl & SF(SYM)) ? PO_SYM : 0) | ((fl & SF(SYMOFFSET)) ? PO_SYMOFF : 0) |
+					   ((fl & SF(DSO)) ? PO_DSO : 0) | ((fl & SF(DSOFF)) ? PO_DSOFF : 0));
+	}
+	return 0;
+}
+
+struct script_read {
+	struct script *sc;
+	const struct ds_event *ev;
+};
+
+static int print_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t period)
+{
+	struct script_read *sr = ctx;
+
+	print_sample(sr->sc, sr->ev, evsel, period);
+	return 0;
+}
+
+static bool wanted(struct script *sc, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+	struct ds_thread *t;
+	const char *comm;
+
+	if (!sc->filtering)
+		return true;
+	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+	comm = !t ? ":-1" : s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+	return sample_filter_wanted(&sc->filter, s, comm);
 }
 
 static int on_event(void *ctx, const struct ds_event *ev)
@@ -289,11 +747,31 @@ static int on_event(void *ctx, const struct ds_event *ev)
 
 	switch (ev->hdr->type) {
 	case DS_REC_SAMPLE:
-		print_sample(sc, ev);
+		if (!sc->prepared && prepare(sc))
+			return -ECANCELED;
+		if (!wanted(sc, ev))
+			break;
+		if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
+			struct script_read sr = { sc, ev };
+			int ret = read_split_sample(&sc->reads, sc->reader, ev, print_read_one, &sr);
+
+			if (ret)
+				return ret;
+		} else {
+			print_sample(sc, ev, ev->evsel, sample_period(ev));
+		}
 		break;
 	case DS_REC_CALLCHAIN_DEFERRED:
-		if (sc->no_merge)
+		if (!sc->no_merge)
+			break;
+		if (!sc->prepared && prepare(sc))
+			return -ECANCELED;
+		if (wanted(sc, ev))
 			print_deferred(sc, ev);
+		break;
+	case DS_REC_AUX:
+		sc->aux_records++;
+		sc->aux_bytes += aux_size(ev);
 		break;
 	default:
 		break;
@@ -301,54 +779,155 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	return sc->out->error ? -sc->out->error : 0;
 }
 
-static void script_usage(void)
+static const char script_usage_text[] =
+	"usage: dstack script [OPTIONS]\n"
+	"\n"
+	"Print every sample (time order) with its stitched callchain, as `perf script` 7.2 does.\n"
+	"\n"
+	"  -F, --fields LIST    the fields to show, perf's way: comm,tid,time,... replaces the\n"
+	"                       default list, +field/-field change it, TYPE:LIST does it for one\n"
+	"                       kind of event (hw, sw, trace, raw, break, synth); repeatable\n"
+	"  --no-merge-callchains  print deferred callchains as their own records, samples unstitched\n"
+	"  --header             the recording's header first (perf report --header-only's text)\n"
+	"  --header-only        only the header\n"
+	"  --ns                 times with nanoseconds\n"
+	"  --reltime            times from the first sample's\n"
+	"  --deltatime          times from the previous sample's\n"
+	"  -G, --hide-call-graph  the sample's own address, not its callchain\n"
+	"  -c, --comms NAME[,...]  only these command names (also --comm)\n"
+	"%s"
+	"  -h, --help           this text\n"
+	"\n"
+	"fields: %s\n";
+
+static void script_usage(FILE *f)
 {
-	fprintf(stderr,
-		"usage: dstack script [-i FILE] [--symfs DIR] [--kallsyms FILE] [--no-merge-callchains]\n"
-		"                     [--max-stack N] [--no-inline] [--no-demangle]\n");
+	fprintf(f, script_usage_text, walk_usage(), script_fields_names());
+}
+
+/* perf script's options that dstack does not have: refused by name */
+static const char *const perf_only[] = {
+	"-D", "--dump-raw-trace", "--dump-unsorted-raw-trace", "-L", "--Latency", "-l", "--list", "-s", "--script",
+	"-g", "--gen-script", "--dlfilter", "--dlarg", "--list-dlfilters", "-d", "--debug-mode", "-v", "--verbose",
+	"--vmlinux", "-a", "--all-cpus", "-S", "--symbols", "-I", "--show-info", "--show-kernel-path",
+	"--show-task-events", "--show-mmap-events", "--show-switch-events", "--show-namespace-events",
+	"--show-cgroup-events", "--show-lost-events", "--show-round-events", "--show-bpf-events",
+	"--show-text-poke-events", "--per-event-dump", "--demangle", "--demangle-kernel", "--inline", "--itrace", "--full-source-path", "--max-blocks", "-f",
+	"--force", "--graph-function", "--insn-trace", "--xed", "--call-trace", "--call-ret-trace", "--guestmount",
+	"--guestvmlinux", "--guestkallsyms", "--guestmodules", "--stitch-lbr", "--merge-callchains", "--addr-range",
+	"--switch-on", "--switch-off", "--show-on-off-events", "--objdump", "--disassembler-style", "--cpu-list",
+	"--no-demangle-kernel", "--sample-cpu",
+};
+
+static bool is_perf_only(const char *arg)
+{
+	size_t n = strcspn(arg, "=");
+
+	for (size_t i = 0; i < sizeof(perf_only) / sizeof(*perf_only); i++)
+		if (strlen(perf_only[i]) == n && !strncmp(arg, perf_only[i], n))
+			return true;
+	return false;
+}
+
+/* 0: parsed; else the exit status */
+static int parse_args(struct script *sc, struct walk_opts *wo, int argc, char **argv)
+{
+	const char *v;
+
+	for (int i = 1; i < argc; i++) {
+		int c = walk_opt(wo, "script", argc, argv, &i);
+
+		if (c < 0)
+			return EXIT_USAGE;
+		if (c)
+			continue;
+		if (!strcmp(argv[i], "--no-merge-callchains")) {
+			sc->no_merge = true;
+		} else if (!strcmp(argv[i], "--header")) {
+			sc->header = true;
+		} else if (!strcmp(argv[i], "--ns")) {
+			sc->ns = true;
+		} else if (!strcmp(argv[i], "--reltime")) {
+			sc->reltime = true;
+		} else if (!strcmp(argv[i], "--deltatime")) {
+			sc->deltatime = true;
+		} else if (!strcmp(argv[i], "-G") || !strcmp(argv[i], "--hide-call-graph")) {
+			sc->hide_callchain = true;
+		} else if (!strcmp(argv[i], "--header-only")) {
+			sc->header = sc->header_only = true;
+		} else if ((v = opt_value("-F", argc, argv, &i)) || (v = opt_value("--fields", argc, argv, &i))) {
+			if (script_fields_parse(&sc->f, v))
+				return EXIT_USAGE;
+		} else if ((v = opt_value("-c", argc, argv, &i)) || (v = opt_value("--comms", argc, argv, &i))) {
+			char arg[] = "--comm";
+			char *args[] = { arg, (char *)v };
+			int j = 0;
+
+			if (walk_opt(wo, "script", 2, args, &j) < 0)
+				return EXIT_USAGE;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			script_usage(stdout);
+			exit(fflush(stdout) || ferror(stdout) ? EXIT_INPUT : EXIT_OK);
+		} else if (is_perf_only(argv[i])) {
+			usage_error("script", "not supported: %s (a perf script option dstack does not have; see "
+					      "dstack script --help)", argv[i]);
+			return EXIT_USAGE;
+		} else {
+			usage_error("script", "unknown option '%s' (see dstack script --help)", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* What was in the recording and not shown: said once, at the end. */
+static void say_skipped(const struct script *sc, const struct ds_session *session)
+{
+	const struct ds_session_stats *st = ds_session__stats(session);
+	uint64_t traces = st->records[DS_REC_AUXTRACE];
+
+	if (sc->aux_records || traces)
+		fprintf(stderr, "dstack script: AUX-area data not decoded (Intel PT, CoreSight, SPE...): skipped "
+				"%llu AUXTRACE records holding %llu bytes of trace (%llu AUX records announced %llu bytes)\n",
+			(unsigned long long)traces, (unsigned long long)st->auxtrace_bytes,
+			(unsigned long long)sc->aux_records, (unsigned long long)sc->aux_bytes);
 }
 
 int cmd_script(int argc, char **argv)
 {
-	struct common_opts co = { .input = "perf.data" };
+	struct walk_opts wo;
 	struct ds_symbols_opts so = { 0 };
 	struct ds_session_opts sopts = { 0 };
-	struct script sc = { .max_stack = 127 };
-	const char *v;
+	struct script sc = { 0 };
 	struct analysis a;
 	int ret;
 
-	for (int i = 1; i < argc; i++) {
-		int c = common_opt(&co, argc, argv, &i);
-
-		if (c)
-			continue;
-		if (!strcmp(argv[i], "--no-merge-callchains")) {
-			sc.no_merge = true;
-		} else if (!strcmp(argv[i], "--no-inline")) {
-			so.no_inline = true;
-		} else if (!strcmp(argv[i], "--no-demangle")) {
-			so.no_demangle = true;
-		} else if ((v = opt_value("--max-stack", argc, argv, &i))) {
-			sc.max_stack = (unsigned)strtoul(v, NULL, 0);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			script_usage();
-			return EXIT_OK;
-		} else {
-			usage_error("script", "unknown option '%s'", argv[i]);
-			script_usage();
-			return EXIT_USAGE;
-		}
-	}
-	so.symfs = co.symfs;
-	so.kallsyms = co.kallsyms;
+	walk_opts_init(&wo);
+	script_fields_init(&sc.f);
+	ret = parse_args(&sc, &wo, argc, argv);
+	if (ret)
+		return ret;
+	sc.max_stack = wo.max_stack;
+	sc.input = wo.common.input;
+	so.symfs = wo.common.symfs;
+	so.kallsyms = wo.common.kallsyms;
+	so.no_inline = wo.no_inline;
+	so.no_demangle = wo.no_demangle;
 	sopts.no_stitch = sc.no_merge;
-	ret = analysis_open(&a, "script", co.input, &so);
+	ret = analysis_open(&a, "script", wo.common.input, &so);
 	if (ret)
 		return ret;
 	sc.machine = a.machine;
+	sc.reader = ds_session__reader(a.session);
+	user_unwind__find_vdso(&sc.uu, a.syms, ds_reader__info(sc.reader));
 	trace_text_init(&sc.tt, a.session, a.machine);
-	user_unwind__find_vdso(&sc.uu, a.syms, ds_reader__info(ds_session__reader(a.session)));
+	sc.filter = wo.filter;
+	sc.filtering = sample_filter_active(&sc.filter);
+	a.no_preload = sc.filtering;
+	if (sample_filter_prepare(&sc.filter, "script", sc.reader)) {
+		analysis_finish(&a);
+		return EXIT_USAGE;
+	}
 	/* hashed into all over: populated now, not a fault per slot's page later */
 	sc.line_of = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
 	sc.chains = ds_calloc_populated(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
@@ -363,10 +942,27 @@ int cmd_script(int argc, char **argv)
 		fprintf(stderr, "dstack script: out of memory\n");
 		ret = EXIT_INPUT;
 	} else {
-		ret = analysis_run(&a, "script", &sopts, on_event, &sc);
-		outbuf_flush(sc.out);
+		bool pipe = ds_reader__info(sc.reader)->pipe;
+
+		if (sc.header_only && pipe) {
+			/* perf stops before a pipe's features come: the layout only */
+			header_print_layout(stdout, sc.input, sc.reader);
+			fputs("# ========\n#\n", stdout);
+			if (fflush(stdout) || ferror(stdout))
+				ret = EXIT_INPUT;
+		} else if (sc.header && !pipe) {
+			print_header(&sc);
+		}
+		if (!sc.header_only)
+			ret = analysis_run(&a, "script", &sopts, on_event, &sc);
+		if ((outbuf_flush(sc.out) || sc.out->error) && !ret)
+			ret = EXIT_INPUT;
+		if (sc.bad_fields)
+			ret = EXIT_USAGE;   /* -F asked for what the events do not have */
+		say_skipped(&sc, a.session);
 	}
 	outbuf_delete(sc.out);
+	read_split_exit(&sc.reads);
 	user_unwind__exit(&sc.uu);
 	analysis_finish(&a);
 	trace_text_exit(&sc.tt);

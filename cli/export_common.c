@@ -321,9 +321,9 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	return 0;
 }
 
-static void export_usage(const char *cmd, const char *default_out)
+static void export_usage(FILE *f, const char *cmd, const char *default_out)
 {
-	fprintf(stderr, "usage: dstack %s [-o FILE] [options]\n"
+	fprintf(f, "usage: dstack %s [-o FILE] [options]\n"
 			"  -o FILE              write to FILE (default %s; '-' for stdout)\n%s",
 		cmd, default_out, walk_usage());
 }
@@ -348,11 +348,11 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 		if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i))) {
 			*output = v;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			export_usage(cmd, default_out);
+			export_usage(stdout, cmd, default_out);
 			return -1;
 		} else {
 			usage_error(cmd, "unknown option '%s'", argv[i]);
-			export_usage(cmd, default_out);
+			export_usage(stderr, cmd, default_out);
 			return EXIT_USAGE;
 		}
 	}

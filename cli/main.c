@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* dstack: entry point and subcommand dispatch. */
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,10 @@ static const struct {
 	{ "record", cmd_record, "record a profile (deferred callchains where the kernel has them)" },
 };
 
+#ifndef DSTACK_VERSION
+#define DSTACK_VERSION "0.9"
+#endif
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: dstack COMMAND [OPTIONS]\n\ncommands:\n");
@@ -37,7 +42,133 @@ static void usage(FILE *f)
 		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\ncommon options: -i FILE (default perf.data, - for stdin), --symfs DIR, --kallsyms FILE,\n"
 		   "  --debuginfod[=URLS] (debug files of sampled binaries by build-id; default $DEBUGINFOD_URLS),\n"
-		   "  -q (no progress line on a terminal)\n");
+		   "  -q (no progress line on a terminal)\n"
+		   "dstack help COMMAND, dstack COMMAND --help: a command's options; dstack --version\n");
+}
+
+/*
+ * The options of the commands whose own parsers print no help: here, so
+ * that every command answers -h/--help with its whole option list.
+ */
+static const struct {
+	const char *cmd, *text;
+} help_texts[] = {
+	{ "stat", "usage: dstack stat [-i FILE|-]\n"
+		  "Record counts by type and the stitching statistics of a recording.\n"
+		  "  -i, --input FILE|-   input (default perf.data; - for stdin)\n"
+		  "  -h, --help           this text\n" },
+	{ "dump", "usage: dstack dump [-i FILE|-]\n"
+		  "Every record: file offset, type, size and fields (like perf report -D).\n"
+		  "  -i, --input FILE|-   input (default perf.data; - for stdin)\n"
+		  "  -h, --help           this text\n" },
+	{ "inject", "usage: dstack inject --merge [-i IN|-] [-o OUT|-]\n"
+		    "Rewrite a recording with classic callchains (the stitched user part in place,\n"
+		    "deferred records dropped), for readers older than Linux 6.19's perf.\n"
+		    "  --merge              the rewrite (the only mode)\n"
+		    "  -i, --input IN|-     input (default stdin)\n"
+		    "  -o, --output OUT|-   output (default stdout, not a terminal)\n"
+		    "  --symfs DIR, --kallsyms FILE  accepted, unused\n"
+		    "  -h, --help           this text\n" },
+	{ "record", "usage: dstack record [OPTIONS] [--] CMD ARGS... | -a | -p PID | -t TID\n"
+		    "Record a profile (deferred user callchains where the kernel has them).\n"
+		    "  -o, --output FILE|-  output (default perf.data; - for a pipe-mode stream)\n"
+		    "  -e, --event EV,...   cycles, instructions, cache-misses, branch-misses, cpu-clock,\n"
+		    "                       task-clock, page-faults, context-switches, cpu-migrations\n"
+		    "  -c, --count N        sample every N events\n"
+		    "  -F, --freq HZ        sample HZ times a second\n"
+		    "  -g                   frame-pointer callchains\n"
+		    "  --call-graph fp[,defer]  fp,defer: deferred user callchains (Linux 6.19+), else fp\n"
+		    "  -a, --all-cpus       every CPU\n"
+		    "  -p, --pid PID        an existing process\n"
+		    "  -t, --tid TID        an existing thread\n"
+		    "  -m, --mmap-pages N   ring buffer pages per CPU (a power of two)\n"
+		    "  --defer-grace MS     after stopping, wait up to MS ms for pending deferred\n"
+		    "                       callchains (default 100)\n"
+		    "  -h, --help           this text\n" },
+};
+
+/* perf's options that dstack does not have, by command: refused by name, not by a usage dump */
+static const char *const perf_only_report[] = {
+	"-v", "--verbose", "-D", "--dump-raw-trace", "-n", "--show-nr-samples", "--show-cpu-utilization",
+	"-T", "--threads", "-f", "--force", "-m", "--modules", "--dsos", "-d", "-S", "--symbols",
+	"--symbol-filter", "-U", "--hide-unresolved", "-F", "--fields", "-p", "--parent", "-x",
+	"--exclude-other", "-G", "--inverted", "-b", "--branch-stack", "--branch-history", "--group", "--full-source-path", "--objdump", "--demangle-kernel", "--mem-mode",
+	"--percentage", "--ns", "-M", "--disassembler-style", "--raw-trace", "--socket-filter", "--samples",
+	"--stats", "--tasks", "--mmaps", "--itrace", "--inline", "--switch-on", "--switch-off",
+	"--show-on-off-events", "--stitch-lbr", "--disable-order", "--total-cycles", "--tui", "--gtk",
+	"-I", "--show-info", "-w", "--column-widths", "-t", "--field-separator", "-q", "--quiet",
+	"--vmlinux", "--ignore-vmlinux", "--show-total-period", "--show-ref-call-graph", "--no-children-sort",
+	"--socket", "--cgroup", "--sort-by", "--hierarchy", "--no-hierarchy", "--latency", "--dump-hierarchy",
+};
+static const char *const perf_only_record[] = {
+	"-C", "--cpu", "-R", "--raw-samples", "-d", "--data", "-T", "--timestamp", "-P", "--period",
+	"-n", "--no-samples", "-N", "--no-buildid-cache", "-B", "--no-buildid", "-G", "--cgroup", "-u",
+	"--uid", "-b", "--branch-any", "-j", "--branch-filter", "-W", "--weight", "--namespaces",
+	"--all-cgroups", "--transaction", "--per-thread", "-D", "--delay", "-I", "--intr-regs",
+	"--running-time", "-k", "--clockid", "-S", "--snapshot", "--aux-sample",
+	"--proc-map-timeout", "--switch-events", "--vmlinux", "--buildid-all", "--buildid-mmap",
+	"--mmap-flush", "-z", "--compression-level", "--max-size", "--switch-output",
+	"--switch-max-files", "--timestamp-filename", "--timestamp-boundary", "--affinity", "--overwrite",
+	"--strict-freq", "--kernel-callchains", "--user-callchains", "--sample-cpu", "--sample-identifier",
+	"--phys-data", "--data-page-size", "--code-page-size", "--off-cpu", "--setup-filter", "--control",
+	"-s", "--stat", "-i", "--no-inherit", "-q", "--quiet", "-v", "--verbose", "--tail-synthesize",
+	"--no-bpf-event", "--kcore", "--threads", "--debuginfod", "--synth", "--all-kernel", "--all-user",
+	"--filter", "--exclude-perf", "-r", "--realtime", "--no-buffering", "--group", "--sample-mem-info",
+};
+static const char *const perf_only_inject[] = {
+	"-b", "--build-ids", "--buildid-all", "--known-build-ids", "-s", "--sched-stat", "-v", "--verbose",
+	"--itrace", "--strip", "-j", "--jit", "-f", "--force", "--vm-time-correlation", "--guest-data",
+	"--vmlinux", "--kallsyms-path", "--convert-callchain",
+};
+
+static const struct {
+	const char *cmd;
+	const char *const *opts;
+	size_t nr;
+} perf_only[] = {
+	{ "report", perf_only_report, sizeof(perf_only_report) / sizeof(*perf_only_report) },
+	{ "record", perf_only_record, sizeof(perf_only_record) / sizeof(*perf_only_record) },
+	{ "inject", perf_only_inject, sizeof(perf_only_inject) / sizeof(*perf_only_inject) },
+};
+
+static bool in_options(const char *arg, const char *const *opts, size_t nr)
+{
+	size_t n = strcspn(arg, "=");
+
+	for (size_t i = 0; i < nr; i++)
+		if (strlen(opts[i]) == n && !strncmp(arg, opts[i], n))
+			return true;
+	return false;
+}
+
+/*
+ * -h/--help, and perf's options dstack lacks, for @cmd before it parses:
+ * options only, up to "--" (and to record's command).  Returns -1 to go
+ * on, else the exit status.
+ */
+static int pre_parse(const char *cmd, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--") || (!strcmp(cmd, "record") && a[0] != '-'))
+			break;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			for (size_t k = 0; k < sizeof(help_texts) / sizeof(*help_texts); k++)
+				if (!strcmp(cmd, help_texts[k].cmd)) {
+					fputs(help_texts[k].text, stdout);
+					return fflush(stdout) || ferror(stdout) ? EXIT_INPUT : EXIT_OK;
+				}
+			return -1;   /* the command's own help */
+		}
+		for (size_t k = 0; k < sizeof(perf_only) / sizeof(*perf_only); k++)
+			if (!strcmp(cmd, perf_only[k].cmd) && in_options(a, perf_only[k].opts, perf_only[k].nr)) {
+				usage_error(cmd, "not supported: %s (a perf %s option dstack does not have; see dstack %s --help)",
+					    a, cmd, cmd);
+				return EXIT_USAGE;
+			}
+	}
+	return -1;
 }
 
 const char *opt_value(const char *name, int argc, char **argv, int *i)
@@ -199,12 +330,31 @@ static void heap_in_huge_pages(void)
 int main(int argc, char **argv)
 {
 	heap_in_huge_pages();
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    (!strcmp(argv[1], "help") && argc == 2)) {
 		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+		return argc < 2 ? EXIT_USAGE : fflush(stdout) || ferror(stdout) ? EXIT_INPUT : EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("dstack %s (reads and prints perf.data as perf 7.2 does)\n", DSTACK_VERSION);
+		return fflush(stdout) || ferror(stdout) ? EXIT_INPUT : EXIT_OK;
+	}
+	if (!strcmp(argv[1], "help")) {   /* dstack help COMMAND: COMMAND --help */
+		static char help_opt[] = "--help";
+		static char *args[4];
+
+		args[0] = argv[0];
+		args[1] = argv[2];
+		args[2] = help_opt;
+		argc = 3;
+		argv = args;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
 		if (!strcmp(argv[1], commands[i].name)) {
+			int ret = pre_parse(argv[1], argc - 1, argv + 1);
+
+			if (ret >= 0)
+				return ret;
 			output_begin(commands[i].name);
 			return output_end(commands[i].fn(argc - 1, argv + 1));
 		}

@@ -13,6 +13,9 @@
 
 struct walk {
 	const struct walk_opts *o;
+	struct sample_filter filter;     /* o's, prepared for the recording */
+	struct read_split reads;
+	const struct ds_reader *reader;
 	struct ds_machine *machine;
 	walk_fn fn;
 	void *ctx;
@@ -22,6 +25,10 @@ struct walk {
 static struct ds_stitch_stats last_stats;
 static struct unwind_stats last_unwind;
 const struct unwind_stats *walk_last_unwind_stats(void) { return &last_unwind; }
+
+static const struct ds_reader *current_reader;
+
+const struct ds_reader *walk_reader(void) { return current_reader; }
 static struct ds_header_info last_header;
 static struct ds_session_stats last_session_stats;
 
@@ -33,7 +40,6 @@ void walk_opts_init(struct walk_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->common.input = "perf.data";
-	o->filter.time_end = UINT64_MAX;
 	o->max_stack = 127;
 }
 
@@ -45,17 +51,21 @@ const char *walk_usage(void)
 	       "  --pid PID[,PID...]   only these processes\n"
 	       "  --tid TID[,TID...]   only these threads\n"
 	       "  --comm NAME[,...]    only these command names\n"
+	       "  -C, --cpu LIST       only samples on these CPUs (0-3,6)\n"
 	       "  --time START,END     only samples in this time range (seconds, as perf script prints them;\n"
-	       "                       either side may be empty)\n"
+	       "                       either side may be empty; several ranges separated by spaces;\n"
+	       "                       percent slices: 10%/2, 0%-10%,30%-40%)\n"
 	       "  --max-stack N        at most N callchain entries (default 127)\n"
 	       "  --no-inline          do not expand inlined functions\n"
 	       "  --no-demangle        keep C++ names mangled\n";
 }
 
+/* a list option given again replaces the earlier list, as perf's options do */
 static int parse_ids(const char *cmd, const char *opt, const char *v, int32_t *out, size_t *nr)
 {
 	char *end;
 
+	*nr = 0;
 	while (*v) {
 		long x = strtol(v, &end, 10);
 
@@ -69,41 +79,204 @@ static int parse_ids(const char *cmd, const char *opt, const char *v, int32_t *o
 	return 1;
 }
 
-static int parse_time(const char *cmd, const char *v, uint64_t *ns)
+/*
+ * perf's "SEC[.NSEC]": at most nine decimals, read exactly (no float);
+ * empty: 0 (open).  0, or -1 if it is not such a number.
+ */
+static int parse_seconds(const char *s, size_t n, uint64_t *ns)
 {
-	char *end;
-	double d;
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0;
 
-	if (!*v)
+	*ns = 0;
+	if (!n)
 		return 0;
-	d = strtod(v, &end);
-	if (end == v || d < 0) {
-		usage_error(cmd, "bad time '%s' (seconds, e.g. 18.75)", v);
-		return -1;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (sec > UINT64_MAX / 10 / 1000000000ULL)
+			return -1;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
 	}
-	*ns = (uint64_t)(d * 1e9 + 0.5);
+	if (i < n && s[i] == '.') {
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+		if (digits > 9)
+			return -1;
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	if (i != n || (n == 1 && s[0] == '.'))
+		return -1;
+	*ns = sec * 1000000000ULL + frac;
 	return 0;
 }
 
-static int parse_time_range(const char *cmd, const char *v, struct sample_filter *f)
+/* "START,END" (either may be empty) */
+static int parse_range(const char *s, size_t n, uint64_t *start, uint64_t *end)
 {
-	const char *comma = strchr(v, ',');
-	char start[64];
-	size_t n = comma ? (size_t)(comma - v) : strlen(v);
+	const char *comma = memchr(s, ',', n);
 
-	if (n >= sizeof(start)) {
-		usage_error(cmd, "bad --time '%s'", v);
+	if (!comma)
+		return -1;
+	return parse_seconds(s, (size_t)(comma - s), start) ||
+	       parse_seconds(comma + 1, n - (size_t)(comma - s) - 1, end) || (*end && *start > *end) ? -1 : 0;
+}
+
+/* "P%" as a fraction of 1 (0 <= P <= 100); -1 if not */
+static double parse_percent(const char *s, size_t n)
+{
+	char buf[32], *e;
+	double p;
+
+	if (n < 2 || n >= sizeof(buf) || s[n - 1] != '%')
+		return -1;
+	memcpy(buf, s, n - 1);
+	buf[n - 1] = 0;
+	p = strtod(buf, &e);
+	return *e || !(p >= 0 && p <= 100) ? -1 : p / 100;
+}
+
+/*
+ * One percent item: "P%/N" (the Nth slice of P%) or "A%-B%", of the time
+ * between the first and the last sample.
+ */
+static int parse_percent_item(const char *s, size_t n, uint64_t first, uint64_t last, uint64_t *start,
+			      uint64_t *end)
+{
+	const char *slash = memchr(s, '/', n), *dash = memchr(s, '-', n);
+	double total = (double)(last - first);
+
+	if (slash) {
+		double p = parse_percent(s, (size_t)(slash - s));
+		char *e;
+		long k = strtol(slash + 1, &e, 10);
+
+		if (p <= 0 || e != s + n || k < 1 || (double)k * p > 1.0 + 1e-9)
+			return -1;
+		*start = first + (uint64_t)(total * p * (double)(k - 1));
+		*end = first + (uint64_t)(total * p * (double)k);
+		return 0;
+	}
+	if (dash) {
+		double a = parse_percent(s, (size_t)(dash - s)), b = parse_percent(dash + 1, n - (size_t)(dash - s) - 1);
+
+		if (a < 0 || b < 0 || a > b)
+			return -1;
+		*start = first + (uint64_t)(total * a);
+		*end = first + (uint64_t)(total * b);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * --time: ranges separated by spaces, or percent items separated by
+ * commas.  @first/@last: the recording's sample times (percent only).
+ */
+static int parse_times(struct sample_filter *f, const char *v, uint64_t first, uint64_t last)
+{
+	bool percent = strchr(v, '%') != NULL;
+	const char sep = percent ? ',' : ' ';
+
+	f->nr_times = 0;
+	while (*v) {
+		const char *e = strchr(v, sep);
+		size_t n = e ? (size_t)(e - v) : strlen(v);
+
+		if (!n)
+			return -1;   /* perf takes no empty item, nor doubled or trailing separators */
+		{
+			if (f->nr_times >= MAX_FILTER)
+				return -1;
+			if (percent ? parse_percent_item(v, n, first, last, &f->times[f->nr_times].start,
+							 &f->times[f->nr_times].end)
+				    : parse_range(v, n, &f->times[f->nr_times].start, &f->times[f->nr_times].end))
+				return -1;
+			f->nr_times++;
+		}
+		v += n + (e != NULL);
+	}
+	return f->nr_times ? 0 : -1;
+}
+
+static int parse_time_opt(const char *cmd, const char *v, struct sample_filter *f)
+{
+	/* percent slices need the recording: checked for their syntax now, computed later */
+	if (parse_times(f, v, 0, strchr(v, '%') ? 1000000000ULL : 0)) {
+		usage_error(cmd, "bad --time '%s' (START,END in seconds, as perf script prints them, either side "
+				 "empty; several ranges separated by spaces; or percent: 10%%/2, 0%%-10%%,30%%-40%%)", v);
 		return -1;
 	}
-	memcpy(start, v, n);
-	start[n] = 0;
-	if (parse_time(cmd, start, &f->time_start) || (comma && parse_time(cmd, comma + 1, &f->time_end)))
-		return -1;
+	f->time_str = v;
 	return 1;
+}
+
+/* perf's CPU lists: "0-3,6" */
+static int parse_cpus(const char *cmd, const char *v, struct sample_filter *f)
+{
+	const char *p = v;
+
+	memset(f->cpus, 0, sizeof(f->cpus));
+	while (*p) {
+		char *e;
+		unsigned long a = strtoul(p, &e, 10), b = a;
+
+		if (e == p)
+			goto bad;
+		if (*e == '-') {
+			p = e + 1;
+			b = strtoul(p, &e, 10);
+			if (e == p)
+				goto bad;
+		}
+		if (a > b || b >= MAX_FILTER_CPUS || (*e && *e != ','))
+			goto bad;
+		for (unsigned long c = a; c <= b; c++)
+			f->cpus[c / 64] |= 1ULL << (c % 64);
+		p = *e ? e + 1 : e;
+	}
+	f->by_cpu = true;
+	return 1;
+bad:
+	usage_error(cmd, "bad CPU list '%s' (like 0-3,6; CPUs below %d)", v, MAX_FILTER_CPUS);
+	return -1;
+}
+
+bool sample_filter_active(const struct sample_filter *f)
+{
+	return f->nr_pids || f->nr_tids || f->nr_comms || f->time_str || f->by_cpu;
+}
+
+int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct ds_reader *rd)
+{
+	const struct ds_header_info *hi = ds_reader__info(rd);
+
+	if (f->by_cpu) {
+		bool any = false;
+
+		for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+			any |= !!(ds_reader__evsel(rd, i)->attr.sample_type & DS_SAMPLE_CPU);
+		if (!any && ds_reader__nr_evsels(rd)) {
+			fprintf(stderr, "dstack %s: File does not contain CPU events. Remove -C option to proceed.\n", cmd);
+			return -1;
+		}
+	}
+	if (f->time_str && strchr(f->time_str, '%')) {
+		if (!hi->last_sample_time) {
+			fprintf(stderr, "dstack %s: --time %s: the recording does not say its first and last sample "
+					"times (no HEADER_SAMPLE_TIME): percent ranges need them\n", cmd, f->time_str);
+			return -1;
+		}
+		if (parse_times(f, f->time_str, hi->first_sample_time, hi->last_sample_time)) {
+			fprintf(stderr, "dstack %s: bad --time '%s'\n", cmd, f->time_str);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static int parse_comms(const char *cmd, char *v, struct sample_filter *f)
 {
+	f->nr_comms = 0;
 	for (char *tok = strtok(v, ","); tok; tok = strtok(NULL, ",")) {
 		if (f->nr_comms >= MAX_FILTER) {
 			usage_error(cmd, "too many --comm names");
@@ -127,7 +300,9 @@ int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i
 	if ((v = opt_value("--comm", argc, argv, i)))
 		return parse_comms(cmd, (char *)v, &o->filter);
 	if ((v = opt_value("--time", argc, argv, i)))
-		return parse_time_range(cmd, v, &o->filter);
+		return parse_time_opt(cmd, v, &o->filter);
+	if ((v = opt_value("-C", argc, argv, i)) || (v = opt_value("--cpu", argc, argv, i)))
+		return parse_cpus(cmd, v, &o->filter);
 	if ((v = opt_value("--max-stack", argc, argv, i))) {
 		o->max_stack = (unsigned)strtoul(v, NULL, 0);
 		return 1;
@@ -151,10 +326,34 @@ static bool in_list(const int32_t *v, size_t n, int32_t x)
 	return false;
 }
 
-static bool wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+/* perf's perf_time__ranges_skip_sample(): one range bounds, several are a union */
+static bool time_wanted(const struct sample_filter *f, uint64_t t)
 {
-	if (s->time != DS_NO_TIME && (s->time < f->time_start || s->time > f->time_end))
+	if (!f->nr_times || !t || t == DS_NO_TIME)
+		return true;
+	if (f->nr_times == 1)
+		return !((f->times[0].start && t < f->times[0].start) || (f->times[0].end && t > f->times[0].end));
+	for (size_t i = 0; i < f->nr_times; i++)
+		if (t >= f->times[i].start && (t <= f->times[i].end || !f->times[i].end))
+			return true;
+	return false;
+}
+
+bool sample_filter_time_cpu(const struct sample_filter *f, const struct ds_sample *s)
+{
+	if (!time_wanted(f, s->time))
 		return false;
+	return !(f->by_cpu && s->has_cpu && s->cpu != (uint32_t)-1 &&
+		 (s->cpu >= MAX_FILTER_CPUS || !(f->cpus[s->cpu / 64] >> (s->cpu % 64) & 1)));
+}
+
+bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+{
+	return sample_filter_time_cpu(f, s) && sample_filter_thread(f, s, comm);
+}
+
+bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+{
 	if (f->nr_pids && !in_list(f->pids, f->nr_pids, (int32_t)s->pid))
 		return false;
 	if (f->nr_tids && !in_list(f->tids, f->nr_tids, (int32_t)s->tid))
@@ -248,6 +447,80 @@ void user_unwind__exit(struct user_unwind *uu)
 	memset(uu, 0, sizeof(*uu));
 }
 
+/* The counters, by sample id, from the events' ids (all known by the first sample, pipes too). */
+static int read_split_init(struct read_split *rs, const struct ds_reader *rd)
+{
+	size_t n = 0;
+
+	rs->ready = true;
+	ds_hashmap__init(&rs->ids);
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		n += ds_reader__evsel(rd, i)->nr_ids;
+	rs->counters = calloc(n ? n : 1, sizeof(*rs->counters));
+	if (!rs->counters)
+		return -ENOMEM;
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
+		const struct ds_evsel *e = ds_reader__evsel(rd, i);
+
+		for (size_t k = 0; k < e->nr_ids; k++) {
+			if (ds_hashmap__find(&rs->ids, e->ids[k]))
+				continue;
+			rs->counters[rs->nr].evsel = e;
+			if (ds_hashmap__set(&rs->ids, e->ids[k], ++rs->nr))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int read_split_sample(struct read_split *rs, const struct ds_reader *rd, const struct ds_event *ev,
+		      read_split_fn fn, void *ctx)
+{
+	int ret;
+
+	if (!rs->ready && (ret = read_split_init(rs, rd)))
+		return ret;
+	for (uint64_t i = 0; i < ev->sample.read_nr; i++) {
+		uint64_t value, id, *idx;
+		struct read_counter *c;
+
+		ds_sample__read_value(ev->evsel, &ev->sample, i, &value, &id);
+		idx = ds_hashmap__find(&rs->ids, id);
+		if (!idx)
+			continue;
+		c = &rs->counters[*idx - 1];
+		if (value == c->last)
+			continue;
+		ret = fn(ctx, c->evsel, value - c->last);
+		c->last = value;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void read_split_exit(struct read_split *rs)
+{
+	if (rs->ready)
+		ds_hashmap__exit(&rs->ids);
+	free(rs->counters);
+	memset(rs, 0, sizeof(*rs));
+}
+
+struct walk_read {
+	struct walk *w;
+	struct walk_sample *ws;
+};
+
+static int walk_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t period)
+{
+	struct walk_read *wr = ctx;
+
+	wr->ws->evsel = evsel;
+	wr->ws->period = period;
+	return wr->w->fn(wr->w->ctx, wr->ws);
+}
+
 static int on_event(void *ctx, const struct ds_event *ev)
 {
 	struct walk *w = ctx;
@@ -262,15 +535,22 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	if (!ws.thread)
 		return -ENOMEM;
 	ws.comm = s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
-	if (!wanted(&w->o->filter, s, ws.comm))
+	if (!sample_filter_time_cpu(&w->filter, s))
 		return 0;
 	ws.pid = (int32_t)s->pid;
 	ws.tid = (int32_t)s->tid;
+	if (!sample_filter_thread(&w->filter, s, ws.comm)) {
+		if (!w->o->keep_filtered)
+			return 0;
+		ws.filtered = true;
+	}
 	if (ev->evsel->attr.sample_type & DS_SAMPLE_PERIOD)
 		ws.period = s->period;
 	else
 		ws.period = DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 1 : ev->evsel->attr.sample_period;
-	if ((unwound = user_unwind__chain(&w->uu, w->machine, ws.thread, ev, w->o->max_stack, &unwound_nr))) {
+	if (ws.filtered) {
+		/* counted, not shown: no frames */
+	} else if ((unwound = user_unwind__chain(&w->uu, w->machine, ws.thread, ev, w->o->max_stack, &unwound_nr))) {
 		ws.frames = ds_machine__callchain(w->machine, ws.thread, unwound, unwound_nr,
 						  w->o->max_stack, &ws.nr_frames);
 	} else if (s->callchain) {
@@ -291,6 +571,11 @@ static int on_event(void *ctx, const struct ds_event *ev)
 			if (nr != ws.nr_frames)
 				ws.frame_ids = NULL;   /* cannot be: a shape is its chain's frames */
 		}
+	}
+	if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
+		struct walk_read wr = { w, &ws };
+
+		return read_split_sample(&w->reads, w->reader, ev, walk_read_one, &wr);
 	}
 	return w->fn(w->ctx, &ws);
 }
@@ -503,8 +788,8 @@ int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *so
 	}
 	ret = ds_session__run(a->session, sopts, fn, ctx);
 	progress_done(&wp.p);
-	/* a failed output was reported where it failed */
-	if (ret && !output_error()) {
+	/* a failed output was reported where it failed; -ECANCELED: the callback said why already */
+	if (ret && !output_error() && ret != -ECANCELED) {
 		const char *msg = ds_session__error(a->session);
 
 		fprintf(stderr, "dstack %s: %s\n", cmd, *msg ? msg : strerror(-ret));
@@ -549,11 +834,17 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 
 	if (ret)
 		return ret;
-	a.no_preload = o->filter.nr_pids || o->filter.nr_tids || o->filter.nr_comms ||
-		       o->filter.time_start || o->filter.time_end != UINT64_MAX;
+	a.no_preload = sample_filter_active(&o->filter);
+	w.filter = o->filter;
+	if (sample_filter_prepare(&w.filter, cmd, ds_session__reader(a.session))) {
+		analysis_finish(&a);
+		return EXIT_USAGE;
+	}
 	w.machine = a.machine;
 	user_unwind__find_vdso(&w.uu, a.syms, ds_reader__info(ds_session__reader(a.session)));
+	w.reader = current_reader = ds_session__reader(a.session);
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
+	read_split_exit(&w.reads);
 	if (ds_session__stitch_stats(a.session))
 		last_stats = *ds_session__stitch_stats(a.session);
 	last_session_stats = *ds_session__stats(a.session);
@@ -566,6 +857,7 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	last_header.nr_build_ids = 0;
 	if (o->at_end)
 		o->at_end(ctx, ret);
+	current_reader = NULL;
 	analysis_finish(&a);
 	return ret;
 }

@@ -10,19 +10,46 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "cli.h"
+#include "hashmap.h"
 #include "dstack/machine.h"
 #include "dstack/session.h"
 #include "dstack/unwind.h"
 
 #define MAX_FILTER 64
 
+#define MAX_FILTER_CPUS 4096
+
+/*
+ * perf's sample filters: --pid, --tid, --comm (comma lists), -C/--cpu
+ * (a list like 0-3,6) and --time (ranges "START,END" in seconds with up
+ * to nine decimals, either side open, several separated by spaces; or
+ * percent slices of the recording: "10%/2", "0%-10%,30%-40%").
+ */
 struct sample_filter {
 	int32_t pids[MAX_FILTER], tids[MAX_FILTER];
 	size_t nr_pids, nr_tids;
 	const char *comms[MAX_FILTER];
 	size_t nr_comms;
-	uint64_t time_start, time_end;   /* ns; 0 and UINT64_MAX when open */
+	const char *time_str;            /* --time as given; sample_filter_prepare() reads it */
+	struct { uint64_t start, end; } times[MAX_FILTER];  /* ns; 0: open */
+	size_t nr_times;
+	bool by_cpu;
+	uint64_t cpus[MAX_FILTER_CPUS / 64];
 };
+
+/* Any filter set. */
+bool sample_filter_active(const struct sample_filter *f);
+/*
+ * Once the recording is open: the --time ranges (percent needs the
+ * recording's first and last sample times), the -C check (the samples
+ * must carry their CPU).  0, or -1 after printing why.
+ */
+int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct ds_reader *rd);
+/* The sample passes the filters (@comm: its thread's at its time). */
+bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm);
+/* Its parts: --time and -C; --comm, --pid and --tid. */
+bool sample_filter_time_cpu(const struct sample_filter *f, const struct ds_sample *s);
+bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample *s, const char *comm);
 
 struct walk_opts {
 	struct common_opts common;
@@ -32,6 +59,12 @@ struct walk_opts {
 	bool no_demangle;
 	bool want_shapes;                /* fill walk_sample.shape_id (report aggregates by it) */
 	/*
+	 * Hand over the samples --comm/--pid/--tid leave out too, marked
+	 * filtered and without frames (perf report counts them in its
+	 * totals); --time and -C drop samples outright, as in perf.
+	 */
+	bool keep_filtered;
+	/*
 	 * Called once the whole recording has been walked, before it is
 	 * closed: the names in the samples handed over (comm, dso, sym) are
 	 * still valid here, so a command that prints at the end needs no copies.
@@ -39,6 +72,30 @@ struct walk_opts {
 	 */
 	void (*at_end)(void *ctx, int status);
 };
+
+/*
+ * perf's delivery of samples that read counters (PERF_SAMPLE_READ, e.g.
+ * `-e '{cycles,instructions}:S'`): one sample per counter read, of that
+ * counter's event, its period the counter's growth since its last read
+ * (by sample id); a counter that did not grow, or whose id no event has,
+ * gives none.
+ */
+struct read_split {
+	struct ds_hashmap ids;           /* sample id -> index + 1 into counters */
+	struct read_counter {
+		const struct ds_evsel *evsel;
+		uint64_t last;
+	} *counters;
+	size_t nr;
+	bool ready;
+};
+
+typedef int (*read_split_fn)(void *ctx, const struct ds_evsel *evsel, uint64_t period);
+
+/* Calls @fn for each counter read in @ev (a sample with PERF_SAMPLE_READ); its first error. */
+int read_split_sample(struct read_split *rs, const struct ds_reader *rd, const struct ds_event *ev,
+		      read_split_fn fn, void *ctx);
+void read_split_exit(struct read_split *rs);
 
 /* One sample as the commands see it. */
 struct walk_sample {
@@ -53,6 +110,7 @@ struct walk_sample {
 	uint64_t shape_id;               /* with want_shapes, ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
 	const struct ds_evsel *evsel;
+	bool filtered;                   /* left out by --comm/--pid/--tid (keep_filtered): no frames */
 };
 
 typedef int (*walk_fn)(void *ctx, const struct walk_sample *s);
@@ -167,6 +225,9 @@ const uint64_t *user_unwind__chain(struct user_unwind *uu, struct ds_machine *m,
 void user_unwind__find_vdso(struct user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in);
 /* Free it; its statistics become walk_last_unwind_stats(). */
 void user_unwind__exit(struct user_unwind *uu);
+
+/* The recording being walked, during walk_samples() and its at_end; NULL otherwise. */
+const struct ds_reader *walk_reader(void);
 
 /* Statistics of the last walk (valid until the next walk_samples). */
 const struct ds_stitch_stats *walk_last_stitch_stats(void);

@@ -62,10 +62,11 @@ static bool rd_bytes(struct rd *r, uint64_t n, const void **out, const char *wha
 	return true;
 }
 
-static bool skip_read_format(struct rd *r, uint64_t rf)
+static bool skip_read_format(struct rd *r, uint64_t rf, struct ds_sample *s)
 {
 	uint64_t nr = 1, per;
 
+	s->read = (const uint64_t *)(r->p + r->pos);
 	per = 1 + !!(rf & DS_FORMAT_ID) + !!(rf & DS_FORMAT_LOST);
 	if (rf & DS_FORMAT_GROUP) {
 		if (!rd_u64(r, &nr, "read group count past end of record"))
@@ -76,10 +77,39 @@ static bool skip_read_format(struct rd *r, uint64_t rf)
 		}
 		uint64_t hdr = !!(rf & DS_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & DS_FORMAT_TOTAL_TIME_RUNNING);
 
+		s->read_nr = nr;
 		return rd_words(r, hdr + nr * per, "read values past end of record") != NULL;
 	}
+	s->read_nr = 1;
 	return rd_words(r, per + !!(rf & DS_FORMAT_TOTAL_TIME_ENABLED) +
 			       !!(rf & DS_FORMAT_TOTAL_TIME_RUNNING), "read values past end of record") != NULL;
+}
+
+/*
+ * A single counter: value, [time_enabled], [time_running], [id], [lost];
+ * a group: nr, [time_enabled], [time_running], then per counter value,
+ * [id], [lost].
+ */
+void ds_sample__read_value(const struct ds_evsel *evsel, const struct ds_sample *s, uint64_t i,
+			   uint64_t *value, uint64_t *id)
+{
+	uint64_t rf = evsel->attr.read_format;
+	uint64_t times = !!(rf & DS_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & DS_FORMAT_TOTAL_TIME_RUNNING);
+	const uint64_t *w = s->read;
+
+	*value = *id = 0;
+	if (!w || i >= s->read_nr)
+		return;
+	if (rf & DS_FORMAT_GROUP) {
+		w += 1 + times + i * (1 + !!(rf & DS_FORMAT_ID) + !!(rf & DS_FORMAT_LOST));
+		*value = w[0];
+		if (rf & DS_FORMAT_ID)
+			*id = w[1];
+		return;
+	}
+	*value = w[0];
+	if (rf & DS_FORMAT_ID)
+		*id = w[1 + times];
 }
 
 static void sample_defaults(struct ds_sample *s, const struct ds_event_header *hdr)
@@ -194,7 +224,7 @@ static bool parse_body(struct rd *r, const struct ds_evsel *e, struct ds_sample 
 	}
 	if ((t & DS_SAMPLE_PERIOD) && !rd_u64(r, &s->period, "period past end of record"))
 		return false;
-	if ((t & DS_SAMPLE_READ) && !skip_read_format(r, e->attr.read_format))
+	if ((t & DS_SAMPLE_READ) && !skip_read_format(r, e->attr.read_format, s))
 		return false;
 	if (t & DS_SAMPLE_CALLCHAIN) {
 		if (!rd_u64(r, &s->callchain_nr, "callchain nr past end of record"))

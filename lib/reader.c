@@ -39,6 +39,14 @@ int reader_fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ..
 const char *ds_reader__error(const struct ds_reader *r) { return r->err; }
 const char *ds_reader__path(const struct ds_reader *r) { return r->path; }
 const struct ds_header_info *ds_reader__info(const struct ds_reader *r) { return &r->info; }
+
+const uint8_t *ds_reader__feature(const struct ds_reader *r, int feat, uint64_t *len)
+{
+	if (feat <= 0 || feat >= DS_FEAT_BITS || !r->feat_raw[feat])
+		return NULL;
+	*len = r->feat_len[feat];
+	return r->feat_raw[feat];
+}
 size_t ds_reader__nr_evsels(const struct ds_reader *r) { return r->nr_evsels; }
 uint64_t ds_reader__bytes_read(const struct ds_reader *r) { return r->bytes; }
 uint64_t ds_reader__compressed_records(const struct ds_reader *r) { return r->nr_compressed; }
@@ -50,10 +58,17 @@ struct ds_evsel *ds_reader__evsel(const struct ds_reader *r, size_t idx)
 
 /* ---- evsels ---------------------------------------------------------- */
 
+/*
+ * The name perf gives an attr with no recorded name (evsel__name() in
+ * tools/perf/util/evsel.c, read as a reference): the event's name, then its
+ * modifiers after a colon: k, u, h for the privilege levels counted when
+ * one is excluded, p/pp/ppp for precise_ip, H/G for host and guest when
+ * either is excluded ("cycles:ppp", "cpu-clock:u", "instructions:kH").
+ */
 static const char *const sw_names[] = {
 	"cpu-clock", "task-clock", "page-faults", "context-switches",
 	"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
-	"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+	"emulation-faults", "dummy",
 };
 static const char *const hw_names[] = {
 	"cycles", "instructions", "cache-references", "cache-misses",
@@ -61,25 +76,98 @@ static const char *const hw_names[] = {
 	"stalled-cycles-backend", "ref-cycles",
 };
 
-/* The name perf would give an attr with no recorded name. */
+static size_t add_modifiers(const struct ds_attr *a, char *bf, size_t size)
+{
+	size_t r = 0, colon = 0;
+	unsigned precise = (unsigned)(a->flags >> DS_ATTR_PRECISE_IP & 3);
+#define MOD(bit, c)                                                       \
+	do {                                                              \
+		if (!DS_ATTR_FLAG(a, bit) && r + 2 < size) {              \
+			if (!colon)                                       \
+				colon = ++r;                              \
+			bf[r++] = (c);                                    \
+		}                                                         \
+	} while (0)
+
+	if (DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_KERNEL) || DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_USER) ||
+	    DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_HV)) {
+		MOD(DS_ATTR_EXCLUDE_KERNEL, 'k');
+		MOD(DS_ATTR_EXCLUDE_USER, 'u');
+		MOD(DS_ATTR_EXCLUDE_HV, 'h');
+	}
+	if (precise && r + precise + 2 < size) {
+		if (!colon)
+			colon = ++r;
+		for (unsigned i = 0; i < precise; i++)
+			bf[r++] = 'p';
+	}
+	if (DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_HOST) || DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_GUEST)) {
+		MOD(DS_ATTR_EXCLUDE_HOST, 'H');
+		MOD(DS_ATTR_EXCLUDE_GUEST, 'G');
+	}
+#undef MOD
+	if (colon)
+		bf[colon - 1] = ':';
+	bf[r] = 0;
+	return r;
+}
+
+/* perf's hardware cache event names: "L1-dcache-load-misses", "dTLB-loads" */
+static void hw_cache_name(uint64_t config, char *bf, size_t size)
+{
+	static const char *const type[] = { "L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch", "node" };
+	static const char *const op[][2] = { { "load", "loads" }, { "store", "stores" }, { "prefetch", "prefetches" } };
+	static const char *const result[] = { "refs", "misses" };
+	/* which operations each cache has (L1I: read and prefetch; iTLB, branch: read) */
+	static const uint8_t valid_ops[] = { 7, 5, 7, 7, 1, 1, 7 };
+	unsigned t = config & 0xff, o = (config >> 8) & 0xff, res = (config >> 16) & 0xff;
+
+	if (t >= sizeof(type) / sizeof(*type))
+		snprintf(bf, size, "unknown-ext-hardware-cache-type");
+	else if (o >= 3)
+		snprintf(bf, size, "unknown-ext-hardware-cache-op");
+	else if (res >= 2)
+		snprintf(bf, size, "unknown-ext-hardware-cache-result");
+	else if (!(valid_ops[t] >> o & 1))
+		snprintf(bf, size, "invalid-cache");
+	else if (res)
+		snprintf(bf, size, "%s-%s-%s", type[t], op[o][0], result[res]);
+	else
+		snprintf(bf, size, "%s-%s", type[t], op[o][1]);
+}
+
 static char *derive_name(const struct ds_attr *a)
 {
-	char buf[64];
-	const char *base = NULL;
-	const char *mod = "";
+	char buf[128];
+	size_t n;
 
-	if (a->type == 1 && a->config < sizeof(sw_names) / sizeof(*sw_names))
-		base = sw_names[a->config];
-	else if (a->type == 0 && a->config < sizeof(hw_names) / sizeof(*hw_names))
-		base = hw_names[a->config];
-	if (DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_KERNEL) && !DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_USER))
-		mod = ":u";
-	else if (DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_USER) && !DS_ATTR_FLAG(a, DS_ATTR_EXCLUDE_KERNEL))
-		mod = ":k";
-	if (base)
-		snprintf(buf, sizeof(buf), "%s%s", base, mod);
-	else
-		snprintf(buf, sizeof(buf), "raw-%u-%#llx%s", a->type, (unsigned long long)a->config, mod);
+	switch (a->type) {
+	case 0:
+		snprintf(buf, sizeof(buf), "%s", a->config < sizeof(hw_names) / sizeof(*hw_names)
+						 ? hw_names[a->config] : "unknown-hardware");
+		break;
+	case 1:
+		snprintf(buf, sizeof(buf), "%s", a->config < sizeof(sw_names) / sizeof(*sw_names)
+						 ? sw_names[a->config] : "unknown-software");
+		break;
+	case 2:
+		return strdup("unknown tracepoint");   /* the tracing data names it */
+	case 3:
+		hw_cache_name(a->config, buf, sizeof(buf));
+		break;
+	case 4:
+		snprintf(buf, sizeof(buf), "raw 0x%llx", (unsigned long long)a->config);
+		break;
+	case 5:   /* bp_addr is config1; HW_BREAKPOINT_R 1, W 2, X 4 */
+		snprintf(buf, sizeof(buf), "mem:0x%llx:%s%s%s", (unsigned long long)a->config1,
+			 a->bp_type & 1 ? "r" : "", a->bp_type & 2 ? "w" : "", a->bp_type & 4 ? "x" : "");
+		break;
+	default:
+		snprintf(buf, sizeof(buf), "unknown attr type: %d", (int)a->type);
+		return strdup(buf);
+	}
+	n = strlen(buf);
+	add_modifiers(a, buf + n, sizeof(buf) - n);
 	return strdup(buf);
 }
 
@@ -353,6 +441,11 @@ void reader_parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint6
 	uint32_t a, b;
 
 	in->features[feat / 64] |= 1ULL << (feat % 64);
+	free(r->feat_raw[feat]);
+	r->feat_raw[feat] = malloc(len ? len : 1);
+	r->feat_len[feat] = r->feat_raw[feat] ? len : 0;
+	if (r->feat_raw[feat])
+		memcpy(r->feat_raw[feat], p, len);
 	switch (feat) {
 	case DS_FEAT_BUILD_ID: parse_build_ids(r, &c); break;
 	case DS_FEAT_HOSTNAME: replace_str(&in->hostname, cur_string(&c)); break;
@@ -584,6 +677,8 @@ void ds_reader__close(struct ds_reader *r)
 		free(r->evsels[i]);
 	}
 	free(r->evsels);
+	for (int f = 0; f < DS_FEAT_BITS; f++)
+		free(r->feat_raw[f]);
 	ds_hashmap__exit(&r->ids);
 	for (size_t i = 0; i < r->info.nr_build_ids; i++)
 		free(r->info.build_ids[i].filename);

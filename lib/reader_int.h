@@ -37,6 +37,8 @@ struct ds_reader {
 	 * the consumer has caught up */
 	void (*quiesce)(void *ctx);
 	void *quiesce_ctx;
+	uint8_t *feat_raw[DS_FEAT_BITS];  /* each feature section as recorded, for printing it */
+	uint64_t feat_len[DS_FEAT_BITS];
 };
 
 __attribute__((format(printf, 4, 5)))

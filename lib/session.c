@@ -296,6 +296,12 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 		s->stats.compressed_bytes += hdr->size;
 	if (type == DS_REC_FINISHED_ROUND)
 		return ds_ordered__round(&s->ordered);
+	if (type == DS_REC_AUXTRACE && hdr->size >= 16) {   /* its u64 size: the trace bytes after it */
+		uint64_t n;
+
+		memcpy(&n, (const char *)hdr + 8, sizeof(n));
+		s->stats.auxtrace_bytes += n;
+	}
 	if (type >= DS_REC_KERNEL_MAX || !ds_record_type__name(type)) {
 		if (!ds_record_type__name(type))
 			s->stats.unknown_records++;

@@ -41,7 +41,16 @@ struct ds_sample {
 	const uint64_t *regs_intr;
 	uint64_t aux_size;
 	const void *aux;
+	const uint64_t *read;        /* PERF_SAMPLE_READ's words, NULL when none: ds_sample__read_value() */
+	uint64_t read_nr;            /* counters in it: 1, or the group's */
 };
+
+/*
+ * Counter @i (< s->read_nr) of a sample's PERF_SAMPLE_READ: its value and
+ * its id (0 when the read_format has no PERF_FORMAT_ID).
+ */
+void ds_sample__read_value(const struct ds_evsel *evsel, const struct ds_sample *s, uint64_t i,
+			   uint64_t *value, uint64_t *id);
 
 /* PERF_RECORD_SAMPLE body. 0, or -EINVAL with *why set. */
 int ds_sample__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,

@@ -81,6 +81,12 @@ const char *ds_reader__error(const struct ds_reader *r);
 const char *ds_reader__path(const struct ds_reader *r);
 
 const struct ds_header_info *ds_reader__info(const struct ds_reader *r);
+/*
+ * The bytes of header feature @feat (DS_FEAT_*) as recorded, for printing
+ * it; NULL if the file has none (yet: a pipe's come as records).  Valid
+ * until ds_reader__close() or the next such feature record.
+ */
+const uint8_t *ds_reader__feature(const struct ds_reader *r, int feat, uint64_t *len);
 size_t ds_reader__nr_evsels(const struct ds_reader *r);
 struct ds_evsel *ds_reader__evsel(const struct ds_reader *r, size_t idx);
 

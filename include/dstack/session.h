@@ -68,6 +68,7 @@ struct ds_session_opts {
 struct ds_session_stats {
 	uint64_t records[DS_REC_MAX];   /* by type, as read (after decompression) */
 	uint64_t unknown_records;       /* types this reader does not know: skipped */
+	uint64_t auxtrace_bytes;        /* AUX-area trace data in AUXTRACE records (not decoded) */
 	uint64_t bad_records;           /* records whose fields did not parse: skipped */
 	uint64_t compressed_bytes;
 	uint64_t unordered;             /* records older than an already delivered round */

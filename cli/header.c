@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recording's header as `perf report --header-only` and `perf script
+ * --header` 7.2 print it (tools/perf/util/header.c and
+ * perf_event_attr_fprintf.c, read as a reference): the file's layout, then
+ * one block per header feature in feature order, then the features the
+ * file lacks.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "dstack/abi.h"
+#include "cli.h"
+#include "header.h"
+
+/* perf's feature names; 33 and 34 are 7.x's, named as perf prints them */
+static const char *const feat_names[] = {
+	[DS_FEAT_TRACING_DATA] = "TRACING_DATA", [DS_FEAT_BUILD_ID] = "BUILD_ID",
+	[DS_FEAT_HOSTNAME] = "HOSTNAME", [DS_FEAT_OSRELEASE] = "OSRELEASE", [DS_FEAT_VERSION] = "VERSION",
+	[DS_FEAT_ARCH] = "ARCH", [DS_FEAT_NRCPUS] = "NRCPUS", [DS_FEAT_CPUDESC] = "CPUDESC",
+	[DS_FEAT_CPUID] = "CPUID", [DS_FEAT_TOTAL_MEM] = "TOTAL_MEM", [DS_FEAT_CMDLINE] = "CMDLINE",
+	[DS_FEAT_EVENT_DESC] = "EVENT_DESC", [DS_FEAT_CPU_TOPOLOGY] = "CPU_TOPOLOGY",
+	[DS_FEAT_NUMA_TOPOLOGY] = "NUMA_TOPOLOGY", [DS_FEAT_BRANCH_STACK] = "BRANCH_STACK",
+	[DS_FEAT_PMU_MAPPINGS] = "PMU_MAPPINGS", [DS_FEAT_GROUP_DESC] = "GROUP_DESC",
+	[DS_FEAT_AUXTRACE] = "AUXTRACE", [DS_FEAT_STAT] = "STAT", [DS_FEAT_CACHE] = "CACHE",
+	[DS_FEAT_SAMPLE_TIME] = "SAMPLE_TIME", [DS_FEAT_MEM_TOPOLOGY] = "MEM_TOPOLOGY",
+	[DS_FEAT_CLOCKID] = "CLOCKID", [DS_FEAT_DIR_FORMAT] = "DIR_FORMAT",
+	[DS_FEAT_BPF_PROG_INFO] = "BPF_PROG_INFO", [DS_FEAT_BPF_BTF] = "BPF_BTF",
+	[DS_FEAT_COMPRESSED] = "COMPRESSED", [DS_FEAT_CPU_PMU_CAPS] = "CPU_PMU_CAPS",
+	[DS_FEAT_CLOCK_DATA] = "CLOCK_DATA", [DS_FEAT_HYBRID_TOPOLOGY] = "HYBRID_TOPOLOGY",
+	[DS_FEAT_PMU_CAPS] = "PMU_CAPS", [32] = "CPU_DOMAIN_INFO", [33] = "E_MACHINE", [34] = "CLN_SIZE",
+};
+#define NR_FEATS ((int)(sizeof(feat_names) / sizeof(*feat_names)))
+
+/* A feature's bytes, read in order; reads past the end give 0 and set bad. */
+struct fcur {
+	const uint8_t *p;
+	uint64_t len, pos;
+	bool bad;
+};
+
+static uint32_t cur_u32(struct fcur *c)
+{
+	uint32_t v = 0;
+
+	if (c->len - c->pos < 4 || c->pos > c->len) {
+		c->bad = true;
+		return 0;
+	}
+	memcpy(&v, c->p + c->pos, 4);
+	c->pos += 4;
+	return v;
+}
+
+/* perf's string: u32 length (padded), then the bytes, NUL-terminated within */
+static void cur_str(struct fcur *c, char *buf, size_t size)
+{
+	uint32_t n = cur_u32(c);
+	size_t k = 0;
+
+	buf[0] = 0;
+	if (c->bad || n > c->len - c->pos) {
+		c->bad = true;
+		return;
+	}
+	for (; k < n && k + 1 < size && c->p[c->pos + k]; k++)
+		buf[k] = (char)c->p[c->pos + k];
+	buf[k] = 0;
+	c->pos += n;
+}
+
+static void bits(FILE *f, uint64_t v, const char *const *names, size_t nr)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < nr; i++)
+		if (names[i] && (v >> i & 1)) {
+			fprintf(f, "%s%s", first ? "" : "|", names[i]);
+			first = false;
+		}
+}
+
+static const char *type_name(uint32_t t)
+{
+	static const char *const n[] = { "PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE", "PERF_TYPE_TRACEPOINT",
+					 "PERF_TYPE_HW_CACHE", "PERF_TYPE_RAW", "PERF_TYPE_BREAKPOINT" };
+
+	return t < 6 ? n[t] : NULL;
+}
+
+static const char *config_name(uint32_t type, uint64_t config)
+{
+	static const char *const hw[] = {
+		"PERF_COUNT_HW_CPU_CYCLES", "PERF_COUNT_HW_INSTRUCTIONS", "PERF_COUNT_HW_CACHE_REFERENCES",
+		"PERF_COUNT_HW_CACHE_MISSES", "PERF_COUNT_HW_BRANCH_INSTRUCTIONS", "PERF_COUNT_HW_BRANCH_MISSES",
+		"PERF_COUNT_HW_BUS_CYCLES", "PERF_COUNT_HW_STALLED_CYCLES_FRONTEND",
+		"PERF_COUNT_HW_STALLED_CYCLES_BACKEND", "PERF_COUNT_HW_REF_CPU_CYCLES" };
+	static const char *const sw[] = {
+		"PERF_COUNT_SW_CPU_CLOCK", "PERF_COUNT_SW_TASK_CLOCK", "PERF_COUNT_SW_PAGE_FAULTS",
+		"PERF_COUNT_SW_CONTEXT_SWITCHES", "PERF_COUNT_SW_CPU_MIGRATIONS", "PERF_COUNT_SW_PAGE_FAULTS_MIN",
+		"PERF_COUNT_SW_PAGE_FAULTS_MAJ", "PERF_COUNT_SW_ALIGNMENT_FAULTS", "PERF_COUNT_SW_EMULATION_FAULTS",
+		"PERF_COUNT_SW_DUMMY", "PERF_COUNT_SW_BPF_OUTPUT", "PERF_COUNT_SW_CGROUP_SWITCHES" };
+
+	if (type == 0 && config < sizeof(hw) / sizeof(*hw))
+		return hw[config];
+	if (type == 1 && config < sizeof(sw) / sizeof(*sw))
+		return sw[config];
+	return NULL;
+}
+
+/* one "name = value" of an attr; perf prints the fields that are not 0 */
+static void attr_u(FILE *f, const char *name, uint64_t v)
+{
+	if (v)
+		fprintf(f, ", %s = %" PRIu64, name, v);
+}
+
+static void attr_x(FILE *f, const char *name, uint64_t v)
+{
+	if (v)
+		fprintf(f, ", %s = %#" PRIx64, name, v);
+}
+
+static void print_attr(FILE *f, const struct ds_attr *a)
+{
+	static const char *const st[] = {
+		"IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD", "STREAM_ID", "RAW",
+		"BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION",
+		"REGS_INTR", "PHYS_ADDR", "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT" };
+	static const char *const rf[] = { "TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST" };
+	/* the attr's flag bits in the order perf prints them (bit numbers; precise_ip is two bits) */
+	static const struct { int bit; const char *name; } flags[] = {
+		{ 0, "disabled" }, { 1, "inherit" }, { 2, "pinned" }, { 3, "exclusive" }, { 4, "exclude_user" },
+		{ 5, "exclude_kernel" }, { 6, "exclude_hv" }, { 7, "exclude_idle" }, { 8, "mmap" }, { 9, "comm" },
+		{ 10, "freq" }, { 11, "inherit_stat" }, { 12, "enable_on_exec" }, { 13, "task" },
+		{ 14, "watermark" }, { 15, "precise_ip" }, { 17, "mmap_data" }, { 18, "sample_id_all" },
+		{ 19, "exclude_host" }, { 20, "exclude_guest" }, { 21, "exclude_callchain_kernel" },
+		{ 22, "exclude_callchain_user" }, { 23, "mmap2" }, { 24, "comm_exec" }, { 25, "use_clockid" },
+		{ 26, "context_switch" }, { 27, "write_backward" }, { 28, "namespaces" }, { 29, "ksymbol" },
+		{ 30, "bpf_event" }, { 31, "aux_output" }, { 32, "cgroup" }, { 33, "text_poke" },
+		{ 34, "build_id" }, { 35, "inherit_thread" }, { 36, "remove_on_exec" }, { 37, "sigtrap" },
+		{ 38, "defer_callchain" }, { 39, "defer_output" },
+	};
+	const char *tn = type_name(a->type), *cn = config_name(a->type, a->config);
+
+	if (tn)
+		fprintf(f, ", type = %u (%s)", a->type, tn);
+	else
+		attr_u(f, "type", a->type);
+	attr_u(f, "size", a->size);
+	/* perf shows the config even when 0, and names it when it can */
+	fprintf(f, a->config ? ", config = %#" PRIx64 : ", config = %" PRIu64, a->config);
+	if (cn)
+		fprintf(f, " (%s)", cn);
+	attr_u(f, "{ sample_period, sample_freq }", a->sample_period);
+	if (a->sample_type) {
+		fputs(", sample_type = ", f);
+		bits(f, a->sample_type, st, sizeof(st) / sizeof(*st));
+	}
+	if (a->read_format) {
+		fputs(", read_format = ", f);
+		bits(f, a->read_format, rf, sizeof(rf) / sizeof(*rf));
+	}
+	for (size_t i = 0; i < sizeof(flags) / sizeof(*flags); i++)
+		attr_u(f, flags[i].name, flags[i].bit == 15 ? (a->flags >> 15 & 3) : (a->flags >> flags[i].bit & 1));
+	attr_u(f, "{ wakeup_events, wakeup_watermark }", a->wakeup_events);
+	attr_u(f, "bp_type", a->bp_type);
+	attr_x(f, "{ bp_addr, config1 }", a->config1);
+	attr_x(f, "{ bp_len, config2 }", a->config2);
+	attr_x(f, "branch_sample_type", a->branch_sample_type);
+	attr_x(f, "sample_regs_user", a->sample_regs_user);
+	attr_u(f, "sample_stack_user", a->sample_stack_user);
+	if (a->clockid)
+		fprintf(f, ", clockid = %d", a->clockid);
+	attr_x(f, "sample_regs_intr", a->sample_regs_intr);
+	attr_u(f, "aux_watermark", a->aux_watermark);
+	attr_u(f, "sample_max_stack", a->sample_max_stack);
+	attr_u(f, "aux_sample_size", a->aux_sample_size);
+	attr_u(f, "sig_data", a->sig_data);
+}
+
+static void print_events(FILE *f, const struct ds_reader *rd)
+{
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
+		const struct ds_evsel *e = ds_reader__evsel(rd, i);
+
+		fprintf(f, "# event : name = %s, ", e->name);
+		if (e->nr_ids) {
+			fputs(", id = {", f);
+			for (size_t k = 0; k < e->nr_ids; k++)
+				fprintf(f, "%s %" PRIu64, k ? "," : "", e->ids[k]);
+			fputs(" }", f);
+		}
+		print_attr(f, &e->attr);
+		fputc('\n', f);
+	}
+}
+
+static void print_usec(FILE *f, const char *what, uint64_t t)
+{
+	fprintf(f, "# %s : %" PRIu64 ".%06" PRIu64 "\n", what, t / 1000000000u, t % 1000000000u / 1000);
+}
+
+static void print_strings(FILE *f, struct fcur *c, const char *sep, const char *none)
+{
+	uint32_t n = cur_u32(c);
+	char buf[4096];
+
+	if (!n && none)
+		fputs(none, f);
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		cur_str(c, buf, sizeof(buf));
+		fprintf(f, "%s%s", i && sep ? sep : "", buf);
+		if (!sep)
+			fputc(' ', f);
+	}
+}
+
+static void print_pmu_mappings(FILE *f, struct fcur *c)
+{
+	uint32_t n = cur_u32(c);
+	char name[256];
+
+	fputs("# pmu mappings: ", f);
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		uint32_t type = cur_u32(c);
+
+		cur_str(c, name, sizeof(name));
+		fprintf(f, "%s%s = %" PRIu32, i ? ", " : "", name, type);
+	}
+	if (!n)
+		fputs("not available", f);
+	fputc('\n', f);
+}
+
+/* "# group: NAME{a,b}" per group of more than one event (perf names an unnamed group "{anon_group}") */
+static void print_groups(FILE *f, const struct ds_reader *rd, struct fcur *c)
+{
+	uint32_t n = cur_u32(c);
+	char name[256];
+
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		uint32_t leader, members;
+
+		cur_str(c, name, sizeof(name));
+		leader = cur_u32(c);
+		members = cur_u32(c);
+		if (c->bad || members < 2 || leader >= ds_reader__nr_evsels(rd))
+			continue;
+		fprintf(f, "# group: %s{", strcmp(name, "{anon_group}") ? name : "");
+		for (uint32_t k = 0; k < members && leader + k < ds_reader__nr_evsels(rd); k++)
+			fprintf(f, "%s%s", k ? "," : "", ds_reader__evsel(rd, leader + k)->name);
+		fputs("}\n", f);
+	}
+}
+
+/* One feature's block; features perf prints only with -I are announced. */
+static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
+{
+	const struct ds_header_info *hi = ds_reader__info(rd);
+	uint64_t len = 0;
+	const uint8_t *p = ds_reader__feature(rd, feat, &len);
+	struct fcur c = { p, p ? len : 0, 0, false };
+	char buf[4096];
+
+	/* nothing to read (an older perf's end-of-features mark in a pipe, whose id a newer perf has
+	 * given to a feature): perf fails to read it and prints nothing */
+	if (!p || !len)
+		return;
+	switch (feat) {
+	case DS_FEAT_HOSTNAME: case DS_FEAT_OSRELEASE: case DS_FEAT_VERSION: case DS_FEAT_ARCH:
+	case DS_FEAT_CPUDESC: case DS_FEAT_CPUID: {
+		static const char *const what[] = { [DS_FEAT_HOSTNAME] = "hostname", [DS_FEAT_OSRELEASE] = "os release",
+						    [DS_FEAT_VERSION] = "perf version", [DS_FEAT_ARCH] = "arch",
+						    [DS_FEAT_CPUDESC] = "cpudesc", [DS_FEAT_CPUID] = "cpuid" };
+
+		cur_str(&c, buf, sizeof(buf));
+		fprintf(f, "# %s : %s\n", what[feat], buf);
+		break;
+	}
+	case DS_FEAT_NRCPUS:
+		fprintf(f, "# nrcpus online : %u\n# nrcpus avail : %u\n", hi->nr_cpus_online, hi->nr_cpus_avail);
+		break;
+	case DS_FEAT_TOTAL_MEM:
+		fprintf(f, "# total memory : %" PRIu64 " kB\n", hi->total_mem);
+		break;
+	case DS_FEAT_CMDLINE:
+		fputs("# cmdline : ", f);
+		print_strings(f, &c, NULL, NULL);
+		fputc('\n', f);
+		break;
+	case DS_FEAT_EVENT_DESC:
+		print_events(f, rd);
+		break;
+	case DS_FEAT_CPU_TOPOLOGY: case DS_FEAT_NUMA_TOPOLOGY: case DS_FEAT_CACHE: case DS_FEAT_MEM_TOPOLOGY:
+	case DS_FEAT_HYBRID_TOPOLOGY: case 32:
+		fprintf(f, "# %s info available, use -I to display\n", feat_names[feat]);
+		break;
+	case DS_FEAT_BRANCH_STACK:
+		fputs("# contains samples with branch stack\n", f);
+		break;
+	case DS_FEAT_AUXTRACE:
+		fputs("# contains AUX area data (e.g. instruction trace)\n", f);
+		break;
+	case DS_FEAT_STAT:
+		fputs("# contains stat data\n", f);
+		break;
+	case DS_FEAT_PMU_MAPPINGS:
+		print_pmu_mappings(f, &c);
+		break;
+	case DS_FEAT_GROUP_DESC:
+		print_groups(f, rd, &c);
+		break;
+	case DS_FEAT_SAMPLE_TIME:
+		print_usec(f, "time of first sample", hi->first_sample_time);
+		print_usec(f, "time of last sample", hi->last_sample_time);
+		fprintf(f, "# sample duration : %10.3f ms\n",
+			(double)(hi->last_sample_time - hi->first_sample_time) / 1e6);
+		break;
+	case DS_FEAT_BPF_PROG_INFO:
+		if (!cur_u32(&c))
+			fputs("# bpf_prog_info empty\n", f);
+		break;
+	case DS_FEAT_BPF_BTF:
+		if (!cur_u32(&c))
+			fputs("# btf info empty\n", f);
+		break;
+	case DS_FEAT_COMPRESSED:
+		fprintf(f, "# compressed : %s, level = %u, ratio = %u\n", hi->comp_type == DS_COMP_ZSTD ? "Zstd" : "Unknown",
+			hi->comp_level, hi->comp_ratio);
+		break;
+	case DS_FEAT_CPU_PMU_CAPS:
+		fputs("# cpu pmu capabilities: ", f);
+		print_strings(f, &c, ", ", "not available");
+		fputc('\n', f);
+		break;
+	case 33: {
+		uint32_t machine = cur_u32(&c), eflags = cur_u32(&c);
+
+		fprintf(f, "# e_machine : %u\n#   e_flags : %u\n", machine, eflags);
+		break;
+	}
+	case 34:
+		fprintf(f, "# cacheline size: %u\n", cur_u32(&c));
+		break;
+	default:   /* tracing data, build-ids, group and clock details: perf prints them with -I only or not at all */
+		break;
+	}
+}
+
+static bool has_feature(const struct ds_header_info *hi, int feat)
+{
+	return hi->features[feat / 64] >> (feat % 64) & 1;
+}
+
+void header_print_layout(FILE *f, const char *path, const struct ds_reader *rd)
+{
+	const struct ds_header_info *hi = ds_reader__info(rd);
+	struct stat st;
+	int ok = strcmp(path, "-") ? stat(path, &st) : fstat(STDIN_FILENO, &st);
+	char when[64] = "\n";
+	time_t t;
+
+	if (!ok) {
+		t = st.st_mtime;
+		ctime_r(&t, when);
+	}
+	fputs("# ========\n", f);
+	fprintf(f, "# captured on    : %s", when);
+	fputs("# header version : 1\n", f);
+	fprintf(f, "# data offset    : %" PRIu64 "\n", hi->pipe ? 0 : hi->data_offset);
+	fprintf(f, "# data size      : %" PRIu64 "\n", hi->pipe ? 0 : hi->data_size);
+	fprintf(f, "# feat offset    : %" PRIu64 "\n", hi->pipe ? 0 : hi->data_offset + hi->data_size);
+}
+
+void header_print_features(FILE *f, const struct ds_reader *rd)
+{
+	const struct ds_header_info *hi = ds_reader__info(rd);
+
+	for (int feat = 1; feat < NR_FEATS; feat++)
+		if (has_feature(hi, feat))
+			print_feature(f, rd, feat);
+	if (!hi->pipe) {
+		fputs("# missing features: ", f);
+		for (int feat = 1; feat < NR_FEATS; feat++)
+			if (!has_feature(hi, feat))
+				fprintf(f, "%s ", feat_names[feat]);
+		fputc('\n', f);
+	}
+}
+
+void header_print(FILE *f, const char *path, const struct ds_reader *rd)
+{
+	const struct ds_header_info *hi = ds_reader__info(rd);
+
+	header_print_layout(f, path, rd);
+	if (hi->pipe) {   /* perf prints a pipe's features as they come, after the layout */
+		fputs("# ========\n#\n", f);
+		header_print_features(f, rd);
+		return;
+	}
+	header_print_features(f, rd);
+	fputs("# ========\n#\n", f);
+}
+
+int header_print_only(const char *cmd, const char *input)
+{
+	char *err = NULL;
+	struct ds_reader *rd = ds_reader__open(input, &err);
+	struct ds_record rec;
+	int ret = 0;
+
+	if (!rd) {
+		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : "cannot open the input");
+		free(err);
+		return EXIT_INPUT;
+	}
+	/* a pipe's features are records ahead of its first kernel event */
+	while (ds_reader__info(rd)->pipe && (ret = ds_reader__next(rd, &rec)) > 0 && rec.hdr->type >= 64)
+		;
+	if (ret < 0)
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_reader__error(rd));
+	header_print(stdout, input, rd);
+	ds_reader__close(rd);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "dstack %s: writing the output failed\n", cmd);
+		return EXIT_INPUT;
+	}
+	return ret < 0 ? EXIT_INPUT : EXIT_OK;
+}

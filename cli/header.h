@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* The recording's header as perf report --header-only / perf script --header print it. */
+#ifndef DSTACK_CLI_HEADER_H
+#define DSTACK_CLI_HEADER_H
+
+#include <stdio.h>
+#include "dstack/reader.h"
+
+/* The whole header block, "# ========" to "# ========\n#"; @path names the input ("-": stdin). */
+void header_print(FILE *f, const char *path, const struct ds_reader *rd);
+/* Its parts: the file's layout (from "# ========" to "feat offset"), the features. */
+void header_print_layout(FILE *f, const char *path, const struct ds_reader *rd);
+void header_print_features(FILE *f, const struct ds_reader *rd);
+
+/*
+ * --header-only: @input's header, read without its samples (a pipe up to
+ * its first event, so that its features are in); the exit status.
+ */
+int header_print_only(const char *cmd, const char *input);
+
+#endif
