@@ -89,12 +89,14 @@ static int build_tree(struct flame *fl)
 		const struct xstack *st = &x->stacks[s->stack];
 		uint32_t n = 0;
 
-		fl->nodes[0].samples += s->count;
+		uint64_t w = x->time_mode != WALK_CPU ? s->period : s->count;   /* --off-cpu/--wall: widths in ns */
+
+		fl->nodes[0].samples += w;
 		for (size_t j = st->len; j-- > 0;) {
 			n = child(fl, n, x->ents[st->off + j].func);
 			if (n == NONE)
 				return ENOMEM;
-			fl->nodes[n].samples += s->count;
+			fl->nodes[n].samples += w;
 		}
 	}
 	return 0;

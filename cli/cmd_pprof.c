@@ -318,7 +318,10 @@ static int encode_profile(struct pprof *pp)
 	bool clock = is_clock(x);
 	uint32_t empty = xdata_str(x, ""); /* string_table[0] must be "" */
 	uint32_t s_samples = xdata_str(x, "samples"), s_count = xdata_str(x, "count");
-	uint32_t s_cpu = xdata_str(x, clock ? "cpu" : "events"), s_ns = xdata_str(x, clock ? "nanoseconds" : "count");
+	/* --off-cpu/--wall: the values are waits (and clock samples) in ns */
+	uint32_t s_cpu = xdata_str(x, x->time_mode == WALK_OFFCPU ? "off-cpu" : x->time_mode == WALK_WALL ? "wall" :
+				   clock ? "cpu" : "events");
+	uint32_t s_ns = xdata_str(x, clock || x->time_mode != WALK_CPU ? "nanoseconds" : "count");
 	uint32_t s_comm = xdata_str(x, "comm"), s_pid = xdata_str(x, "pid"), s_tid = xdata_str(x, "tid");
 	uint64_t period = 0;
 	size_t longest = 0;

@@ -346,6 +346,7 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 		return EXIT_USAGE;
 	}
 	x->input = wo.common.input;
+	x->time_mode = wo.time_mode;
 	x->time_first = UINT64_MAX;
 	x->time_last = 0;
 	ret = walk_samples(cmd, &wo, on_sample, x);

@@ -75,6 +75,7 @@ struct xdata {
 	size_t nr_samples, cap_samples;
 	uint64_t time_first, time_last; /* of the samples with a time; time_first > time_last: none */
 	uint64_t first_period;          /* the first sample's period (0: none yet) */
+	int time_mode;                  /* walk_opts.time_mode: WALK_OFFCPU/WALK_WALL weigh by ns */
 };
 
 /*

@@ -31,6 +31,14 @@ struct walk_opts {
 	bool no_demangle;
 	bool want_shapes;                /* fill walk_sample.shape_id (report aggregates by it) */
 	/*
+	 * --off-cpu: only sched:sched_switch samples, each weighted by the ns
+	 * its thread stayed off CPU (lib/offcpu.c), with a leaf frame naming
+	 * the wait ("[off-cpu: sleeping]"); --wall: those and the other
+	 * (on-CPU) samples by their period (ns for cpu-clock/task-clock).
+	 * Other tracepoint samples are left out of both.
+	 */
+	enum { WALK_CPU, WALK_OFFCPU, WALK_WALL } time_mode;
+	/*
 	 * Called once the whole recording has been walked, before it is
 	 * closed: the names in the samples handed over (comm, dso, sym) are
 	 * still valid here, so a command that prints at the end needs no copies.
@@ -52,6 +60,7 @@ struct walk_sample {
 	uint64_t shape_id;               /* with want_shapes, ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
 	const struct ds_evsel *evsel;
+	bool off_cpu;                    /* a wait: period is its length in ns */
 };
 
 typedef int (*walk_fn)(void *ctx, const struct walk_sample *s);
