@@ -4,7 +4,9 @@
 # raw_syscalls, syscalls openat, irq, timer, kmem, block, sched:* system wide,
 # and pipe mode; `dstack script` must print what perf 7.2's script prints for
 # the same files, sample for sample (tests/vm/trace-check.py says how the
-# two are compared).
+# two are compared).  `dstack folded --off-cpu` on the known waits must give
+# the time the workload measured itself, within 5%, on stitched stacks; the
+# records and bytes a switch costs, deferred against classic, are printed.
 
 trace_guest_suite() {
 	local job="$WORK/out/trace-vm/job" out="$WORK/out/trace-vm/out" f n
@@ -33,8 +35,16 @@ trace_guest_suite() {
 			bad "tracepoints (guest): dstack script $n failed: $(tail -2 "$out/$n.ds.err")"
 		fi
 	done
+	# off-CPU time of the known waits, and what a switch costs in the file
+	for n in sleep pipe mutex hog; do
+		"$DSTACK" folded --off-cpu -i "$out/$n.data" --kallsyms "$out/kallsyms" --symfs "$out/symfs" \
+			>"$out/$n.offcpu" 2>"$out/$n.offcpu.err" || bad "tracepoints (guest): folded --off-cpu $n failed: $(tail -2 "$out/$n.offcpu.err")"
+	done
+	for n in sleep sleepfp; do
+		"$DSTACK" dump -i "$out/$n.data" >"$out/$n.dump" 2>/dev/null
+	done
 	python3 "$ROOT/tests/vm/trace-check.py" "$out" sleep sleepfp pipe mutex hog rawsys openat irq timer kmem schedall \
-		'block?' 'pipemode+' >"$out.check" 2>&1
+		'block?' 'pipemode+' --offcpu >"$out.check" 2>&1
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok "tracepoints (guest): ${line#ok }" ;;

@@ -95,6 +95,81 @@ def compare(name, header_only=False, optional=False):
               (name, len(p), ' (headers: pipe mode)' if header_only else '') + note)
 
 
-# NAME (whole samples), NAME+ (headers only: pipe mode), NAME? (may record nothing)
+
+
+def folded(name):
+    """(stack, ns) of OUT/NAME.offcpu (dstack folded --off-cpu)"""
+    res = []
+    for line in open(os.path.join(out, name + '.offcpu')):
+        stack, _, n = line.rstrip('\n').rpartition(' ')
+        res.append((stack, int(n)))
+    return res
+
+
+def measured(name, what):
+    for line in open(os.path.join(out, name + '.log')):
+        if line.startswith(what + ' '):
+            return int(line.split()[1])
+    return None
+
+
+def offcpu(name, what, leaf, frames, user):
+    """The off-CPU ns of the stacks ending in @leaf that hold every one of
+    @frames must be within 5% of what the workload measured; those stacks
+    must be stitched: a user frame (@user) above the kernel's."""
+    ref = measured(name, what)
+    if not ref:
+        print('bad off-cpu %s: the workload printed no "%s"' % (name, what))
+        return
+    got = 0
+    complete = True
+    for stack, ns in folded(name):
+        fr = stack.split(';')
+        if fr[-1] != leaf or not all(f in fr for f in frames):
+            continue
+        got += ns
+        complete &= any(u in fr for u in user)
+    dev = (got - ref) / ref * 100
+    msg = '%s: %.1f ms off CPU in %s stacks, the workload measured %.1f ms (%+.1f%%)' % (
+        name, got / 1e6, '/'.join(frames), ref / 1e6, dev)
+    if abs(dev) > 5 or not complete:
+        print('bad off-cpu ' + msg + ('' if complete else '; a stack without its user frames'))
+    else:
+        print('ok off-cpu ' + msg + ', stacks stitched to ' + '/'.join(user))
+
+
+def cost(name):
+    """records and bytes per sched_switch sample, from OUT/NAME.dump"""
+    switches = recs = nbytes = 0
+    for line in open(os.path.join(out, name + '.dump'), errors='replace'):
+        m = re.match(r'^0x[0-9a-f]+ \[0x([0-9a-f]+)\]: PERF_RECORD_(SAMPLE|CALLCHAIN_DEFERRED)(.*)', line)
+        if not m:
+            continue
+        recs += 1
+        nbytes += int(m.group(1), 16)
+        if m.group(2) == 'SAMPLE' and ' sched:sched_switch ' in m.group(3):
+            switches += 1
+    return switches, recs, nbytes
+
+
+def costs(deferred, classic):
+    (sd, rd, bd), (sc, rc, bc) = cost(deferred), cost(classic)
+    if not sd or not sc:
+        print('bad cost: no sched_switch sample in %s or %s' % (deferred, classic))
+        return
+    print('ok cost of a switch (sched_switch + sched_wakeup samples and deferred records, per switch): '
+          'deferred %.2f records, %.0f bytes; classic %.2f records, %.0f bytes (%d and %d switches)' %
+          (rd / sd, bd / sd, rc / sc, bc / sc, sd, sc))
+
+
+# NAME (whole samples), NAME+ (headers only: pipe mode), NAME? (may record nothing);
+# --offcpu: the off-CPU checks of the known waits and the cost of a switch
 for n in sys.argv[2:]:
-    compare(n.rstrip('+?'), n.endswith('+'), n.endswith('?'))
+    if n == '--offcpu':
+        offcpu('sleep', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
+        offcpu('pipe', 'waited', '[off-cpu: sleeping]', ['anon_pipe_read'], ['main'])
+        offcpu('mutex', 'waited', '[off-cpu: sleeping]', ['futex_wait'], ['main'])
+        offcpu('hog', 'preempted', '[off-cpu: preempted]', ['asm_sysvec_apic_timer_interrupt'], ['main', 'hog_spin'])
+        costs('sleep', 'sleepfp')
+    else:
+        compare(n.rstrip('+?'), n.endswith('+'), n.endswith('?'))
