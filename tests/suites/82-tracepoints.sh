@@ -18,6 +18,7 @@ trace_guest_suite() {
 	fi
 	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
 	cp "$ROOT/tests/vm/trace-job.sh" "$job/run.sh"
+	cp "$DSTACK" "$job/dstack"
 	if ! cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$job/owl" "$ROOT/tests/vm/offcpu-wl.c" -lpthread 2>"$out.cc.err"; then
 		bad "tracepoints (guest): cannot build the workload: $(head -2 "$out.cc.err")"; return
 	fi
@@ -36,15 +37,15 @@ trace_guest_suite() {
 		fi
 	done
 	# off-CPU time of the known waits, and what a switch costs in the file
-	for n in sleep pipe mutex hog; do
+	for n in sleep pipe mutex hog dsleep dsleepfp dpid; do
 		"$DSTACK" folded --off-cpu -i "$out/$n.data" --kallsyms "$out/kallsyms" --symfs "$out/symfs" \
 			>"$out/$n.offcpu" 2>"$out/$n.offcpu.err" || bad "tracepoints (guest): folded --off-cpu $n failed: $(tail -2 "$out/$n.offcpu.err")"
 	done
-	for n in sleep sleepfp; do
+	for n in sleep sleepfp dsleep dsleepfp; do
 		"$DSTACK" dump -i "$out/$n.data" >"$out/$n.dump" 2>/dev/null
 	done
 	python3 "$ROOT/tests/vm/trace-check.py" "$out" sleep sleepfp pipe mutex hog rawsys openat irq timer kmem schedall \
-		'block?' 'pipemode+' --offcpu >"$out.check" 2>&1
+		'block?' 'pipemode+' dsleep dsleepfp dpid --offcpu >"$out.check" 2>&1
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok "tracepoints (guest): ${line#ok }" ;;
