@@ -220,10 +220,18 @@ static uint64_t sample_period(const struct ds_event *ev)
 /* A tracepoint sample's fields after its event name, as perf prints them (lib/tracepoint.c). */
 static void print_trace(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
 {
-	char buf[4096];
+	char buf[4096], *big;
 	size_t n = trace_text(&sc->tt, ev, t, buf, sizeof(buf));
 
-	outbuf_write(sc->out, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	if (n < sizeof(buf)) {
+		outbuf_write(sc->out, buf, n);
+	} else if ((big = malloc(n + 1))) {   /* a long text (a big array): once more, whole */
+		trace_text(&sc->tt, ev, t, big, n + 1);
+		outbuf_write(sc->out, big, n);
+		free(big);
+	} else {
+		outbuf_write(sc->out, buf, sizeof(buf) - 1);
+	}
 }
 
 static void print_sample(struct script *sc, const struct ds_event *ev)

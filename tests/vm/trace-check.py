@@ -21,7 +21,8 @@ outputs must hold the same samples, sample for sample, with:
 import collections, os, re, sys
 
 out = sys.argv[1]
-HDR = re.compile(r'^( *)(\S.*?) +(\d+) +(\[\d{3}\] +\d+\.\d{6}:) +(\S+:\S+:)(.*)$')
+# comm, tid, [cpu] time, period (not for tracepoints), event, the rest
+HDR = re.compile(r'^( *)(\S.*?) +(\d+) +((?:\[\d{3}\] +)?\d+\.\d{6}:)( +\d+)? +(\S+:)( .*|)$')
 
 
 def samples(path, header_only):
@@ -37,7 +38,7 @@ def samples(path, header_only):
         if not m:
             cur = (('?', line), [])
         else:
-            cur = ((m.group(2), '%s %s %s%s' % (m.group(3), m.group(4), m.group(5), m.group(6))), [])
+            cur = ((m.group(2), '%s %s%s %s%s' % (m.group(3), m.group(4), m.group(5) or '', m.group(6), m.group(7))), [])
         res.append(cur)
     return res
 
