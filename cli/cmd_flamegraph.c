@@ -236,8 +236,9 @@ static void frame(struct outbuf *o, const struct flame *fl, uint32_t id, uint64_
 		outbuf_puts(o, " (inlined)");
 	else if (f)
 		outbuf_printf(o, " (%s)", fl->x->strs[f->dso]);
-	outbuf_printf(o, " %llu samples, %.2f%%</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
+	outbuf_printf(o, " %llu %s, %.2f%%</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
 			 "<text x=\"%.2f\" y=\"%u\">", (unsigned long long)n->samples,
+		      fl->x->time_mode != WALK_CPU ? "ns" : "samples",
 		      total ? 100.0 * (double)n->samples / (double)total : 0.0, x, y, w, FRAME_H - 1, fill, x + 3, y + 11);
 	label(o, name, w);
 	outbuf_puts(o, "</text></g>\n");

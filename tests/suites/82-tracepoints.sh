@@ -26,7 +26,7 @@ trace_guest_suite() {
 		bad "tracepoints (guest): the guest job failed: $(tail -3 "$out.log")"; return
 	fi
 	if grep -qv ' rc 0$' "$out/rcs"; then
-		bad "tracepoints (guest): a perf record failed: $(grep -v ' rc 0$' "$out/rcs" | tr '\n' ' ')"
+		bad "tracepoints (guest): a recording failed: $(grep -v ' rc 0$' "$out/rcs" | tr '\n' ' ')"
 	fi
 	mkdir -p "$out/symfs/job" "$out/symfs/usr/lib/x86_64-linux-gnu" && cp "$job/owl" "$out/symfs/job/owl"
 	# the guest's own libc and ld.so: what perf 7.2 reads from its root anyway, and
@@ -34,7 +34,7 @@ trace_guest_suite() {
 	cp "${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu/libc.so.6" \
 	   "${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \
 	   "$out/symfs/usr/lib/x86_64-linux-gnu/" 2>/dev/null ||
-		echo "note: the guest's libc is not at ${KVM_CACHE:-/var/tmp/kernel-vm}/root: libc frames may differ
+		echo "note: the guest's libc is not at ${KVM_CACHE:-/var/tmp/kernel-vm}/root: libc frames may differ"
 	for f in "$out"/*.data; do
 		n=$(basename "$f" .data)
 		(cd "$out" && "$KVM_PERF7" script -i "$n.data" --kallsyms kallsyms --symfs symfs >"$n.perf7" 2>"$n.perf7.err")
