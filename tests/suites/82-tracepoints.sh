@@ -42,6 +42,13 @@ trace_guest_suite() {
 			bad "tracepoints (guest): dstack script $n failed: $(tail -2 "$out/$n.ds.err")"
 		fi
 	done
+	# the pipe-mode stream through a real pipe (the tracing data follows its record)
+	if "$DSTACK" script -i - --kallsyms "$out/kallsyms" --symfs "$out/symfs" <"$out/pipemode.data" >"$out/pipemode.stdin" 2>/dev/null &&
+	   [ -s "$out/pipemode.stdin" ] && cmp -s "$out/pipemode.stdin" "$out/pipemode.ds"; then
+		ok "tracepoints (guest): pipe mode read from stdin prints what the file does ($(grep -c ': sched:' "$out/pipemode.stdin") samples)"
+	else
+		bad "tracepoints (guest): pipe mode read from stdin differs from the file's output"
+	fi
 	# off-CPU time of the known waits, and what a switch costs in the file
 	for n in sleep pipe mutex hog dsleep dsleepfp dpid; do
 		"$DSTACK" folded --off-cpu -i "$out/$n.data" --kallsyms "$out/kallsyms" --symfs "$out/symfs" \
