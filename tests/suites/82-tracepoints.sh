@@ -50,7 +50,7 @@ trace_guest_suite() {
 		bad "tracepoints (guest): pipe mode read from stdin differs from the file's output"
 	fi
 	# off-CPU time of the known waits, and what a switch costs in the file
-	for n in sleep pipe mutex hog dsleep dsleepfp dpid; do
+	for n in sleep pipe mutex hog dsleep dsleepfp dall dpid; do
 		"$DSTACK" folded --off-cpu -i "$out/$n.data" --kallsyms "$out/kallsyms" --symfs "$out/symfs" \
 			>"$out/$n.offcpu" 2>"$out/$n.offcpu.err" || bad "tracepoints (guest): folded --off-cpu $n failed: $(tail -2 "$out/$n.offcpu.err")"
 	done
@@ -58,7 +58,7 @@ trace_guest_suite() {
 		"$DSTACK" dump -i "$out/$n.data" >"$out/$n.dump" 2>/dev/null
 	done
 	python3 "$ROOT/tests/vm/trace-check.py" "$out" sleep sleepfp pipe mutex hog rawsys openat irq timer kmem schedall \
-		'block?' 'pipemode+' dsleep dsleepfp dpid --offcpu >"$out.check" 2>&1
+		'block?' 'pipemode+' dsleep dsleepfp dall dpid --offcpu >"$out.check" 2>&1
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok "tracepoints (guest): ${line#ok }" ;;

@@ -134,8 +134,8 @@ def offcpu(name, what, leaf, frames, user):
     got = stitched = 0
     for stack, ns in folded(name):
         fr = stack.split(';')
-        if fr[-1] != leaf or not all(f in fr for f in frames):
-            continue
+        if fr[0] != 'owl' or fr[-1] != leaf or not all(f in fr for f in frames):
+            continue   # the workload's stacks only (a system-wide file has others)
         got += ns
         if any(u in fr for u in user):
             stitched += ns
@@ -216,6 +216,7 @@ for n in sys.argv[2:]:
         offcpu('dsleep', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
         offcpu('dsleepfp', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
         costs('dsleep', 'dsleepfp')
+        offcpu('dall', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
         pid_waits()
     else:
         compare(n.rstrip('+?'), n.endswith('+'), n.endswith('?'))

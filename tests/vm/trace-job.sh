@@ -35,6 +35,9 @@ echo "dsleep rc $?" >>/out/rcs
 ./dstack record --off-cpu -e cpu-clock --call-graph fp -o /out/dsleepfp.data -- ./owl sleep 10 20 \
 	>/out/dsleepfp.log 2>/out/dsleepfp.err
 echo "dsleepfp rc $?" >>/out/rcs
+./dstack record --off-cpu -a -e cpu-clock --call-graph fp,defer -o /out/dall.data -- ./owl sleep 5 20 \
+	>/out/dall.log 2>/out/dall.err
+echo "dall rc $?" >>/out/rcs
 ./owl sleep 60 20 >/out/dpid.owl & w=$!
 sleep 0.3
 ./dstack record --off-cpu -e cpu-clock --call-graph fp,defer -p $w -o /out/dpid.data >/out/dpid.log 2>&1 & d=$!
