@@ -271,7 +271,8 @@ static int offcpu_ran(struct walk *w, const struct ds_event *ev)
 	if (!w->oc || !s->has_tid || s->time == DS_NO_TIME || !w->have_switch)
 		return 0;
 	/* a SWITCH record out of a task is no sign that it runs after */
-	if (ev->hdr && ev->hdr->type == DS_REC_SWITCH && (ev->hdr->misc & DS_MISC_SWITCH_OUT))
+	if (ev->hdr && (ev->hdr->type == DS_REC_SWITCH || ev->hdr->type == DS_REC_SWITCH_CPU_WIDE) &&
+	    (ev->hdr->misc & DS_MISC_SWITCH_OUT))
 		return 0;
 	if (!ds_offcpu__ran(w->oc, (int32_t)s->tid, s->time, &done))
 		return 0;
