@@ -91,7 +91,9 @@ static int build_tree(struct flame *fl)
 		const struct xstack *st = &x->stacks[s->stack];
 		uint32_t n = 0;
 
-		fl->nodes[0].samples += s->count;
+		uint64_t w = x->time_mode != WALK_CPU ? s->period : s->count;   /* --off-cpu/--wall: widths in ns */
+
+		fl->nodes[0].samples += w;
 		for (size_t j = st->len; j-- > 0;) {
 			const struct xent *e = &x->ents[st->off + j];
 			struct node *nd;
@@ -100,11 +102,11 @@ static int build_tree(struct flame *fl)
 			if (n == NONE)
 				return ENOMEM;
 			nd = &fl->nodes[n];
-			nd->samples += s->count;
-			if (e->src && s->count > nd->src_weight) {
+			nd->samples += w;
+			if (e->src && w > nd->src_weight) {
 				nd->src = e->src;
 				nd->line = e->line;
-				nd->src_weight = s->count;
+				nd->src_weight = w;
 			}
 		}
 	}
@@ -238,9 +240,9 @@ static void frame(struct flame_svg *svg, const struct flame *fl, uint32_t id, ui
 
 		snprintf(where, sizeof(where), " %.250s:%u", base ? base + 1 : file, n->line);
 	}
-	snprintf(title, sizeof(title), "%.3700s%s%.400s%s%s %llu samples, %.2f%%", name,
+	snprintf(title, sizeof(title), "%.3700s%s%.400s%s%s %llu %s, %.2f%%", name,
 		 f && f->inlined ? " (inlined)" : f ? " (" : "", f && !f->inlined ? fl->x->strs[f->dso] : "",
-		 f && !f->inlined ? ")" : "", where, (unsigned long long)n->samples,
+		 f && !f->inlined ? ")" : "", where, (unsigned long long)n->samples, fl->x->time_mode != WALK_CPU ? "ns" : "samples",
 		 total ? 100.0 * (double)n->samples / (double)total : 0.0);
 	flame_svg_frame(svg, name, title, NULL, fill, (double)offset, (double)n->samples, depth, f ? f->kernel : 0);
 }

@@ -389,6 +389,8 @@ int cmd_folded(int argc, char **argv)
 			ret = EXIT_USAGE;
 		}
 	}
+	if (fo->wo.time_mode != WALK_CPU)
+		fo->period = true;   /* --off-cpu/--wall: stacks weigh their ns */
 	if (ret == EXIT_OK && output && (fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
 		fprintf(stderr, "dstack folded: %s: %s\n", output, strerror(errno));
 		ret = EXIT_USAGE;

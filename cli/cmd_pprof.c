@@ -210,10 +210,20 @@ static size_t event_index(const struct pprof *pp, uint32_t name)
 	return 0;
 }
 
+/*
+ * One value pair for all samples: one event (or --per-event), or time
+ * (--off-cpu/--wall: waits and clock samples, all in ns); else a pair per
+ * event.
+ */
+static bool one_value(const struct pprof *pp)
+{
+	return pp->only_event >= 0 || pp->nr_events <= 1 || pp->x->time_mode != WALK_CPU;
+}
+
 static int encode_samples(struct pprof *pp, const uint32_t *labels)
 {
 	struct xdata *x = pp->x;
-	size_t nr_values = pp->only_event < 0 && pp->nr_events > 1 ? pp->nr_events : 1;
+	size_t nr_values = one_value(pp) ? 1 : pp->nr_events;
 
 	for (size_t i = 0; i < x->nr_samples; i++) {
 		const struct xsample *s = &x->samples[i];
@@ -451,11 +461,14 @@ static int value_types(struct pprof *pp, uint32_t *period_type, uint32_t *period
 	const char *ev0 = pp->nr_events ? x->strs[pp->events[first]] : "";
 	uint32_t s_count = xdata_str(x, "count");
 
-	if (pp->only_event >= 0 || pp->nr_events <= 1) {
+	if (one_value(pp)) {
 		uint32_t s_samples = xdata_str(x, "samples");
+		bool ns = is_clock(ev0) || x->time_mode != WALK_CPU;
 
-		*period_type = xdata_str(x, is_clock(ev0) ? "cpu" : "events");
-		*period_unit = xdata_str(x, is_clock(ev0) ? "nanoseconds" : "count");
+		/* --off-cpu/--wall: the values are waits (and clock samples) in ns */
+		*period_type = xdata_str(x, x->time_mode == WALK_OFFCPU ? "off-cpu" : x->time_mode == WALK_WALL ? "wall" :
+					    is_clock(ev0) ? "cpu" : "events");
+		*period_unit = xdata_str(x, ns ? "nanoseconds" : "count");
 		if (s_samples == UINT32_MAX || s_count == UINT32_MAX || *period_type == UINT32_MAX ||
 		    *period_unit == UINT32_MAX)
 			return ENOMEM;

@@ -32,6 +32,7 @@
 #include "dstack/recorder.h"
 #include "dstack/event.h"
 #include "dstack/session.h"
+#include "dstack/tracepoint.h"
 #include "dstack/writer.h"
 #include "dstack/unwind.h"
 #include "hashmap.h"
@@ -39,7 +40,7 @@
 #include "outbuf.h"
 
 #define USAGE "usage: dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ] " \
-	"[-g | --call-graph fp[,defer]|dwarf[,SIZE]] [--user-regs REG,...] [--stack-snapshot SIZE] " \
+	"[-g | --call-graph fp[,defer]|dwarf[,SIZE]] [--user-regs REG,...] [--stack-snapshot SIZE] [--off-cpu] " \
 	"[-a | -p PID | -t TID] [-m PAGES] [--defer-grace MS] [-- CMD ARGS...]"
 
 struct record_args {
@@ -200,6 +201,8 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			a->ro.mmap_pages = (unsigned)n;
+		} else if (!strcmp(arg, "--off-cpu")) {
+			a->ro.off_cpu = true;
 		} else if ((v = opt_value("--defer-grace", argc, argv, &i))) {
 			if (parse_u64(v, &n) || !n || n > 600000) {
 				usage_error("record", "--defer-grace needs milliseconds (1-600000), not '%s'", v);
@@ -224,6 +227,11 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 	}
 	if (a->ro.period && a->ro.freq) {
 		usage_error("record", "-c and -F exclude each other");
+		return EXIT_USAGE;
+	}
+	if (a->ro.off_cpu && !strcmp(a->output, "-")) {
+		/* perf reads a pipe's tracepoint formats only from a HEADER_TRACING_DATA record */
+		usage_error("record", "--off-cpu writes to a file, not to a pipe (-o -)");
 		return EXIT_USAGE;
 	}
 	if (targets > 1) {
@@ -500,6 +508,20 @@ int cmd_record(int argc, char **argv)
 			break;
 	}
 	write_features(c.w, argc, argv);
+	if (!ret && a.ro.off_cpu) {
+		static const char *const tps[] = { "sched:sched_switch" };
+		size_t len;
+		void *td = ds_tp_tracing_data(tps, 1, &len);
+
+		if (!td) {
+			fprintf(stderr, "dstack record: --off-cpu: cannot read the tracepoint formats from tracefs: %s\n",
+				strerror(errno));
+			ret = -errno;
+		} else {
+			ret = ds_writer__feature(c.w, DS_FEAT_TRACING_DATA, td, len);
+			free(td);
+		}
+	}
 
 	/*
 	 * -o -: a reader that closes the pipe must not kill the recorder by

@@ -365,6 +365,7 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 	if (*fd != STDOUT_FILENO)
 		output_file(*output);   /* what the output's write errors name */
 	x->input = wo.common.input;
+	x->time_mode = wo.time_mode;
 	if (xdata_str(x, "") != XSTR_EMPTY) {
 		fprintf(stderr, "dstack %s: out of memory\n", cmd);
 		return EXIT_INPUT;

@@ -86,6 +86,7 @@ struct xdata {
 	/* wall clock (ns since the epoch) when the recording's file was last written: its end
 	 * (perf's "captured on"); 0 for a pipe */
 	uint64_t file_mtime_ns;
+	int time_mode;                  /* walk_opts.time_mode: WALK_OFFCPU/WALK_WALL weigh by ns */
 };
 
 /*

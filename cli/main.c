@@ -77,7 +77,14 @@ static const struct {
 		    "  -c, --count N        sample every N events\n"
 		    "  -F, --freq HZ        sample HZ times a second\n"
 		    "  -g                   frame-pointer callchains\n"
-		    "  --call-graph fp[,defer]  fp,defer: deferred user callchains (Linux 6.19+), else fp\n"
+		    "  --call-graph fp[,defer]|dwarf[,SIZE]\n"
+		    "                       fp,defer: deferred user callchains (Linux 6.19+), else fp;\n"
+		    "                       dwarf: user stack copies (SIZE bytes, default 8192) unwound later\n"
+		    "  --user-regs REG,...  user registers to record (with dwarf or --stack-snapshot)\n"
+		    "  --stack-snapshot SIZE  with fp,defer: also a SIZE-byte stack copy, unwound for the\n"
+		    "                       samples whose deferred callchain never arrives\n"
+		    "  --off-cpu            also sched:sched_switch samples (off-CPU time, see --off-cpu\n"
+		    "                       in report/folded/flamegraph/pprof/speedscope)\n"
 		    "  -a, --all-cpus       every CPU\n"
 		    "  -p, --pid PID        an existing process\n"
 		    "  -t, --tid TID        an existing thread\n"
@@ -110,7 +117,7 @@ static const char *const perf_only_record[] = {
 	"--mmap-flush", "-z", "--compression-level", "--max-size", "--switch-output",
 	"--switch-max-files", "--timestamp-filename", "--timestamp-boundary", "--affinity", "--overwrite",
 	"--strict-freq", "--kernel-callchains", "--user-callchains", "--sample-cpu", "--sample-identifier",
-	"--phys-data", "--data-page-size", "--code-page-size", "--off-cpu", "--setup-filter", "--control",
+	"--phys-data", "--data-page-size", "--code-page-size", "--setup-filter", "--control",
 	"-s", "--stat", "-i", "--no-inherit", "-q", "--quiet", "-v", "--verbose", "--tail-synthesize",
 	"--no-bpf-event", "--kcore", "--threads", "--debuginfod", "--synth", "--all-kernel", "--all-user",
 	"--filter", "--exclude-perf", "-r", "--realtime", "--no-buffering", "--group", "--sample-mem-info",

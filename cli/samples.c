@@ -10,6 +10,8 @@
 #include "dstack/tracepoint.h"
 #include "progress.h"
 #include "dstack/debuginfod.h"
+#include "dstack/offcpu.h"
+#include "grow.h"
 
 struct walk {
 	const struct walk_opts *o;
@@ -20,6 +22,15 @@ struct walk {
 	walk_fn fn;
 	void *ctx;
 	struct user_unwind uu;
+	/* --off-cpu / --wall */
+	struct trace_text tt;
+	struct ds_offcpu *oc;
+	struct ds_cc_frame *frames;      /* a wait's frames and its state frame */
+	size_t cap_frames;
+	uint64_t last_time;
+	const char *state_names[4];      /* "[off-cpu: sleeping]"... interned */
+	struct ds_event last_switch;     /* for the waits drained at the end: its evsel (hdr not kept) */
+	bool have_switch;
 };
 
 static struct ds_stitch_stats last_stats;
@@ -57,7 +68,9 @@ const char *walk_usage(void)
 	       "                       percent slices: 10%/2, 0%-10%,30%-40%)\n"
 	       "  --max-stack N        at most N callchain entries (default 127)\n"
 	       "  --no-inline          do not expand inlined functions\n"
-	       "  --no-demangle        keep C++ names mangled\n";
+	       "  --no-demangle        keep C++ names mangled\n"
+	       "  --off-cpu            off-CPU time (ns) of sched:sched_switch samples, by stack and wait state\n"
+	       "  --wall               off-CPU time and on-CPU samples (by period: use cpu-clock) together\n";
 }
 
 /* a list option given again replaces the earlier list, as perf's options do */
@@ -303,6 +316,10 @@ int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i
 		return parse_time_opt(cmd, v, &o->filter);
 	if ((v = opt_value("-C", argc, argv, i)) || (v = opt_value("--cpu", argc, argv, i)))
 		return parse_cpus(cmd, v, &o->filter);
+	if (!strcmp(argv[*i], "--off-cpu") || !strcmp(argv[*i], "--wall")) {
+		o->time_mode = argv[*i][2] == 'o' ? WALK_OFFCPU : WALK_WALL;
+		return 1;
+	}
 	if ((v = opt_value("--max-stack", argc, argv, i))) {
 		o->max_stack = (unsigned)strtoul(v, NULL, 0);
 		return 1;
@@ -521,6 +538,115 @@ static int walk_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t perio
 	return wr->w->fn(wr->w->ctx, wr->ws);
 }
 
+/* A finished wait to the command: its stack as at the switch-out, the wait state as the leaf frame. */
+static int offcpu_emit(struct walk *w, const struct ds_event *ev, const struct ds_offcpu_wait *wt)
+{
+	struct walk_sample ws = { .evsel = ev->evsel, .off_cpu = true };
+	struct ds_event at = *ev;   /* the switch-out's time and thread */
+	const struct ds_cc_frame *f = NULL;
+	size_t nr = 0;
+	struct ds_cc_frame *buf;
+
+	at.sample.time = wt->time;
+	at.sample.pid = (uint32_t)wt->pid;
+	at.sample.tid = (uint32_t)wt->tid;
+	ws.ev = &at;
+	ws.thread = ds_machine__thread(w->machine, wt->pid, wt->tid);
+	if (!ws.thread)
+		return -ENOMEM;
+	ws.comm = ds_thread__comm_at(ws.thread, wt->time);
+	ws.pid = wt->pid;
+	ws.tid = wt->tid;
+	ws.period = wt->duration;
+	if (wt->nr_ips)
+		f = ds_machine__callchain(w->machine, ws.thread, wt->ips, wt->nr_ips, w->o->max_stack, &nr);
+	buf = ds_grow(w->frames, &w->cap_frames, nr + 1, sizeof(*buf), 64);
+	if (!buf)
+		return -ENOMEM;
+	w->frames = buf;
+	if (!w->state_names[wt->state]) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "[off-cpu: %s]", ds_offcpu__state_name(wt->state));
+		w->state_names[wt->state] = ds_machine__intern(w->machine, name);
+	}
+	buf[0] = (struct ds_cc_frame){ .sym = w->state_names[wt->state], .dso = "[off-cpu]" };
+	if (nr)
+		memcpy(buf + 1, f, nr * sizeof(*buf));
+	ws.frames = buf;
+	ws.nr_frames = nr + 1;   /* chain_id and shape_id 0: the commands cache nothing for it */
+	return w->fn(w->ctx, &ws);
+}
+
+/* A tracepoint sample under --off-cpu/--wall: a sched_switch ends one wait and starts another. */
+static int offcpu_switch(struct walk *w, const struct ds_event *ev)
+{
+	const struct ds_tp_event *tpe = trace_text_event(&w->tt, ev);
+	const struct ds_sample *s = &ev->sample;
+	struct ds_offcpu_switch sw = { .time = s->time, .pid = (int32_t)s->pid };
+	struct ds_offcpu_wait done;
+	uint64_t prev, next, state;
+	int ret;
+
+	if (!tpe || s->time == DS_NO_TIME || strcmp(ds_tp_event__name(tpe), "sched_switch") ||
+	    !ds_tp_event__field_u64(tpe, "prev_pid", s->raw, s->raw_size, &prev) ||
+	    !ds_tp_event__field_u64(tpe, "next_pid", s->raw, s->raw_size, &next) ||
+	    !ds_tp_event__field_u64(tpe, "prev_state", s->raw, s->raw_size, &state))
+		return 0;
+	if (!w->oc && !(w->oc = ds_offcpu__new()))
+		return -ENOMEM;
+	sw.next_tid = (int32_t)next;
+	sw.prev_state = state;
+	/* a switch-out the filters leave out is not held (its switch-in still ends nothing) */
+	if (!s->has_tid || (int32_t)s->tid == (int32_t)prev) {
+		struct ds_thread *t = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)prev);
+
+		if (t && sample_filter_wanted(&w->filter, s, ds_thread__comm_at(t, s->time))) {
+			sw.prev_tid = (int32_t)prev;
+			sw.ips = s->callchain;
+			sw.nr_ips = s->callchain ? s->callchain_nr : 0;
+		}
+	}
+	w->last_switch = *ev;
+	w->last_switch.hdr = NULL;
+	w->have_switch = true;
+	/* the thread switching out ran since its last switch-out, if nothing said so yet */
+	if (ds_offcpu__ran(w->oc, (int32_t)prev, s->time, &done) && (ret = offcpu_emit(w, ev, &done)))
+		return ret;
+	ret = ds_offcpu__switch(w->oc, &sw, &done);
+	if (ret <= 0)
+		return ret;
+	return offcpu_emit(w, ev, &done);
+}
+
+/* A record that shows its thread running: ends the thread's wait (see ds_offcpu__ran). */
+static int offcpu_ran(struct walk *w, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+	struct ds_offcpu_wait done;
+
+	if (!w->oc || !s->has_tid || s->time == DS_NO_TIME || !w->have_switch)
+		return 0;
+	/* a SWITCH record out of a task is no sign that it runs after */
+	if (ev->hdr && (ev->hdr->type == DS_REC_SWITCH || ev->hdr->type == DS_REC_SWITCH_CPU_WIDE) &&
+	    (ev->hdr->misc & DS_MISC_SWITCH_OUT))
+		return 0;
+	if (!ds_offcpu__ran(w->oc, (int32_t)s->tid, s->time, &done))
+		return 0;
+	return offcpu_emit(w, w->have_switch ? &w->last_switch : ev, &done);
+}
+
+/* The waits no switch-in ended: counted up to the last sample's time. */
+static int offcpu_drain(struct walk *w)
+{
+	struct ds_offcpu_wait wt;
+	int ret = 0;
+
+	while (!ret && w->oc && w->have_switch && ds_offcpu__drain(w->oc, w->last_time, &wt) == 1)
+		ret = offcpu_emit(w, &w->last_switch, &wt);
+	return ret;
+}
+
 static int on_event(void *ctx, const struct ds_event *ev)
 {
 	struct walk *w = ctx;
@@ -529,8 +655,20 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	const uint64_t *unwound;
 	uint64_t unwound_nr = 0;
 
+	if (w->o->time_mode != WALK_CPU && ev->hdr->type != DS_REC_SAMPLE && ev->evsel)
+		return offcpu_ran(w, ev);   /* a SWITCH, a deferred callchain, any record of a thread */
 	if (ev->hdr->type != DS_REC_SAMPLE || !ev->evsel)
 		return 0;
+	if (w->o->time_mode != WALK_CPU) {
+		int ret;
+
+		if (s->time != DS_NO_TIME && s->time > w->last_time)
+			w->last_time = s->time;
+		if (ev->evsel->attr.type == DS_PERF_TYPE_TRACEPOINT)
+			return offcpu_switch(w, ev);
+		if ((ret = offcpu_ran(w, ev)) || w->o->time_mode == WALK_OFFCPU)
+			return ret;
+	}
 	ws.thread = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)s->tid);
 	if (!ws.thread)
 		return -ENOMEM;
@@ -843,7 +981,20 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	w.machine = a.machine;
 	user_unwind__find_vdso(&w.uu, a.syms, ds_reader__info(ds_session__reader(a.session)));
 	w.reader = current_reader = ds_session__reader(a.session);
+	trace_text_init(&w.tt, a.session, a.machine);
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
+	if (ret == EXIT_OK && offcpu_drain(&w)) {
+		fprintf(stderr, "dstack %s: out of memory\n", cmd);
+		ret = EXIT_INPUT;
+	}
+	if (w.oc && ds_offcpu__unmatched(w.oc))
+		ds_warn("%s: %llu switch-outs had no switch-in before the same thread's next one (lost events?)\n",
+			o->common.input, (unsigned long long)ds_offcpu__unmatched(w.oc));
+	if (o->time_mode == WALK_OFFCPU && !w.have_switch)
+		ds_warn("%s: --off-cpu: no sched:sched_switch sample in the recording\n", o->common.input);
+	ds_offcpu__delete(w.oc);
+	free(w.frames);
+	trace_text_exit(&w.tt);
 	read_split_exit(&w.reads);
 	if (ds_session__stitch_stats(a.session))
 		last_stats = *ds_session__stitch_stats(a.session);
@@ -855,6 +1006,8 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	last_header.arch = last_header.cpudesc = last_header.cpuid = last_header.cmdline = NULL;
 	last_header.build_ids = NULL;
 	last_header.nr_build_ids = 0;
+	last_header.tracing_data = NULL;
+	last_header.tracing_data_size = 0;
 	if (o->at_end)
 		o->at_end(ctx, ret);
 	current_reader = NULL;

@@ -65,6 +65,14 @@ struct walk_opts {
 	 */
 	bool keep_filtered;
 	/*
+	 * --off-cpu: only sched:sched_switch samples, each weighted by the ns
+	 * its thread stayed off CPU (lib/offcpu.c), with a leaf frame naming
+	 * the wait ("[off-cpu: sleeping]"); --wall: those and the other
+	 * (on-CPU) samples by their period (ns for cpu-clock/task-clock).
+	 * Other tracepoint samples are left out of both.
+	 */
+	enum { WALK_CPU, WALK_OFFCPU, WALK_WALL } time_mode;
+	/*
 	 * Called once the whole recording has been walked, before it is
 	 * closed: the names in the samples handed over (comm, dso, sym) are
 	 * still valid here, so a command that prints at the end needs no copies.
@@ -111,6 +119,7 @@ struct walk_sample {
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
 	const struct ds_evsel *evsel;
 	bool filtered;                   /* left out by --comm/--pid/--tid (keep_filtered): no frames */
+	bool off_cpu;                    /* a wait: period is its length in ns */
 };
 
 typedef int (*walk_fn)(void *ctx, const struct walk_sample *s);

@@ -1001,15 +1001,14 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 			return reader_fail(r, off, -EINVAL, "record (type %u) payload of %llu bytes extends past the end of the data",
 					   h.type, (unsigned long long)extra);
 		if (h.type == DS_REC_HEADER_TRACING_DATA && extra) {
-			const uint8_t *td;
 			uint32_t n32;
 
+			/* the record and its payload in one piece: a pipe keeps nothing before */
 			memcpy(&n32, p + 8, 4);
 			quiesce(r);
-			if (!ds_source__get(&r->src, off + h.size, n32, &td))
-				keep_tracing_data(r, td, n32);
-			if (ds_source__get(&r->src, off, h.size, &p))   /* td's read may have moved it */
+			if (ds_source__get(&r->src, off, (size_t)h.size + n32, &p))
 				return reader_fail(r, off, -EINVAL, "truncated: tracing data cut off by the end of the input");
+			keep_tracing_data(r, p + h.size, n32);
 		}
 		r->pos += h.size + extra;
 		r->bytes = r->pos;

@@ -29,6 +29,7 @@
 #include <linux/perf_event.h>
 
 #include "dstack/recorder.h"
+#include "dstack/tracepoint.h"
 #include "hashmap.h"
 
 #define ATTR_SIZE DS_ATTR_SIZE_VER0   /* the fields set lie in the first 64 bytes... */
@@ -395,6 +396,30 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 		}
 	}
 
+	if (r->opts.off_cpu) {
+		uint64_t id = 0;
+
+		if ((err = ds_tp_tracefs_id("sched", "sched_switch", &id))) {
+			set_err(errmsg, "--off-cpu: cannot read the id of sched:sched_switch from tracefs "
+				"(/sys/kernel/tracing/events/sched/sched_switch/id): %s", strerror(-err));
+			return err;
+		}
+		if ((err = add_event(r, ROLE_SAMPLE, "sched:sched_switch", false)))
+			return err;
+		struct rec_event *e = &r->ev[r->nr_ev - 1];
+		init_attr(r, e, DS_PERF_TYPE_TRACEPOINT, id);
+		/* every switch; the same fields as the first event (PERIOD included), so
+		 * that records parse alike, and the tracepoint's fields */
+		e->attr.sample_period = 1;
+		e->attr.flags &= ~(1ULL << DS_ATTR_FREQ);
+		e->attr.sample_type = r->ev[0].attr.sample_type | DS_SAMPLE_RAW;
+		if ((err = open_event(r, e))) {
+			open_error(r, e, err, errmsg);
+			return err;
+		}
+		nr++;   /* the tracking event follows the sampling ones */
+	}
+
 	/* tracking: per target (mmap, comm, task); defer_output on exactly one event */
 	if ((err = add_event(r, ROLE_TRACK, "dummy:u", false)))
 		return err;
@@ -421,6 +446,8 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 	}
 	if (sink_on_track)
 		t->attr.flags |= 1ULL << DS_ATTR_DEFER_OUTPUT;
+	if (r->opts.off_cpu)
+		t->attr.flags |= 1ULL << DS_ATTR_CONTEXT_SWITCH;   /* the switches back in */
 	err = open_event(r, t);
 	if (err) {
 		open_error(r, t, err, errmsg);

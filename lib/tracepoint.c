@@ -1969,3 +1969,164 @@ size_t ds_tp_set__nr_events(const struct ds_tp_set *set)
 {
 	return set ? set->nr_events : 0;
 }
+
+/* ---- recording: tracefs ------------------------------------------------ */
+
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+/* A tracefs file whole (they are small): malloc'd, NULL and errno if none. */
+static char *tracefs_read(const char *rel, size_t *len)
+{
+	for (size_t d = 0; d < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); d++) {
+		char path[512];
+		FILE *f;
+		char *buf = NULL;
+		size_t cap = 0, n = 0, got;
+
+		snprintf(path, sizeof(path), "%s/%s", tracefs_dirs[d], rel);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		do {
+			if (n == cap) {
+				char *nb = realloc(buf, cap ? cap * 2 : 4096);
+
+				if (!nb) {
+					free(buf);
+					fclose(f);
+					errno = ENOMEM;
+					return NULL;
+				}
+				buf = nb;
+				cap = cap ? cap * 2 : 4096;
+			}
+			got = fread(buf + n, 1, cap - n, f);
+			n += got;
+		} while (got && n < (64u << 20));
+		fclose(f);
+		*len = n;
+		return buf;
+	}
+	errno = ENOENT;
+	return NULL;
+}
+
+int ds_tp_tracefs_id(const char *sys, const char *name, uint64_t *id)
+{
+	char rel[256], *text;
+	size_t len;
+
+	snprintf(rel, sizeof(rel), "events/%s/%s/id", sys, name);
+	text = tracefs_read(rel, &len);
+	if (!text)
+		return -errno;
+	text[len ? len - 1 : 0] = 0;
+	*id = strtoull(text, NULL, 10);
+	free(text);
+	return *id ? 0 : -EINVAL;
+}
+
+struct out {
+	uint8_t *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void out_put(struct out *o, const void *p, size_t n)
+{
+	if (o->failed)
+		return;
+	if (o->len + n > o->cap) {
+		size_t cap = (o->len + n) * 2;
+		uint8_t *np = realloc(o->p, cap);
+
+		if (!np) {
+			o->failed = true;
+			return;
+		}
+		o->p = np;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->len, p, n);
+	o->len += n;
+}
+
+static void out_u32(struct out *o, uint32_t v) { out_put(o, &v, 4); }
+static void out_u64(struct out *o, uint64_t v) { out_put(o, &v, 8); }
+
+/* "name\0", u64 size, the tracefs file's bytes */
+static bool out_file(struct out *o, const char *name, const char *rel)
+{
+	size_t len;
+	char *text = tracefs_read(rel, &len);
+
+	if (!text)
+		return false;
+	if (name)
+		out_put(o, name, strlen(name) + 1);
+	out_u64(o, len);
+	out_put(o, text, len);
+	free(text);
+	return true;
+}
+
+void *ds_tp_tracing_data(const char *const *events, size_t nr, size_t *len)
+{
+	struct out o = { 0 };
+	uint8_t endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__, lsize = (uint8_t)sizeof(long);
+	uint32_t nsys = 0;
+	char rel[256];
+
+	out_put(&o, "\x17\x08\x44tracing0.6", 14);
+	out_put(&o, &endian, 1);
+	out_put(&o, &lsize, 1);
+	out_u32(&o, 4096);
+	if (!out_file(&o, "header_page", "events/header_page") || !out_file(&o, "header_event", "events/header_event"))
+		goto fail;
+	out_u32(&o, 0);   /* no ftrace events */
+	/* the systems: each event's, in the order first named */
+	for (size_t i = 0; i < nr; i++) {
+		const char *c = strchr(events[i], ':');
+		bool seen = false;
+
+		for (size_t j = 0; c && j < i; j++)
+			seen |= !strncmp(events[j], events[i], (size_t)(c - events[i]) + 1);
+		nsys += c && !seen;
+	}
+	out_u32(&o, nsys);
+	for (size_t i = 0; i < nr; i++) {
+		const char *c = strchr(events[i], ':');
+		size_t sl = c ? (size_t)(c - events[i]) : 0;
+		bool seen = false;
+		uint32_t count = 0;
+
+		for (size_t j = 0; c && j < i; j++)
+			seen |= !strncmp(events[j], events[i], sl + 1);
+		if (!c || seen)
+			continue;
+		out_put(&o, events[i], sl);
+		out_put(&o, "", 1);
+		for (size_t j = i; j < nr; j++)
+			count += !strncmp(events[j], events[i], sl + 1);
+		out_u32(&o, count);
+		for (size_t j = i; j < nr; j++) {
+			if (strncmp(events[j], events[i], sl + 1))
+				continue;
+			snprintf(rel, sizeof(rel), "events/%.*s/%s/format", (int)sl, events[j], events[j] + sl + 1);
+			if (!out_file(&o, NULL, rel))
+				goto fail;
+		}
+	}
+	out_u32(&o, 0);   /* kallsyms: perf resolves through its own kernel map */
+	out_u32(&o, 0);   /* printk formats */
+	out_u64(&o, 0);   /* saved cmdlines */
+	if (o.failed) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	*len = o.len;
+	return o.p;
+fail:
+	free(o.p);
+	return NULL;
+}

@@ -60,6 +60,14 @@ struct ds_recorder_opts {
 	unsigned mmap_pages;         /* data pages per buffer (power of two); 0: 128 */
 	unsigned defer_grace_ms;     /* 0: 100 */
 	bool command_stdout_to_stderr; /* the output is our stdout (-o -): keep the command off it */
+	/*
+	 * --off-cpu: a sched:sched_switch sampling event too (every switch, with
+	 * RAW data and the callchain: deferred where the kernel has them), and
+	 * SWITCH records on the tracking event, so that a task's switch back in
+	 * is in the file even when only the task is recorded.  The caller writes
+	 * the tracing data (ds_tp_tracing_data) so that readers know the format.
+	 */
+	bool off_cpu;
 };
 
 struct ds_recorder_stats {

@@ -82,4 +82,18 @@ bool ds_tp_event__field_u64(const struct ds_tp_event *ev, const char *name, cons
 bool ds_tp_event__field_str(const struct ds_tp_event *ev, const char *name, const void *raw,
 			    size_t raw_size, char *buf, size_t cap);
 
+/* ---- recording: the running kernel's tracefs ---- */
+
+/* The ID of tracefs event SYS:NAME (its perf attr config): 0, or -errno. */
+int ds_tp_tracefs_id(const char *sys, const char *name, uint64_t *id);
+
+/*
+ * A tracing-data blob, as perf record writes it (HEADER_TRACING_DATA), for
+ * the events "sys:name" given (all of one system together): tracefs's
+ * header_page and header_event, the events' format files, and empty
+ * kallsyms, printk and saved-cmdlines sections.  malloc'd; NULL and errno
+ * when tracefs cannot be read.
+ */
+void *ds_tp_tracing_data(const char *const *events, size_t nr, size_t *len);
+
 #endif

@@ -4,7 +4,9 @@
 # raw_syscalls, syscalls openat, irq, timer, kmem, block, sched:* system wide,
 # and pipe mode; `dstack script` must print what perf 7.2's script prints for
 # the same files, sample for sample (tests/vm/trace-check.py says how the
-# two are compared).
+# two are compared).  `dstack folded --off-cpu` on the known waits must give
+# the time the workload measured itself, within 5%, on stitched stacks; the
+# records and bytes a switch costs, deferred against classic, are printed.
 
 trace_guest_suite() {
 	local job="$WORK/out/trace-vm/job" out="$WORK/out/trace-vm/out" f n
@@ -16,16 +18,32 @@ trace_guest_suite() {
 	fi
 	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
 	cp "$ROOT/tests/vm/trace-job.sh" "$job/run.sh"
+	cp "$DSTACK" "$job/dstack"
 	if ! cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$job/owl" "$ROOT/tests/vm/offcpu-wl.c" -lpthread 2>"$out.cc.err"; then
 		bad "tracepoints (guest): cannot build the workload: $(head -2 "$out.cc.err")"; return
 	fi
 	if ! nice "$KVM_RUN" -t 500 "$job" "$out" >"$out.log" 2>&1; then
-		bad "tracepoints (guest): the guest job failed: $(tail -3 "$out.log")"; return
+		# TCG emulation now and then trips the guest kernel's own text patching
+		# (as 70-record.sh says): the emulated kernel's crash, not a result; once more
+		if grep -q "Kernel panic" "$out/console.log" 2>/dev/null; then
+			echo "note: the guest kernel panicked ($(grep -m1 -o 'RIP: [^ ]*' "$out/console.log")); running the guest job again"
+			rm -rf "$out"; mkdir -p "$out"
+			nice "$KVM_RUN" -t 500 "$job" "$out" >"$out.log" 2>&1 ||
+				{ bad "tracepoints (guest): the guest job failed twice: $(tail -3 "$out.log")"; return; }
+		else
+			bad "tracepoints (guest): the guest job failed: $(tail -3 "$out.log")"; return
+		fi
 	fi
 	if grep -qv ' rc 0$' "$out/rcs"; then
-		bad "tracepoints (guest): a perf record failed: $(grep -v ' rc 0$' "$out/rcs" | tr '\n' ' ')"
+		bad "tracepoints (guest): a recording failed: $(grep -v ' rc 0$' "$out/rcs" | tr '\n' ' ')"
 	fi
-	mkdir -p "$out/symfs/job" && cp "$job/owl" "$out/symfs/job/owl"
+	mkdir -p "$out/symfs/job" "$out/symfs/usr/lib/x86_64-linux-gnu" && cp "$job/owl" "$out/symfs/job/owl"
+	# the guest's own libc and ld.so: what perf 7.2 reads from its root anyway, and
+	# what a file without build-ids (dstack record -p) must not be resolved against the host's
+	cp "${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu/libc.so.6" \
+	   "${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \
+	   "$out/symfs/usr/lib/x86_64-linux-gnu/" 2>/dev/null ||
+		echo "note: the guest's libc is not at ${KVM_CACHE:-/var/tmp/kernel-vm}/root: libc frames may differ"
 	for f in "$out"/*.data; do
 		n=$(basename "$f" .data)
 		(cd "$out" && "$KVM_PERF7" script -i "$n.data" --kallsyms kallsyms --symfs symfs >"$n.perf7" 2>"$n.perf7.err")
@@ -33,8 +51,23 @@ trace_guest_suite() {
 			bad "tracepoints (guest): dstack script $n failed: $(tail -2 "$out/$n.ds.err")"
 		fi
 	done
+	# the pipe-mode stream through a real pipe (the tracing data follows its record)
+	if "$DSTACK" script -i - --kallsyms "$out/kallsyms" --symfs "$out/symfs" <"$out/pipemode.data" >"$out/pipemode.stdin" 2>/dev/null &&
+	   [ -s "$out/pipemode.stdin" ] && cmp -s "$out/pipemode.stdin" "$out/pipemode.ds"; then
+		ok "tracepoints (guest): pipe mode read from stdin prints what the file does ($(grep -c ': sched:' "$out/pipemode.stdin") samples)"
+	else
+		bad "tracepoints (guest): pipe mode read from stdin differs from the file's output"
+	fi
+	# off-CPU time of the known waits, and what a switch costs in the file
+	for n in sleep pipe mutex hog dsleep dsleepfp dall dpid; do
+		"$DSTACK" folded --off-cpu -i "$out/$n.data" --kallsyms "$out/kallsyms" --symfs "$out/symfs" \
+			>"$out/$n.offcpu" 2>"$out/$n.offcpu.err" || bad "tracepoints (guest): folded --off-cpu $n failed: $(tail -2 "$out/$n.offcpu.err")"
+	done
+	for n in sleep sleepfp dsleep dsleepfp; do
+		"$DSTACK" dump -i "$out/$n.data" >"$out/$n.dump" 2>/dev/null
+	done
 	python3 "$ROOT/tests/vm/trace-check.py" "$out" sleep sleepfp pipe mutex hog rawsys openat irq timer kmem schedall \
-		'block?' 'pipemode+' >"$out.check" 2>&1
+		'block?' 'pipemode+' dsleep dsleepfp dall dpid --offcpu >"$out.check" 2>&1
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok "tracepoints (guest): ${line#ok }" ;;

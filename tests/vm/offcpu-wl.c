@@ -9,8 +9,10 @@
  *                 for MS milliseconds each time, in mutex_wait()
  *   hog MS        two threads spinning on one CPU for MS milliseconds: each
  *                 is preempted by the other, in hog_spin()
- * Each wait function is noinline with a frame pointer, so the stack of a
- * switch-out names it; the process prints its measured wall time per wait.
+ * Each wait function is noinline with a frame pointer.  The process prints
+ * what it measured itself ("waited NS": the time spent in the waits, by the
+ * monotonic clock; for hog, "preempted NS": each spinning thread's wall
+ * time less its CPU time), the reference the off-CPU time is checked against.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -27,6 +29,23 @@ static int n_iter, ms;
 static int pfd[2];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int go, stop;
+static long long waited, preempted;
+
+static long long now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* the spin of one hog thread: its wall time less its CPU time, added to preempted */
+static void hog_account(long long wall0, long long cpu0)
+{
+	long long off = (now_ns(CLOCK_MONOTONIC) - wall0) - (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+
+	__atomic_add_fetch(&preempted, off, __ATOMIC_SEQ_CST);
+}
 
 static void sleep_ms(int m)
 {
@@ -88,10 +107,19 @@ NOIPA static void hog_spin(void)
 		x++;
 }
 
+NOIPA static void hog_main_spin(void)
+{
+	for (volatile int k = 0; k < 100000; k++)
+		;
+}
+
 static void *hog_thread(void *arg)
 {
+	long long w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
 	(void)arg;
 	hog_spin();
+	hog_account(w0, c0);
 	return NULL;
 }
 
@@ -113,13 +141,21 @@ int main(int argc, char **argv)
 	n_iter = atoi(argv[2]);
 	ms = argc > 3 ? atoi(argv[3]) : 0;
 	if (!strcmp(argv[1], "sleep")) {
-		for (int i = 0; i < n_iter; i++)
+		for (int i = 0; i < n_iter; i++) {
+			long long t0 = now_ns(CLOCK_MONOTONIC);
+
 			sleep_wait();
+			waited += now_ns(CLOCK_MONOTONIC) - t0;
+		}
 	} else if (!strcmp(argv[1], "pipe")) {
 		if (pipe(pfd) || pthread_create(&t, NULL, pipe_feeder, NULL))
 			return 1;
-		for (int i = 0; i < n_iter; i++)
+		for (int i = 0; i < n_iter; i++) {
+			long long t0 = now_ns(CLOCK_MONOTONIC);
+
 			pipe_wait();
+			waited += now_ns(CLOCK_MONOTONIC) - t0;
+		}
 		pthread_join(t, NULL);
 	} else if (!strcmp(argv[1], "mutex")) {
 		if (pthread_create(&t, NULL, mutex_holder, NULL))
@@ -127,7 +163,10 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n_iter; i++) {
 			while (go != i + 1)   /* the holder has it */
 				sched_yield();
+			long long t0 = now_ns(CLOCK_MONOTONIC);
+
 			mutex_wait();
+			waited += now_ns(CLOCK_MONOTONIC) - t0;
 			go = -(i + 1);
 		}
 		pthread_join(t, NULL);
@@ -135,21 +174,20 @@ int main(int argc, char **argv)
 		pin0();   /* the new thread inherits the affinity: both on CPU 0 */
 		if (pthread_create(&t, NULL, hog_thread, NULL))
 			return 1;
-		sleep_ms(0);
 		{
-			struct timespec a, b;
+			long long w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 
-			clock_gettime(CLOCK_MONOTONIC, &a);
-			do {
-				for (volatile int k = 0; k < 100000; k++)
-					;
-				clock_gettime(CLOCK_MONOTONIC, &b);
-			} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < n_iter);
+			while (now_ns(CLOCK_MONOTONIC) - w0 < n_iter * 1000000LL)
+				hog_main_spin();
+			stop = 1;
+			hog_account(w0, c0);
 		}
-		stop = 1;
 		pthread_join(t, NULL);
+		printf("preempted %lld\n", preempted);
+		return 0;
 	} else {
 		return 2;
 	}
+	printf("waited %lld\n", waited);
 	return 0;
 }

@@ -13,11 +13,16 @@ outputs must hold the same samples, sample for sample, with:
     the samples after it by tid; dstack keeps the name) counted and shown,
     not failed; any other comm difference fails;
   - in pipe mode only the header lines (perf 7.2 prints a pipe's frames
-    without symbol offsets and DSOs)."""
+    without symbol offsets and DSOs);
+  - a sample perf leaves with its cookie as last frame (the deferred record
+    came before it: taken on the way out of the kernel) that dstack prints
+    stitched, with the same frames before the cookie (README: an intended
+    difference), counted and shown."""
 import collections, os, re, sys
 
 out = sys.argv[1]
-HDR = re.compile(r'^( *)(\S.*?) +(\d+) +(\[\d{3}\] +\d+\.\d{6}:) +(\S+:\S+:)(.*)$')
+# comm, tid, [cpu] time, period (not for tracepoints), event, the rest
+HDR = re.compile(r'^( *)(\S.*?) +(\d+) +((?:\[\d{3}\] +)?\d+\.\d{6}:)( +\d+)? +(\S+:)( .*|)$')
 
 
 def samples(path, header_only):
@@ -33,7 +38,7 @@ def samples(path, header_only):
         if not m:
             cur = (('?', line), [])
         else:
-            cur = ((m.group(2), '%s %s %s%s' % (m.group(3), m.group(4), m.group(5), m.group(6))), [])
+            cur = ((m.group(2), '%s %s%s %s%s' % (m.group(3), m.group(4), m.group(5) or '', m.group(6), m.group(7))), [])
         res.append(cur)
     return res
 
@@ -49,19 +54,43 @@ def compare(name, header_only=False, optional=False):
     key = lambda s: s[0][1] + '\n' + '\n'.join(s[1])
     dc, pc = collections.Counter(map(key, d)), collections.Counter(map(key, p))
     only_d, only_p = dc - pc, pc - dc
+    # perf's unstitched "record before" samples against dstack's stitched ones
+    cookie = re.compile(r'^\t +[0-9a-f]+ \[unknown\] \(\[unknown\]\)$')
+    stitched = 0
+    for k in list(only_p.elements()):
+        lines = k.split('\n')
+        if len(lines) < 2 or not cookie.match(lines[-1]):
+            continue
+        head = '\n'.join(lines[:-1]) + '\n'
+        for dk in only_d:
+            if only_d[dk] and dk.startswith(head) and len(dk.split('\n')) > len(lines) - 1:
+                only_d[dk] -= 1
+                only_p[k] -= 1
+                stitched += 1
+                break
+    only_d, only_p = +only_d, +only_p
     comms_d = collections.defaultdict(collections.Counter)
     for s in d:
         comms_d[key(s)][s[0][0]] += 1
-    tid_named = other = 0
+    tid_comms = collections.defaultdict(set)   # every comm dstack prints for a tid
+    for s in d:
+        tid_comms[s[0][1].split()[0]].add(s[0][0])
+    tid_named = later = other = 0
     for s in p:
         c = s[0][0]
-        if c in comms_d[key(s)]:
-            continue
+        if key(s) not in comms_d or c in comms_d[key(s)]:
+            continue   # a sample without its twin is counted above
         if re.fullmatch(r':\d+', c):
             tid_named += 1
+        elif c in tid_comms[s[0][1].split()[0]]:
+            later += 1   # perf held it for its deferred stack past an exec: the new name
         else:
             other += 1
     note = ', %d samples perf names ":TID" after the thread exited' % tid_named if tid_named else ''
+    if later:
+        note += ', %d samples perf names by the comm the thread took after them (held for a deferred stack across an exec)' % later
+    if stitched:
+        note += ', %d samples stitched where perf prints the cookie (record before the sample)' % stitched
     if only_d or only_p or other:
         print('bad %s: %d samples only in dstack, %d only in perf, %d comm differences%s' %
               (name, sum(only_d.values()), sum(only_p.values()), other, note))
@@ -74,6 +103,120 @@ def compare(name, header_only=False, optional=False):
               (name, len(p), ' (headers: pipe mode)' if header_only else '') + note)
 
 
-# NAME (whole samples), NAME+ (headers only: pipe mode), NAME? (may record nothing)
+
+
+def folded(name):
+    """(stack, ns) of OUT/NAME.offcpu (dstack folded --off-cpu)"""
+    res = []
+    for line in open(os.path.join(out, name + '.offcpu')):
+        stack, _, n = line.rstrip('\n').rpartition(' ')
+        res.append((';'.join(f[:-4] if f.endswith('_[k]') else f for f in stack.split(';')), int(n)))
+    return res
+
+
+def measured(name, what):
+    for line in open(os.path.join(out, name + '.log')):
+        if line.startswith(what + ' '):
+            return int(line.split()[1])
+    return None
+
+
+def offcpu(name, what, leaf, frames, user):
+    """The off-CPU ns of the stacks ending in @leaf that hold every one of
+    @frames and a @user frame (stitched: the user part above the kernel's)
+    must be within 5% of what the workload measured, and be 90% of all such
+    stacks' time (libc has no frame pointers: a wait inside it that the
+    workload does not measure, pthread_join's say, stops at libc)."""
+    ref = measured(name, what)
+    if not ref:
+        print('bad off-cpu %s: the workload printed no "%s"' % (name, what))
+        return
+    got = stitched = 0
+    for stack, ns in folded(name):
+        fr = stack.split(';')
+        if fr[0] != 'owl' or fr[-1] != leaf or not all(f in fr for f in frames):
+            continue   # the workload's stacks only (a system-wide file has others)
+        got += ns
+        if any(u in fr for u in user):
+            stitched += ns
+    dev = (stitched - ref) / ref * 100 if ref else 0
+    msg = '%s: %.1f ms off CPU in %s stacks under %s, the workload measured %.1f ms (%+.1f%%); %.1f ms more in stacks cut short in libc' % (
+        name, stitched / 1e6, '/'.join(frames), '/'.join(user), ref / 1e6, dev, (got - stitched) / 1e6)
+    print(('ok off-cpu ' if abs(dev) <= 5 and stitched >= 0.9 * got else 'bad off-cpu ') + msg)
+
+
+def pid_waits():
+    """record --off-cpu -p: the sleeps of a running task, 20 ms each: off-CPU time
+    in do_nanosleep stacks, stitched to main, over 80% of the recorded span"""
+    got = sum(ns for st, ns in folded('dpid') if st.split(';')[-1] == '[off-cpu: sleeping]' and
+              'do_nanosleep' in st.split(';') and 'main' in st.split(';'))
+    span = None
+    for line in open(os.path.join(out, 'dpid.ds'), errors='replace'):
+        m = HDR.match(line)
+        if m:
+            t = float(m.group(4).split()[-1].rstrip(':'))
+            span = (span[0], t) if span else (t, t)
+    if not span or not got:
+        print('bad off-cpu dpid: no off-CPU time in do_nanosleep stacks of record -p')
+        return
+    frac = got / 1e9 / max(span[1] - span[0], 1e-9)
+    msg = 'dpid (record --off-cpu -p): %.1f ms off CPU in do_nanosleep stacks over %.1f ms of switches' % (
+        got / 1e6, (span[1] - span[0]) * 1e3)
+    print(('ok off-cpu ' if frac > 0.8 else 'bad off-cpu ') + msg)
+
+
+def cost(name):
+    """(switches, records, bytes) of the sched_switch samples of OUT/NAME.dump and
+    of the deferred callchain records they point to (each once)"""
+    switches = nbytes = 0
+    wanted, deferred = set(), {}
+    cur = None
+    for line in open(os.path.join(out, name + '.dump'), errors='replace'):
+        m = re.match(r'^0x[0-9a-f]+ \[0x([0-9a-f]+)\]: PERF_RECORD_(\w+)(.*)', line)
+        if m:
+            size, kind, rest = int(m.group(1), 16), m.group(2), m.group(3)
+            tid = re.search(r' tid (\d+)', rest)
+            cur = None
+            if kind == 'SAMPLE' and ' sched:sched_switch ' in rest:
+                switches += 1
+                nbytes += size
+                cur = tid.group(1) if tid else '?'
+            elif kind == 'CALLCHAIN_DEFERRED':
+                ck = re.search(r'cookie (0x[0-9a-f]+)', rest)
+                if ck and tid:
+                    deferred[(tid.group(1), int(ck.group(1), 16))] = size
+            continue
+        m = re.match(r'^ \.+ +\d+: ([0-9a-f]+) \(cookie\)', line)
+        if m and cur:
+            wanted.add((cur, int(m.group(1), 16)))
+    used = [deferred[k] for k in wanted if k in deferred]
+    return switches, switches + len(used), nbytes + sum(used)
+
+
+def costs(deferred, classic):
+    (sd, rd, bd), (sc, rc, bc) = cost(deferred), cost(classic)
+    if not sd or not sc:
+        print('bad cost: no sched_switch sample in %s or %s' % (deferred, classic))
+        return
+    print('ok cost of a switch (its sched_switch sample and the deferred records they point to, per switch): '
+          'deferred %.2f records, %.0f bytes; classic %.2f records, %.0f bytes (%d and %d switches)' %
+          (rd / sd, bd / sd, rc / sc, bc / sc, sd, sc))
+
+
+# NAME (whole samples), NAME+ (headers only: pipe mode), NAME? (may record nothing);
+# --offcpu: the off-CPU checks of the known waits and the cost of a switch
 for n in sys.argv[2:]:
-    compare(n.rstrip('+?'), n.endswith('+'), n.endswith('?'))
+    if n == '--offcpu':
+        offcpu('sleep', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
+        offcpu('pipe', 'waited', '[off-cpu: sleeping]', ['anon_pipe_read'], ['main'])
+        offcpu('mutex', 'waited', '[off-cpu: sleeping]', ['futex_wait'], ['main'])
+        offcpu('hog', 'preempted', '[off-cpu: preempted]', ['asm_sysvec_apic_timer_interrupt'], ['main', 'hog_spin'])
+        costs('sleep', 'sleepfp')
+        # dstack record --off-cpu
+        offcpu('dsleep', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
+        offcpu('dsleepfp', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
+        costs('dsleep', 'dsleepfp')
+        offcpu('dall', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
+        pid_waits()
+    else:
+        compare(n.rstrip('+?'), n.endswith('+'), n.endswith('?'))

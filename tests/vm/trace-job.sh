@@ -28,4 +28,21 @@ r schedall -e 'sched:*' -a -- ./owl sleep 3 10
 # pipe mode: the tracing data as a HEADER_TRACING_DATA record
 perf record -q -o - $sw -- ./owl sleep 3 10 >/out/pipemode.data 2>/out/pipemode.log
 echo "pipemode rc $?" >>/out/rcs
+# dstack record --off-cpu: deferred and classic, a command and -p PID (stopped by SIGINT)
+./dstack record --off-cpu -e cpu-clock --call-graph fp,defer -o /out/dsleep.data -- ./owl sleep 10 20 \
+	>/out/dsleep.log 2>/out/dsleep.err
+echo "dsleep rc $?" >>/out/rcs
+./dstack record --off-cpu -e cpu-clock --call-graph fp -o /out/dsleepfp.data -- ./owl sleep 10 20 \
+	>/out/dsleepfp.log 2>/out/dsleepfp.err
+echo "dsleepfp rc $?" >>/out/rcs
+./dstack record --off-cpu -a -e cpu-clock --call-graph fp,defer -o /out/dall.data -- ./owl sleep 5 20 \
+	>/out/dall.log 2>/out/dall.err
+echo "dall rc $?" >>/out/rcs
+./owl sleep 60 20 >/out/dpid.owl & w=$!
+sleep 0.3
+./dstack record --off-cpu -e cpu-clock --call-graph fp,defer -p $w -o /out/dpid.data >/out/dpid.log 2>&1 & d=$!
+sleep 0.6
+kill -INT $d; wait $d
+echo "dpid rc $?" >>/out/rcs
+wait $w
 ls -l /out >/out/ls.txt
