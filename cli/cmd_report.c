@@ -44,7 +44,7 @@ struct entry {
 	const struct ds_evsel *evsel;
 	const char *comm, *dso, *sym;  /* dso: as recorded (interned); sym NULL: unknown */
 	uint64_t addr;                 /* printed when sym is NULL */
-	int32_t pid;
+	int32_t pid;                   /* the thread's tid: perf's "pid" sort key is the thread */
 	char level;                    /* 'k' or '.' as the entry was first seen */
 	uint64_t self, acc, samples;
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
@@ -64,6 +64,8 @@ struct memo {
 struct report {
 	struct walk_opts wo;
 	bool children, graph, caller;
+	bool any_callchain;                /* a sample of an event that records callchains was seen */
+	struct ds_machine *machine;        /* the walk's: a thread's newest comm, at print time */
 	double percent_limit;
 	int sort[SORT_MAX], nr_sort;
 	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
@@ -480,7 +482,7 @@ static size_t leaf_frame(const struct walk_sample *s)
 static void key_of(struct report *r, const struct walk_sample *s, const struct ds_cc_frame *f, bool rel,
 		   struct entry *key)
 {
-	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->pid, .dso = keep(r, f->dso),
+	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->tid, .dso = keep(r, f->dso),
 			       .sym = f->cookie ? NULL : keep(r, f->sym), .addr = f->ip, .level = f->kernel ? 'k' : '.' };
 	/* the flat profile names the symbol-table symbol, as perf's does (a
 	 * clone "f.constprop.0" whose DWARF says "f" stays "f.constprop.0") */
@@ -544,7 +546,7 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 /* The pid only counts when entries are told apart by it. */
 static int32_t memo_pid(const struct report *r, const struct walk_sample *s)
 {
-	return uses(r, SORT_PID) ? s->pid : -1;
+	return uses(r, SORT_PID) ? s->tid : -1;
 }
 
 /* A key for the map, which mixes its keys itself: spreading the parts is enough. */
@@ -612,7 +614,12 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
 	r->seq++;
-	if (!r->children && s->shape_id && (m = memo_find(r, s))) {
+	r->machine = s->machine;
+	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
+	bool cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
+
+	r->any_callchain |= cc;
+	if ((!r->children || !cc) && s->shape_id && (m = memo_find(r, s))) {
 		e = &r->ents[m->ent];
 		e->self += s->period;
 		e->samples++;
@@ -627,14 +634,14 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 		return -ENOMEM;
 	e->self += s->period;
 	e->samples++;
-	if (r->children)
+	if (r->children && cc)
 		return add_children(r, s, e);
 	e->acc += s->period;
-	if (r->graph && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
+	if (r->graph && cc && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
 				   : add_chain_at(r, e, s, 0, (long)s->nr_frames - 1, &path)))
 		return -ENOMEM;
 	/* a graph path that could not be remembered: no memo, every sample walks it */
-	if (s->shape_id && (!r->graph || path != SIZE_MAX))
+	if (s->shape_id && (!r->graph || !cc || path != SIZE_MAX))
 		memo_add(r, s, e, path);
 	return 0;
 }
@@ -861,10 +868,8 @@ static void print_unit(struct outbuf *o, uint64_t n)
 		n /= 1000;
 		u++;
 	}
-	if (u)
-		outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
-	else
-		outbuf_printf(o, "%llu", (unsigned long long)n);
+	/* perf prints the unit's letter, a space when there is none: "910  of event" */
+	outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
 }
 
 /* "  " and @s left-aligned in @width, as "  %-*s" (no printf per column) */
@@ -878,14 +883,23 @@ static void column(struct outbuf *o, const char *s, size_t width)
 		outbuf_putc(o, ' ');
 }
 
+/* The newest comm of the thread @tid: perf's "Pid:Command" names the thread as it is at the end. */
+static const char *thread_comm(const struct report *r, int32_t tid, const char *fallback)
+{
+	struct ds_thread *t = r->machine ? ds_machine__thread(r->machine, -1, tid) : NULL;
+
+	return t ? ds_thread__comm(t) : fallback;
+}
+
 static void print_section(struct report *r, size_t ev, struct entry **list, size_t nr)
 {
 	struct outbuf *o = r->out;
+	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
 	uint64_t total = r->ev_period[ev];
 	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
 	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
-	size_t w[SORT_MAX] = { 7, 13, 6, 11 };
-	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "Pid:Command" };
+	size_t w[SORT_MAX] = { 7, 13, 6, 15 };
+	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command" };
 	char buf[1024];
 
 	for (size_t i = 0; i < nr; i++) {
@@ -897,18 +911,19 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 			w[SORT_DSO] = l;
 		if ((l = (size_t)sym_text(list[i], buf, sizeof(buf))) > w[SORT_SYM])
 			w[SORT_SYM] = l;
-		if ((l = strlen(list[i]->comm) + 8) > w[SORT_PID])
+		if ((l = strlen(thread_comm(r, list[i]->pid, list[i]->comm)) + 8) > w[SORT_PID])
 			w[SORT_PID] = l;
 	}
-	outbuf_puts(o, "#\n# Samples: ");
+	/* perf's "#" line above the first section only */
+	outbuf_puts(o, ev ? "# Samples: " : "#\n# Samples: ");
 	print_unit(o, r->ev_samples[ev]);
 	outbuf_printf(o, " of event '%s'\n# Event count (approx.): %llu\n#\n# ", r->ev_names[ev] ? r->ev_names[ev] : "?",
 		      (unsigned long long)total);
-	outbuf_puts(o, r->children ? "Children      Self" : "Overhead");
+	outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
 	outbuf_puts(o, "\n# ........");
-	if (r->children)
+	if (children)
 		outbuf_puts(o, "  ........");
 	for (int i = 0; i < r->nr_sort; i++) {
 		outbuf_puts(o, "  ");
@@ -921,7 +936,7 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 
 		if (total && e->acc * 100.0 / total < r->percent_limit)
 			continue;
-		if (r->children) {
+		if (children) {
 			outbuf_puts(o, "  ");
 			outbuf_fixed2(o, total ? e->acc * 100.0 / total : 0.0, 7);
 			outbuf_putc(o, '%');
@@ -930,13 +945,14 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 		outbuf_fixed2(o, total ? e->self * 100.0 / total : 0.0, 7);
 		outbuf_putc(o, '%');
 		for (int k = 0; k < r->nr_sort; k++) {
-			bool last = k + 1 == r->nr_sort;
+			/* perf pads every column to its width but a last symbol */
+			bool last = k + 1 == r->nr_sort && r->sort[k] == SORT_SYM;
 
 			switch (r->sort[k]) {
 			case SORT_COMM: column(o, e->comm, last ? 0 : w[SORT_COMM]); break;
 			case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
 			case SORT_PID:
-				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, e->comm);
+				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
 				column(o, buf, last ? 0 : w[SORT_PID]);
 				break;
 			case SORT_SYM:
@@ -946,7 +962,7 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 			}
 		}
 		outbuf_putc(o, '\n');
-		if (r->graph)
+		if (graph)
 			print_graph(r, e, total, min);
 	}
 	outbuf_puts(o, "\n\n");

@@ -172,6 +172,7 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	if (ev->hdr->type != DS_REC_SAMPLE || !ev->evsel)
 		return 0;
 	ws.thread = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)s->tid);
+	ws.machine = w->machine;
 	if (!ws.thread)
 		return -ENOMEM;
 	ws.comm = s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);

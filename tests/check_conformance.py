@@ -25,6 +25,7 @@ import re
 import sys
 from collections import Counter
 
+TIP = re.compile(r'\n# \((?:Tip: |Cannot load tips\.txt)[^\n]*\n#\n$')
 COOKIE = re.compile(r'^\s*[0-9a-f]+ (\(cookie\) \(\[unknown\]\)|\[unknown\] \(\[unknown\]\))$')
 
 
@@ -99,6 +100,9 @@ def main():
     if len(args) != 2:
         raise SystemExit(__doc__)
     ptext, dtext = read(args[0]), read(args[1])
+    # perf's report ends with a tip picked at random (or a note that it has
+    # none): dstack prints none
+    ptext = TIP.sub('\n', ptext)
     if '--blocks' in sys.argv:
         equal, total, excused, same, notes = compare_blocks(ptext, dtext)
     else:
