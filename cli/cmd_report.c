@@ -601,7 +601,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	struct memo *m;
 	size_t ev, path = SIZE_MAX;
 
-	if (!s->nr_frames)
+	if (!s->nr_frames && !s->filtered)
 		return 0;
 	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != s->evsel; ev++)
 		;
@@ -613,6 +613,8 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	}
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
+	if (s->filtered)   /* hidden by --pid/--tid/--comm, counted in the totals as perf does */
+		return 0;
 	r->seq++;
 	r->machine = s->machine;
 	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
@@ -883,6 +885,19 @@ static void column(struct outbuf *o, const char *s, size_t width)
 		outbuf_putc(o, ' ');
 }
 
+/* The same cut to @width, as "  %-*.*s" */
+static void column_cut(struct outbuf *o, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+
+	if (n > width)
+		n = width;
+	outbuf_puts(o, "  ");
+	outbuf_write(o, s, n);
+	for (; n < width; n++)
+		outbuf_putc(o, ' ');
+}
+
 /* The newest comm of the thread @tid: perf's "Pid:Command" names the thread as it is at the end. */
 static const char *thread_comm(const struct report *r, int32_t tid, const char *fallback)
 {
@@ -891,7 +906,7 @@ static const char *thread_comm(const struct report *r, int32_t tid, const char *
 	return t ? ds_thread__comm(t) : fallback;
 }
 
-static void print_section(struct report *r, size_t ev, struct entry **list, size_t nr)
+static void print_section(struct report *r, size_t ev, bool first, struct entry **list, size_t nr)
 {
 	struct outbuf *o = r->out;
 	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
@@ -905,8 +920,10 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 	for (size_t i = 0; i < nr; i++) {
 		size_t l;
 
-		if (strlen(list[i]->comm) > w[SORT_COMM])
-			w[SORT_COMM] = strlen(list[i]->comm);
+		/* perf sizes the Command column by the threads' newest comms, and cuts
+		 * a longer comm of the sample's time to that width */
+		if ((l = strlen(thread_comm(r, list[i]->pid, list[i]->comm))) > w[SORT_COMM])
+			w[SORT_COMM] = l;
 		if ((l = strlen(short_dso(list[i]->dso))) > w[SORT_DSO])
 			w[SORT_DSO] = l;
 		if ((l = (size_t)sym_text(list[i], buf, sizeof(buf))) > w[SORT_SYM])
@@ -915,10 +932,12 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 			w[SORT_PID] = l;
 	}
 	/* perf's "#" line above the first section only */
-	outbuf_puts(o, ev ? "# Samples: " : "#\n# Samples: ");
+	outbuf_puts(o, !first ? "# Samples: " : "#\n# Samples: ");
 	print_unit(o, r->ev_samples[ev]);
-	outbuf_printf(o, " of event '%s'\n# Event count (approx.): %llu\n#\n# ", r->ev_names[ev] ? r->ev_names[ev] : "?",
-		      (unsigned long long)total);
+	outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
+	if (r->wo.filter.time_str)
+		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
+	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)total);
 	outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
@@ -949,7 +968,7 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 			bool last = k + 1 == r->nr_sort && r->sort[k] == SORT_SYM;
 
 			switch (r->sort[k]) {
-			case SORT_COMM: column(o, e->comm, last ? 0 : w[SORT_COMM]); break;
+			case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
 			case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
 			case SORT_PID:
 				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
@@ -974,17 +993,33 @@ static int print_report(struct report *r)
 
 	if (!list)
 		return -ENOMEM;
-	outbuf_printf(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n"
-			      "#\n#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
-	for (size_t ev = 0; ev < r->nr_evsels; ev++) {
-		size_t nr = 0;
+	outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+	if (r->wo.filter.nr_comms) {   /* perf names a --comm filter, as given */
+		outbuf_puts(r->out, "# comm: ");
+		for (size_t i = 0; i < r->wo.filter.nr_comms; i++)
+			outbuf_printf(r->out, "%s%s", i ? "," : "", r->wo.filter.comms[i]);
+		outbuf_puts(r->out, "\n");
+	}
+	outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
+	/* sections in the order of the file's events, as perf's evlist (not of their first samples) */
+	size_t order[sizeof(r->evsels) / sizeof(*r->evsels)];
+
+	for (size_t i = 0; i < r->nr_evsels; i++) {
+		size_t j = i;
+
+		for (; j > 0 && r->evsels[order[j - 1]]->idx > r->evsels[i]->idx; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (size_t oi = 0; oi < r->nr_evsels; oi++) {
+		size_t nr = 0, ev = order[oi];
 
 		for (size_t i = 0; i < r->nr_ents; i++)
 			if (r->ents[i].evsel == r->evsels[ev])
 				list[nr++] = &r->ents[i];
 		sort_ctx = r;
 		qsort(list, nr, sizeof(*list), cmp_entry);
-		print_section(r, ev, list, nr);
+		print_section(r, ev, oi == 0, list, nr);
 	}
 	outbuf_puts(r->out, "#\n");
 	free(list);
@@ -1113,8 +1148,18 @@ int cmd_report(int argc, char **argv)
 		free(r);
 		return ret < 0 ? EXIT_OK : ret;
 	}
+	/* one --comm: its column says nothing and perf leaves it out */
+	if (r->wo.filter.nr_comms == 1 && r->nr_sort > 1) {
+		int n = 0;
+
+		for (int i = 0; i < r->nr_sort; i++)
+			if (r->sort[i] != SORT_COMM)
+				r->sort[n++] = r->sort[i];
+		r->nr_sort = n;
+	}
 	for (int i = 0; i < r->nr_sort; i++)
 		r->sort_mask |= 1u << r->sort[i];
+	r->wo.keep_filtered = true;
 	r->wo.at_end = report_at_end;
 	ret = walk_samples("report", &r->wo, on_sample, r);
 	for (size_t i = 0; ds_hashmap__next(&r->inlined_names, &i, &k, &v);)

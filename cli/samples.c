@@ -39,6 +39,7 @@ const char *walk_usage(void)
 	       "  --comm NAME[,...]    only these command names\n"
 	       "  --time START,END     only samples in this time range (seconds, as perf script prints them;\n"
 	       "                       either side may be empty)\n"
+	       "  -C CPU[,CPU...]      only samples taken on these CPUs (N or N-M ranges)\n"
 	       "  --max-stack N        at most N callchain entries (default 127)\n"
 	       "  --no-inline          do not expand inlined functions\n"
 	       "  --no-demangle        keep C++ names mangled\n";
@@ -94,6 +95,30 @@ static int parse_time_range(const char *cmd, const char *v, struct sample_filter
 	return 1;
 }
 
+static int parse_cpus(const char *cmd, const char *v, struct sample_filter *f)
+{
+	const char *p = v;
+	char *end;
+
+	while (*p) {
+		unsigned long a = strtoul(p, &end, 10), b = a;
+
+		if (end != p && *end == '-') {
+			p = end + 1;
+			b = strtoul(p, &end, 10);
+		}
+		if (end == p || (*end && *end != ',') || a > b || b >= 64 * sizeof(f->cpus) / sizeof(*f->cpus)) {
+			usage_error(cmd, "bad -C list '%s'", v);
+			return -1;
+		}
+		for (unsigned long c = a; c <= b; c++)
+			f->cpus[c / 64] |= 1ULL << (c % 64);
+		p = *end ? end + 1 : end;
+	}
+	f->has_cpus = true;
+	return 1;
+}
+
 static int parse_comms(const char *cmd, char *v, struct sample_filter *f)
 {
 	for (char *tok = strtok(v, ","); tok; tok = strtok(NULL, ",")) {
@@ -118,8 +143,12 @@ int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i
 		return parse_ids(cmd, "--tid", v, o->filter.tids, &o->filter.nr_tids);
 	if ((v = opt_value("--comm", argc, argv, i)))
 		return parse_comms(cmd, (char *)v, &o->filter);
-	if ((v = opt_value("--time", argc, argv, i)))
+	if ((v = opt_value("--time", argc, argv, i))) {
+		o->filter.time_str = v;
 		return parse_time_range(cmd, v, &o->filter);
+	}
+	if ((v = opt_value("-C", argc, argv, i)) || (v = opt_value("--cpu", argc, argv, i)))
+		return parse_cpus(cmd, v, &o->filter);
 	if ((v = opt_value("--max-stack", argc, argv, i))) {
 		o->max_stack = (unsigned)strtoul(v, NULL, 0);
 		return 1;
@@ -143,10 +172,17 @@ static bool in_list(const int32_t *v, size_t n, int32_t x)
 	return false;
 }
 
-static bool wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+/* The sample is in the --time range and on a -C CPU (a sample without a CPU is on none). */
+static bool in_range(const struct sample_filter *f, const struct ds_sample *s)
 {
 	if (s->time != DS_NO_TIME && (s->time < f->time_start || s->time > f->time_end))
 		return false;
+	return !f->has_cpus || (s->has_cpu && s->cpu < 64 * sizeof(f->cpus) / sizeof(*f->cpus) &&
+				(f->cpus[s->cpu / 64] >> (s->cpu % 64) & 1));
+}
+
+static bool wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
+{
 	if (f->nr_pids && !in_list(f->pids, f->nr_pids, (int32_t)s->pid))
 		return false;
 	if (f->nr_tids && !in_list(f->tids, f->nr_tids, (int32_t)s->tid))
@@ -176,7 +212,7 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	if (!ws.thread)
 		return -ENOMEM;
 	ws.comm = s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
-	if (!wanted(&w->o->filter, s, ws.comm))
+	if (!in_range(&w->o->filter, s))
 		return 0;
 	ws.pid = (int32_t)s->pid;
 	ws.tid = (int32_t)s->tid;
@@ -184,6 +220,12 @@ static int on_event(void *ctx, const struct ds_event *ev)
 		ws.period = s->period;
 	else
 		ws.period = DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 1 : ev->evsel->attr.sample_period;
+	if (!wanted(&w->o->filter, s, ws.comm)) {
+		if (!w->o->keep_filtered)
+			return 0;
+		ws.filtered = true;
+		return w->fn(w->ctx, &ws);
+	}
 	if (s->callchain) {
 		ws.frames = ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
 						  w->o->max_stack, &ws.nr_frames);
@@ -374,7 +416,7 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 	if (ret)
 		return ret;
 	a.no_preload = o->filter.nr_pids || o->filter.nr_tids || o->filter.nr_comms ||
-		       o->filter.time_start || o->filter.time_end != UINT64_MAX;
+		       o->filter.time_start || o->filter.time_end != UINT64_MAX || o->filter.has_cpus;
 	w.machine = a.machine;
 	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
 	if (ds_session__stitch_stats(a.session))

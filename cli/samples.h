@@ -21,6 +21,9 @@ struct sample_filter {
 	const char *comms[MAX_FILTER];
 	size_t nr_comms;
 	uint64_t time_start, time_end;   /* ns; 0 and UINT64_MAX when open */
+	const char *time_str;            /* --time as given (report's header), NULL if none */
+	uint64_t cpus[16];               /* -C: bit N set for CPU N (0..1023) */
+	bool has_cpus;
 };
 
 struct walk_opts {
@@ -30,6 +33,12 @@ struct walk_opts {
 	bool no_inline;
 	bool no_demangle;
 	bool want_shapes;                /* fill walk_sample.shape_id (report aggregates by it) */
+	/*
+	 * Hand over the samples --pid/--tid/--comm reject too, marked
+	 * filtered and without frames: perf report hides them but counts them
+	 * in its totals (--time and -C samples are dropped, as perf does).
+	 */
+	bool keep_filtered;
 	/*
 	 * Called once the whole recording has been walked, before it is
 	 * closed: the names in the samples handed over (comm, dso, sym) are
@@ -53,6 +62,7 @@ struct walk_sample {
 	uint64_t shape_id;               /* with want_shapes, ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
 	const struct ds_evsel *evsel;
+	bool filtered;                   /* with keep_filtered: rejected by --pid/--tid/--comm */
 };
 
 typedef int (*walk_fn)(void *ctx, const struct walk_sample *s);
