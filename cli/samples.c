@@ -404,6 +404,15 @@ void analysis_finish(struct analysis *a)
 #endif
 }
 
+/* Some event records the CPU of its samples. */
+static bool sample_cpus(const struct ds_reader *rd)
+{
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		if (ds_reader__evsel(rd, i)->attr.sample_type & DS_SAMPLE_CPU)
+			return true;
+	return false;
+}
+
 int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *ctx)
 {
 	struct ds_symbols_opts so = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms,
@@ -415,6 +424,12 @@ int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *c
 
 	if (ret)
 		return ret;
+	if (o->filter.has_cpus && !sample_cpus(ds_session__reader(a.session))) {
+		/* perf refuses the same way: nothing could pass the filter */
+		fprintf(stderr, "dstack %s: the file does not contain CPU events: remove -C\n", cmd);
+		analysis_close(&a);
+		return EXIT_INPUT;
+	}
 	a.no_preload = o->filter.nr_pids || o->filter.nr_tids || o->filter.nr_comms ||
 		       o->filter.time_start || o->filter.time_end != UINT64_MAX || o->filter.has_cpus;
 	w.machine = a.machine;

@@ -602,8 +602,18 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		return;
 	}
 	if (!map && m->kmaps.nr) {
-		unknown(out, "[unknown]");
-		return;
+		/*
+		 * perf ends the kernel image's map where the next kernel map (a
+		 * module) starts, not where its MMAP record said: init text
+		 * (start_kernel at the bottom of the idle tasks' stacks) lies past
+		 * the recorded length and resolves through kallsyms.
+		 */
+		size_t i = maps_lower(&m->kmaps, ip);
+
+		if (!i || m->kmaps.v[i - 1].name[0] == '/') {
+			unknown(out, "[unknown]");
+			return;
+		}
 	}
 	unknown(out, "[kernel.kallsyms]");
 	if (!ds_symbols__kernel(m->syms, ip, &out->frames[0]))

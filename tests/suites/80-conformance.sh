@@ -97,17 +97,24 @@ conf_compare() {
 	local comm pid tid time
 	read -r comm pid tid time <<<"$(conf_fill "$o/ids")"
 	conf_row=$(printf '%-8s' "$name") conf_fail=0 conf_known=0
-	local cname args res rc
+	local cname args res rc prc
 	while IFS='|' read -r cname args; do
 		args=${args//@COMM@/$comm}; args=${args//@PID@/$pid}; args=${args//@TID@/$tid}; args=${args//@TIME@/$time}
 		# shellcheck disable=SC2086
 		"$KVM_PERF7" $args "${pcommon[@]}" >"$o/$cname.perf" 2>"$o/$cname.perf.err"
+		prc=$?
 		# shellcheck disable=SC2086
 		"$DSTACK" $args "${common[@]}" >"$o/$cname.dstack" 2>"$o/$cname.dstack.err"
 		rc=$?
-		local mode=--blocks
-		case $args in report*) mode= ;; esac
-		res=$(python3 "$ROOT/tests/check_conformance.py" "$o/$cname.perf" "$o/$cname.dstack" $mode)
+		if [ $prc -ne 0 ]; then   # perf refuses (e.g. -C on a file without CPUs): so must dstack
+			if [ $rc -ne 0 ]; then conf_row+=$(printf ' %13s' refused); continue; fi
+			res="0/0"$'\t'"perf refused: $(tail -1 "$o/$cname.perf.err")"
+			false
+		else
+			local mode=--blocks
+			case $args in report*) mode= ;; esac
+			res=$(python3 "$ROOT/tests/check_conformance.py" "$o/$cname.perf" "$o/$cname.dstack" $mode)
+		fi
 		if [ $? -eq 0 ] && [ $rc -eq 0 ]; then
 			conf_row+=$(printf ' %13s' "${res%%$'\t'*}")
 		else
