@@ -650,10 +650,21 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 
 /* ---- output ------------------------------------------------------------ */
 
+static struct report *sort_ctx;
+
+/* perf's short name of a DSO: its base name; "[JIT] tid PID" for a perf map. */
 static const char *short_dso(const char *dso)
 {
 	const char *b = strrchr(dso, '/');
+	int pid, n = 0;
 
+	if (!strncmp(dso, "/tmp/perf-", 10) && sscanf(dso + 10, "%d.map%n", &pid, &n) == 1 && n && !dso[10 + n] &&
+	    sort_ctx && sort_ctx->machine) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "[JIT] tid %d", pid);
+		return ds_machine__intern(sort_ctx->machine, buf);
+	}
 	return dso[0] == '[' || !b ? dso : b + 1;
 }
 
@@ -681,8 +692,6 @@ static int sym_text(const struct entry *e, char *buf, size_t n)
 		return snprintf(buf, n, "[%c] %016d", e->level, 0);
 	return snprintf(buf, n, "[%c] 0x%016llx", e->level, (unsigned long long)e->addr);
 }
-
-static struct report *sort_ctx;
 
 static int cmp_entry(const void *pa, const void *pb)
 {
@@ -989,6 +998,7 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 
 static int print_report(struct report *r)
 {
+	sort_ctx = r;
 	struct entry **list = malloc((r->nr_ents + 1) * sizeof(*list));
 
 	if (!list)
@@ -1017,7 +1027,6 @@ static int print_report(struct report *r)
 		for (size_t i = 0; i < r->nr_ents; i++)
 			if (r->ents[i].evsel == r->evsels[ev])
 				list[nr++] = &r->ents[i];
-		sort_ctx = r;
 		qsort(list, nr, sizeof(*list), cmp_entry);
 		print_section(r, ev, oi == 0, list, nr);
 	}

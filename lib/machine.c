@@ -531,6 +531,13 @@ static int process_mmap(struct ds_machine *m, const struct ds_event *ev)
 	nm.end = me.start + me.len;
 	nm.pgoff = me.pgoff;
 	nm.name = ds_machine__intern(m, me.filename);
+	/*
+	 * perf names the vDSO of a 32-bit task "[vdso32]" (it asks the task's
+	 * ELF class); a 32-bit task's address space, its vDSO included, lies
+	 * below 4 GiB, where a 64-bit task's vDSO never is.
+	 */
+	if (!strcmp(me.filename, "[vdso]") && nm.end <= (1ULL << 32))
+		nm.name = ds_machine__intern(m, "[vdso32]");
 	nm.jit = is_anon(me.filename);
 	nm.identity = is_identity_mapped(me.filename);
 	if ((ev->hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL) {

@@ -106,7 +106,8 @@ conf_compare() {
 		# shellcheck disable=SC2086
 		"$DSTACK" $args "${common[@]}" >"$o/$cname.dstack" 2>"$o/$cname.dstack.err"
 		rc=$?
-		if [ $prc -ne 0 ]; then   # perf refuses (e.g. -C on a file without CPUs): so must dstack
+		# perf refuses (-C on a file without CPUs: it says so, but exits 0): so must dstack
+		if [ $prc -ne 0 ] || grep -q 'Remove -C option' "$o/$cname.perf.err"; then
 			if [ $rc -ne 0 ]; then conf_row+=$(printf ' %13s' refused); continue; fi
 			res="0/0"$'\t'"perf refused: $(tail -1 "$o/$cname.perf.err")"
 			false
