@@ -211,7 +211,9 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	ws.machine = w->machine;
 	if (!ws.thread)
 		return -ENOMEM;
-	ws.comm = s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
+	/* a sample its deferred record completed: the comm when that record came, as perf (stitch.h) */
+	ws.comm = ev->record_time ? ds_thread__comm_at(ws.thread, ev->record_time)
+		: s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
 	if (!in_range(&w->o->filter, s))
 		return 0;
 	ws.pid = (int32_t)s->pid;
