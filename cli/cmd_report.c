@@ -25,6 +25,7 @@ struct nkey {
 	const char *sym, *dso;     /* sym NULL: no symbol (or a deferred cookie) */
 	uint64_t ip;               /* the frame's address when sym is NULL, else 0 */
 	bool inlined;
+	uint64_t start;            /* not part of the key: the symbol's start in its DSO (perf orders equal call-graph branches by it) */
 };
 
 /*
@@ -176,6 +177,7 @@ static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 	uint64_t k;
 
 	key.ip = key.sym ? 0 : f->ip;
+	key.start = !key.sym ? f->ip : f->kernel ? f->ip - f->offset : f->addr - f->offset;
 	k = (uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
 	    (key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL;
 	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
@@ -746,8 +748,13 @@ static int cmp_kid(const void *pa, const void *pb)
 	const struct node *nodes = sort_ctx->nodes;
 	const struct kid *a = pa, *b = pb;
 
+	const struct nkey *ka = &sort_ctx->nkeys[nodes[a->n].key], *kb = &sort_ctx->nkeys[nodes[b->n].key];
+
 	if (nodes[a->n].cumul != nodes[b->n].cumul)
 		return nodes[a->n].cumul > nodes[b->n].cumul ? -1 : 1;
+	/* equal weights in one DSO, functions (not inlined): perf's order, the later start first */
+	if (ka->dso == kb->dso && !ka->inlined && !kb->inlined && ka->start != kb->start)
+		return ka->start > kb->start ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 
@@ -766,7 +773,7 @@ static struct kid *kids(struct report *r, uint32_t n, uint64_t min, size_t *nr)
 	for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling) {
 		if (r->nodes[c].cumul < min)
 			continue;
-		/* equal weights: by name, for a deterministic order (perf's depends on addresses) */
+		/* equal weights: see cmp_kid */
 		v[*nr].n = c;
 		v[*nr].name = r->nkeys[r->nodes[c].key].sym ? r->nkeys[r->nodes[c].key].sym : "";
 		(*nr)++;
