@@ -100,6 +100,7 @@ static int parse_cpus(const char *cmd, const char *v, struct sample_filter *f)
 	const char *p = v;
 	char *end;
 
+	memset(f->cpus, 0, sizeof(f->cpus));   /* a repeated -C replaces the list, as perf's */
 	while (*p) {
 		unsigned long a = strtoul(p, &end, 10), b = a;
 
@@ -119,8 +120,10 @@ static int parse_cpus(const char *cmd, const char *v, struct sample_filter *f)
 	return 1;
 }
 
+/* A repeated --pid/--tid/--comm replaces the earlier list, as perf's options do. */
 static int parse_comms(const char *cmd, char *v, struct sample_filter *f)
 {
+	f->nr_comms = 0;
 	for (char *tok = strtok(v, ","); tok; tok = strtok(NULL, ",")) {
 		if (f->nr_comms >= MAX_FILTER) {
 			usage_error(cmd, "too many --comm names");
@@ -137,10 +140,14 @@ int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i
 
 	if (common_opt(&o->common, argc, argv, i))
 		return 1;
-	if ((v = opt_value("--pid", argc, argv, i)))
+	if ((v = opt_value("--pid", argc, argv, i))) {
+		o->filter.nr_pids = 0;
 		return parse_ids(cmd, "--pid", v, o->filter.pids, &o->filter.nr_pids);
-	if ((v = opt_value("--tid", argc, argv, i)))
+	}
+	if ((v = opt_value("--tid", argc, argv, i))) {
+		o->filter.nr_tids = 0;
 		return parse_ids(cmd, "--tid", v, o->filter.tids, &o->filter.nr_tids);
+	}
 	if ((v = opt_value("--comm", argc, argv, i)))
 		return parse_comms(cmd, (char *)v, &o->filter);
 	if ((v = opt_value("--time", argc, argv, i))) {
