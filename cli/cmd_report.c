@@ -1011,12 +1011,9 @@ static int print_report(struct report *r)
 	if (!list)
 		return -ENOMEM;
 	outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
-	if (r->wo.filter.nr_comms) {   /* perf names a --comm filter, as given */
-		outbuf_puts(r->out, "# comm: ");
-		for (size_t i = 0; i < r->wo.filter.nr_comms; i++)
-			outbuf_printf(r->out, "%s%s", i ? "," : "", r->wo.filter.comms[i]);
-		outbuf_puts(r->out, "\n");
-	}
+	/* a column left out for its single --comm value is named here, as perf does */
+	if (r->wo.filter.nr_comms == 1)
+		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
 	outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
 	/* sections in the order of the file's events, as perf's evlist (not of their first samples) */
 	size_t order[sizeof(r->evsels) / sizeof(*r->evsels)];
