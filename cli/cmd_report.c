@@ -495,6 +495,28 @@ static void key_of(struct report *r, const struct walk_sample *s, const struct d
 		key->addr = f->addr;
 }
 
+/*
+ * The frame of the sample's ip, as perf's flat profile takes it (from the
+ * sample, not its callchain): false if the sample has no ip.  Rare (a user
+ * sample whose deferred chain never came), so resolved each time.
+ */
+static bool sample_ip_frame(const struct walk_sample *s, struct ds_cc_frame *f)
+{
+	const struct ds_sample *smp = &s->ev->sample;
+	struct ds_resolved res;
+	size_t last;
+
+	if (!(s->evsel->attr.sample_type & DS_SAMPLE_IP) || !s->machine)
+		return false;
+	ds_machine__resolve(s->machine, s->thread, smp->cpumode, smp->ip, &res);
+	last = res.nr_frames ? res.nr_frames - 1 : 0;
+	*f = (struct ds_cc_frame){ .ip = smp->ip, .sym = res.frames[last].name, .offset = res.frames[last].offset,
+				   .dso = res.dso, .kernel = res.kernel, .elf_sym = res.frames[0].elf_name,
+				   .addr = res.addr, .map_start = res.map_start, .map_end = res.map_end,
+				   .map_pgoff = res.map_pgoff, .dso_obj = res.dso_obj };
+	return true;
+}
+
 /* perf's --children entry of an inlined frame reads "name (inlined)". */
 static const char *inlined_name(struct report *r, const char *sym)
 {
@@ -632,7 +654,13 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 			path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
 		return 0;
 	}
-	key_of(r, s, &s->frames[leaf_frame(s)], true, &key);
+	const struct ds_cc_frame *leaf = &s->frames[leaf_frame(s)];
+	struct ds_cc_frame at_ip;
+
+	/* a chain that is only a deferred cookie: perf's entry is the sample's own ip */
+	if (leaf->cookie && sample_ip_frame(s, &at_ip))
+		leaf = &at_ip;
+	key_of(r, s, leaf, true, &key);
 	e = find_entry(r, &key);
 	if (!e)
 		return -ENOMEM;

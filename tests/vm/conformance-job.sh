@@ -3,7 +3,7 @@
 # per shape with the guest's perf 7.2 into /out, which the suite then reads
 # with dstack and with perf 7.2 on the host.  Every workload is a few tenths
 # of a second of guest CPU.  Each shape's exit status goes to /out/rc.
-cd /job
+cd /job || exit 1
 mkdir -p /out
 rec() { # NAME PERF-RECORD-ARGS...: /out/NAME.data, its log /out/NAME.log
 	name=$1; shift
