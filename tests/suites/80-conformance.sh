@@ -173,12 +173,16 @@ conf_guest() {
 	[ -z "$failed" ] || bad "conformance: perf record failed in the guest: $failed"
 	# perf 7.2 reads a JIT map from its own /tmp (perf ignores --symfs for
 	# them, dstack looks under it): the map goes there for the comparison
-	local root=${KVM_CACHE:-/var/tmp/kernel-vm}/root m placed=()
+	# (a file already there, e.g. left by an interrupted run, is kept aside
+	# and put back after)
+	local root=${KVM_CACHE:-/var/tmp/kernel-vm}/root m t placed=()
 	mkdir -p "$out/symfs/tmp"
 	for m in "$out"/perf-*.map; do
 		[ -f "$m" ] || continue
 		cp "$m" "$out/symfs/tmp/"
-		if [ ! -e "$root/tmp/$(basename "$m")" ]; then cp "$m" "$root/tmp/" && placed+=("$root/tmp/$(basename "$m")"); fi
+		t=$root/tmp/$(basename "$m")
+		[ ! -e "$t" ] || mv "$t" "$conf_work/$(basename "$m").aside"
+		cp "$m" "$t" && placed+=("$t")
 	done
 	local shape total_fail=0 total_known=0
 	conf_header
@@ -190,7 +194,10 @@ conf_guest() {
 		if [ "$conf_fail" -eq 0 ]; then ok "conformance $shape: dstack prints what perf 7.2 prints ($conf_known script-format commands differ, another branch's)"
 		else bad "conformance $shape: $conf_fail commands differ from perf 7.2"; fi
 	done
-	[ ${#placed[@]} -eq 0 ] || rm -f "${placed[@]}"
+	for t in "${placed[@]}"; do
+		rm -f "$t"
+		[ ! -e "$conf_work/$(basename "$t").aside" ] || mv "$conf_work/$(basename "$t").aside" "$t"
+	done
 }
 
 # The host's perf 6.1 (an older perf's files): no callchains, -g, several
