@@ -544,6 +544,14 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 	self->acc += s->period;
 	if (r->graph && (r->caller ? add_chain(r, self, s, n - 1, 0) : add_chain(r, self, s, 0, n - 1)))
 		return -ENOMEM;
+	/*
+	 * perf's level of a cumulative entry, set when the entry is made: '.'
+	 * for a frame in a map (kernel ones too); a frame in none keeps the
+	 * level before it in the walk (caller first by default), the sample's
+	 * own at first ('k' for a kernel sample).
+	 */
+	char level = n && s->frames[0].kernel ? 'k' : '.';
+
 	for (long j = 0; j < n; j++) {
 		long i = r->caller ? n - 1 - j : j;
 		struct entry key, *e;
@@ -551,7 +559,9 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 		if (s->frames[i].cookie)
 			continue;
 		key_of(r, s, &s->frames[i], false, &key);
-		key.level = '.';
+		if (strcmp(s->frames[i].dso, "[unknown]"))
+			level = '.';
+		key.level = level;
 		if (s->frames[i].inlined && key.sym && !(key.sym = inlined_name(r, key.sym)))
 			return -ENOMEM;
 		e = find_entry(r, &key);
