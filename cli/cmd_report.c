@@ -15,8 +15,8 @@
 #include "grow.h"
 #include "hashmap.h"
 #include "outbuf.h"
-#include "samples.h"
 #include "header.h"
+#include "samples.h"
 
 #define NONE UINT32_MAX
 enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_MAX };
@@ -26,6 +26,7 @@ struct nkey {
 	const char *sym, *dso;     /* sym NULL: no symbol (or a deferred cookie) */
 	uint64_t ip;               /* the frame's address when sym is NULL, else 0 */
 	bool inlined;
+	uint64_t start;            /* not part of the key: the symbol's start in its DSO (perf orders equal call-graph branches by it) */
 };
 
 /*
@@ -46,7 +47,7 @@ struct entry {
 	const char *comm, *dso, *sym;  /* dso: as recorded (interned); sym NULL: unknown */
 	const char *srcline;           /* --sort srcline: perf's text, ours (one copy per text) */
 	uint64_t addr;                 /* printed when sym is NULL */
-	int32_t pid;
+	int32_t pid;                   /* the thread's tid: perf's "pid" sort key is the thread */
 	char level;                    /* 'k' or '.' as the entry was first seen */
 	uint64_t self, acc, samples;
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
@@ -66,12 +67,14 @@ struct memo {
 struct report {
 	struct walk_opts wo;
 	bool children, graph, caller;
-	bool header, header_only;          /* --header, --header-only: the recording's header first */
+	bool any_callchain;                /* a sample of an event that records callchains was seen */
+	struct ds_machine *machine;        /* the walk's: a thread's newest comm, at print time */
 	double percent_limit;
 	int sort[SORT_MAX], nr_sort;
 	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
 	bool sort_sym_first;
 	uint64_t lost_samples;
+	bool header, header_only;          /* --header, --header-only: the recording's header first */
 
 	struct entry *ents;
 	size_t nr_ents, cap_ents;
@@ -182,6 +185,7 @@ static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 	uint64_t k;
 
 	key.ip = key.sym ? 0 : f->ip;
+	key.start = !key.sym ? f->ip : f->kernel ? f->ip - f->offset : f->addr - f->offset;
 	k = (uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
 	    (key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL;
 	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
@@ -523,7 +527,7 @@ static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 static void key_of(struct report *r, const struct walk_sample *s, const struct ds_cc_frame *f, bool rel,
 		   struct entry *key)
 {
-	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->pid, .dso = keep(r, f->dso),
+	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->tid, .dso = keep(r, f->dso),
 			       .sym = f->cookie ? NULL : keep(r, f->sym), .addr = f->ip, .level = f->kernel ? 'k' : '.' };
 	/* the flat profile names the symbol-table symbol, as perf's does (a
 	 * clone "f.constprop.0" whose DWARF says "f" stays "f.constprop.0") */
@@ -535,6 +539,28 @@ static void key_of(struct report *r, const struct walk_sample *s, const struct d
 	/* a failed copy (ENOMEM) leaves the entry without its line: printed "?" */
 	if (uses(r, SORT_SRCLINE))
 		key->srcline = srcline_of(r, f);
+}
+
+/*
+ * The frame of the sample's ip, as perf's flat profile takes it (from the
+ * sample, not its callchain): false if the sample has no ip.  Rare (a user
+ * sample whose deferred chain never came), so resolved each time.
+ */
+static bool sample_ip_frame(const struct walk_sample *s, struct ds_cc_frame *f)
+{
+	const struct ds_sample *smp = &s->ev->sample;
+	struct ds_resolved res;
+	size_t last;
+
+	if (!(s->evsel->attr.sample_type & DS_SAMPLE_IP) || !s->machine)
+		return false;
+	ds_machine__resolve(s->machine, s->thread, smp->cpumode, smp->ip, &res);
+	last = res.nr_frames ? res.nr_frames - 1 : 0;
+	*f = (struct ds_cc_frame){ .ip = smp->ip, .sym = res.frames[last].name, .offset = res.frames[last].offset,
+				   .dso = res.dso, .kernel = res.kernel, .elf_sym = res.frames[0].elf_name,
+				   .addr = res.addr, .map_start = res.map_start, .map_end = res.map_end,
+				   .map_pgoff = res.map_pgoff, .dso_obj = res.dso_obj };
+	return true;
 }
 
 /* perf's --children entry of an inlined frame reads "name (inlined)". */
@@ -564,6 +590,14 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 	self->acc += s->period;
 	if (r->graph && (r->caller ? add_chain(r, self, s, n - 1, 0) : add_chain(r, self, s, 0, n - 1)))
 		return -ENOMEM;
+	/*
+	 * perf's level of a cumulative entry, set when the entry is made: '.'
+	 * for a frame in a map (kernel ones too); a frame in none keeps the
+	 * level before it in the walk (caller first by default), the sample's
+	 * own at first ('k' for a kernel sample).
+	 */
+	char level = n && s->frames[0].kernel ? 'k' : '.';
+
 	for (long j = 0; j < n; j++) {
 		long i = r->caller ? n - 1 - j : j;
 		struct entry key, *e;
@@ -571,7 +605,9 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 		if (s->frames[i].cookie)
 			continue;
 		key_of(r, s, &s->frames[i], false, &key);
-		key.level = '.';
+		if (strcmp(s->frames[i].dso, "[unknown]"))
+			level = '.';
+		key.level = level;
 		if (s->frames[i].inlined && key.sym && !(key.sym = inlined_name(r, key.sym)))
 			return -ENOMEM;
 		e = find_entry(r, &key);
@@ -590,7 +626,7 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 /* The pid only counts when entries are told apart by it. */
 static int32_t memo_pid(const struct report *r, const struct walk_sample *s)
 {
-	return uses(r, SORT_PID) ? s->pid : -1;
+	return uses(r, SORT_PID) ? s->tid : -1;
 }
 
 /* A key for the map, which mixes its keys itself: spreading the parts is enough. */
@@ -657,11 +693,16 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	}
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
-	if (s->filtered)   /* --comm/--pid/--tid: in the totals, as perf counts it, not shown */
+	if (s->filtered)   /* hidden by --pid/--tid/--comm, counted in the totals as perf does */
 		return 0;
 	r->seq++;
+	r->machine = s->machine;
+	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
+	bool cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
+
+	r->any_callchain |= cc;
 	/* a shape hides the addresses that tell source lines apart: no memo for them */
-	if (!r->children && s->shape_id && !uses(r, SORT_SRCLINE) && (m = memo_find(r, s))) {
+	if ((!r->children || !cc) && s->shape_id && !uses(r, SORT_SRCLINE) && (m = memo_find(r, s))) {
 		e = &r->ents[m->ent];
 		e->self += s->period;
 		e->samples++;
@@ -670,30 +711,47 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 			path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
 		return 0;
 	}
-	key_of(r, s, &s->frames[leaf_frame(s)], true, &key);
+	const struct ds_cc_frame *leaf = &s->frames[leaf_frame(s)];
+	struct ds_cc_frame at_ip;
+
+	/* a chain that is only a deferred cookie: perf's entry is the sample's own ip */
+	if (leaf->cookie && sample_ip_frame(s, &at_ip))
+		leaf = &at_ip;
+	key_of(r, s, leaf, true, &key);
 	e = find_entry(r, &key);
 	if (!e)
 		return -ENOMEM;
 	e->self += s->period;
 	e->samples++;
-	if (r->children)
+	if (r->children && cc)
 		return add_children(r, s, e);
 	e->acc += s->period;
-	if (r->graph && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
+	if (r->graph && cc && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
 				   : add_chain_at(r, e, s, 0, (long)s->nr_frames - 1, &path)))
 		return -ENOMEM;
 	/* a graph path that could not be remembered: no memo, every sample walks it */
-	if (s->shape_id && (!r->graph || path != SIZE_MAX))
+	if (s->shape_id && (!r->graph || !cc || path != SIZE_MAX))
 		memo_add(r, s, e, path);
 	return 0;
 }
 
 /* ---- output ------------------------------------------------------------ */
 
+static struct report *sort_ctx;
+
+/* perf's short name of a DSO: its base name; "[JIT] tid PID" for a perf map. */
 static const char *short_dso(const char *dso)
 {
 	const char *b = strrchr(dso, '/');
+	int pid, n = 0;
 
+	if (!strncmp(dso, "/tmp/perf-", 10) && sscanf(dso + 10, "%d.map%n", &pid, &n) == 1 && n && !dso[10 + n] &&
+	    sort_ctx && sort_ctx->machine) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "[JIT] tid %d", pid);
+		return ds_machine__intern(sort_ctx->machine, buf);
+	}
 	return dso[0] == '[' || !b ? dso : b + 1;
 }
 
@@ -721,8 +779,6 @@ static int sym_text(const struct entry *e, char *buf, size_t n)
 		return snprintf(buf, n, "[%c] %016d", e->level, 0);
 	return snprintf(buf, n, "[%c] 0x%016llx", e->level, (unsigned long long)e->addr);
 }
-
-static struct report *sort_ctx;
 
 static int cmp_entry(const void *pa, const void *pb)
 {
@@ -780,8 +836,13 @@ static int cmp_kid(const void *pa, const void *pb)
 	const struct node *nodes = sort_ctx->nodes;
 	const struct kid *a = pa, *b = pb;
 
+	const struct nkey *ka = &sort_ctx->nkeys[nodes[a->n].key], *kb = &sort_ctx->nkeys[nodes[b->n].key];
+
 	if (nodes[a->n].cumul != nodes[b->n].cumul)
 		return nodes[a->n].cumul > nodes[b->n].cumul ? -1 : 1;
+	/* equal weights in one DSO, functions (not inlined): perf's order, the later start first */
+	if (ka->dso == kb->dso && !ka->inlined && !kb->inlined && ka->start != kb->start)
+		return ka->start > kb->start ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 
@@ -800,7 +861,7 @@ static struct kid *kids(struct report *r, uint32_t n, uint64_t min, size_t *nr)
 	for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling) {
 		if (r->nodes[c].cumul < min)
 			continue;
-		/* equal weights: by name, for a deterministic order (perf's depends on addresses) */
+		/* equal weights: see cmp_kid */
 		v[*nr].n = c;
 		v[*nr].name = r->nkeys[r->nodes[c].key].sym ? r->nkeys[r->nodes[c].key].sym : "";
 		(*nr)++;
@@ -914,7 +975,7 @@ static void print_unit(struct outbuf *o, uint64_t n)
 		n /= 1000;
 		u++;
 	}
-	/* perf prints the unit even when it is a space: "Samples: 246  of event" */
+	/* perf prints the unit's letter, a space when there is none: "910  of event" */
 	outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
 }
 
@@ -929,41 +990,66 @@ static void column(struct outbuf *o, const char *s, size_t width)
 		outbuf_putc(o, ' ');
 }
 
-static void print_section(struct report *r, size_t ev, struct entry **list, size_t nr)
+/* The same cut to @width, as "  %-*.*s" */
+static void column_cut(struct outbuf *o, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+
+	if (n > width)
+		n = width;
+	outbuf_puts(o, "  ");
+	outbuf_write(o, s, n);
+	for (; n < width; n++)
+		outbuf_putc(o, ' ');
+}
+
+/* The newest comm of the thread @tid: perf's "Pid:Command" names the thread as it is at the end. */
+static const char *thread_comm(const struct report *r, int32_t tid, const char *fallback)
+{
+	struct ds_thread *t = r->machine ? ds_machine__thread(r->machine, -1, tid) : NULL;
+
+	return t ? ds_thread__comm(t) : fallback;
+}
+
+static void print_section(struct report *r, size_t ev, bool first, struct entry **list, size_t nr)
 {
 	struct outbuf *o = r->out;
+	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
 	uint64_t total = r->ev_period[ev];
 	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
 	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
-	size_t w[SORT_MAX] = { 7, 13, 6, 11, 11 };
-	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "Pid:Command", "Source:Line" };
+	size_t w[SORT_MAX] = { 7, 13, 6, 15, 11 };
+	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line" };
 	char buf[1024];
 
 	for (size_t i = 0; i < nr; i++) {
 		size_t l;
 
-		if (strlen(list[i]->comm) > w[SORT_COMM])
-			w[SORT_COMM] = strlen(list[i]->comm);
+		/* perf sizes the Command column by the threads' newest comms, and cuts
+		 * a longer comm of the sample's time to that width */
+		if ((l = strlen(thread_comm(r, list[i]->pid, list[i]->comm))) > w[SORT_COMM])
+			w[SORT_COMM] = l;
 		if ((l = strlen(short_dso(list[i]->dso))) > w[SORT_DSO])
 			w[SORT_DSO] = l;
 		if ((l = (size_t)sym_text(list[i], buf, sizeof(buf))) > w[SORT_SYM])
 			w[SORT_SYM] = l;
-		if ((l = strlen(list[i]->comm) + 8) > w[SORT_PID])
+		if ((l = strlen(thread_comm(r, list[i]->pid, list[i]->comm)) + 8) > w[SORT_PID])
 			w[SORT_PID] = l;
 		if (list[i]->srcline && (l = strlen(list[i]->srcline)) > w[SORT_SRCLINE])
 			w[SORT_SRCLINE] = l;
 	}
-	outbuf_puts(o, "#\n# Samples: ");
+	/* perf's "#" line above the first section only */
+	outbuf_puts(o, !first ? "# Samples: " : "#\n# Samples: ");
 	print_unit(o, r->ev_samples[ev]);
 	outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
 	if (r->wo.filter.time_str)
 		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
 	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)total);
-	outbuf_puts(o, r->children ? "Children      Self" : "Overhead");
+	outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
 	outbuf_puts(o, "\n# ........");
-	if (r->children)
+	if (children)
 		outbuf_puts(o, "  ........");
 	for (int i = 0; i < r->nr_sort; i++) {
 		outbuf_puts(o, "  ");
@@ -976,7 +1062,7 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 
 		if (total && e->acc * 100.0 / total < r->percent_limit)
 			continue;
-		if (r->children) {
+		if (children) {
 			outbuf_puts(o, "  ");
 			outbuf_fixed2(o, total ? e->acc * 100.0 / total : 0.0, 7);
 			outbuf_putc(o, '%');
@@ -985,13 +1071,14 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 		outbuf_fixed2(o, total ? e->self * 100.0 / total : 0.0, 7);
 		outbuf_putc(o, '%');
 		for (int k = 0; k < r->nr_sort; k++) {
-			bool last = k + 1 == r->nr_sort;
+			/* perf pads every column to its width but a last symbol */
+			bool last = k + 1 == r->nr_sort && r->sort[k] == SORT_SYM;
 
 			switch (r->sort[k]) {
-			case SORT_COMM: column(o, e->comm, last ? 0 : w[SORT_COMM]); break;
+			case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
 			case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
 			case SORT_PID:
-				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, e->comm);
+				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
 				column(o, buf, last ? 0 : w[SORT_PID]);
 				break;
 			case SORT_SYM:
@@ -1004,7 +1091,7 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 			}
 		}
 		outbuf_putc(o, '\n');
-		if (r->graph)
+		if (graph)
 			print_graph(r, e, total, min);
 	}
 	outbuf_puts(o, "\n\n");
@@ -1012,19 +1099,11 @@ static void print_section(struct report *r, size_t ev, struct entry **list, size
 
 static int print_report(struct report *r)
 {
+	sort_ctx = r;
 	struct entry **list = malloc((r->nr_ents + 1) * sizeof(*list));
 
 	if (!list)
 		return -ENOMEM;
-	/* no event samples callchains: no call graph (perf's use_callchain) */
-	if (walk_reader()) {
-		bool any = false;
-
-		for (size_t i = 0; i < ds_reader__nr_evsels(walk_reader()); i++)
-			any |= !!(ds_reader__evsel(walk_reader(), i)->attr.sample_type & DS_SAMPLE_CALLCHAIN);
-		if (!any)
-			r->graph = false;
-	}
 	if (r->header && walk_reader()) {
 		outbuf_flush(r->out);
 		header_print(stdout, r->wo.common.input, walk_reader());
@@ -1032,27 +1111,29 @@ static int print_report(struct report *r)
 	} else {
 		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
 	}
-	/* one --comm: perf drops the column and names the command above the table */
-	if (r->wo.filter.nr_comms == 1) {
-		int k = 0;
-
+	/* a column left out for its single --comm value is named here, as perf does */
+	if (r->wo.filter.nr_comms == 1)
 		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
-		for (int i = 0; i < r->nr_sort; i++)
-			if (r->sort[i] != SORT_COMM)
-				r->sort[k++] = r->sort[i];
-		r->nr_sort = k;
-	}
 	outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
-	for (size_t ev = 0; ev < r->nr_evsels; ev++) {
-		size_t nr = 0;
+	/* sections in the order of the file's events, as perf's evlist (not of their first samples) */
+	size_t order[sizeof(r->evsels) / sizeof(*r->evsels)];
+
+	for (size_t i = 0; i < r->nr_evsels; i++) {
+		size_t j = i;
+
+		for (; j > 0 && r->evsels[order[j - 1]]->idx > r->evsels[i]->idx; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (size_t oi = 0; oi < r->nr_evsels; oi++) {
+		size_t nr = 0, ev = order[oi];
 
 		for (size_t i = 0; i < r->nr_ents; i++)
 			if (r->ents[i].evsel == r->evsels[ev])
 				list[nr++] = &r->ents[i];
-		sort_ctx = r;
 		if (nr > 1)
 			qsort(list, nr, sizeof(*list), cmp_entry);
-		print_section(r, ev, list, nr);
+		print_section(r, ev, oi == 0, list, nr);
 	}
 	outbuf_puts(r->out, "#\n");
 	free(list);
@@ -1066,13 +1147,13 @@ static void report_usage(FILE *f)
 	fprintf(f,
 		"usage: dstack report [options]\n"
 		"  --stdio                  text output (the only output; accepted for perf compatibility)\n"
-		"  --header                 the recording's header first\n"
-		"  --header-only            only the recording's header\n"
 		"  --children | --no-children  cumulative (caller-inclusive) profile, or self only (default)\n"
 		"  --sort KEY[,KEY...]      comm, dso, sym, pid, srcline (default comm,dso,sym)\n"
 		"  -g caller|callee|none    call-graph order, or no call graph\n"
 		"                           (default: callee; caller with --children)\n"
-		"  --percent-limit P        hide entries and call-graph branches below P%%\n%s",
+		"  --percent-limit P        hide entries and call-graph branches below P%%\n"
+		"  --header                 the recording's header first\n"
+		"  --header-only            only the recording's header\n%s",
 		walk_usage());
 }
 
@@ -1111,10 +1192,6 @@ static int parse_args(struct report *r, int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "--stdio")) {
 			continue;
-		} else if (!strcmp(argv[i], "--header")) {
-			r->header = true;
-		} else if (!strcmp(argv[i], "--header-only")) {
-			r->header_only = true;
 		} else if (!strcmp(argv[i], "--children")) {
 			r->children = true;
 		} else if (!strcmp(argv[i], "--no-children")) {
@@ -1136,6 +1213,10 @@ static int parse_args(struct report *r, int argc, char **argv)
 				usage_error("report", "bad --percent-limit '%s'", v);
 				return EXIT_USAGE;
 			}
+		} else if (!strcmp(argv[i], "--header")) {
+			r->header = true;
+		} else if (!strcmp(argv[i], "--header-only")) {
+			r->header_only = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			report_usage(stdout);
 			return -1;
@@ -1178,7 +1259,6 @@ int cmd_report(int argc, char **argv)
 	}
 	walk_opts_init(&r->wo);
 	r->wo.want_shapes = true;
-	r->wo.keep_filtered = true;
 	r->nr_sort = 3;
 	r->sort[0] = SORT_COMM;
 	r->sort[1] = SORT_DSO;
@@ -1188,13 +1268,23 @@ int cmd_report(int argc, char **argv)
 		free(r);
 		return ret < 0 ? EXIT_OK : ret;
 	}
+	/* one --comm: its column says nothing and perf leaves it out */
+	if (r->wo.filter.nr_comms == 1 && r->nr_sort > 1) {
+		int n = 0;
+
+		for (int i = 0; i < r->nr_sort; i++)
+			if (r->sort[i] != SORT_COMM)
+				r->sort[n++] = r->sort[i];
+		r->nr_sort = n;
+	}
+	for (int i = 0; i < r->nr_sort; i++)
+		r->sort_mask |= 1u << r->sort[i];
+	r->wo.keep_filtered = true;
 	if (r->header_only) {
 		ret = header_print_only("report", r->wo.common.input);
 		free(r);
 		return ret;
 	}
-	for (int i = 0; i < r->nr_sort; i++)
-		r->sort_mask |= 1u << r->sort[i];
 	r->wo.at_end = report_at_end;
 	ret = walk_samples("report", &r->wo, on_sample, r);
 	for (size_t i = 0; ds_hashmap__next(&r->inlined_names, &i, &k, &v);)

@@ -552,6 +552,7 @@ static int offcpu_emit(struct walk *w, const struct ds_event *ev, const struct d
 	at.sample.tid = (uint32_t)wt->tid;
 	ws.ev = &at;
 	ws.thread = ds_machine__thread(w->machine, wt->pid, wt->tid);
+	ws.machine = w->machine;
 	if (!ws.thread)
 		return -ENOMEM;
 	ws.comm = ds_thread__comm_at(ws.thread, wt->time);
@@ -670,9 +671,12 @@ static int on_event(void *ctx, const struct ds_event *ev)
 			return ret;
 	}
 	ws.thread = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)s->tid);
+	ws.machine = w->machine;
 	if (!ws.thread)
 		return -ENOMEM;
-	ws.comm = s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
+	/* a sample its deferred record completed: the comm when that record came, as perf (stitch.h) */
+	ws.comm = ev->record_time ? ds_thread__comm_at(ws.thread, ev->record_time)
+		: s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
 	if (!sample_filter_time_cpu(&w->filter, s))
 		return 0;
 	ws.pid = (int32_t)s->pid;

@@ -109,6 +109,7 @@ void read_split_exit(struct read_split *rs);
 struct walk_sample {
 	const struct ds_event *ev;
 	struct ds_thread *thread;
+	struct ds_machine *machine;      /* the walk's threads and maps (valid until at_end returns) */
 	const char *comm;                /* at the sample's time */
 	int32_t pid, tid;
 	uint64_t period;                 /* the sample's weight (period, else the attr's) */

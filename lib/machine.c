@@ -516,6 +516,21 @@ static bool is_special(const char *name)
 	return name[0] == '[' || is_anon(name) || !name[0];
 }
 
+/*
+ * perf names an executable anonymous map (and an executable stack, heap or
+ * SysV segment) after the process's perf map, /tmp/perf-PID.map, whether
+ * that file exists or not: JIT code is found there.  An MMAP (not MMAP2)
+ * record has no prot: it is executable unless marked data.
+ */
+static bool perf_map_named(const struct ds_event *ev, const struct ds_mmap_event *me)
+{
+	const char *f = me->filename;
+	bool exec = ev->hdr->type == DS_REC_MMAP ? !(ev->hdr->misc & DS_MISC_MMAP_DATA) : (me->prot & 4) != 0;   /* PROT_EXEC */
+
+	return exec && (!strcmp(f, "//anon") || !strncmp(f, "/dev/zero", 9) || !strncmp(f, "/anon_hugepage", 14) ||
+			!strncmp(f, "[stack", 6) || !strncmp(f, "/SYSV", 5) || !strcmp(f, "[heap]"));
+}
+
 static int process_mmap(struct ds_machine *m, const struct ds_event *ev)
 {
 	struct ds_mmap_event me;
@@ -531,10 +546,23 @@ static int process_mmap(struct ds_machine *m, const struct ds_event *ev)
 	nm.end = me.start + me.len;
 	nm.pgoff = me.pgoff;
 	nm.name = ds_machine__intern(m, me.filename);
+	/*
+	 * perf names the vDSO of a 32-bit task "[vdso32]" (it asks the task's
+	 * ELF class); a 32-bit task's address space, its vDSO included, lies
+	 * below 4 GiB, where a 64-bit task's vDSO never is.
+	 */
+	if (!strcmp(me.filename, "[vdso]") && nm.end <= (1ULL << 32))
+		nm.name = ds_machine__intern(m, "[vdso32]");
 	nm.jit = is_anon(me.filename);
 	nm.identity = is_identity_mapped(me.filename);
 	if ((ev->hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL) {
 		return maps_insert(&m->kmaps, &nm);
+	}
+	if (perf_map_named(ev, &me)) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "/tmp/perf-%u.map", me.pid);
+		nm.name = ds_machine__intern(m, name);
 	}
 	if (!is_special(me.filename))
 		nm.dso = ds_symbols__dso(m->syms, me.filename, me.has_build_id ? me.build_id : NULL,
@@ -602,8 +630,18 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		return;
 	}
 	if (!map && m->kmaps.nr) {
-		unknown(out, "[unknown]");
-		return;
+		/*
+		 * perf ends the kernel image's map where the next kernel map (a
+		 * module) starts, not where its MMAP record said: init text
+		 * (start_kernel at the bottom of the idle tasks' stacks) lies past
+		 * the recorded length and resolves through kallsyms.
+		 */
+		size_t i = maps_lower(&m->kmaps, ip);
+
+		if (!i || m->kmaps.v[i - 1].name[0] == '/') {
+			unknown(out, "[unknown]");
+			return;
+		}
 	}
 	unknown(out, "[kernel.kallsyms]");
 	if (!ds_symbols__kernel(m->syms, ip, &out->frames[0]))

@@ -22,6 +22,7 @@ struct chain {
 	uint32_t refs;
 	uint32_t tid;
 	uint64_t cookie;
+	uint64_t time;          /* of its record, 0 if none */
 	uint64_t nr;
 	uint64_t ips[];
 };
@@ -246,7 +247,8 @@ static int drain(struct ds_stitcher *st)
 	while (st->head < st->tail) {
 		struct held *h = held_at(st, st->head);
 		struct ds_event ev = { .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel,
-				       .stitch = h->stitch, .cookie = h->cookie };
+				       .stitch = h->stitch, .cookie = h->cookie,
+				       .record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : 0 };
 		const char *why;
 		int err = 0;
 
@@ -486,7 +488,7 @@ static int push_sample(struct ds_stitcher *st, struct ds_event *ev, long m)
 	return emit(st, ev, true, NULL);
 }
 
-static struct chain *new_chain(const struct ds_deferred_event *d, uint32_t tid)
+static struct chain *new_chain(const struct ds_deferred_event *d, uint32_t tid, uint64_t time)
 {
 	struct chain *c = malloc(sizeof(*c) + d->nr * sizeof(uint64_t));
 
@@ -495,6 +497,7 @@ static struct chain *new_chain(const struct ds_deferred_event *d, uint32_t tid)
 	c->refs = 1;
 	c->tid = tid;
 	c->cookie = d->cookie;
+	c->time = time == DS_NO_TIME ? 0 : time;
 	c->nr = d->nr;
 	memcpy(c->ips, d->ips, d->nr * sizeof(uint64_t));
 	return c;
@@ -534,7 +537,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 	ev->cookie = d.cookie;
 	if (!ev->sample.has_tid) {
 		st->stats.tidless_records++;
-		c = new_chain(&d, (uint32_t)-1);
+		c = new_chain(&d, (uint32_t)-1, ev->sample.time);
 		if (!c)
 			return -ENOMEM;
 		int dup = add_orphan(st, c);
@@ -558,7 +561,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		st->stats.duplicate_records++;
 		return emit(st, ev, false, NULL);
 	}
-	c = new_chain(&d, ev->sample.tid);
+	c = new_chain(&d, ev->sample.tid, ev->sample.time);
 	if (!c)
 		return -ENOMEM;
 	chain_put(ts->chain);
@@ -671,6 +674,7 @@ int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 	ev = *in;
 	ev.stitch = DS_STITCH_NONE;
 	ev.cookie = 0;
+	ev.record_time = 0;
 	switch (ev.hdr->type) {
 	case DS_REC_SAMPLE:
 		err = push_sample(st, &ev, m);

@@ -744,12 +744,29 @@ static const char *sym_name(struct ds_dso *d, const struct ds_sym *found)
 	return sym->name;
 }
 
+/* The interned a2l_name of the DSO's own @found (NULL on ENOMEM). */
+static const char *a2l_name(struct ds_dso *d, const struct ds_sym *found)
+{
+	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];
+
+	if (sym->a2l_raw) {
+		const char *name = ds_intern__sym(&d->syms->in, sym->a2l_name, sym->a2l_demangle);
+
+		if (!name)
+			return NULL;
+		sym->a2l_name = name;
+		sym->a2l_raw = false;
+	}
+	return sym->a2l_name;
+}
+
 /* Frames for @vaddr into @out (MAX_INLINE slots); returns the count. */
 static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *out)
 {
 	struct ds_symbols *s = d->syms;
 	const struct ds_sym *sym = ds_symtab__find(&d->img.symtab, vaddr);
 	struct ds_inline_frame inl[MAX_INLINE];
+	const char *alias;
 	size_t n = 0;
 
 	if (!sym || !sym_name(d, sym)) {
@@ -759,6 +776,18 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 	if (d->img.dwarf && !s->no_inline)
 		n = ds_dwarf__inlines(d->img.dwarf, vaddr, &s->in, !s->no_demangle,
 				      &d->dw, inl, MAX_INLINE);
+	if (n == 0 && d->img.dwarf && !s->no_inline && sym->a2l_name && (alias = a2l_name(d, sym)) && alias != sym->name) {
+		/*
+		 * No DWARF function here (a file with DWARF for some of its code,
+		 * e.g. a static binary's libc parts): perf's inline lookup asks
+		 * addr2line, which names another alias of the symbol ("getrlimit"
+		 * for __new_getrlimit), and perf prints that, as inlined, in place
+		 * of the symbol.
+		 */
+		out[0] = (struct ds_frame){ .name = alias, .offset = vaddr - sym->start, .inlined = true,
+					    .elf_name = sym->name };
+		return 1;
+	}
 	if (n == 0) {
 		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
 		return 1;

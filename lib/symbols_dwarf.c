@@ -111,6 +111,46 @@ static bool walk_scopes(struct walk *w, Dwarf_Die *parent, unsigned depth)
 	return false;
 }
 
+/* Length of @die's address range that holds @pc; UINT64_MAX if none does. */
+static uint64_t range_len_at(Dwarf_Die *die, uint64_t pc)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
+		if (lo <= pc && pc < hi)
+			return hi - lo;
+	return UINT64_MAX;
+}
+
+/*
+ * Sibling functions covering the same code (an assembler source: gas gives
+ * each alias of a function its own DW_TAG_subprogram, __munmap,
+ * __GI___munmap, munmap, __GI_munmap): binutils' addr2line, which perf
+ * 7.2's inline lookup runs, takes the one with the smallest range holding
+ * the address and, among equal ones, the last.  @first is the scope the walk
+ * chose (the first holding pc); replaced by a later sibling that fits better.
+ */
+static void prefer_last_alias(struct walk *w, uint64_t pc)
+{
+	Dwarf_Die sib = w->chain[0];
+	uint64_t best = range_len_at(&w->chain[0], pc);
+
+	if (dwarf_tag(&w->chain[0]) != DW_TAG_subprogram)
+		return;
+	while (dwarf_siblingof(&sib, &sib) == 0) {
+		uint64_t len;
+
+		if (dwarf_tag(&sib) != DW_TAG_subprogram || dwarf_haspc(&sib, pc) <= 0)
+			continue;
+		len = range_len_at(&sib, pc);
+		if (len <= best) {
+			best = len;
+			w->chain[0] = sib;
+		}
+	}
+}
+
 /* ---- the outermost code scopes of a CU, by address ------------------- */
 
 /* One address range of an outermost code scope. */
@@ -259,6 +299,8 @@ static void cu_walk(Dwarf *dw, struct ds_dwarf_cache *cache, struct walk *w, Dwa
 	if (!r || !dwarf_offdie(dw, r->off, &w->chain[0]))
 		return;
 	w->n = 1;
+	if (c->overlap)
+		prefer_last_alias(w, w->pc);
 	walk_scopes(w, &w->chain[0], r->depth + 1);
 }
 

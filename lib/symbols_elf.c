@@ -640,6 +640,10 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 			.name = rv->v[i].name,
 			.raw = rv->v[i].raw,
 			.demangle = rv->v[i].demangle,
+			/* only where addr2line would name another symbol of this start */
+			.a2l_name = rv->v[i].a2l_name && rv->v[i].a2l_name != rv->v[i].name ? rv->v[i].a2l_name : NULL,
+			.a2l_raw = rv->v[i].a2l_raw,
+			.a2l_demangle = rv->v[i].a2l_demangle,
 		};
 		sorted = sorted && (i == 0 || syms[i - 1].start <= syms[i].start);
 	}

@@ -82,6 +82,14 @@ struct ds_sym {
 	 * thread), and only interned names escape the image.
 	 */
 	bool raw, demangle;
+	/*
+	 * The name binutils' addr2line gives the address when no DWARF
+	 * function covers it (perf 7.2's inline lookup falls back to it): of
+	 * the symbols starting here, the first function in symbol-table
+	 * order.  NULL if it is @name's symbol; raw/demangle as @name's.
+	 */
+	const char *a2l_name;
+	bool a2l_raw, a2l_demangle;
 };
 
 struct ds_symtab {
@@ -102,6 +110,10 @@ struct ds_rawsym {
 	uint8_t bind;              /* STB_* */
 	uint8_t type;              /* STT_* */
 	bool ifunc_alias;          /* survived a duplicate that was an IFUNC */
+	/* ds_rawsym__finish: addr2line's pick among the symbols of this start (struct ds_sym) */
+	const char *a2l_name;
+	bool a2l_raw, a2l_demangle;
+	uint8_t a2l_type;
 };
 
 /*

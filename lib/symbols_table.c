@@ -205,6 +205,26 @@ static void fixup_end(struct ds_rawsym *raw, size_t nr)
 	}
 }
 
+static bool a2l_is_func(uint8_t type)
+{
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/*
+ * binutils' addr2line, for an address no DWARF function covers, names the
+ * symbol that starts nearest below it; among those of one start and size,
+ * a function before anything else, then the first in the symbol table
+ * (elf_find_function's better_fit).  @r starts a group of its start (the
+ * lowest order: the sort is by start, then order).
+ */
+static void a2l_first(struct ds_rawsym *r)
+{
+	r->a2l_name = r->name;
+	r->a2l_raw = r->raw;
+	r->a2l_demangle = r->demangle;
+	r->a2l_type = r->type;
+}
+
 size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 {
 	size_t out = 0;
@@ -218,12 +238,22 @@ size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 			break;
 		}
 	fixup_end(raw, nr);
+	a2l_first(&raw[0]);
 	for (size_t i = 1; i < nr; i++) {
 		struct ds_rawsym *cur = &raw[out];
 
 		if (raw[i].start != cur->start) {
 			raw[++out] = raw[i];
+			a2l_first(&raw[out]);
 			continue;
+		}
+		struct ds_rawsym a2l = *cur;   /* its a2l_* fields */
+
+		if (!a2l_is_func(a2l.a2l_type) && a2l_is_func(raw[i].type)) {
+			a2l.a2l_name = raw[i].name;
+			a2l.a2l_raw = raw[i].raw;
+			a2l.a2l_demangle = raw[i].demangle;
+			a2l.a2l_type = raw[i].type;
 		}
 		if (first_is_best(cur, &raw[i])) {
 			cur->ifunc_alias |= raw[i].type == STT_GNU_IFUNC;
@@ -233,6 +263,10 @@ size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 			*cur = raw[i];
 			cur->ifunc_alias |= alias;
 		}
+		cur->a2l_name = a2l.a2l_name;
+		cur->a2l_raw = a2l.a2l_raw;
+		cur->a2l_demangle = a2l.a2l_demangle;
+		cur->a2l_type = a2l.a2l_type;
 	}
 	return out + 1;
 }

@@ -47,6 +47,12 @@ struct ds_event {
 	struct ds_sample sample;       /* SAMPLE: all fields; others: sample_id_all trailer */
 	enum ds_stitch_state stitch;
 	uint64_t cookie;               /* for deferred samples and records */
+	/*
+	 * DS_STITCH_AFTER: the time of the deferred record that completed the
+	 * sample (perf 7.2 holds such a sample until then, so it names the
+	 * thread as it is then: an exec in between gives the new comm); else 0.
+	 */
+	uint64_t record_time;
 };
 
 struct ds_stitch_stats {

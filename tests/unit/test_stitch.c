@@ -28,6 +28,7 @@ struct seen {
 	uint32_t type, tid;
 	uint64_t time;
 	enum ds_stitch_state stitch;
+	uint64_t record_time;
 	uint64_t chain[16];
 	uint64_t nr;
 };
@@ -43,6 +44,7 @@ static int collect(void *ctx, const struct ds_event *ev)
 	s->tid = ev->sample.tid;
 	s->time = ev->sample.time;
 	s->stitch = ev->stitch;
+	s->record_time = ev->record_time;
 	s->nr = ev->sample.callchain_nr < 16 ? ev->sample.callchain_nr : 16;
 	if (ev->sample.callchain)
 		memcpy(s->chain, ev->sample.callchain, s->nr * 8);
@@ -156,6 +158,10 @@ static void test_after(void)
 	CHECK(out[0].stitch == DS_STITCH_AFTER && has_user(&out[0], 0x4000), "first stitched after");
 	CHECK(out[1].stitch == DS_STITCH_AFTER && has_user(&out[1], 0x4000), "second stitched after");
 	CHECK(out[0].nr == 4 && out[0].chain[0] == DS_CONTEXT_KERNEL, "merged chain is kernel, USER, ips");
+	/* report names the thread as at the record (an exec in between: the new comm) */
+	CHECK(out[0].record_time == 300 && out[1].record_time == 300 && out[0].time == 100,
+	      "stitched after: the record's time (%llu), the sample's own kept", (unsigned long long)out[0].record_time);
+	CHECK(out[2].record_time == 0, "the record itself: no record_time");
 	CHECK(ds_stitcher__stats(st)->stitched_after == 2, "stat after");
 	ds_stitcher__delete(st);
 }
@@ -166,7 +172,7 @@ static void test_before(void)
 
 	deferred(st, 10, 100, 0x200000001, 0x5000);
 	sample(st, 10, 150, 0x200000001, false);
-	CHECK(nout == 2 && out[1].stitch == DS_STITCH_BEFORE && has_user(&out[1], 0x5000),
+	CHECK(nout == 2 && out[1].stitch == DS_STITCH_BEFORE && out[1].record_time == 0 && has_user(&out[1], 0x5000),
 	      "record before the sample is used");
 	ds_stitcher__delete(st);
 }

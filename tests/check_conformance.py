@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Compare one dstack output with perf 7.2's output of the same command.
+
+usage: check_conformance.py PERF_OUT DSTACK_OUT [--blocks]
+
+Prints "EQUAL/TOTAL" (perf's lines that dstack printed the same) then,
+after a tab, a short note: the lines excused and the first differences.  Exit 0
+when every line of both outputs is accounted for (equal or excused),
+else 1.
+
+--blocks (script outputs): the outputs are compared as samples, blocks
+separated by blank lines, as multisets (the same sample may be printed
+at another place among samples of equal time).  The one documented
+difference is excused: a sample perf printed with a bare deferred cookie
+as its last frame ("(cookie)" or "[unknown] ([unknown])") that dstack
+printed with the same lines before it and a user callchain in place of
+the cookie (dstack stitches samples whose record came before them,
+perf 7.2 does not).  Its lines count as excused, not equal.
+
+Without --blocks the outputs are compared line by line in order (difflib):
+a report's order is part of its meaning.
+"""
+import difflib
+import re
+import sys
+from collections import Counter
+
+TIP = re.compile(r'\n# \((?:Tip: |Cannot load tips\.txt)[^\n]*\n#\n$')
+COOKIE = re.compile(r'^\s*[0-9a-f]+ (\(cookie\) \(\[unknown\]\)|\[unknown\] \(\[unknown\]\))$')
+
+
+def read(path):
+    with open(path, errors='replace') as f:
+        return f.read()
+
+
+def split_blocks(text):
+    return [b for b in text.split('\n\n') if b.strip('\n')]
+
+
+def nlines(block):
+    return block.strip('\n').count('\n') + 1
+
+
+def excusable(p, d):
+    pl, dl = p.strip('\n').split('\n'), d.strip('\n').split('\n')
+    return (len(pl) >= 2 and COOKIE.match(pl[-1]) is not None and len(dl) >= len(pl)
+            and dl[:len(pl) - 1] == pl[:-1] and not COOKIE.match(dl[-1]))
+
+
+def compare_blocks(ptext, dtext):
+    pb, db = split_blocks(ptext), split_blocks(dtext)
+    pc, dc = Counter(pb), Counter(db)
+    common = pc & dc
+    equal = sum(nlines(b) * n for b, n in common.items())
+    p_left = list((pc - common).elements())
+    d_left = list((dc - common).elements())
+    # excuse stitched samples: perf's block with a cookie, ours with its chain
+    by_head = {}
+    for b in d_left:
+        by_head.setdefault(b.strip('\n').split('\n')[0], []).append(b)
+    excused, p_rest = 0, []
+    for b in p_left:
+        cands = by_head.get(b.strip('\n').split('\n')[0], [])
+        hit = next((i for i, d in enumerate(cands) if excusable(b, d)), None)
+        if hit is None:
+            p_rest.append(b)
+            continue
+        excused += nlines(b)
+        cands.pop(hit)
+    d_rest = [b for v in by_head.values() for b in v]
+    total = sum(nlines(b) for b in pb)
+    notes = []
+    if excused:
+        notes.append('%d excused (stitched)' % excused)
+    if p_rest or d_rest:
+        notes.append('%d perf samples unmatched, %d dstack' % (len(p_rest), len(d_rest)))
+        for b in p_rest[:2]:
+            notes.append('perf: ' + ' | '.join(b.strip('\n').split('\n')[:4]))
+        for b in d_rest[:2]:
+            notes.append('dstack: ' + ' | '.join(b.strip('\n').split('\n')[:4]))
+    return equal, total, excused, not p_rest and not d_rest, notes
+
+
+def compare_lines(ptext, dtext):
+    pl, dl = ptext.split('\n'), dtext.split('\n')
+    sm = difflib.SequenceMatcher(None, pl, dl, autojunk=False)
+    equal, notes = 0, []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == 'equal':
+            equal += i2 - i1
+        elif len(notes) < 4:
+            notes.append('perf %d: %r / dstack %d: %r' % (i1 + 1, pl[i1] if i1 < i2 else '',
+                                                         j1 + 1, dl[j1] if j1 < j2 else ''))
+    return equal, len(pl), 0, equal == len(pl) == len(dl), notes
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    if len(args) != 2:
+        raise SystemExit(__doc__)
+    ptext, dtext = read(args[0]), read(args[1])
+    # perf's report ends with a tip picked at random (or a note that it has
+    # none): dstack prints none
+    ptext = TIP.sub('\n', ptext)
+    if '--blocks' in sys.argv:
+        equal, total, excused, same, notes = compare_blocks(ptext, dtext)
+    else:
+        equal, total, excused, same, notes = compare_lines(ptext, dtext)
+    print('%d/%d\t%s' % (equal, total, '; '.join(notes)))
+    sys.exit(0 if same else 1)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Guest job (tests/suites/80-conformance.sh, kernel-vm): records one perf.data
+# per shape with the guest's perf 7.2 into /out, which the suite then reads
+# with dstack and with perf 7.2 on the host.  Every workload is a few tenths
+# of a second of guest CPU.  Each shape's exit status goes to /out/rc.
+cd /job || exit 1
+mkdir -p /out
+rec() { # NAME PERF-RECORD-ARGS...: /out/NAME.data, its log /out/NAME.log
+	name=$1; shift
+	perf record -o "/out/$name.data" "$@" >"/out/$name.log" 2>&1
+	echo "$name $?" >>/out/rc
+}
+# no callchains at all
+rec nocg -e cpu-clock -c 100000 -- ./wl mix 20
+# several events: types, periods (-c, -F, a per-event period) and :u / :k
+rec multi -g -c 100000 -e cpu-clock -e task-clock:u -e page-faults:k -- ./wl mix 20
+rec multif -F 2000 -e cpu-clock:u -e page-faults/period=1/ -e cpu-clock/period=300000/k -- ./wl mix 20
+# classic and deferred frame-pointer callchains
+rec fp -e cpu-clock -c 100000 --call-graph fp -- ./wl mix 20
+rec defer -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl mix 20
+# 32-bit static binary (vdso32, glibc's aliased symbols), classic and deferred
+rec w32 -e cpu-clock -c 100000 -g -- ./wl32 mix 20
+rec w32d -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl32 mix 20
+# exec (samples at the exec's COMM), fork, threads
+rec exec -e cpu-clock -c 100000 -g -- ./wl exec 6
+rec fork -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl fork 8
+rec threads -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl threads 40
+# C++
+rec cxx -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlxx 15
+# a JIT perf map (the map files come back with the recording)
+rec jit -e cpu-clock -c 100000 -g -- ./jit 20
+cp /tmp/perf-*.map /out/ 2>/dev/null
+# pipe mode and zstd-compressed records
+perf record -e cpu-clock -c 100000 --call-graph fp,defer -o - -- ./wl mix 15 >/out/pipe.data 2>/out/pipe.log
+echo "pipe $?" >>/out/rc
+rec zstd -z -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl mix 15
+# system wide, with a task that was running before the recording started
+./wl cpu 100000 >/dev/null 2>&1 & w=$!
+sleep 0.5
+rec sysw -a -e cpu-clock -c 200000 -g -- sleep 0.5
+# attach to a running process (-p), then stop it
+rec attach -e cpu-clock -c 100000 --call-graph fp,defer -p $w -- sleep 0.5
+kill $w; wait $w 2>/dev/null
+# no inheritance: the children of fork are not followed
+rec noinh --no-inherit -e cpu-clock -c 100000 -g -- ./wl fork 8
+# the guest's shared libraries the workloads ran with, for --symfs
+for f in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 \
+	/usr/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libm.so.6 \
+	/usr/lib/x86_64-linux-gnu/libstdc++.so.6 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
+	r=$(readlink -f "$f") || continue
+	for p in "$f" "$r"; do
+		mkdir -p "/out/symfs$(dirname "$p")"
+		cp "$r" "/out/symfs$p"
+	done
+done
+ls -l /out >/out/ls.txt
