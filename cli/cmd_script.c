@@ -139,6 +139,22 @@ static void print_time(struct script *sc, uint64_t t)
 	outbuf_puts(o, ": ");
 }
 
+/*
+ * The thread's comm for @ev: at the sample's time, or, for a sample its
+ * deferred record completed, when that record came (perf holds such a
+ * sample until then: after an exec it prints the new comm).
+ */
+static const char *comm_of(struct ds_thread *t, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+
+	if (!t)
+		return ":-1";
+	if (ev->record_time)
+		return ds_thread__comm_at(t, ev->record_time);
+	return s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+}
+
 /* comm, pid/tid, cpu, time: perf's perf_sample__fprintf_start() */
 static void print_start(struct script *sc, const struct ds_event *ev, const struct ds_evsel *evsel,
 			struct ds_thread *t)
@@ -148,7 +164,7 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 	uint64_t fl = field_set(sc, evsel);
 
 	if (fl & SF(COMM)) {
-		const char *comm = !t ? ":-1" : s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+		const char *comm = comm_of(t, ev);
 
 		/* the callchain below says the rest: no column */
 		if ((fl & SF(IP)) && (evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) && sc->use_callchain) {
@@ -737,7 +753,7 @@ static bool wanted(struct script *sc, const struct ds_event *ev)
 	if (!sc->filtering)
 		return true;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
-	comm = !t ? ":-1" : s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+	comm = comm_of(t, ev);
 	return sample_filter_wanted(&sc->filter, s, comm);
 }
 

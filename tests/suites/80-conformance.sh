@@ -139,7 +139,7 @@ conf_compare() {
 # headers is being rewritten in another branch: differences in the script
 # commands are counted here, not failed, while CONF_SCRIPT_KNOWN is set (the
 # lead clears it at the merge).
-CONF_SCRIPT_KNOWN=${CONF_SCRIPT_KNOWN-1}
+CONF_SCRIPT_KNOWN=${CONF_SCRIPT_KNOWN-}
 conf_known_class() {
 	[ -n "$CONF_SCRIPT_KNOWN" ] || return 1
 	case $1 in script|nomerge|F1|F2|F3|comm|time) return 0 ;; esac
