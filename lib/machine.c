@@ -575,6 +575,39 @@ static int process_mmap(struct ds_machine *m, const struct ds_event *ev)
 	return maps_insert(maps, &nm);
 }
 
+/*
+ * perf forgets a thread at its EXIT: a later sample of that tid finds a new
+ * thread, named ":TID" until a COMM names it.  Here the thread stays (its
+ * maps too) and ":TID" becomes its name from the exit's time on, in the
+ * history only: its newest name (what report shows a thread as) is kept.
+ */
+static int process_exit(struct ds_machine *m, const struct ds_event *ev)
+{
+	struct ds_task_event te;
+	const char *why, *name;
+	struct ds_thread *t;
+	char buf[24];
+
+	if (ds_task__parse(ev->evsel, ev->hdr, &te, &why) || ev->sample.time == DS_NO_TIME)
+		return 0;
+	t = ds_machine__thread(m, (int32_t)te.pid, (int32_t)te.tid);
+	snprintf(buf, sizeof(buf), ":%d", (int32_t)te.tid);
+	if (!t || !(name = ds_machine__intern(m, buf)))
+		return -ENOMEM;
+	if ((!t->comm_set || !t->nr_comms) && thread_set_comm(t, t->comm, 0))
+		return -ENOMEM;   /* the name before the exit, from the start */
+	if (t->nr_comms == t->cap_comms) {
+		struct comm_entry *n = realloc(t->comms, t->cap_comms * 2 * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->comms = n;
+		t->cap_comms *= 2;
+	}
+	t->comms[t->nr_comms++] = (struct comm_entry){ ev->sample.time, name };
+	return 0;
+}
+
 int ds_machine__process(struct ds_machine *m, const struct ds_event *ev)
 {
 	if (!ev->evsel)
@@ -582,6 +615,7 @@ int ds_machine__process(struct ds_machine *m, const struct ds_event *ev)
 	switch (ev->hdr->type) {
 	case DS_REC_COMM: return process_comm(m, ev);
 	case DS_REC_FORK: return process_fork(m, ev);
+	case DS_REC_EXIT: return process_exit(m, ev);
 	case DS_REC_MMAP:
 	case DS_REC_MMAP2: return process_mmap(m, ev);
 	default: return 0;

@@ -44,8 +44,12 @@ def nlines(block):
 
 def excusable(p, d):
     pl, dl = p.strip('\n').split('\n'), d.strip('\n').split('\n')
+    # ours continues where perf's cookie stands (its last frame may itself be
+    # an unknown stack address, "[unknown] ([unknown])", so only a chain of
+    # the same length must not end in a cookie)
     return (len(pl) >= 2 and COOKIE.match(pl[-1]) is not None and len(dl) >= len(pl)
-            and dl[:len(pl) - 1] == pl[:-1] and not COOKIE.match(dl[-1]))
+            and dl[:len(pl) - 1] == pl[:-1] and dl[len(pl) - 1] != pl[-1]
+            and (len(dl) > len(pl) or not COOKIE.match(dl[-1])))
 
 
 def compare_blocks(ptext, dtext):
