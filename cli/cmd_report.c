@@ -52,6 +52,7 @@ struct entry {
 	uint64_t self, acc, samples;
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
 	uint32_t root;                 /* call-graph root node */
+	uint32_t depth;                /* --children: perf's callchain max_depth (frames from it on, most) */
 };
 
 /* A sample's entry and call-graph path, by what determines them. */
@@ -597,6 +598,18 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 	 * own at first ('k' for a kernel sample).
 	 */
 	char level = n && s->frames[0].kernel ? 'k' : '.';
+	/*
+	 * perf's max_depth of an entry's call chain: the frames of the chain
+	 * from the entry's first place in the walk on (the whole chain for the
+	 * sample's own entry); it orders entries of one thread with equal
+	 * Children.  Deferred cookies are no frames of perf's chain.
+	 */
+	uint32_t nr_real = 0, before = 0;
+
+	for (long i = 0; i < n; i++)
+		nr_real += !s->frames[i].cookie;
+	if (self->depth < nr_real)
+		self->depth = nr_real;
 
 	for (long j = 0; j < n; j++) {
 		long i = r->caller ? n - 1 - j : j;
@@ -604,6 +617,8 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 
 		if (s->frames[i].cookie)
 			continue;
+		uint32_t depth = nr_real - before++;
+
 		key_of(r, s, &s->frames[i], false, &key);
 		if (strcmp(s->frames[i].dso, "[unknown]"))
 			level = '.';
@@ -617,6 +632,8 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 			continue;
 		e->stamp = r->seq;
 		e->acc += s->period;
+		if (e->depth < depth)
+			e->depth = depth;
 		if (r->graph && (r->caller ? add_chain(r, e, s, i, 0) : add_chain(r, e, s, i, n - 1)))
 			return -ENOMEM;
 	}
@@ -787,6 +804,9 @@ static int cmp_entry(const void *pa, const void *pb)
 
 	if (a->acc != b->acc)
 		return a->acc > b->acc ? -1 : 1;
+	/* perf's tie of equal Children in one thread: the caller first (the deeper chain, caller order) */
+	if (r->children && a->pid == b->pid && a->depth != b->depth)
+		return (a->depth > b->depth) == r->caller ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
 	for (int i = 0; i < r->nr_sort; i++) {
@@ -795,7 +815,13 @@ static int cmp_entry(const void *pa, const void *pb)
 		switch (r->sort[i]) {
 		case SORT_COMM: c = strcmp(a->comm, b->comm); break;
 		case SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
-		case SORT_DSO: c = strcmp(short_dso(a->dso), short_dso(b->dso)); break;
+		case SORT_DSO: {
+			/* perf's entries of no map ("[unknown]") after those of one */
+			bool ua = !strcmp(a->dso, "[unknown]"), ub = !strcmp(b->dso, "[unknown]");
+
+			c = ua != ub ? ua - ub : strcmp(short_dso(a->dso), short_dso(b->dso));
+			break;
+		}
 		case SORT_SYM:
 			if (!a->sym != !b->sym)
 				c = a->sym ? -1 : 1;
