@@ -605,12 +605,11 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 	 * perf's max_depth of an entry's call chain: the frames of the chain
 	 * from the entry's first place in the walk on (the whole chain for the
 	 * sample's own entry); it orders entries of one thread with equal
-	 * Children.  Deferred cookies are no frames of perf's chain.
+	 * Children.  A deferred cookie counts, as in perf's (the order of
+	 * tail.defer's and mixz.defer's ties says so).
 	 */
-	uint32_t nr_real = 0, before = 0;
+	uint32_t nr_real = (uint32_t)n, before = 0;
 
-	for (long i = 0; i < n; i++)
-		nr_real += !s->frames[i].cookie;
 	if (self->depth < nr_real)
 		self->depth = nr_real;
 
@@ -618,9 +617,10 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 		long i = r->caller ? n - 1 - j : j;
 		struct entry key, *e;
 
+		uint32_t depth = nr_real - before++;
+
 		if (s->frames[i].cookie)
 			continue;
-		uint32_t depth = nr_real - before++;
 
 		key_of(r, s, &s->frames[i], false, &key);
 		if (strcmp(s->frames[i].dso, "[unknown]"))
