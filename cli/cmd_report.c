@@ -608,16 +608,13 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 	 * Children.  A deferred cookie counts, as in perf's (the order of
 	 * tail.defer's and mixz.defer's ties says so).
 	 */
-	uint32_t nr_real = (uint32_t)n, before = 0;
-
-	if (self->depth < nr_real)
-		self->depth = nr_real;
+	if (self->depth < (uint32_t)n)
+		self->depth = (uint32_t)n;
 
 	for (long j = 0; j < n; j++) {
 		long i = r->caller ? n - 1 - j : j;
+		uint32_t depth = (uint32_t)(n - j);
 		struct entry key, *e;
-
-		uint32_t depth = nr_real - before++;
 
 		if (s->frames[i].cookie)
 			continue;
