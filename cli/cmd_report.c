@@ -804,8 +804,8 @@ static int cmp_entry(const void *pa, const void *pb)
 
 	if (a->acc != b->acc)
 		return a->acc > b->acc ? -1 : 1;
-	/* perf's tie of equal Children in one thread: the caller first (the deeper chain, caller order) */
-	if (r->children && a->pid == b->pid && a->depth != b->depth)
+	/* perf's tie of equal Children in one thread, with a call graph: the caller first (the deeper chain, caller order) */
+	if (r->children && r->graph && a->pid == b->pid && a->depth != b->depth)
 		return (a->depth > b->depth) == r->caller ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
@@ -856,6 +856,13 @@ static int cmp_collapsed(const void *pa, const void *pb)
 		case SORT_COMM: c = strcmp(a->comm, b->comm); break;
 		case SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
 		case SORT_SYM:
+			/* two unknown symbols: their addresses alone, not their DSOs */
+			if (!a->sym && !b->sym) {
+				if (a->start != b->start)
+					c = (int64_t)(a->start - b->start) < 0 ? -1 : 1;
+				break;
+			}
+			/* fall through */
 		case SORT_DSO: {
 			bool ua = !strcmp(a->dso, "[unknown]"), ub = !strcmp(b->dso, "[unknown]");
 
