@@ -52,6 +52,8 @@ struct entry {
 	uint64_t self, acc, samples;
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
 	uint32_t root;                 /* call-graph root node */
+	uint32_t depth;                /* --children: perf's callchain max_depth (frames from it on, most) */
+	uint64_t start;                /* the symbol's start (perf's collapsed order), the address with none */
 };
 
 /* A sample's entry and call-graph path, by what determines them. */
@@ -67,6 +69,7 @@ struct memo {
 struct report {
 	struct walk_opts wo;
 	bool children, graph, caller;
+	bool in_tree;                      /* entries go into perf's output tree (tree_order) */
 	bool any_callchain;                /* a sample of an event that records callchains was seen */
 	struct ds_machine *machine;        /* the walk's: a thread's newest comm, at print time */
 	double percent_limit;
@@ -536,6 +539,7 @@ static void key_of(struct report *r, const struct walk_sample *s, const struct d
 	/* perf prints an address with no symbol inside its map (map__map_ip) */
 	if (!key->sym && rel && !f->kernel && !f->cookie)
 		key->addr = f->addr;
+	key->start = !key->sym ? key->addr : f->kernel ? f->ip - f->offset : f->addr - f->offset;
 	/* a failed copy (ENOMEM) leaves the entry without its line: printed "?" */
 	if (uses(r, SORT_SRCLINE))
 		key->srcline = srcline_of(r, f);
@@ -597,13 +601,24 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 	 * own at first ('k' for a kernel sample).
 	 */
 	char level = n && s->frames[0].kernel ? 'k' : '.';
+	/*
+	 * perf's max_depth of an entry's call chain: the frames of the chain
+	 * from the entry's first place in the walk on (the whole chain for the
+	 * sample's own entry); it orders entries of one thread with equal
+	 * Children.  A deferred cookie counts, as in perf's (the order of
+	 * tail.defer's and mixz.defer's ties says so).
+	 */
+	if (self->depth < (uint32_t)n)
+		self->depth = (uint32_t)n;
 
 	for (long j = 0; j < n; j++) {
 		long i = r->caller ? n - 1 - j : j;
+		uint32_t depth = (uint32_t)(n - j);
 		struct entry key, *e;
 
 		if (s->frames[i].cookie)
 			continue;
+
 		key_of(r, s, &s->frames[i], false, &key);
 		if (strcmp(s->frames[i].dso, "[unknown]"))
 			level = '.';
@@ -617,6 +632,8 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 			continue;
 		e->stamp = r->seq;
 		e->acc += s->period;
+		if (e->depth < depth)
+			e->depth = depth;
 		if (r->graph && (r->caller ? add_chain(r, e, s, i, 0) : add_chain(r, e, s, i, n - 1)))
 			return -ENOMEM;
 	}
@@ -787,6 +804,9 @@ static int cmp_entry(const void *pa, const void *pb)
 
 	if (a->acc != b->acc)
 		return a->acc > b->acc ? -1 : 1;
+	/* perf's tie of equal Children in one thread, with a call graph: the caller first (the deeper chain, caller order) */
+	if (r->children && r->graph && a->pid == b->pid && a->depth != b->depth)
+		return (a->depth > b->depth) == r->caller ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
 	for (int i = 0; i < r->nr_sort; i++) {
@@ -795,12 +815,19 @@ static int cmp_entry(const void *pa, const void *pb)
 		switch (r->sort[i]) {
 		case SORT_COMM: c = strcmp(a->comm, b->comm); break;
 		case SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
-		case SORT_DSO: c = strcmp(short_dso(a->dso), short_dso(b->dso)); break;
+		case SORT_DSO: {
+			/* perf's entries of no map ("[unknown]") after those of one */
+			bool ua = !strcmp(a->dso, "[unknown]"), ub = !strcmp(b->dso, "[unknown]");
+
+			c = ua != ub ? ua - ub : strcmp(short_dso(a->dso), short_dso(b->dso));
+			break;
+		}
 		case SORT_SYM:
 			if (!a->sym != !b->sym)
 				c = a->sym ? -1 : 1;
 			else
-				c = a->sym ? strcmp(a->sym, b->sym) : (a->addr > b->addr) - (a->addr < b->addr);
+				/* in perf's tree two addresses are equal: the collapsed order tells them apart */
+				c = a->sym ? strcmp(a->sym, b->sym) : r->in_tree ? 0 : (a->addr > b->addr) - (a->addr < b->addr);
 			break;
 		case SORT_SRCLINE:
 			c = strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
@@ -809,6 +836,184 @@ static int cmp_entry(const void *pa, const void *pb)
 		if (c)
 			return c;
 	}
+	return 0;
+}
+
+/*
+ * perf's comparison of entries in its trees of entries as they come and
+ * collapsed (a new one, @pa, goes left of @pb when < 0): comm, pid, dso
+ * (none last), symbol by its start (none last, by address), source line.
+ */
+static int cmp_collapsed(const void *pa, const void *pb)
+{
+	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
+	const struct report *r = sort_ctx;
+
+	for (int i = 0; i < r->nr_sort; i++) {
+		int c = 0;
+
+		switch (r->sort[i]) {
+		case SORT_COMM: c = strcmp(a->comm, b->comm); break;
+		case SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
+		case SORT_SYM:
+			/* two unknown symbols: their addresses alone, not their DSOs */
+			if (!a->sym && !b->sym) {
+				if (a->start != b->start)
+					c = (int64_t)(a->start - b->start) < 0 ? -1 : 1;
+				break;
+			}
+			/* fall through */
+		case SORT_DSO: {
+			bool ua = !strcmp(a->dso, "[unknown]"), ub = !strcmp(b->dso, "[unknown]");
+
+			c = ua != ub ? ua - ub : strcmp(short_dso(a->dso), short_dso(b->dso));
+			if (c || r->sort[i] == SORT_DSO)
+				break;
+			if (!a->sym != !b->sym)
+				c = a->sym ? -1 : 1;
+			else if (a->start != b->start)   /* perf's difference, signed */
+				c = (int64_t)(a->start - b->start) < 0 ? -1 : 1;
+			else if (a->sym)
+				c = strcmp(a->sym, b->sym);
+			break;
+		}
+		case SORT_SRCLINE:
+			c = strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
+			break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/*
+ * --children: perf's order is not a sort.  Its comparison of equal Children
+ * looks at the chains' depths only within one thread, so it is no order
+ * across threads, and the result is where perf's red-black trees put the
+ * entries: built here the same way (tree_order).
+ */
+struct rbn {
+	uint32_t left, right, parent;
+	bool red;
+};
+
+static void rb_rotate(struct rbn *t, uint32_t *root, uint32_t x, bool left)
+{
+	uint32_t y = left ? t[x].right : t[x].left, p = t[x].parent;
+	uint32_t m = left ? t[y].left : t[y].right;
+
+	if (left) {
+		t[x].right = m;
+		t[y].left = x;
+	} else {
+		t[x].left = m;
+		t[y].right = x;
+	}
+	if (m != NONE)
+		t[m].parent = x;
+	t[y].parent = p;
+	t[x].parent = y;
+	if (p == NONE)
+		*root = y;
+	else if (t[p].left == x)
+		t[p].left = y;
+	else
+		t[p].right = y;
+}
+
+/* @in's entries into a red-black tree as perf's go (@cmp < 0: to the left), read back into @out in order. */
+static void rb_build(struct rbn *t, struct entry **in, size_t nr, int (*cmp)(const void *, const void *),
+		     struct entry **out)
+{
+	uint32_t root = NONE;
+
+	for (uint32_t z = 0; z < nr; z++) {
+		uint32_t p = NONE, x = root;
+		bool left = false;
+
+		while (x != NONE) {
+			p = x;
+			left = cmp(&in[z], &in[x]) < 0;
+			x = left ? t[x].left : t[x].right;
+		}
+		t[z] = (struct rbn){ .left = NONE, .right = NONE, .parent = p, .red = true };
+		if (p == NONE)
+			root = z;
+		else if (left)
+			t[p].left = z;
+		else
+			t[p].right = z;
+		x = z;
+		while (t[x].parent != NONE && t[t[x].parent].red) {
+			uint32_t q = t[x].parent, g = t[q].parent;
+			bool ql = t[g].left == q;
+			uint32_t u = ql ? t[g].right : t[g].left;
+
+			if (u != NONE && t[u].red) {
+				t[q].red = t[u].red = false;
+				t[g].red = true;
+				x = g;
+				continue;
+			}
+			if (x == (ql ? t[q].right : t[q].left)) {
+				rb_rotate(t, &root, q, ql);
+				x = q;
+				q = t[x].parent;
+			}
+			t[q].red = false;
+			t[g].red = true;
+			rb_rotate(t, &root, g, !ql);
+		}
+		t[root].red = false;
+	}
+	size_t k = 0;
+	uint32_t x = root;
+
+	while (x != NONE && t[x].left != NONE)
+		x = t[x].left;
+	while (x != NONE) {
+		out[k++] = in[x];
+		if (t[x].right != NONE) {
+			x = t[x].right;
+			while (t[x].left != NONE)
+				x = t[x].left;
+		} else {
+			uint32_t c = x;
+
+			x = t[x].parent;
+			while (x != NONE && t[x].right == c) {
+				c = x;
+				x = t[x].parent;
+			}
+		}
+	}
+}
+
+/*
+ * @list (the entries as they were made) in perf's order: its tree of
+ * entries as they come, read into its collapsed tree, read into its output
+ * tree.  Its comparisons are no orders (addresses compared by their
+ * difference, signed; depths only within a thread), so the trees decide.
+ */
+static int tree_order(struct entry **list, size_t nr)
+{
+	struct rbn *t = malloc(nr * sizeof(*t));
+	struct entry **tmp = malloc(nr * sizeof(*tmp));
+
+	if (!t || !tmp) {
+		free(t);
+		free(tmp);
+		return -ENOMEM;
+	}
+	rb_build(t, list, nr, cmp_collapsed, tmp);
+	rb_build(t, tmp, nr, cmp_collapsed, list);
+	memcpy(tmp, list, nr * sizeof(*tmp));
+	sort_ctx->in_tree = true;
+	rb_build(t, tmp, nr, cmp_entry, list);
+	sort_ctx->in_tree = false;
+	free(t);
+	free(tmp);
 	return 0;
 }
 
@@ -1131,7 +1336,7 @@ static int print_report(struct report *r)
 		for (size_t i = 0; i < r->nr_ents; i++)
 			if (r->ents[i].evsel == r->evsels[ev])
 				list[nr++] = &r->ents[i];
-		if (nr > 1)
+		if (nr > 1 && !(r->children && r->any_callchain && tree_order(list, nr) == 0))
 			qsort(list, nr, sizeof(*list), cmp_entry);
 		print_section(r, ev, oi == 0, list, nr);
 	}
