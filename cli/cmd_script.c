@@ -140,19 +140,29 @@ static void print_time(struct script *sc, uint64_t t)
 }
 
 /*
- * The thread's comm for @ev: at the sample's time, or, for a sample its
- * deferred record completed, when that record came (perf holds such a
- * sample until then: after an exec it prints the new comm).
+ * The thread's comm for @ev as perf script prints it: at the sample's
+ * time, or, for a sample held for its deferred record, when perf printed
+ * it (stitch.h: record_time; after an exec that is the new comm).  perf
+ * script forgets a thread at its EXIT: a sample it prints after that finds
+ * a new thread named ":TID" (perf report keeps the thread).  @buf holds
+ * that name.
  */
-static const char *comm_of(struct ds_thread *t, const struct ds_event *ev)
+static const char *comm_of(struct ds_thread *t, const struct ds_event *ev, char buf[24])
 {
 	const struct ds_sample *s = &ev->sample;
+	uint64_t when = ev->record_time ? ev->record_time : s->time, exited;
 
 	if (!t)
 		return ":-1";
-	if (ev->record_time)
-		return ds_thread__comm_at(t, ev->record_time);
-	return s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+	exited = ds_thread__exit_time(t);
+	/* a sample whose record never came: perf prints it at the end */
+	if (ev->stitch == DS_STITCH_UNRESOLVED)
+		when = exited ? exited + 1 : DS_NO_TIME;
+	if (exited && when != DS_NO_TIME && when > exited) {
+		snprintf(buf, 24, ":%d", (int32_t)s->tid);
+		return buf;
+	}
+	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
 }
 
 /* comm, pid/tid, cpu, time: perf's perf_sample__fprintf_start() */
@@ -164,7 +174,8 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 	uint64_t fl = field_set(sc, evsel);
 
 	if (fl & SF(COMM)) {
-		const char *comm = comm_of(t, ev);
+		char buf[24];
+		const char *comm = comm_of(t, ev, buf);
 
 		/* the callchain below says the rest: no column */
 		if ((fl & SF(IP)) && (evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) && sc->use_callchain) {
@@ -749,11 +760,12 @@ static bool wanted(struct script *sc, const struct ds_event *ev)
 	const struct ds_sample *s = &ev->sample;
 	struct ds_thread *t;
 	const char *comm;
+	char buf[24];
 
 	if (!sc->filtering)
 		return true;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
-	comm = comm_of(t, ev);
+	comm = comm_of(t, ev, buf);
 	return sample_filter_wanted(&sc->filter, s, comm);
 }
 

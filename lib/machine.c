@@ -100,6 +100,7 @@ struct ds_thread {
 	struct comm_entry *comms;  /* history, oldest first: samples printed late get the comm of their time */
 	size_t nr_comms, cap_comms;
 	bool comm_set;             /* a real comm replaced the ":TID" placeholder */
+	uint64_t exit_time;        /* its EXIT record's, 0 while it has none */
 	struct ds_maps *maps;
 };
 
@@ -449,6 +450,7 @@ struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t 
 }
 
 const char *ds_thread__comm(const struct ds_thread *t) { return t->comm; }
+uint64_t ds_thread__exit_time(const struct ds_thread *t) { return t->exit_time; }
 int32_t ds_thread__pid(const struct ds_thread *t) { return t->pid; }
 
 static int process_fork(struct ds_machine *m, const struct ds_event *ev)
@@ -494,6 +496,7 @@ static int process_comm(struct ds_machine *m, const struct ds_event *ev)
 	t = ds_machine__thread(m, (int32_t)ce.pid, (int32_t)ce.tid);
 	if (!t)
 		return -ENOMEM;
+	t->exit_time = 0;   /* a COMM after an EXIT names a new thread of that tid */
 	return thread_set_comm(t, ds_machine__intern(m, ce.comm), ev->sample.time == DS_NO_TIME ? 0 : ev->sample.time);
 }
 
@@ -575,36 +578,19 @@ static int process_mmap(struct ds_machine *m, const struct ds_event *ev)
 	return maps_insert(maps, &nm);
 }
 
-/*
- * perf forgets a thread at its EXIT: a later sample of that tid finds a new
- * thread, named ":TID" until a COMM names it.  Here the thread stays (its
- * maps too) and ":TID" becomes its name from the exit's time on, in the
- * history only: its newest name (what report shows a thread as) is kept.
- */
+/* The thread's EXIT: its time is kept (ds_thread__exit_time); nothing else changes. */
 static int process_exit(struct ds_machine *m, const struct ds_event *ev)
 {
 	struct ds_task_event te;
-	const char *why, *name;
+	const char *why;
 	struct ds_thread *t;
-	char buf[24];
 
 	if (ds_task__parse(ev->evsel, ev->hdr, &te, &why) || ev->sample.time == DS_NO_TIME)
 		return 0;
 	t = ds_machine__thread(m, (int32_t)te.pid, (int32_t)te.tid);
-	snprintf(buf, sizeof(buf), ":%d", (int32_t)te.tid);
-	if (!t || !(name = ds_machine__intern(m, buf)))
+	if (!t)
 		return -ENOMEM;
-	if ((!t->comm_set || !t->nr_comms) && thread_set_comm(t, t->comm, 0))
-		return -ENOMEM;   /* the name before the exit, from the start */
-	if (t->nr_comms == t->cap_comms) {
-		struct comm_entry *n = realloc(t->comms, t->cap_comms * 2 * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->comms = n;
-		t->cap_comms *= 2;
-	}
-	t->comms[t->nr_comms++] = (struct comm_entry){ ev->sample.time, name };
+	t->exit_time = ev->sample.time;
 	return 0;
 }
 

@@ -241,18 +241,6 @@ static int deliver(struct ds_stitcher *st, struct ds_event *ev, const struct cha
 	return st->fn(st->ctx, ev);
 }
 
-/*
- * When perf 7.2 would print a held sample (stitch.h: record_time): when its
- * record came, or, for one whose record never came, at the end, when its
- * thread may have exited (perf then names it ":TID").
- */
-static uint64_t record_time(const struct held *h)
-{
-	if (h->stitch == DS_STITCH_AFTER && h->chain)
-		return h->chain->time;
-	return h->stitch == DS_STITCH_UNRESOLVED ? UINT64_MAX : 0;
-}
-
 /* Deliver held events from the head while they are ready. */
 static int drain(struct ds_stitcher *st)
 {
@@ -260,7 +248,7 @@ static int drain(struct ds_stitcher *st)
 		struct held *h = held_at(st, st->head);
 		struct ds_event ev = { .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel,
 				       .stitch = h->stitch, .cookie = h->cookie,
-				       .record_time = record_time(h) };
+				       .record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : 0 };
 		const char *why;
 		int err = 0;
 

@@ -53,6 +53,8 @@ struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t 
 const char *ds_thread__comm(const struct ds_thread *t);
 /* The comm the thread had at @time (perf's comm history). */
 const char *ds_thread__comm_at(const struct ds_thread *t, uint64_t time);
+/* The time of the thread's EXIT record, 0 if none came (a FORK or COMM after it clears it). */
+uint64_t ds_thread__exit_time(const struct ds_thread *t);
 int32_t ds_thread__pid(const struct ds_thread *t);
 
 /*

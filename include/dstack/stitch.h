@@ -50,9 +50,7 @@ struct ds_event {
 	/*
 	 * DS_STITCH_AFTER: the time of the deferred record that completed the
 	 * sample (perf 7.2 holds such a sample until then, so it names the
-	 * thread as it is then: an exec in between gives the new comm);
-	 * DS_STITCH_UNRESOLVED: UINT64_MAX (perf prints it at the end, when its
-	 * thread may have exited); else 0.
+	 * thread as it is then: an exec in between gives the new comm); else 0.
 	 */
 	uint64_t record_time;
 };
