@@ -1236,6 +1236,9 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 			w[SORT_COMM] = l;
 		if ((l = strlen(short_dso(list[i]->dso))) > w[SORT_DSO])
 			w[SORT_DSO] = l;
+		/* an entry without a symbol widens the object column to an address's 16 digits, as perf */
+		if (!list[i]->sym && w[SORT_DSO] < 16)
+			w[SORT_DSO] = 16;
 		if ((l = (size_t)sym_text(list[i], buf, sizeof(buf))) > w[SORT_SYM])
 			w[SORT_SYM] = l;
 		if ((l = strlen(thread_comm(r, list[i]->pid, list[i]->comm)) + 8) > w[SORT_PID])

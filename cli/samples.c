@@ -272,6 +272,13 @@ int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct
 			fprintf(stderr, "dstack %s: File does not contain CPU events. Remove -C option to proceed.\n", cmd);
 			return -1;
 		}
+		/* perf takes CPUs up to the recording's count (none known in a pipe) */
+		for (size_t c = 0; c < MAX_FILTER_CPUS; c++)
+			if ((f->cpus[c / 64] >> (c % 64) & 1) && c >= hi->nr_cpus_avail) {
+				fprintf(stderr, "dstack %s: -C: CPU %zu is not one of the recording's %u CPUs%s\n", cmd, c,
+					hi->nr_cpus_avail, hi->pipe ? " (a pipe-mode recording does not say how many)" : "");
+				return -1;
+			}
 	}
 	if (f->time_str && strchr(f->time_str, '%')) {
 		if (!hi->last_sample_time) {
