@@ -700,6 +700,13 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 
 	if (!s->nr_frames && !s->filtered)
 		return 0;
+	/*
+	 * perf sets up the cumulative profile before a pipe's events are
+	 * known, so it has none there (the call graph keeps --children's
+	 * caller order).
+	 */
+	if (!r->seq && r->children && walk_reader() && ds_reader__info(walk_reader())->pipe)
+		r->children = false;
 	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != s->evsel; ev++)
 		;
 	if (ev == r->nr_evsels) {
