@@ -114,6 +114,18 @@ static bool uses(const struct report *r, int key)
 	return r->sort_mask & (1u << key);
 }
 
+static const char *short_dso(const char *dso);
+
+/* FNV-1a of @s */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
 static bool entry_eq(const struct report *r, const struct entry *a, const struct entry *b)
 {
 	if (a->evsel != b->evsel)
@@ -122,7 +134,8 @@ static bool entry_eq(const struct report *r, const struct entry *a, const struct
 		return false;
 	if (uses(r, SORT_PID) && a->pid != b->pid)
 		return false;
-	if (uses(r, SORT_DSO) && a->dso != b->dso)
+	/* perf tells objects apart by their short names: two "perf" binaries are one */
+	if (uses(r, SORT_DSO) && a->dso != b->dso && strcmp(short_dso(a->dso), short_dso(b->dso)))
 		return false;
 	if (uses(r, SORT_SYM) && (a->sym != b->sym || (!a->sym && a->addr != b->addr)))
 		return false;
@@ -140,7 +153,7 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 	if (uses(r, SORT_PID))
 		h = ds_hash_pair(h, (uint64_t)(uint32_t)e->pid);
 	if (uses(r, SORT_DSO))
-		h = ds_hash_pair(h, (uintptr_t)e->dso);
+		h = ds_hash_pair(h, name_hash(short_dso(e->dso)));
 	if (uses(r, SORT_SYM))
 		h = ds_hash_pair(h, e->sym ? (uintptr_t)e->sym : e->addr);
 	if (uses(r, SORT_SRCLINE))
