@@ -27,6 +27,8 @@ struct nkey {
 	uint64_t ip;               /* the frame's address when sym is NULL, else 0 */
 	bool inlined;
 	uint64_t start;            /* not part of the key: the symbol's start in its DSO (perf orders equal call-graph branches by it) */
+	uint64_t rip;              /* not part of the key: the first frame's address (perf's order where one side has no symbol) */
+	uint32_t dso_rank;         /* not part of the key: the DSO's place in perf's order of its DSO objects (see dso_rank()) */
 };
 
 /*
@@ -193,6 +195,25 @@ static bool nkey_eq(const struct nkey *a, const struct nkey *b)
 	return a->sym == b->sym && a->dso == b->dso && a->ip == b->ip && a->inlined == b->inlined;
 }
 
+/*
+ * Where perf's DSO object for @f's DSO would sort: perf orders equal
+ * call-graph branches of different DSOs by the objects' addresses, which
+ * follow the order it made them in: none (no map) first, the kernel's
+ * (made at start), its modules', then the user maps' DSOs as they were
+ * first mapped.
+ */
+static uint32_t dso_rank(const struct report *r, const struct ds_cc_frame *f)
+{
+	unsigned seq;
+
+	if (f->kernel)
+		return strcmp(f->dso, "[kernel.kallsyms]") ? 2 : 1;
+	seq = r->machine ? ds_machine__map_name_seq(r->machine, f->dso) : 0;
+	if (seq)
+		return 3 + seq;
+	return strcmp(f->dso, "[unknown]") ? 3 : 0;
+}
+
 /* The nkey of frame @f (names are interned: compared as pointers), added if new; NONE on ENOMEM. */
 static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 {
@@ -202,6 +223,8 @@ static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 
 	key.ip = key.sym ? 0 : f->ip;
 	key.start = !key.sym ? f->ip : f->kernel ? f->ip - f->offset : f->addr - f->offset;
+	key.rip = f->ip;
+	key.dso_rank = dso_rank(r, f);
 	k = (uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
 	    (key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL;
 	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
@@ -1056,18 +1079,56 @@ static const char *node_name(const struct report *r, const struct node *nd, char
 	return buf;
 }
 
+/*
+ * perf's order of two call-graph branches by their first frames (its
+ * match_chain(), <0: @a before @b in the parent's tree of children): by
+ * name where either is an inlined function, else by DSO object then the
+ * symbols' starts where both have symbols, else by DSO then address.
+ */
+static int match_order(const struct nkey *a, const struct nkey *b)
+{
+	uint64_t x, y;
+
+	if (a->sym && b->sym) {
+		if (a->inlined || b->inlined) {
+			int c = strcmp(a->sym, b->sym);
+
+			if (c)
+				return c;
+		}
+		x = a->start;
+		y = b->start;
+	} else {
+		x = a->sym ? a->rip : a->ip;
+		y = b->sym ? b->rip : b->ip;
+	}
+	if (a->dso_rank != b->dso_rank)
+		return a->dso_rank < b->dso_rank ? -1 : 1;
+	if (a->dso != b->dso)
+		return strcmp(a->dso, b->dso);
+	if (x != y)
+		return x < y ? -1 : 1;
+	return a->inlined - b->inlined;
+}
+
+/*
+ * Heavier first; equal weights as perf's rb-trees leave them: a new child
+ * goes left of a child that orders before it (so the children's tree reads
+ * in descending match_order()), and the sort takes them in that order,
+ * putting an equal weight right of the ones before it.
+ */
 static int cmp_kid(const void *pa, const void *pb)
 {
 	const struct node *nodes = sort_ctx->nodes;
 	const struct kid *a = pa, *b = pb;
-
 	const struct nkey *ka = &sort_ctx->nkeys[nodes[a->n].key], *kb = &sort_ctx->nkeys[nodes[b->n].key];
+	int c;
 
 	if (nodes[a->n].cumul != nodes[b->n].cumul)
 		return nodes[a->n].cumul > nodes[b->n].cumul ? -1 : 1;
-	/* equal weights in one DSO, functions (not inlined): perf's order, the later start first */
-	if (ka->dso == kb->dso && !ka->inlined && !kb->inlined && ka->start != kb->start)
-		return ka->start > kb->start ? -1 : 1;
+	c = match_order(ka, kb);
+	if (c)
+		return -c;
 	return strcmp(a->name, b->name);
 }
 

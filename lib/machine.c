@@ -109,6 +109,7 @@ struct ds_machine {
 	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
 	struct ds_thread *last_thread; /* the one found last: samples come in runs of one thread */
 	struct ds_hashmap strings;     /* hash -> char * (interned) */
+	struct ds_hashmap map_names;   /* interned user map name -> its order of first mmap (1, 2, ...) */
 	struct ds_maps kmaps;          /* kernel and module maps */
 	struct ds_cc_frame *cc;        /* ds_machine__callchain's buffer */
 	size_t cc_cap;
@@ -345,6 +346,13 @@ static int thread_set_comm(struct ds_thread *t, const char *comm, uint64_t time)
 	return 0;
 }
 
+unsigned ds_machine__map_name_seq(const struct ds_machine *m, const char *name)
+{
+	const uint64_t *v = ds_hashmap__find(&m->map_names, (uintptr_t)name);
+
+	return v ? (unsigned)*v : 0;
+}
+
 const char *ds_thread__comm_at(const struct ds_thread *t, uint64_t time)
 {
 	size_t lo = 0, hi = t->nr_comms;
@@ -374,6 +382,7 @@ void ds_machine__delete(struct ds_machine *m)
 		free((char *)(uintptr_t)v);
 	ds_hashmap__exit(&m->threads);
 	ds_hashmap__exit(&m->strings);
+	ds_hashmap__exit(&m->map_names);
 	free(m->kmaps.v);
 	free(m->cc);
 	free(m->fcache);
@@ -567,6 +576,9 @@ static int process_mmap(struct ds_machine *m, const struct ds_event *ev)
 		snprintf(name, sizeof(name), "/tmp/perf-%u.map", me.pid);
 		nm.name = ds_machine__intern(m, name);
 	}
+	if (!ds_hashmap__find(&m->map_names, (uintptr_t)nm.name) &&
+	    ds_hashmap__set(&m->map_names, (uintptr_t)nm.name, m->map_names.len + 1))
+		return -ENOMEM;
 	if (!is_special(me.filename))
 		nm.dso = ds_symbols__dso(m->syms, me.filename, me.has_build_id ? me.build_id : NULL,
 					 me.has_build_id ? me.build_id_size : 0);

@@ -139,5 +139,11 @@ const uint32_t *ds_machine__shape_frames(const struct ds_machine *m, uint64_t sh
 
 /* Intern a string for the machine's lifetime. */
 const char *ds_machine__intern(struct ds_machine *m, const char *s);
+/*
+ * The order in which user map name @name (interned) was first mapped: 1
+ * for the first, 2 for the next...; 0 if never (perf makes its DSO objects
+ * in this order).
+ */
+unsigned ds_machine__map_name_seq(const struct ds_machine *m, const char *name);
 
 #endif
