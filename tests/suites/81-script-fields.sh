@@ -253,7 +253,8 @@ fields_cli_suite() {
 	if "$DSTACK" --version | grep -q '^dstack [0-9]'; then ok "dstack --version"; else bad "dstack --version"; fi
 	# each command's man page names every long option its --help lists
 	local missing opt
-	for c in script stat dump report folded flamegraph pprof speedscope inject record; do
+	for c in script stat dump report folded flamegraph pprof speedscope inject record diff; do
+		[ -s "$o/help.$c" ] || "$DSTACK" "$c" --help >"$o/help.$c" 2>&1
 		missing=
 		for opt in $(grep -o -- '--[a-z][a-z-]*' "$o/help.$c" | sort -u); do
 			grep -q -- "$(printf '%s' "$opt" | sed 's/-/\\\\-/g')" "$ROOT/docs/man/dstack-$c.1" || missing="$missing $opt"
