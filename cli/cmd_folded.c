@@ -368,6 +368,7 @@ int cmd_folded(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	walk_opts_init(&fo->wo);
+	fo->wo.script_comms = true;
 	for (int i = 1; i < argc && ret == EXIT_OK; i++) {
 		int c = walk_opt(&fo->wo, "folded", argc, argv, &i);
 

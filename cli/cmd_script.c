@@ -139,32 +139,6 @@ static void print_time(struct script *sc, uint64_t t)
 	outbuf_puts(o, ": ");
 }
 
-/*
- * The thread's comm for @ev as perf script prints it: at the sample's
- * time, or, for a sample held for its deferred record, when perf printed
- * it (stitch.h: record_time; after an exec that is the new comm).  perf
- * script forgets a thread at its EXIT: a sample it prints after that finds
- * a new thread named ":TID" (perf report keeps the thread).  @buf holds
- * that name.
- */
-static const char *comm_of(struct ds_thread *t, const struct ds_event *ev, char buf[24])
-{
-	const struct ds_sample *s = &ev->sample;
-	uint64_t when = ev->record_time ? ev->record_time : s->time, exited;
-
-	if (!t)
-		return ":-1";
-	exited = ds_thread__exit_time(t);
-	/* a sample whose record never came: perf prints it at the end */
-	if (ev->stitch == DS_STITCH_UNRESOLVED)
-		when = exited ? exited + 1 : DS_NO_TIME;
-	if (exited && when != DS_NO_TIME && when > exited) {
-		snprintf(buf, 24, ":%d", (int32_t)s->tid);
-		return buf;
-	}
-	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
-}
-
 /* comm, pid/tid, cpu, time: perf's perf_sample__fprintf_start() */
 static void print_start(struct script *sc, const struct ds_event *ev, const struct ds_evsel *evsel,
 			struct ds_thread *t)
@@ -175,7 +149,7 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 
 	if (fl & SF(COMM)) {
 		char buf[24];
-		const char *comm = comm_of(t, ev, buf);
+		const char *comm = script_comm(t, ev, buf);
 
 		/* the callchain below says the rest: no column */
 		if ((fl & SF(IP)) && (evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) && sc->use_callchain) {
@@ -765,7 +739,7 @@ static bool wanted(struct script *sc, const struct ds_event *ev)
 	if (!sc->filtering)
 		return true;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
-	comm = comm_of(t, ev, buf);
+	comm = script_comm(t, ev, buf);
 	return sample_filter_wanted(&sc->filter, s, comm);
 }
 

@@ -655,6 +655,32 @@ static int offcpu_drain(struct walk *w)
 	return ret;
 }
 
+/*
+ * The thread's comm for @ev as perf script prints it: at the sample's
+ * time, or, for a sample held for its deferred record, when perf printed
+ * it (stitch.h: record_time; after an exec that is the new comm).  perf
+ * script forgets a thread at its EXIT: a sample it prints after that finds
+ * a new thread named ":TID" (perf report keeps the thread).  @buf holds
+ * that name.
+ */
+const char *script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
+{
+	const struct ds_sample *s = &ev->sample;
+	uint64_t when = ev->record_time ? ev->record_time : s->time, exited;
+
+	if (!t)
+		return ":-1";
+	exited = ds_thread__exit_time(t);
+	/* a sample whose record never came: perf prints it at the end */
+	if (ev->stitch == DS_STITCH_UNRESOLVED)
+		when = exited ? exited + 1 : DS_NO_TIME;
+	if (exited && when != DS_NO_TIME && when > exited) {
+		snprintf(buf, 24, ":%d", (int32_t)s->tid);
+		return buf;
+	}
+	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
+}
+
 static int on_event(void *ctx, const struct ds_event *ev)
 {
 	struct walk *w = ctx;
@@ -662,6 +688,7 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	struct walk_sample ws = { .ev = ev, .evsel = ev->evsel };
 	const uint64_t *unwound;
 	uint64_t unwound_nr = 0;
+	char comm_buf[24];
 
 	if (w->o->time_mode != WALK_CPU && ev->hdr->type != DS_REC_SAMPLE && ev->evsel)
 		return offcpu_ran(w, ev);   /* a SWITCH, a deferred callchain, any record of a thread */
@@ -682,8 +709,13 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	if (!ws.thread)
 		return -ENOMEM;
 	/* a sample its deferred record completed: the comm when that record came, as perf (stitch.h) */
-	ws.comm = ev->record_time ? ds_thread__comm_at(ws.thread, ev->record_time)
-		: s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
+	if (w->o->script_comms) {
+		ws.comm = script_comm(ws.thread, ev, comm_buf);
+		if (ws.comm == comm_buf)   /* ":TID": the others are the machine's already */
+			ws.comm = ds_machine__intern(w->machine, comm_buf);
+	} else
+		ws.comm = ev->record_time ? ds_thread__comm_at(ws.thread, ev->record_time)
+			: s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
 	if (!sample_filter_time_cpu(&w->filter, s))
 		return 0;
 	ws.pid = (int32_t)s->pid;

@@ -64,6 +64,8 @@ struct walk_opts {
 	 * totals); --time and -C drop samples outright, as in perf.
 	 */
 	bool keep_filtered;
+	/* samples named as perf script names them (script_comm): folded is script's output collapsed */
+	bool script_comms;
 	/*
 	 * --off-cpu: only sched:sched_switch samples, each weighted by the ns
 	 * its thread stayed off CPU (lib/offcpu.c), with a leaf frame naming
@@ -238,6 +240,13 @@ void user_unwind__exit(struct user_unwind *uu);
 
 /* The recording being walked, during walk_samples() and its at_end; NULL otherwise. */
 const struct ds_reader *walk_reader(void);
+
+/*
+ * The thread's comm for @ev as perf script prints it: at the sample's
+ * time, when perf printed a sample held for its deferred record, or ":TID"
+ * for a thread perf script forgot at its EXIT (@buf holds that name).
+ */
+const char *script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24]);
 
 /* Statistics of the last walk (valid until the next walk_samples). */
 const struct ds_stitch_stats *walk_last_stitch_stats(void);

@@ -102,7 +102,7 @@ types = raw.split('Samples:\n', 1)[1].split('\n', 1)[0].split()
 # report: per event, samples, event count, and flat rows
 events = {}
 for blk in re.split(r'\n(?=# Samples: )', rep)[1:]:
-    m = re.match(r"# Samples: (\S+) of event '(.*)'\n# Event count \(approx\.\): (\d+)", blk)
+    m = re.match(r"# Samples: (\S+) +of event '(.*)'\n# Event count \(approx\.\): (\d+)", blk)
     rows = re.findall(r'^\s+(\d+\.\d+)%\s+\S+\s+\[.\] (.*?)\s*$', blk, re.M)
     events[m.group(2)] = (m.group(1), int(m.group(3)), rows)
 if sys.argv[5]: events = {sys.argv[5]: events[sys.argv[5]]}
