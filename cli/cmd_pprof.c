@@ -500,7 +500,7 @@ static int encode_profile(struct pprof *pp)
 	struct xdata *x = pp->x;
 	uint32_t empty = xdata_str(x, ""); /* string_table[0] must be "" */
 	uint32_t labels[4] = { xdata_str(x, "comm"), xdata_str(x, "pid"), xdata_str(x, "tid"), xdata_str(x, "cpu") };
-	uint32_t s_cpu, s_ns;
+	uint32_t s_cpu = 0, s_ns = 0;   /* set by value_types() */
 	uint64_t period = 0;
 	size_t longest = 0;
 	int err;
