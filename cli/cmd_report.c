@@ -1360,8 +1360,8 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		outbuf_fixed2(o, total ? e->self * 100.0 / total : 0.0, 7);
 		outbuf_putc(o, '%');
 		for (int k = 0; k < r->nr_sort; k++) {
-			/* perf pads every column to its width but a last symbol */
-			bool last = k + 1 == r->nr_sort && r->sort[k] == SORT_SYM;
+			/* perf pads every column to its width but a last symbol or source line */
+			bool last = k + 1 == r->nr_sort && (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE);
 
 			switch (r->sort[k]) {
 			case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;

@@ -103,7 +103,7 @@ static const char *const perf_only_report[] = {
 	"--percentage", "--ns", "-M", "--disassembler-style", "--raw-trace", "--socket-filter", "--samples",
 	"--stats", "--tasks", "--mmaps", "--itrace", "--inline", "--switch-on", "--switch-off",
 	"--show-on-off-events", "--stitch-lbr", "--disable-order", "--total-cycles", "--tui", "--gtk",
-	"-I", "--show-info", "-w", "--column-widths", "-t", "--field-separator", "-q", "--quiet",
+	"-I", "--show-info", "-w", "--column-widths", "-t", "--field-separator",
 	"--vmlinux", "--ignore-vmlinux", "--show-total-period", "--show-ref-call-graph", "--no-children-sort",
 	"--socket", "--cgroup", "--sort-by", "--hierarchy", "--no-hierarchy", "--latency", "--dump-hierarchy",
 };
