@@ -243,6 +243,8 @@ static int read_recording(struct diff *d, const char *path)
 	int ret;
 
 	wo.common.input = path;
+	/* stacks as `dstack folded` names them (perf script's comms) where they are compared with it */
+	wo.script_comms = d->mode != M_REPORT;
 	ds_hashmap__exit(&d->memo);
 	ds_hashmap__exit(&d->frame_ids);
 	ret = walk_samples("diff", &wo, on_sample, d);

@@ -21,6 +21,7 @@ Without --blocks the outputs are compared line by line in order (difflib):
 a report's order is part of its meaning.
 """
 import difflib
+import os
 import re
 import sys
 from collections import Counter
@@ -42,14 +43,29 @@ def nlines(block):
     return block.strip('\n').count('\n') + 1
 
 
+def rest_of_head(line):
+    """A sample's first line without its comm (the first word): the tid and time tell samples apart."""
+    return line.lstrip().split(' ', 1)[-1].lstrip()
+
+
 def excusable(p, d):
     pl, dl = p.strip('\n').split('\n'), d.strip('\n').split('\n')
+    # perf holds a sample it leaves with its cookie and prints it later: if
+    # its thread exited meanwhile, perf names it ":TID"
+    if pl[0] != dl[0]:
+        if not pl[0].lstrip().startswith(':') or rest_of_head(pl[0]) != rest_of_head(dl[0]):
+            return False
+        dl = [pl[0]] + dl[1:]
     # ours continues where perf's cookie stands (its last frame may itself be
     # an unknown stack address, "[unknown] ([unknown])", so only a chain of
     # the same length must not end in a cookie)
     return (len(pl) >= 2 and COOKIE.match(pl[-1]) is not None and len(dl) >= len(pl)
             and dl[:len(pl) - 1] == pl[:-1] and dl[len(pl) - 1] != pl[-1]
             and (len(dl) > len(pl) or not COOKIE.match(dl[-1])))
+
+
+held = set()      # samples perf held and printed as ":TID" (CONF_HELD_OUT)
+held_in = set()   # the same, from the unfiltered script comparison (CONF_HELD_IN)
 
 
 def compare_blocks(ptext, dtext):
@@ -62,17 +78,24 @@ def compare_blocks(ptext, dtext):
     # excuse stitched samples: perf's block with a cookie, ours with its chain
     by_head = {}
     for b in d_left:
-        by_head.setdefault(b.strip('\n').split('\n')[0], []).append(b)
+        by_head.setdefault(rest_of_head(b.strip('\n').split('\n')[0]), []).append(b)
     excused, p_rest = 0, []
     for b in p_left:
-        cands = by_head.get(b.strip('\n').split('\n')[0], [])
+        cands = by_head.get(rest_of_head(b.strip('\n').split('\n')[0]), [])
         hit = next((i for i, d in enumerate(cands) if excusable(b, d)), None)
         if hit is None:
             p_rest.append(b)
             continue
         excused += nlines(b)
-        cands.pop(hit)
+        d = cands.pop(hit)
+        if b.lstrip().startswith(':') and not d.lstrip().startswith(':'):
+            held.add(rest_of_head(b.strip('\n').split('\n')[0]))
     d_rest = [b for v in by_head.values() for b in v]
+    # perf printed those held samples as ":TID", so a --comm filter left
+    # them out there: ours (named at the sample's time) may pass it
+    kept = [b for b in d_rest if rest_of_head(b.strip('\n').split('\n')[0]) in held_in]
+    d_rest = [b for b in d_rest if b not in kept]
+    excused += sum(nlines(b) for b in kept)
     total = sum(nlines(b) for b in pb)
     notes = []
     if excused:
@@ -107,8 +130,13 @@ def main():
     # perf's report ends with a tip picked at random (or a note that it has
     # none): dstack prints none
     ptext = TIP.sub('\n', ptext)
+    if os.environ.get('CONF_HELD_IN') and os.path.exists(os.environ['CONF_HELD_IN']):
+        held_in.update(l.rstrip('\n') for l in open(os.environ['CONF_HELD_IN']) if l.strip())
     if '--blocks' in sys.argv:
         equal, total, excused, same, notes = compare_blocks(ptext, dtext)
+        if os.environ.get('CONF_HELD_OUT'):
+            with open(os.environ['CONF_HELD_OUT'], 'w') as f:
+                f.writelines(h + '\n' for h in sorted(held))
     else:
         equal, total, excused, same, notes = compare_lines(ptext, dtext)
     print('%d/%d\t%s' % (equal, total, '; '.join(notes)))
