@@ -81,11 +81,7 @@ static void memo_keep(struct folded *fo, uint64_t key, uint32_t root, uint64_t c
 
 static uint64_t str_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return ds_hash64(h);
+	return ds_hash64(ds_hash_str(s));
 }
 
 /*

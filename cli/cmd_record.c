@@ -323,14 +323,6 @@ struct sink_ctx {
 	int err;
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* MMAP2 with a build id (attr.build_id): remember it for the header */
 static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
 {
@@ -346,7 +338,7 @@ static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
 	if (bid_size == 0 || bid_size > 20)
 		return;
 	bool found;
-	uint64_t *v = ds_hashmap__upsert(&c->build_ids, hash_str(name), 1, &found);
+	uint64_t *v = ds_hashmap__upsert(&c->build_ids, ds_hash_str(name), 1, &found);
 	if (!v || found)
 		return;
 	/* perf files build ids under the machine's pid: -1 for the host */

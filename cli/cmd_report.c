@@ -118,16 +118,6 @@ static bool uses(const struct report *r, int key)
 
 static const char *short_dso(const char *dso);
 
-/* FNV-1a of @s */
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 static bool entry_eq(const struct report *r, const struct entry *a, const struct entry *b)
 {
 	if (a->evsel != b->evsel)
@@ -155,7 +145,7 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 	if (uses(r, SORT_PID))
 		h = ds_hash_pair(h, (uint64_t)(uint32_t)e->pid);
 	if (uses(r, SORT_DSO))
-		h = ds_hash_pair(h, name_hash(short_dso(e->dso)));
+		h = ds_hash_pair(h, ds_hash_str(short_dso(e->dso)));
 	if (uses(r, SORT_SYM))
 		h = ds_hash_pair(h, e->sym ? (uintptr_t)e->sym : e->addr);
 	if (uses(r, SORT_SRCLINE))
@@ -537,12 +527,9 @@ static size_t leaf_frame(const struct walk_sample *s)
 static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 {
 	char buf[1024];
-	uint64_t h = 1469598103934665603ULL;
 
 	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
-	for (const char *p = buf; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	for (uint64_t k = ds_hash64(h);; k = ds_hash64(k + 1)) {
+	for (uint64_t k = ds_hash64(ds_hash_str(buf));; k = ds_hash64(k + 1)) {
 		bool found;
 		uint64_t *v = ds_hashmap__upsert(&r->srcline_texts, k, 0, &found);
 		char *copy;

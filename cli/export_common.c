@@ -15,11 +15,7 @@
 
 static uint64_t str_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return ds_hash64(h);
+	return ds_hash64(ds_hash_str(s));
 }
 
 /* Make room for one more element of @size in *@arr. */

@@ -46,6 +46,16 @@ static inline uint64_t ds_hash64(uint64_t x)
 	return x;
 }
 
+/* FNV-1a of the NUL-terminated @s (not mixed: pass it to ds_hash64 to spread it over a table) */
+static inline uint64_t ds_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
 static inline uint64_t ds_hash_pair(uint64_t a, uint64_t b)
 {
 	return ds_hash64(a ^ ds_hash64(b + 0x9e3779b97f4a7c15ULL));

@@ -44,11 +44,7 @@ void ds_srcline_cache__free(struct ds_srcline_cache *c)
 
 static const char *keep_name(struct ds_srcline_cache *c, const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (const char *p = s; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	for (uint64_t k = ds_hash64(h);; k = ds_hash64(k + 1)) {
+	for (uint64_t k = ds_hash64(ds_hash_str(s));; k = ds_hash64(k + 1)) {
 		bool found;
 		uint64_t *v = ds_hashmap__upsert(&c->names, k, 0, &found);
 		char *copy;
