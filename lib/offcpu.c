@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 #include "dstack/offcpu.h"
 #include "hashmap.h"
 
@@ -76,13 +77,11 @@ static struct held *held_of(struct ds_offcpu *oc, int32_t tid, bool create)
 	if (!create)
 		return NULL;
 	if (oc->nr_held == oc->cap_held) {
-		size_t cap = oc->cap_held ? oc->cap_held * 2 : 64;
-		struct held *n = realloc(oc->held, cap * sizeof(*n));
+		struct held *n = ds_grow(oc->held, &oc->cap_held, oc->nr_held + 1, sizeof(*n), 64);
 
 		if (!n)
 			return NULL;
 		oc->held = n;
-		oc->cap_held = cap;
 	}
 	if (ds_hashmap__set(&oc->by_tid, (uint32_t)tid, oc->nr_held))
 		return NULL;

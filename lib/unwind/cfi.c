@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 #include "unwind/unwind_int.h"
 
 static int ops_keep(struct uw_opstore *st, const Dwarf_Op *ops, size_t n, uint32_t *at)
@@ -17,15 +18,11 @@ static int ops_keep(struct uw_opstore *st, const Dwarf_Op *ops, size_t n, uint32
 	if (n > 4096)
 		return -1;
 	if (st->nr + n > st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 256;
-		struct uw_op *v;
+		struct uw_op *v = ds_grow(st->v, &st->cap, st->nr + n, sizeof(*v), 256);
 
-		while (cap < st->nr + n)
-			cap *= 2;
-		if (!(v = realloc(st->v, cap * sizeof(*v))))
+		if (!v)
 			return -1;
 		st->v = v;
-		st->cap = cap;
 	}
 	*at = (uint32_t)st->nr;
 	for (size_t i = 0; i < n; i++)

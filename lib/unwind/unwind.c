@@ -13,6 +13,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 #include "dstack/unwind.h"
 #include "dstack/log.h"
 #include "hashmap.h"
@@ -264,13 +265,11 @@ static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 	if (at < d->nr && row.end > d->rows[at].start)
 		row.end = d->rows[at].start;
 	if (d->nr == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 64;
-		struct uw_row *v = realloc(d->rows, cap * sizeof(*v));
+		struct uw_row *v = ds_grow(d->rows, &d->cap, d->nr + 1, sizeof(*v), 64);
 
 		if (!v)
 			return NULL;
 		d->rows = v;
-		d->cap = cap;
 	}
 	memmove(&d->rows[at + 1], &d->rows[at], (d->nr - at) * sizeof(*d->rows));
 	d->rows[at] = row;
