@@ -14,7 +14,7 @@ cmds=(
 	"script" "script --no-merge-callchains" "script -F comm,tid,time,event,ip,sym,dso,period"
 	"script -F +srcline" "script -G" "report --stdio" "report --stdio --no-children"
 	"report --stdio --children --sort dso,sym" "report --stdio -g none --sort pid,comm"
-	"report --stdio --sort srcline -g none" "folded" "flamegraph" "pprof" "speedscope"
+	"report --stdio --sort srcline -g none" "folded" "flamegraph" "pprof -o -" "speedscope -o -"
 	"stat" "dump" "script --header-only" "inject --merge -o -"
 )
 n=0 bad=0
