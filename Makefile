@@ -20,7 +20,12 @@ ifneq ($(MODE),release)
 TIDY    := -DDSTACK_TIDY_EXIT
 endif
 CFLAGS  ?=
-CFLAGS  += $(WARN) $(CSTD) $(OPT) $(TIDY) -Iinclude -Ilib -MMD -MP
+# Include paths: the public headers (include/dstack), the utilities
+# (util/, for the library and the CLI: "util/hashmap.h"), and for the
+# library's own sources its private headers ("symbols/symbols_int.h"):
+# the CLI and the examples never see lib/.
+CFLAGS  += $(WARN) $(CSTD) $(OPT) $(TIDY) -Iinclude -I. -MMD -MP
+LIB_CFLAGS := -Ilib
 LDLIBS  := -lelf -ldw -lzstd -lz -lstdc++ -lm
 ifeq ($(MODE),release)
 # The command is linked statically: loading and relocating nine shared
@@ -33,7 +38,7 @@ else
 DSTACK_LIBS := $(LDLIBS)
 endif
 
-LIB_SRC := $(wildcard lib/*.c lib/unwind/*.c)
+LIB_SRC := $(wildcard util/*.c lib/*/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -49,14 +54,18 @@ $(BUILD)/libdstack.a: $(LIB_OBJ)
 $(BUILD)/dstack: $(CLI_OBJ) $(BUILD)/libdstack.a
 	$(CC) $(LDOPT) -o $@ $(CLI_OBJ) $(BUILD)/libdstack.a $(DSTACK_LIBS)
 
-$(BUILD)/%.o: %.c
+$(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-# (the CLI's output buffer too: test_outbuf checks its number formatting)
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdstack.a $(BUILD)/cli/outbuf.o
+$(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(BUILD)/cli/outbuf.o $(BUILD)/libdstack.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+
+# (unit tests see the library's private headers: they test its parts)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdstack.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(LDOPT) -o $@ $< $(BUILD)/libdstack.a $(LDLIBS)
 
 unit: $(TEST_BIN)
 
@@ -102,12 +111,12 @@ example: all $(BUILD)/example-workload
 FUZZ_DIR     := build-fuzz
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS  := $(WARN) $(CSTD) -O1 -g $(FUZZ_SAN) -Iinclude -Ilib
+FUZZ_CFLAGS  := $(WARN) $(CSTD) -O1 -g $(FUZZ_SAN) -Iinclude -I. -Ilib
 FUZZ_TARGETS := $(patsubst fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
 FUZZ_TIME    ?= 20
 
-$(FUZZ_DIR)/lib/%.o: lib/%.c
+$(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 

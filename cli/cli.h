@@ -10,7 +10,7 @@
 #define EXIT_OK 0
 #define EXIT_USAGE 2       /* bad command line */
 #define EXIT_INPUT 1       /* unreadable or corrupt input; output so far was written */
-#define EXIT_OUTPUT 3      /* the output could not be written (disk full, closed pipe, I/O error) */
+#define EXIT_OUTPUT OUTPUT_EXIT_FAILED      /* the output could not be written (disk full, closed pipe, I/O error) */
 
 int cmd_script(int argc, char **argv);
 int cmd_stat(int argc, char **argv);

@@ -41,7 +41,7 @@
 #include "cli.h"
 #include "dstack/event.h"
 #include "export_common.h"
-#include "grow.h"
+#include "util/grow.h"
 
 #define NONE UINT32_MAX
 #define F_KERNEL 1

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "dstack/event.h"
 #include "dstack/reader.h"
 #include "dstack/unwind.h"

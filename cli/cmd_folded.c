@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
-#include "grow.h"
-#include "hashmap.h"
-#include "outbuf.h"
+#include "util/grow.h"
+#include "util/hashmap.h"
+#include "util/outbuf.h"
 #include "samples.h"
 #include "export_common.h"
 

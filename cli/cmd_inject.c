@@ -37,7 +37,7 @@
 #include "dstack/event.h"
 #include "dstack/session.h"
 #include "dstack/writer.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "samples.h"
 
 #define ROUND_RECORDS 65536

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * dstack record: the recorder (lib/recorder.c) feeding the perf.data writer.
+ * dstack record: the recorder (lib/record/recorder.c) feeding the perf.data writer.
  *
  *   dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ]
  *                 [-g | --call-graph fp[,defer]|dwarf[,SIZE]] [--user-regs REG,...]
@@ -35,9 +35,9 @@
 #include "dstack/tracepoint.h"
 #include "dstack/writer.h"
 #include "dstack/unwind.h"
-#include "hashmap.h"
+#include "util/hashmap.h"
 #include <strings.h>
-#include "outbuf.h"
+#include "util/outbuf.h"
 
 #define USAGE "usage: dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ] " \
 	"[-g | --call-graph fp[,defer]|dwarf[,SIZE]] [--user-regs REG,...] [--stack-snapshot SIZE] [--off-cpu] " \

@@ -16,9 +16,9 @@
 #include "dstack/machine.h"
 #include "dstack/session.h"
 #include "dstack/tracepoint.h"
-#include "grow.h"
-#include "hashmap.h"
-#include "outbuf.h"
+#include "util/grow.h"
+#include "util/hashmap.h"
+#include "util/outbuf.h"
 #include "samples.h"
 #include "script_fields.h"
 #include "header.h"
@@ -386,7 +386,7 @@ static void print_page_size(struct outbuf *o, uint64_t size)
 
 /*
  * The sample's trace fields (tracepoints' "trace" field), between the
- * event name and the addresses, as perf prints them (lib/tracepoint.c).
+ * event name and the addresses, as perf prints them (lib/format/tracepoint.c).
  */
 static void print_trace_fields(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "dstack/event.h"
 #include "dstack/session.h"
 #include "samples.h"

@@ -11,7 +11,7 @@
 #include "dstack/event.h"
 #include "dstack/symbols.h"
 #include "export_common.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 
 static uint64_t str_hash(const char *s)
 {

@@ -15,8 +15,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "hashmap.h"
-#include "outbuf.h"
+#include "util/hashmap.h"
+#include "util/outbuf.h"
 #include "samples.h"
 
 struct xfunc {

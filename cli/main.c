@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "cli.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "progress.h"
 
 static const struct {

@@ -5,13 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 #include "dstack/log.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "samples.h"
 #include "dstack/tracepoint.h"
 #include "progress.h"
 #include "dstack/debuginfod.h"
 #include "dstack/offcpu.h"
-#include "grow.h"
+#include "util/grow.h"
 
 struct walk {
 	const struct walk_opts *o;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "cli.h"
-#include "hashmap.h"
+#include "util/hashmap.h"
 #include "dstack/machine.h"
 #include "dstack/session.h"
 #include "dstack/unwind.h"
@@ -68,7 +68,7 @@ struct walk_opts {
 	bool script_comms;
 	/*
 	 * --off-cpu: only sched:sched_switch samples, each weighted by the ns
-	 * its thread stayed off CPU (lib/offcpu.c), with a leaf frame naming
+	 * its thread stayed off CPU (lib/process/offcpu.c), with a leaf frame naming
 	 * the wait ("[off-cpu: sleeping]"); --wall: those and the other
 	 * (on-CPU) samples by their period (ns for cpu-clock/task-clock).
 	 * Other tracepoint samples are left out of both.
@@ -160,7 +160,7 @@ void analysis_close(struct analysis *a);
 void analysis_finish(struct analysis *a);
 
 /*
- * Tracepoint samples' text (lib/tracepoint.c): the formats are parsed from
+ * Tracepoint samples' text (lib/format/tracepoint.c): the formats are parsed from
  * the input's tracing data on the first tracepoint sample (again if a pipe
  * sends new data), %pS addresses resolve through the machine's kernel
  * symbols.

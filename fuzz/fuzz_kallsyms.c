@@ -22,7 +22,7 @@ static bool write_file(const char *path, const uint8_t *data, size_t size)
 	return ok;
 }
 
-/* The cache file's header, as lib/symbols_kallsyms.c writes it. */
+/* The cache file's header, as lib/symbols/kallsyms.c writes it. */
 struct kcache_head {
 	char magic[8];
 	uint64_t dev, ino, size, mtime_ns, ctime_ns;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target 6: tracepoint formats and their print fmt (lib/tracepoint.c).
+ * Fuzz target 6: tracepoint formats and their print fmt (lib/format/tracepoint.c).
  * The input is read three ways: as one event's format file (name, ID,
  * fields, print fmt), rendered over raw data made of the input's own bytes
  * at several sizes (none, short, whole); as a whole tracing-data blob; and

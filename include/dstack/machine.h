@@ -84,7 +84,7 @@ struct ds_cc_frame {
 };
 
 /*
- * @f's srcline as perf 7.2 prints it (implemented in symbols_srcline.c):
+ * @f's srcline as perf 7.2 prints it (implemented in symbols/srcline.c):
  * "file:line" (the file's base name) from DWARF for frame @depth of the
  * frame's inline chain (0: the innermost; see ds_dso__srcline), else
  * with @with_sym "sym+offset" (decimal; perf report --sort srcline), else

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "grow.h"
+#include "util/grow.h"
 #include "unwind/unwind_int.h"
 
 static int ops_keep(struct uw_opstore *st, const Dwarf_Op *ops, size_t n, uint32_t *at)

@@ -13,11 +13,11 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include "grow.h"
+#include "util/grow.h"
 #include "dstack/unwind.h"
 #include "dstack/log.h"
-#include "hashmap.h"
-#include "symbols_int.h"
+#include "util/hashmap.h"
+#include "symbols/symbols_int.h"
 #include "unwind/unwind_int.h"
 
 struct uw_dso {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Off-CPU pairing unit tests (lib/offcpu.c): a switch-out is weighted by
+ * Off-CPU pairing unit tests (lib/process/offcpu.c): a switch-out is weighted by
  * the time to its thread's switch-in; a record showing the thread running
  * ends the wait too, but not one from before the switch-out; the idle task
  * never waits; the callchain is the switch-out's, copied; a second

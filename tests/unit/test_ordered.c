@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ordered.h"
+#include "stream/ordered.h"
 
 static int passed, failed;
 

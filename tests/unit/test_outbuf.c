@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../../cli/outbuf.h"
+#include "util/outbuf.h"
 
 static int passed, failed;
 

@@ -22,7 +22,7 @@
 
 #include "dstack/log.h"
 #include "dstack/symbols.h"
-#include "symbols_int.h"   /* which kallsyms search a file gets */
+#include "symbols/symbols_int.h"   /* which kallsyms search a file gets */
 
 static int passed, failed;
 static int warnings;
@@ -686,7 +686,7 @@ static void test_hostile(const char *symfs, const char *dir)
 
 /*
  * Inline chains through a DWARF cache (each CU's outermost scopes by
- * address, symbols_dwarf.c) are what the walk from the CU finds without
+ * address, symbols/dwarf.c) are what the walk from the CU finds without
  * one: at the start, middle and last byte of every function of the
  * corpus binaries that have DWARF, and at every byte of the first 4 KiB
  * of each one's text.

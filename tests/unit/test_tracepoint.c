@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tracepoint format unit tests (lib/tracepoint.c), on format files of a
+ * Tracepoint format unit tests (lib/format/tracepoint.c), on format files of a
  * Linux 6.18 kernel (tracepoint_formats.h) and raw data built here; every
  * expected text is what perf 7.2 printed for a recorded sample with those
  * field values: sched_switch's prev_state letters ("D", "R+"),

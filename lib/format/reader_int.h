@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* Reader internals shared between reader.c and event.c. */
+#ifndef DSTACK_READER_INT_H
+#define DSTACK_READER_INT_H
+
+#include <zstd.h>
+#include "dstack/reader.h"
+#include "util/hashmap.h"
+#include "format/source.h"
+
+#define MAX_EVSELS 4096
+
+struct ds_reader {
+	char *path;
+	struct ds_source src;
+	struct ds_header_info info;
+	struct ds_evsel **evsels;
+	size_t nr_evsels;
+	struct ds_hashmap ids;   /* sample id -> evsel index */
+	int id_pos, is_pos;      /* u64 slots: from sample start / from record end */
+	bool named;
+	uint64_t pos, end;       /* next record, end of the data section */
+	uint64_t declared_end;   /* where the header says the data ends, if past the file */
+	uint64_t bytes;
+	uint64_t nr_compressed;
+	/* decompressed records waiting to be handed out */
+	ZSTD_DStream *zstd;
+	uint8_t *dbuf;
+	size_t dcap, dlen, dhead;
+	uint64_t doff;
+	uint8_t *scratch;        /* aligned copy of a misaligned record */
+	size_t scratch_cap;
+	char err[512];
+	int errcode;
+	/* called before the reader changes what others may be reading (evsels,
+	 * names, header info): the session's reading thread waits there until
+	 * the consumer has caught up */
+	void (*quiesce)(void *ctx);
+	void *quiesce_ctx;
+	uint8_t *feat_raw[DS_FEAT_BITS];  /* each feature section as recorded, for printing it */
+	uint64_t feat_len[DS_FEAT_BITS];
+};
+
+__attribute__((format(printf, 4, 5)))
+int reader_fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...);
+void reader_parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len);
+int reader_add_build_id(struct ds_reader *r, const uint8_t *p, size_t len);
+
+/* Pin the window the last record with in_window lies in (ds_source__pin). */
+static inline struct ds_source_window *ds_reader__pin(struct ds_reader *r)
+{
+	return ds_source__pin(&r->src);
+}
+
+#endif

@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The stitcher (see dstack/stitch.h).  Held events sit in a FIFO ring
+ * indexed by a monotonic sequence number; pending samples are also linked
+ * per cookie (newest first) so a deferred record finds its samples in time
+ * proportional to their number, never by scanning the FIFO.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/arena.h"
+#include "dstack/log.h"
+#include "dstack/stitch.h"
+#include "util/hashmap.h"
+
+#define NO_SEQ UINT64_MAX
+#define DEFAULT_EXIT_GRACE_NS (100ULL * 1000 * 1000)
+#define DEFAULT_MAX_HELD (32ULL << 20)
+#define MAX_ORPHANS 65536
+
+struct chain {
+	uint32_t refs;
+	uint32_t tid;
+	uint64_t cookie;
+	uint64_t time;          /* of its record, 0 if none */
+	uint64_t nr;
+	uint64_t ips[];
+};
+
+enum { HELD_READY, HELD_PENDING };
+
+struct held {
+	uint64_t seq;
+	const struct ds_event_header *hdr;
+	struct ds_arena_chunk *chunk;
+	uint64_t offset;
+	struct ds_evsel *evsel;
+	struct chain *chain;
+	uint64_t cookie;
+	uint64_t next;          /* next older pending sample with this cookie */
+	uint32_t tid;
+	uint8_t state;
+	uint8_t stitch;
+};
+
+struct tid_state {
+	uint32_t tid;
+	uint64_t cookie;        /* cookie of the pending samples, if any */
+	uint32_t npending;
+	struct chain *chain;    /* newest deferred chain of this tid */
+	bool exited;
+};
+
+struct exit_note {
+	uint32_t tid;
+	uint64_t deadline;
+};
+
+struct ds_stitcher {
+	struct ds_stitcher_opts opts;
+	ds_event_fn fn;
+	void *ctx;
+	struct ds_stitch_stats stats;
+	/* FIFO of held events: seqs [head, tail) */
+	struct held *ring;
+	size_t cap;             /* power of two */
+	uint64_t head, tail;
+	struct ds_arena arena;
+	struct ds_hashmap tids;     /* tid -> index in states */
+	struct tid_state *states;
+	size_t nr_states, cap_states;
+	struct ds_hashmap pending;  /* pending_key(tid, cookie) -> newest pending seq */
+	struct ds_hashmap orphans;  /* cookie -> chain of tid-less records */
+	struct exit_note *exits;    /* exited tids with pending samples, by deadline */
+	size_t nr_exits, cap_exits, exits_head;
+	uint64_t now;
+	uint64_t *merged;           /* scratch for a merged callchain */
+	size_t merged_cap;
+	bool warned_tidless;
+};
+
+long ds_callchain__deferred_marker(const uint64_t *ips, uint64_t nr)
+{
+	/* the marker sits where the user part would start, its cookie after
+	 * it: scan from the end, from nr - 2 down */
+	for (uint64_t i = nr ? nr - 1 : 0; i-- > 0;)
+		if (ips[i] == DS_CONTEXT_USER_DEFERRED)
+			return (long)i;
+	return -1;
+}
+
+struct ds_stitcher *ds_stitcher__new(const struct ds_stitcher_opts *opts, ds_event_fn fn, void *ctx)
+{
+	struct ds_stitcher *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	if (opts)
+		st->opts = *opts;
+	if (!st->opts.exit_grace_ns)
+		st->opts.exit_grace_ns = DEFAULT_EXIT_GRACE_NS;
+	if (!st->opts.max_held_bytes)
+		st->opts.max_held_bytes = DEFAULT_MAX_HELD;
+	st->fn = fn;
+	st->ctx = ctx;
+	return st;
+}
+
+static void chain_put(struct chain *c)
+{
+	if (c && --c->refs == 0)
+		free(c);
+}
+
+static struct chain *chain_get(struct chain *c)
+{
+	if (c)
+		c->refs++;
+	return c;
+}
+
+void ds_stitcher__delete(struct ds_stitcher *st)
+{
+	uint64_t k, v;
+
+	if (!st)
+		return;
+	for (uint64_t s = st->head; s < st->tail; s++) {
+		struct held *h = &st->ring[s & (st->cap - 1)];
+
+		chain_put(h->chain);
+		ds_arena__release(&st->arena, h->chunk);
+	}
+	free(st->ring);
+	ds_arena__exit(&st->arena);
+	for (size_t i = 0; i < st->nr_states; i++)
+		chain_put(st->states[i].chain);
+	free(st->states);
+	for (size_t i = 0; ds_hashmap__next(&st->orphans, &i, &k, &v);)
+		chain_put((struct chain *)(uintptr_t)v);
+	ds_hashmap__exit(&st->orphans);
+	ds_hashmap__exit(&st->tids);
+	ds_hashmap__exit(&st->pending);
+	free(st->exits);
+	free(st->merged);
+	free(st);
+}
+
+const struct ds_stitch_stats *ds_stitcher__stats(const struct ds_stitcher *st)
+{
+	return &st->stats;
+}
+
+static struct tid_state *tid_state(struct ds_stitcher *st, uint32_t tid)
+{
+	bool found;
+	uint64_t *idx = ds_hashmap__upsert(&st->tids, tid, st->nr_states, &found);
+
+	if (!idx)
+		return NULL;
+	if (found)
+		return &st->states[*idx];
+	if (st->nr_states == st->cap_states) {
+		size_t ncap = st->cap_states ? st->cap_states * 2 : 256;
+		struct tid_state *n = realloc(st->states, ncap * sizeof(*n));
+
+		if (!n) {
+			ds_hashmap__del(&st->tids, tid, NULL);
+			return NULL;
+		}
+		st->states = n;
+		st->cap_states = ncap;
+	}
+	struct tid_state *ts = &st->states[st->nr_states++];
+
+	memset(ts, 0, sizeof(*ts));
+	ts->tid = tid;
+	return ts;
+}
+
+static struct held *held_at(struct ds_stitcher *st, uint64_t seq)
+{
+	return &st->ring[seq & (st->cap - 1)];
+}
+
+static int ring_grow(struct ds_stitcher *st)
+{
+	size_t ncap = st->cap ? st->cap * 2 : 1024;
+	struct held *n = malloc(ncap * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (uint64_t s = st->head; s < st->tail; s++)
+		n[s & (ncap - 1)] = st->ring[s & (st->cap - 1)];
+	free(st->ring);
+	st->ring = n;
+	st->cap = ncap;
+	return 0;
+}
+
+/* Build the chain the kernel would have written without deferral. */
+static int merge_chain(struct ds_stitcher *st, struct ds_sample *s, const struct chain *c)
+{
+	long m = ds_callchain__deferred_marker(s->callchain, s->callchain_nr);
+	size_t tail, need;
+
+	if (m < 0)
+		return 0;
+	tail = (size_t)(s->callchain_nr - (uint64_t)m - 2);
+	need = (size_t)m + 1 + c->nr + tail;
+	if (need > st->merged_cap) {
+		uint64_t *n = realloc(st->merged, need * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->merged = n;
+		st->merged_cap = need;
+	}
+	size_t k = (size_t)m;
+
+	memcpy(st->merged, s->callchain, k * sizeof(uint64_t));
+	if (!c->nr || c->ips[0] != DS_CONTEXT_USER)
+		st->merged[k++] = DS_CONTEXT_USER;
+	memcpy(st->merged + k, c->ips, c->nr * sizeof(uint64_t));
+	k += c->nr;
+	memcpy(st->merged + k, s->callchain + m + 2, tail * sizeof(uint64_t));
+	k += tail;
+	s->callchain = st->merged;
+	s->callchain_nr = k;
+	return 0;
+}
+
+static int deliver(struct ds_stitcher *st, struct ds_event *ev, const struct chain *c)
+{
+	if (c) {
+		int err = merge_chain(st, &ev->sample, c);
+
+		if (err)
+			return err;
+	}
+	return st->fn(st->ctx, ev);
+}
+
+/* Deliver held events from the head while they are ready. */
+static int drain(struct ds_stitcher *st)
+{
+	while (st->head < st->tail) {
+		struct held *h = held_at(st, st->head);
+		struct ds_event ev = { .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel,
+				       .stitch = h->stitch, .cookie = h->cookie,
+				       .record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : 0 };
+		const char *why;
+		int err = 0;
+
+		if (h->state != HELD_READY)
+			break;
+		st->head++;
+		if (h->evsel)
+			ds_record__parse_sample(h->evsel, h->hdr, &ev.sample, &why);
+		err = deliver(st, &ev, h->chain);
+		chain_put(h->chain);
+		ds_arena__release(&st->arena, h->chunk);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c)
+{
+	struct tid_state *ts = tid_state(st, h->tid);
+
+	h->state = HELD_READY;
+	if (c) {
+		h->chain = chain_get(c);
+		h->stitch = DS_STITCH_AFTER;
+		st->stats.stitched_after++;
+	} else {
+		h->stitch = DS_STITCH_UNRESOLVED;
+		st->stats.unresolved++;
+	}
+	if (ts && ts->npending)
+		ts->npending--;
+}
+
+/*
+ * Pending samples are listed per (tid, cookie), so a record walks only its
+ * own samples even when hostile input gives many tids one cookie.  Once
+ * records without a tid appear (no sample_id_all), they match by cookie
+ * alone and the lists are per cookie (see rekey_pending).
+ */
+static uint64_t pending_key(const struct ds_stitcher *st, uint32_t tid, uint64_t cookie)
+{
+	return st->warned_tidless ? cookie : ds_hash_pair(tid, cookie);
+}
+
+/* Rebuild the pending lists keyed by cookie alone (entering tid-less mode). */
+static int rekey_pending(struct ds_stitcher *st)
+{
+	ds_hashmap__exit(&st->pending);
+	for (uint64_t s = st->head; s < st->tail; s++) {
+		struct held *h = held_at(st, s);
+		bool found;
+		uint64_t *headp;
+
+		if (h->state != HELD_PENDING)
+			continue;
+		headp = ds_hashmap__upsert(&st->pending, h->cookie, NO_SEQ, &found);
+		if (!headp)
+			return -ENOMEM;
+		h->next = *headp;   /* oldest first in, so the newest ends up first */
+		*headp = s;
+	}
+	return 0;
+}
+
+/*
+ * Settle the pending samples of @cookie: those of @tid (any tid if @tid is
+ * -1, in tid-less mode only) get chain @c, or become unresolved when @c is NULL.
+ */
+static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, struct chain *c)
+{
+	uint64_t key = tid < 0 ? cookie : pending_key(st, (uint32_t)tid, cookie);
+	uint64_t *headp = ds_hashmap__find(&st->pending, key);
+	uint64_t keep = NO_SEQ, *link = &keep;
+
+	if (!headp)
+		return;
+	for (uint64_t s = *headp; s != NO_SEQ && s >= st->head;) {
+		struct held *h = held_at(st, s);
+		uint64_t next = h->next;
+
+		if (h->seq != s)
+			break;
+		if (h->state == HELD_PENDING && h->cookie == cookie && (tid < 0 || h->tid == (uint32_t)tid)) {
+			resolve(st, h, c);
+		} else if (h->state == HELD_PENDING) {
+			*link = s;          /* another tid's sample: keep it linked */
+			link = &h->next;
+		}
+		s = next;
+	}
+	*link = NO_SEQ;
+	if (keep == NO_SEQ)
+		ds_hashmap__del(&st->pending, key, NULL);
+	else
+		*headp = keep;
+}
+
+static void settle_tid(struct ds_stitcher *st, struct tid_state *ts, struct chain *c)
+{
+	if (ts->npending)
+		settle_cookie(st, ts->cookie, ts->tid, c);
+}
+
+static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending, struct chain *c)
+{
+	struct held *h;
+
+	if (st->tail - st->head == st->cap && ring_grow(st))
+		return -ENOMEM;
+	h = held_at(st, st->tail);
+	h->hdr = ds_arena__copy(&st->arena, ev->hdr, ev->hdr->size, &h->chunk);
+	if (!h->hdr)
+		return -ENOMEM;
+	h->seq = st->tail++;
+	h->offset = ev->offset;
+	h->evsel = ev->evsel;
+	h->chain = chain_get(c);
+	h->cookie = ev->cookie;
+	h->tid = ev->sample.tid;
+	h->state = pending ? HELD_PENDING : HELD_READY;
+	h->stitch = ev->stitch;
+	h->next = NO_SEQ;
+	if (pending) {
+		bool found;
+		uint64_t *headp = ds_hashmap__upsert(&st->pending, pending_key(st, ev->sample.tid, ev->cookie),
+						     NO_SEQ, &found);
+
+		if (!headp)
+			return -ENOMEM;
+		h->next = *headp;
+		*headp = h->seq;
+	}
+	if (st->tail - st->head > st->stats.max_held)
+		st->stats.max_held = st->tail - st->head;
+	return 0;
+}
+
+/* Pass an event on now if nothing is held, else queue it behind the rest. */
+static int emit(struct ds_stitcher *st, struct ds_event *ev, bool pending, struct chain *c)
+{
+	if (!pending && st->head == st->tail)
+		return deliver(st, ev, c);
+	return hold(st, ev, pending, c);
+}
+
+static struct chain *orphan_chain(struct ds_stitcher *st, uint64_t cookie)
+{
+	uint64_t *v = ds_hashmap__find(&st->orphans, cookie);
+
+	return v ? (struct chain *)(uintptr_t)*v : NULL;
+}
+
+/*
+ * The sample's deferred marker.  Only an event that defers its callchains
+ * has one where the kernel puts it (perf 7 looks there and only for such
+ * events), so the others are not scanned: a marker must end their chain.
+ */
+static long marker_of(const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+
+	if (!s->callchain)
+		return -1;
+	if (ev->evsel && DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_DEFER_CALLCHAIN))
+		return ds_callchain__deferred_marker(s->callchain, s->callchain_nr);
+	return s->callchain_nr >= 2 && s->callchain[s->callchain_nr - 2] == DS_CONTEXT_USER_DEFERRED
+	       ? (long)(s->callchain_nr - 2) : -1;
+}
+
+/* A deferring event's sample that still carries its user chain in place. */
+static void count_inplace(struct ds_stitcher *st, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+
+	if (ev->evsel && DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_DEFER_CALLCHAIN) && s->callchain)
+		for (uint64_t i = 0; i < s->callchain_nr; i++)
+			if (s->callchain[i] == DS_CONTEXT_USER) {
+				st->stats.inplace_user++;
+				break;
+			}
+}
+
+/*
+ * The common case needs no copy: a sample with nothing to stitch (no
+ * marker, @m < 0), and nothing held before it, goes out as it came.
+ */
+static bool pass_through(struct ds_stitcher *st, const struct ds_event *in, long m)
+{
+	if (in->hdr->type != DS_REC_SAMPLE || m >= 0 || in->stitch != DS_STITCH_NONE || in->cookie ||
+	    st->head != st->tail)
+		return false;
+	st->stats.samples++;
+	count_inplace(st, in);
+	return true;
+}
+
+/* A sample whose deferred marker (if any) is at @m. */
+static int push_sample(struct ds_stitcher *st, struct ds_event *ev, long m)
+{
+	struct ds_sample *s = &ev->sample;
+
+	st->stats.samples++;
+	if (m < 0) {
+		count_inplace(st, ev);
+		return emit(st, ev, false, NULL);
+	}
+	st->stats.deferred_samples++;
+	ev->cookie = s->callchain[m + 1];
+	struct tid_state *ts = tid_state(st, s->tid);
+
+	if (!ts)
+		return -ENOMEM;
+	if (ts->chain && ts->chain->cookie == ev->cookie) {
+		ev->stitch = DS_STITCH_BEFORE;
+		st->stats.stitched_before++;
+		return emit(st, ev, false, ts->chain);
+	}
+	struct chain *oc = orphan_chain(st, ev->cookie);
+
+	if (oc) {
+		ev->stitch = DS_STITCH_BEFORE;
+		st->stats.stitched_before++;
+		return emit(st, ev, false, oc);
+	}
+	/* a new kernel entry: the previous one's record can no longer come */
+	if (ts->npending && ts->cookie != ev->cookie)
+		settle_tid(st, ts, NULL);
+	if (ts->chain && ts->chain->cookie != ev->cookie) {
+		chain_put(ts->chain);
+		ts->chain = NULL;
+	}
+	ts->cookie = ev->cookie;
+	ts->npending++;
+	ts->exited = false;
+	ev->stitch = DS_STITCH_UNRESOLVED; /* until its record comes */
+	return emit(st, ev, true, NULL);
+}
+
+static struct chain *new_chain(const struct ds_deferred_event *d, uint32_t tid, uint64_t time)
+{
+	struct chain *c = malloc(sizeof(*c) + d->nr * sizeof(uint64_t));
+
+	if (!c)
+		return NULL;
+	c->refs = 1;
+	c->tid = tid;
+	c->cookie = d->cookie;
+	c->time = time == DS_NO_TIME ? 0 : time;
+	c->nr = d->nr;
+	memcpy(c->ips, d->ips, d->nr * sizeof(uint64_t));
+	return c;
+}
+
+static int add_orphan(struct ds_stitcher *st, struct chain *c)
+{
+	uint64_t k, v;
+
+	if (!st->warned_tidless) {
+		ds_warn("deferred callchain records without a tid (no sample_id_all): matching them by cookie alone\n");
+		st->warned_tidless = true;
+		if (rekey_pending(st))
+			return -ENOMEM;
+	}
+	if (ds_hashmap__count(&st->orphans) >= MAX_ORPHANS) {
+		for (size_t i = 0; ds_hashmap__next(&st->orphans, &i, &k, &v);)
+			chain_put((struct chain *)(uintptr_t)v);
+		ds_hashmap__exit(&st->orphans);
+	}
+	if (orphan_chain(st, c->cookie))
+		return 1; /* duplicate */
+	if (ds_hashmap__set(&st->orphans, c->cookie, (uint64_t)(uintptr_t)chain_get(c)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
+{
+	struct ds_deferred_event d;
+	const char *why;
+	struct chain *c;
+
+	st->stats.records++;
+	if (!ev->evsel || ds_deferred__parse(ev->evsel, ev->hdr, &d, &why))
+		return emit(st, ev, false, NULL);
+	ev->cookie = d.cookie;
+	if (!ev->sample.has_tid) {
+		st->stats.tidless_records++;
+		c = new_chain(&d, (uint32_t)-1, ev->sample.time);
+		if (!c)
+			return -ENOMEM;
+		int dup = add_orphan(st, c);
+
+		if (dup < 0) {
+			chain_put(c);
+			return dup;
+		}
+		if (dup)
+			st->stats.duplicate_records++;
+		else
+			settle_cookie(st, d.cookie, -1, c);
+		chain_put(c);
+		return emit(st, ev, false, NULL);
+	}
+	struct tid_state *ts = tid_state(st, ev->sample.tid);
+
+	if (!ts)
+		return -ENOMEM;
+	if (ts->chain && ts->chain->cookie == d.cookie) {
+		st->stats.duplicate_records++;
+		return emit(st, ev, false, NULL);
+	}
+	c = new_chain(&d, ev->sample.tid, ev->sample.time);
+	if (!c)
+		return -ENOMEM;
+	chain_put(ts->chain);
+	ts->chain = c;
+	if (ts->npending)
+		settle_tid(st, ts, ts->cookie == d.cookie ? c : NULL);
+	return emit(st, ev, false, NULL);
+}
+
+static int note_exit(struct ds_stitcher *st, struct ds_event *ev)
+{
+	struct ds_task_event t;
+	const char *why;
+	uint64_t *idx;
+
+	if (!ev->evsel || ds_task__parse(ev->evsel, ev->hdr, &t, &why))
+		return 0;
+	idx = ds_hashmap__find(&st->tids, t.tid);
+	if (!idx)
+		return 0;
+	if (!st->states[*idx].npending) {
+		/* nothing waits for this tid: its chain can go (bounds memory by live tids) */
+		chain_put(st->states[*idx].chain);
+		st->states[*idx].chain = NULL;
+		return 0;
+	}
+	/*
+	 * A task that exits inside the kernel may still get its record written
+	 * (to a per-CPU tracking event) just after its EXIT: wait a little.
+	 */
+	st->states[*idx].exited = true;
+	if (st->nr_exits == st->cap_exits) {
+		size_t ncap = st->cap_exits ? st->cap_exits * 2 : 64;
+		struct exit_note *n = realloc(st->exits, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->exits = n;
+		st->cap_exits = ncap;
+	}
+	st->exits[st->nr_exits++] = (struct exit_note){ t.tid, t.time + st->opts.exit_grace_ns };
+	return 0;
+}
+
+/* Give up on exited tids whose grace period has passed. */
+static void expire_exits(struct ds_stitcher *st, uint64_t now, bool all)
+{
+	while (st->exits_head < st->nr_exits &&
+	       (all || st->exits[st->exits_head].deadline < now)) {
+		uint64_t *idx = ds_hashmap__find(&st->tids, st->exits[st->exits_head].tid);
+
+		if (idx && st->states[*idx].exited) {
+			settle_tid(st, &st->states[*idx], NULL);
+			chain_put(st->states[*idx].chain);
+			st->states[*idx].chain = NULL;
+		}
+		st->exits_head++;
+	}
+	if (st->exits_head == st->nr_exits)
+		st->exits_head = st->nr_exits = 0;
+}
+
+/*
+ * What holding costs: the events' copies, and per held event its ring
+ * slot (the ring is a power of two, up to twice what is used) and its
+ * share of the pending map.
+ */
+static uint64_t held_bytes(const struct ds_stitcher *st)
+{
+	return st->arena.bytes_live + (st->tail - st->head) * (2 * sizeof(struct held) + 32);
+}
+
+/*
+ * Too much held: release the oldest pending kernel entries unresolved
+ * (their samples are delivered without their user stack, counted in
+ * released_early), down to three quarters of the bound so that this runs
+ * once per many events, not for each.
+ */
+static void enforce_limit(struct ds_stitcher *st)
+{
+	while (held_bytes(st) > st->opts.max_held_bytes / 4 * 3 && st->head < st->tail) {
+		struct held *h = held_at(st, st->head);
+		uint64_t before = st->stats.unresolved;
+
+		if (h->state != HELD_PENDING)
+			break;
+		struct tid_state *ts = tid_state(st, h->tid);
+
+		if (ts)
+			settle_tid(st, ts, NULL);
+		if (h->state == HELD_PENDING)
+			resolve(st, h, NULL);
+		st->stats.released_early += st->stats.unresolved - before;
+		drain(st);
+	}
+}
+
+int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
+{
+	long m = in->hdr->type == DS_REC_SAMPLE ? marker_of(in) : -1;
+	struct ds_event ev;
+	int err;
+
+	if (in->sample.time != DS_NO_TIME && in->sample.time > st->now)
+		st->now = in->sample.time;
+	if (st->nr_exits)
+		expire_exits(st, st->now, false);
+	if (pass_through(st, in, m))
+		return st->fn(st->ctx, in);
+	ev = *in;
+	ev.stitch = DS_STITCH_NONE;
+	ev.cookie = 0;
+	ev.record_time = 0;
+	switch (ev.hdr->type) {
+	case DS_REC_SAMPLE:
+		err = push_sample(st, &ev, m);
+		break;
+	case DS_REC_CALLCHAIN_DEFERRED:
+		err = push_deferred(st, &ev);
+		break;
+	case DS_REC_EXIT:
+		err = note_exit(st, &ev);
+		if (!err)
+			err = emit(st, &ev, false, NULL);
+		break;
+	default:
+		err = emit(st, &ev, false, NULL);
+		break;
+	}
+	if (err)
+		return err;
+	if (held_bytes(st) > st->opts.max_held_bytes)
+		enforce_limit(st);
+	return drain(st);
+}
+
+int ds_stitcher__flush(struct ds_stitcher *st)
+{
+	expire_exits(st, 0, true);
+	for (uint64_t s = st->head; s < st->tail; s++) {
+		struct held *h = held_at(st, s);
+
+		if (h->state == HELD_PENDING)
+			resolve(st, h, NULL);
+	}
+	ds_hashmap__exit(&st->pending);
+	for (size_t i = 0; i < st->nr_states; i++)
+		st->states[i].npending = 0;
+	return drain(st);
+}

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Source lines of user frames from DWARF (ds_dso__srcline, symbols.h):
+ * the innermost from the line table, the frames an address is inlined
+ * into from the inlined scopes' call sites.  Per DSO, every address asked
+ * keeps its positions (one probe when asked again) and each file name is
+ * kept once.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "dstack/machine.h"
+#include "dstack/symbols.h"
+#include "util/grow.h"
+#include "util/hashmap.h"
+#include "symbols/symbols_int.h"
+
+#define MAX_DEPTH 64
+
+struct ds_srcline_cache {
+	struct ds_hashmap at;        /* file offset -> pool index << 8 | count */
+	struct ds_srcline *pool;
+	size_t nr, cap;
+	struct ds_hashmap names;     /* name hash (probed) -> our copy */
+};
+
+void ds_srcline_cache__free(struct ds_srcline_cache *c)
+{
+	uint64_t k, v;
+
+	if (!c)
+		return;
+	for (size_t i = 0; ds_hashmap__next(&c->names, &i, &k, &v);)
+		free((void *)(uintptr_t)v);
+	ds_hashmap__exit(&c->names);
+	ds_hashmap__exit(&c->at);
+	free(c->pool);
+	free(c);
+}
+
+static const char *keep_name(struct ds_srcline_cache *c, const char *s)
+{
+	for (uint64_t k = ds_hash64(ds_hash_str(s));; k = ds_hash64(k + 1)) {
+		bool found;
+		uint64_t *v = ds_hashmap__upsert(&c->names, k, 0, &found);
+		char *copy;
+
+		if (!v)
+			return NULL;
+		if (found) {
+			if (!strcmp((const char *)(uintptr_t)*v, s))
+				return (const char *)(uintptr_t)*v;
+			continue;
+		}
+		if (!(copy = strdup(s))) {
+			ds_hashmap__del(&c->names, k, NULL);
+			return NULL;
+		}
+		*v = (uintptr_t)copy;
+		return copy;
+	}
+}
+
+/* A file of the CU's line table by its index (DW_AT_call_file), NULL if none. */
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *scope)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if (!dwarf_attr(scope, DW_AT_call_file, &a) || dwarf_formudata(&a, &idx) ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/*
+ * The source file of the function holding @vaddr by the symbol table
+ * alone, what binutils' addr2line falls back on for code no DWARF unit
+ * covers: a local function's STT_FILE symbol (crtstuff.c's), "??" for a
+ * global one (_start); NULL when no function of .symtab holds it (a PLT
+ * entry: perf then prints the symbol and offset).  A function of size 0
+ * (crtstuff.c's) holds what follows it up to the next one, as the nearest
+ * symbol before the address.
+ */
+static const char *symtab_file(Elf *elf, uint64_t vaddr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shndx = 0;
+
+	/* the section of the address: a function elsewhere does not hold it (.plt after .init) */
+	while (elf && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && sh.sh_addr <= vaddr &&
+		    vaddr < sh.sh_addr + sh.sh_size) {
+			shndx = elf_ndxscn(scn);
+			break;
+		}
+	if (!shndx)
+		return NULL;
+	scn = NULL;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		const char *file = NULL, *best_file = NULL;
+		uint64_t best = 0;
+		bool found = false;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			bool local;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
+			if (GELF_ST_TYPE(sym.st_info) == STT_FILE)
+				file = elf_strptr(elf, sh.sh_link, sym.st_name);
+			else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx == shndx &&
+				 sym.st_value <= vaddr && (!found || sym.st_value >= best)) {
+				if (sym.st_size && vaddr >= sym.st_value + sym.st_size)
+					continue;   /* ends before the address */
+				found = true;
+				best = sym.st_value;
+				best_file = local && file && *file ? file : "??";
+			}
+		}
+		if (found)
+			return best_file;
+	}
+	return NULL;
+}
+
+/* Positions at @vaddr, innermost first, into @out; their number (0: none). */
+static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img, uint64_t vaddr,
+		      struct ds_srcline *out)
+{
+	Dwarf *dw = img->dwarf;
+	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Line *l;
+	const char *f;
+	int lineno = 0, ns;
+	size_t n = 0;
+
+	if (!dw)
+		return 0;
+	if (!dwarf_addrdie(dw, vaddr, &cu)) {
+		/* a binary with DWARF, code outside it (_start, crtstuff.c): its file by the
+		 * symbol table, else "??", line 0 (addr2line's "crtstuff.c:?", "??:?") */
+		f = symtab_file(img->dbg_elf ? img->dbg_elf : img->elf, vaddr);
+		if (!f && img->dbg_elf)
+			f = symtab_file(img->elf, vaddr);
+		if (!f)
+			return 0;
+		out[0] = (struct ds_srcline){ keep_name(c, f), 0 };
+		return out[0].file ? 1 : 0;
+	}
+	/* a unit holds the address but says no line (an assembler file): "??" line 0, as addr2line */
+	if (!(l = dwarf_getsrc_die(&cu, vaddr)) || !(f = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, &lineno)) {
+		f = "??";
+		lineno = 0;
+	}
+	out[n++] = (struct ds_srcline){ keep_name(c, f), lineno > 0 ? (unsigned)lineno : 0 };
+	ns = dwarf_getscopes(&cu, vaddr, &scopes);
+	for (int i = 0; i < ns && n < MAX_DEPTH; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute a;
+		Dwarf_Word line;
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		/* where this inlined function was called: a position in the frame outside it */
+		if (!(f = call_file(&cu, &scopes[i])) || !dwarf_attr(&scopes[i], DW_AT_call_line, &a) ||
+		    dwarf_formudata(&a, &line))
+			break;
+		out[n++] = (struct ds_srcline){ keep_name(c, f), (unsigned)line };
+	}
+	free(scopes);
+	for (size_t i = 0; i < n; i++)
+		if (!out[i].file)
+			return i;   /* out of memory keeping a name: what was kept */
+	return n;
+}
+
+int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth, struct ds_srcline *out)
+{
+	/* the cache hangs off the DSO: asking is not a change of what the DSO means */
+	struct ds_dso *d = (struct ds_dso *)dso;
+	struct ds_srcline_cache **cp, *c;
+	const struct ds_elf_image *img = d ? ds_dso__image(d) : NULL;
+	struct ds_srcline tmp[MAX_DEPTH];
+	uint64_t *hit, vaddr;
+	size_t n;
+
+	if (!img || !img->dwarf || !ds_elf__off_to_vaddr(img, file_off, &vaddr))
+		return -ENOENT;
+	cp = ds_dso__srclines(d);
+	if (!(c = *cp) && !(c = *cp = calloc(1, sizeof(*c))))
+		return -ENOMEM;
+	if ((hit = ds_hashmap__find(&c->at, file_off))) {
+		if (depth >= (*hit & 0xff))
+			return -ENOENT;
+		*out = c->pool[(*hit >> 8) + depth];
+		return 0;
+	}
+	n = compute(c, img, vaddr, tmp);
+	struct ds_srcline *np = ds_grow(c->pool, &c->cap, c->nr + n, sizeof(*np), 256);
+
+	if (np) {
+		c->pool = np;
+		if (!ds_hashmap__set(&c->at, file_off, (uint64_t)c->nr << 8 | n)) {
+			memcpy(c->pool + c->nr, tmp, n * sizeof(*tmp));
+			c->nr += n;
+		}
+	}
+	if (depth >= n)
+		return -ENOENT;
+	*out = tmp[depth];
+	return 0;
+}
+
+size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n)
+{
+	struct ds_srcline sl;
+	const char *sym = f->elf_sym ? f->elf_sym : f->sym, *b, *dso = f->dso ? f->dso : "[unknown]";
+	int len;
+
+	if (!n)
+		return 0;
+	if (!f->cookie && !f->kernel && f->dso_obj && !ds_dso__srcline(f->dso_obj, f->addr, depth, &sl))
+		len = snprintf(buf, n, "%s:%u", (b = strrchr(sl.file, '/')) ? b + 1 : sl.file, sl.line);
+	else if (with_sym && sym && !f->cookie)
+		len = snprintf(buf, n, "%s+%llu", sym, (unsigned long long)f->offset);
+	else
+		len = snprintf(buf, n, "%s[%llx]", (b = strrchr(dso, '/')) ? b + 1 : dso, (unsigned long long)f->addr);
+	return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
+}

@@ -1,0 +1,892 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dstack symbols: address -> names, printed the way perf 7.2's `perf script`
+ * prints them.  The rules below were learnt from perf's behaviour (and
+ * checked against the corpus oracles); the code is our own.
+ *
+ * ELF symbols (symbols/elf.c)
+ *   - .symtab if the file has one, else .dynsym.  Kept: STT_FUNC and
+ *     STT_GNU_IFUNC with a name, defined (not SHN_UNDEF) in an SHF_ALLOC
+ *     section, plus "labels" (named, visible STT_NOTYPE symbols in a section
+ *     whose name contains "text").  Zero-sized ones too.
+ *   - Sorted by start (ties in symbol-table order); a zero-sized symbol ends
+ *     where the next one starts, the last one a page past its page.
+ *   - Same start: one survives, as perf's choose_best_symbol(): non-zero size,
+ *     then non-weak, then global, then fewer leading '_', then the longer
+ *     (demangled) name, then the one that came first (wl: recurse_b at index
+ *     14 beats recurse_a at 15).
+ *   - Names starting with "_Z" are demangled with __cxa_demangle (parameters
+ *     included); names are interned, each at its first hit (a load keeps
+ *     them where they lie in the file: libc's 3000 cost 1.4 ms to intern).
+ * PLT (symbols/elf.c), as perf's dso__synthesize_plt_symbols()
+ *   - A symbol extended over the start of .plt (typically _init) is cut there.
+ *   - ".plt" for the header (x86: entry size = sh_entsize if 8 or 16, else 8
+ *     or 16 by alignment; header = one entry).  With .plt.sec the header
+ *     symbol covers all of .plt and the entries are in .plt.sec.
+ *   - One "NAME@plt" per .rela.plt/.rel.plt relocation, sorted by GOT slot
+ *     on x86, NAME demangled; IRELATIVE slots take the name of the IFUNC at
+ *     the addend; else "offset_0x...@plt".  A lazy .plt with exactly one slot
+ *     per relocation has no header (the ".plt" symbol is dropped).
+ *   - .plt.got entries ("jmp *disp(%rip)", maybe after endbr64/bnd) are named
+ *     after the .rela.dyn relocation of the GOT slot they jump through.
+ * Addresses
+ *   - Callers pass file offsets; PT_LOAD headers turn them into ELF virtual
+ *     addresses; the printed offset is vaddr - symbol start.
+ *   - Lookup: the symbol with start <= vaddr < end (binary search).
+ * Inline frames (symbols/dwarf.c), perf's default inline expansion
+ *   - Only when an ELF symbol covers the address (perf expands inlines of a
+ *     known symbol only) and the file has .debug_info.
+ *   - The CU (dwarf_addrdie), then the concrete DIE nesting down to the
+ *     innermost scope holding the address (what dwarf_getscopes finds, but
+ *     without jumping to abstract origins); each DW_TAG_inlined_subroutine
+ *     and the innermost enclosing DW_TAG_subprogram is a frame, innermost
+ *     first.
+ *   - Frame name: DW_AT_linkage_name / DW_AT_MIPS_linkage_name (through
+ *     abstract_origin/specification), demangled; else DW_AT_name; else "??".
+ *     A frame named like the ELF symbol is that symbol (not inlined); any
+ *     other is "(inlined)", e.g. wl's fault_pages.constprop.0 at 0x16a0
+ *     prints as the single frame "fault_pages+0x30 (inlined)".  Every
+ *     frame's offset is relative to the ELF symbol's start.
+ *   - No DWARF frames for the address: the ELF symbol alone.
+ * Files
+ *   - symfs + path, else the path itself.  A build-id known from the
+ *     recording that differs from the file's NT_GNU_BUILD_ID disqualifies the
+ *     file ("build-id mismatch for PATH", warned once).
+ * Kernel (symbols/kallsyms.c)
+ *   - kallsyms lines, types perf keeps (T/t, W/w, D/d, B/b, u, l, N, 1),
+ *     module symbols skipped; ends are the next symbol's start (the last:
+ *     a page past its page); duplicates resolved as for ELF, with 'W' weak
+ *     and upper case global (all sizes come from the end fix-up, so in a
+ *     same-address group the last one listed wins).  Loaded on first use.
+ * JIT: /tmp/perf-PID.map ("START SIZE NAME", hex), under symfs if set, read
+ *   once per pid.
+ * Caching: each DSO caches its resolved frames per file offset; a repeated
+ *   address costs one hash lookup and no allocation.
+ * Threads: one helper thread loads the kernel's symbols
+ *   (ds_symbols__preload_kernel), then binaries asked for ahead
+ *   (ds_symbols__prefetch: an ELF image loads without touching anything
+ *   shared, names interned at their first hit); everything else runs on the
+ *   caller's thread.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <libelf.h>
+
+#include "dstack/log.h"
+#include "dstack/symbols.h"
+#include "util/hashmap.h"
+#include "record/spawn.h"
+#include "symbols/symbols_int.h"
+
+#define MAX_INLINE 32   /* deeper inline chains are cut (perf has no limit) */
+
+struct ds_dso {
+	struct ds_symbols *syms;
+	struct ds_dso *next_hash;      /* same path hash */
+	struct ds_dso *next_all;
+	char *path;
+	uint8_t bid[64];
+	size_t bid_len;
+	bool loaded;                   /* a load was attempted */
+	bool usable;                   /* img holds a good file */
+	bool mismatch;                 /* a file was found, with another build-id */
+	bool rejected;                 /* a file was found but unusable (corrupt, not regular): warned then */
+	bool warned;
+	char *mismatch_file;           /* the file whose build-id differs (messages name it) */
+	struct ds_elf_image img;
+	struct ds_hashmap cache;       /* file offset -> pool index << 8 | count */
+	struct ds_frame *pool;
+	size_t pool_nr, pool_cap;
+	struct ds_dwarf_cache dw;      /* DWARF names and scopes (zeroed: empty) */
+	struct ds_srcline_cache *srclines; /* symbols/srcline.c's, NULL until asked */
+};
+
+struct ds_symbols {
+	char *symfs;
+	char *kallsyms;
+	char *cache_dir;
+	char *debuginfod_cache;
+	bool no_inline, no_demangle;
+	struct ds_intern in;
+	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
+	struct ds_dso *all;
+	struct ds_kallsyms kernel;
+	uint64_t generation;           /* bumped when resolved results become stale */
+	bool kernel_tried;             /* kernel is loaded (or failed to): kernel_ok says which */
+	bool kernel_ok;
+	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
+	/*
+	 * The helper thread ("dstack-syms"): the kernel's symbols first, if
+	 * asked for (it owns s->kernel until kernel_done), then the binaries
+	 * queued to load ahead (struct prefetch).  Everything below under
+	 * pf_lock.  One thread for both: as two, the binaries' thread woke on
+	 * the kernel thread's CPU as it finished and kept it from exiting, and
+	 * the first sample waited in its join for 2-4 ms.
+	 */
+	pthread_mutex_t pf_lock;
+	pthread_cond_t pf_cond;        /* something was queued or finished */
+	bool kernel_queued, kernel_done;
+	struct ds_hashmap pf_files;    /* path hash of the file -> struct prefetch * chain */
+	struct prefetch *pf_all;       /* every request, for freeing */
+	struct prefetch *pf_head, *pf_tail; /* queued, oldest first */
+	size_t pf_busy;                /* requests queued or loading */
+	bool pf_started, pf_quit;
+	pthread_t pf_thread;
+};
+
+/*
+ * A binary named by the recording, loaded on the helper thread before
+ * its first lookup.  Its first lookup takes the image (waiting if the load
+ * is under way) instead of loading the file; a failed load is not taken,
+ * the file is loaded again on the caller's thread, which warns about it in
+ * order.
+ */
+enum prefetch_state { PF_QUEUED, PF_LOADING, PF_DONE, PF_TAKEN };
+
+static void prefetch_stop(struct ds_symbols *s);
+
+struct prefetch {
+	struct prefetch *next_hash, *next_all, *next_queued;
+	char *file;                    /* what is opened (under the symfs, if any) */
+	char *path;                    /* as recorded: where its debug file is looked for */
+	enum prefetch_state state;
+	bool ok;
+	struct ds_elf_image img;
+};
+
+static char *dup_or_null(const char *s, bool *fail)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*fail = true;
+	return d;
+}
+
+struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
+{
+	struct ds_symbols *s = calloc(1, sizeof(*s));
+	bool fail = false;
+
+	if (!s)
+		return NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		free(s);
+		errno = ENOSYS;
+		return NULL;
+	}
+	pthread_mutex_init(&s->pf_lock, NULL);
+	pthread_cond_init(&s->pf_cond, NULL);
+	if (opts) {
+		/* an empty symfs is the same as none */
+		s->symfs = opts->symfs && *opts->symfs ? dup_or_null(opts->symfs, &fail) : NULL;
+		s->kallsyms = dup_or_null(opts->kallsyms, &fail);
+		s->cache_dir = dup_or_null(opts->cache_dir, &fail);
+		s->debuginfod_cache = dup_or_null(opts->debuginfod_cache, &fail);
+		s->no_inline = opts->no_inline;
+		s->no_demangle = opts->no_demangle;
+	}
+	if (fail) {
+		ds_symbols__delete(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+static void dso_unload(struct ds_dso *d)
+{
+	if (d->img.elf || d->img.fd >= 0)
+		ds_elf__close(&d->img);
+	ds_hashmap__exit(&d->cache);
+	ds_dwarf_cache__exit(&d->dw);
+	ds_srcline_cache__free(d->srclines);   /* its lines came from the image */
+	d->srclines = NULL;
+	d->pool_nr = 0;
+	d->usable = false;
+}
+
+static void dso_free(struct ds_dso *d)
+{
+	dso_unload(d);
+	free(d->pool);
+	free(d->path);
+	free(d->mismatch_file);
+	free(d);
+}
+
+/* ---- kernel symbols, loaded on a helper thread ------------------------- */
+
+static const char *kallsyms_path(const struct ds_symbols *s)
+{
+	return s->kallsyms ? s->kallsyms : "/proc/kallsyms";
+}
+
+static int helper_start(struct ds_symbols *s);
+
+int ds_symbols__preload_kernel(struct ds_symbols *s)
+{
+	int err = 0;
+
+	if (s->kernel_tried)
+		return 0;
+	ds_kallsyms__init_tables();   /* shared with JIT map loads on this thread */
+	pthread_mutex_lock(&s->pf_lock);
+	if (!s->kernel_queued) {
+		s->kernel_queued = true;
+		err = helper_start(s);
+		if (err)
+			s->kernel_queued = false;   /* the first lookup loads them then */
+		pthread_cond_broadcast(&s->pf_cond);
+	}
+	pthread_mutex_unlock(&s->pf_lock);
+	return err;
+}
+
+static bool load_next_queued(struct ds_symbols *s);
+
+/* Kernel symbols ready, on the first lookup: the helper's, or loaded here if it was not asked. */
+static void kernel_ready(struct ds_symbols *s)
+{
+	bool queued;
+
+	if (s->kernel_tried)
+		return;
+	pthread_mutex_lock(&s->pf_lock);
+	queued = s->kernel_queued;
+	/*
+	 * While the helper reads them, the binaries queued after them load
+	 * here: this thread has nothing else to do, and each would otherwise
+	 * wait its turn on the helper (report on mix.fp: its three binaries,
+	 * ~2 ms of the helper's time after kallsyms, now load in this wait).
+	 */
+	while (queued && !s->kernel_done)
+		if (!load_next_queued(s))
+			pthread_cond_wait(&s->pf_cond, &s->pf_lock);
+	pthread_mutex_unlock(&s->pf_lock);
+	if (!queued)
+		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s), s->cache_dir);
+	s->kernel_tried = true;
+	if (!s->kernel_ok) {
+		struct stat st;
+
+		if (!stat(kallsyms_path(s), &st) && !S_ISREG(st.st_mode))   /* refused unopened (ds_open_regular) */
+			ds_warn("%s: not a regular file, not read: no kernel symbols\n", kallsyms_path(s));
+		else
+			ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
+	}
+}
+
+void ds_symbols__delete(struct ds_symbols *s)
+{
+	uint64_t k, v;
+
+	if (!s)
+		return;
+	while (s->all) {
+		struct ds_dso *next = s->all->next_all;
+
+		dso_free(s->all);
+		s->all = next;
+	}
+	ds_hashmap__exit(&s->dsos);
+	for (size_t i = 0; ds_hashmap__next(&s->jit, &i, &k, &v);) {
+		struct ds_textsyms *ts = (struct ds_textsyms *)(uintptr_t)v;
+
+		if (ts) {
+			ds_textsyms__exit(ts);
+			free(ts);
+		}
+	}
+	ds_hashmap__exit(&s->jit);
+	prefetch_stop(s);   /* a kernel preload nobody needed: no warning if it failed */
+	ds_kallsyms__exit(&s->kernel);
+	ds_intern__exit(&s->in);
+	free(s->symfs);
+	free(s->kallsyms);
+	free(s->cache_dir);
+	free(s->debuginfod_cache);
+	pthread_mutex_destroy(&s->pf_lock);
+	pthread_cond_destroy(&s->pf_cond);
+	free(s);
+}
+
+/* ---- binaries loaded ahead, on a helper thread ------------------------- */
+
+static uint64_t path_hash(const char *p);
+
+/* @path under the symfs (malloc'd): the file a DSO's load tries first; NULL without a symfs or memory. */
+static char *symfs_file(const struct ds_symbols *s, const char *path)
+{
+	char *full;
+
+	return s->symfs && asprintf(&full, "%s/%s", s->symfs, path) >= 0 ? full : NULL;
+}
+
+/* The request for @file, or NULL; under pf_lock. */
+static struct prefetch *prefetch_find(struct ds_symbols *s, const char *file)
+{
+	uint64_t *slot = ds_hashmap__find(&s->pf_files, path_hash(file));
+	struct prefetch *p;
+
+	for (p = slot ? (struct prefetch *)(uintptr_t)*slot : NULL; p; p = p->next_hash)
+		if (!strcmp(p->file, file))
+			return p;
+	return NULL;
+}
+
+/* Load one file the way try_file() does, quietly (its caller warns, in order, if it must load it again). */
+static bool prefetch_load(const struct ds_symbols *s, struct prefetch *p)
+{
+	if (ds_elf__open(&p->img, p->file))
+		return false;
+	if (!ds_elf__load(&p->img, !s->no_demangle, s->symfs, p->path, s->debuginfod_cache)) {
+		ds_elf__close(&p->img);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The next queued binary loaded by the calling thread; under pf_lock
+ * (dropped while loading).  False if none is queued.
+ */
+static bool load_next_queued(struct ds_symbols *s)
+{
+	struct prefetch *p;
+
+	do {
+		p = s->pf_head;
+		if (!p)
+			return false;
+		s->pf_head = p->next_queued;
+		if (!s->pf_head)
+			s->pf_tail = NULL;
+	} while (p->state != PF_QUEUED);   /* its first lookup came first and loads it itself */
+	p->state = PF_LOADING;
+	pthread_mutex_unlock(&s->pf_lock);
+	bool ok = prefetch_load(s, p);
+
+	pthread_mutex_lock(&s->pf_lock);
+	p->ok = ok;
+	p->state = PF_DONE;
+	s->pf_busy--;
+	pthread_cond_broadcast(&s->pf_cond);
+	return true;
+}
+
+static void *helper_thread(void *arg)
+{
+	struct ds_symbols *s = arg;
+
+	pthread_setname_np(pthread_self(), "dstack-syms");   /* for top, perf --comm */
+	pthread_mutex_lock(&s->pf_lock);
+	for (;;) {
+		while (!s->pf_quit && !s->pf_head && !(s->kernel_queued && !s->kernel_done))
+			pthread_cond_wait(&s->pf_cond, &s->pf_lock);
+		if (s->pf_quit)
+			break;
+		if (s->kernel_queued && !s->kernel_done) {   /* first: the first sample waits for them */
+			pthread_mutex_unlock(&s->pf_lock);
+			bool ok = ds_kallsyms__load_unkept(&s->kernel, kallsyms_path(s), s->cache_dir);
+
+			pthread_mutex_lock(&s->pf_lock);
+			s->kernel_ok = ok;
+			s->kernel_done = true;
+			pthread_cond_broadcast(&s->pf_cond);
+			/* the first kernel lookup is waiting: the check is kept after */
+			pthread_mutex_unlock(&s->pf_lock);
+			ds_kallsyms__keep_check(&s->kernel);
+			pthread_mutex_lock(&s->pf_lock);
+			continue;
+		}
+		load_next_queued(s);
+	}
+	pthread_mutex_unlock(&s->pf_lock);
+	return NULL;
+}
+
+/* The helper thread, started once; under pf_lock.  0 or -errno (then it never runs). */
+static int helper_start(struct ds_symbols *s)
+{
+	int err;
+
+	if (s->pf_started || s->pf_quit)
+		return s->pf_started ? 0 : -EAGAIN;
+	err = ds_spawn_elsewhere(&s->pf_thread, helper_thread, s);
+	s->pf_started = !err;
+	if (err)   /* no thread: every binary is loaded at its first lookup */
+		s->pf_quit = true;
+	return -err;
+}
+
+int ds_symbols__prefetch(struct ds_symbols *s, const char *path)
+{
+	struct prefetch *p;
+	char *file;
+	int err = 0;
+
+	if (!path || path[0] != '/')
+		return 0;
+	/* the file dso_load() tries first */
+	file = s->symfs ? symfs_file(s, path) : strdup(path);
+	if (!file)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->pf_lock);
+	if (s->pf_quit || prefetch_find(s, file))
+		goto out;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->path = strdup(path))) {
+		free(p);
+		err = -ENOMEM;
+		goto out;
+	}
+	p->file = file;
+	file = NULL;
+	p->img.fd = -1;
+	uint64_t h = path_hash(p->file), *slot = ds_hashmap__find(&s->pf_files, h);
+
+	p->next_hash = slot ? (struct prefetch *)(uintptr_t)*slot : NULL;
+	if (ds_hashmap__set(&s->pf_files, h, (uint64_t)(uintptr_t)p)) {
+		free(p->file);
+		free(p->path);
+		free(p);
+		err = -ENOMEM;
+		goto out;
+	}
+	p->next_all = s->pf_all;
+	s->pf_all = p;
+	if (s->pf_tail)
+		s->pf_tail->next_queued = p;
+	else
+		s->pf_head = p;
+	s->pf_tail = p;
+	s->pf_busy++;
+	err = helper_start(s);
+	pthread_cond_broadcast(&s->pf_cond);
+out:
+	pthread_mutex_unlock(&s->pf_lock);
+	free(file);
+	return err;
+}
+
+/*
+ * The image prefetched for @file (and recorded @path) into *@img, waiting
+ * for a load under way; false if there is none or it failed.
+ */
+static bool prefetch_take(struct ds_symbols *s, const char *file, const char *path, struct ds_elf_image *img)
+{
+	struct prefetch *p;
+	bool ok = false;
+
+	pthread_mutex_lock(&s->pf_lock);
+	p = prefetch_find(s, file);
+	if (p && strcmp(p->path, path))
+		p = NULL;   /* another recorded path under the same file: its debug-file search differs */
+	while (p && p->state == PF_LOADING)
+		pthread_cond_wait(&s->pf_cond, &s->pf_lock);
+	if (p && p->state == PF_DONE && p->ok) {
+		*img = p->img;
+		memset(&p->img, 0, sizeof(p->img));
+		p->img.fd = p->img.dbg_fd = -1;
+		ok = true;
+	}
+	if (p && p->state == PF_QUEUED)
+		s->pf_busy--;   /* the helper will skip it */
+	if (p)
+		p->state = PF_TAKEN;
+	pthread_mutex_unlock(&s->pf_lock);
+	return ok;
+}
+
+void ds_symbols__prefetch_wait(struct ds_symbols *s)
+{
+	pthread_mutex_lock(&s->pf_lock);
+	while (s->pf_busy && !s->pf_quit)
+		pthread_cond_wait(&s->pf_cond, &s->pf_lock);
+	pthread_mutex_unlock(&s->pf_lock);
+}
+
+/* Stop the helper thread (after its current load) and free every request. */
+static void prefetch_stop(struct ds_symbols *s)
+{
+	pthread_mutex_lock(&s->pf_lock);
+	s->pf_quit = true;
+	pthread_cond_broadcast(&s->pf_cond);
+	pthread_mutex_unlock(&s->pf_lock);
+	if (s->pf_started)
+		pthread_join(s->pf_thread, NULL);
+	s->pf_started = false;
+	while (s->pf_all) {
+		struct prefetch *next = s->pf_all->next_all;
+
+		if (s->pf_all->state == PF_DONE && s->pf_all->ok)
+			ds_elf__close(&s->pf_all->img);
+		free(s->pf_all->file);
+		free(s->pf_all->path);
+		free(s->pf_all);
+		s->pf_all = next;
+	}
+	s->pf_head = s->pf_tail = NULL;
+	ds_hashmap__exit(&s->pf_files);
+}
+
+/* ---- DSO objects ------------------------------------------------------ */
+
+static uint64_t path_hash(const char *p)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*p)
+		h = (h ^ (unsigned char)*p++) * 0x100000001b3ULL;
+	return ds_hash64(h);
+}
+
+static void set_bid(struct ds_dso *d, const uint8_t *bid, size_t len)
+{
+	if (len > sizeof(d->bid))
+		len = sizeof(d->bid);
+	memcpy(d->bid, bid, len);
+	d->bid_len = len;
+}
+
+struct ds_dso *ds_symbols__dso(struct ds_symbols *s, const char *path,
+			       const uint8_t *build_id, size_t bid_len)
+{
+	uint64_t h = path_hash(path);
+	uint64_t *slot = ds_hashmap__find(&s->dsos, h);
+	struct ds_dso *d;
+
+	for (d = slot ? (struct ds_dso *)(uintptr_t)*slot : NULL; d; d = d->next_hash)
+		if (!strcmp(d->path, path)) {
+			if (build_id && bid_len && !d->bid_len)
+				ds_dso__set_build_id(d, build_id, bid_len);
+			return d;
+		}
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		return NULL;
+	}
+	d->syms = s;
+	d->img.fd = -1;
+	if (build_id && bid_len)
+		set_bid(d, build_id, bid_len);
+	d->next_hash = slot ? (struct ds_dso *)(uintptr_t)*slot : NULL;
+	if (ds_hashmap__set(&s->dsos, h, (uint64_t)(uintptr_t)d)) {
+		dso_free(d);
+		return NULL;
+	}
+	d->next_all = s->all;
+	s->all = d;
+	return d;
+}
+
+const char *ds_dso__path(const struct ds_dso *d)
+{
+	return d->path;
+}
+
+const uint8_t *ds_dso__build_id(const struct ds_dso *d, size_t *len)
+{
+	if (d->bid_len) {
+		*len = d->bid_len;
+		return d->bid;
+	}
+	*len = d->img.bid_len;
+	return d->img.bid_len ? d->img.build_id : NULL;
+}
+
+static bool bid_differs(const struct ds_dso *d)
+{
+	return d->bid_len && d->img.bid_len &&
+	       (d->bid_len != d->img.bid_len || memcmp(d->bid, d->img.build_id, d->bid_len));
+}
+
+void ds_dso__set_build_id(struct ds_dso *d, const uint8_t *build_id, size_t bid_len)
+{
+	if (!build_id || !bid_len)
+		return;
+	set_bid(d, build_id, bid_len);
+	if (d->usable && bid_differs(d)) {
+		/* learnt too late: what was resolved from this file is wrong */
+		if (!d->warned)
+			ds_warn("build-id mismatch for %s\n", d->path);
+		d->warned = true;
+		dso_unload(d);
+		d->syms->generation++;
+	}
+}
+
+uint64_t ds_symbols__generation(const struct ds_symbols *s)
+{
+	return s->generation;
+}
+
+/* Try one candidate file; true if it is usable for this DSO. */
+static bool try_file(struct ds_dso *d, const char *file)
+{
+	struct ds_symbols *s = d->syms;
+
+	if (!prefetch_take(s, file, d->path, &d->img)) {
+		int err = ds_elf__open(&d->img, file);
+
+		if (err == -ENOEXEC)
+			ds_warn("%s: not an ELF file\n", file);
+		else if (err == -EINVAL)   /* a FIFO, a device, a directory: never opened for reading */
+			ds_warn("%s: not a regular file, not read\n", file);
+		else if (err && err != -ENOENT && err != -ENOTDIR)
+			ds_warn("%s: %s\n", file, strerror(-err));
+		if (err) {
+			d->rejected |= err != -ENOENT && err != -ENOTDIR;
+			return false;
+		}
+		if (!ds_elf__load(&d->img, !s->no_demangle, s->symfs, d->path, s->debuginfod_cache)) {
+			ds_warn("%s: corrupt or unreadable ELF (%s), no symbols\n", file,
+				d->img.bad ? d->img.bad : "unreadable");
+			ds_elf__close(&d->img);
+			d->rejected = true;
+			return false;
+		}
+	}
+	if (bid_differs(d)) {
+		d->mismatch = true;
+		if (!d->mismatch_file)
+			d->mismatch_file = strdup(file);
+		ds_elf__close(&d->img);
+		return false;
+	}
+	return true;
+}
+
+/* Open the DSO's file; why it is unusable is said at its first use (dso_warn). */
+static void dso_load(struct ds_dso *d)
+{
+	char *full = symfs_file(d->syms, d->path);
+
+	d->loaded = true;
+	d->usable = (full && try_file(d, full)) || try_file(d, d->path);
+	free(full);
+}
+
+static void dso_warn(struct ds_dso *d)
+{
+	if (d->usable || d->warned)
+		return;
+	d->warned = true;
+	/* the file named is the one that failed: a damaged symfs copy was
+	 * warned about when it was read, and is not blamed on a build-id */
+	if (d->rejected)
+		return;   /* what was wrong with it was said: a fallback's build-id is beside the point */
+	if (d->mismatch)
+		ds_warn("build-id mismatch for %s: %s has another build-id, not used\n",
+			d->path, d->mismatch_file ? d->mismatch_file : d->path);
+	else
+		ds_warn("%s: no symbols (file not found)\n", d->path);
+}
+
+bool ds_dso__load(struct ds_dso *d)
+{
+	if (!d->loaded)
+		dso_load(d);
+	return d->usable;
+}
+
+const struct ds_elf_image *ds_dso__image(struct ds_dso *d)
+{
+	return ds_dso__load(d) && !d->mismatch ? &d->img : NULL;
+}
+
+struct ds_srcline_cache **ds_dso__srclines(struct ds_dso *d)
+{
+	return &d->srclines;
+}
+
+/* ---- resolving -------------------------------------------------------- */
+
+static struct ds_frame *pool_reserve(struct ds_dso *d, size_t n)
+{
+	if (d->pool_nr + n > d->pool_cap) {
+		size_t cap = d->pool_cap ? d->pool_cap * 2 : 1024;
+		struct ds_frame *p;
+
+		while (cap < d->pool_nr + n)
+			cap *= 2;
+		p = realloc(d->pool, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		d->pool = p;
+		d->pool_cap = cap;
+	}
+	return &d->pool[d->pool_nr];
+}
+
+/* @sym's name, interned (and demangled) on its first hit (see struct ds_sym); NULL on ENOMEM. */
+static const char *sym_name(struct ds_dso *d, const struct ds_sym *found)
+{
+	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];   /* the DSO's own */
+
+	if (sym->raw) {
+		const char *name = ds_intern__sym(&d->syms->in, sym->name, sym->demangle);
+
+		if (!name)
+			return NULL;
+		sym->name = name;
+		sym->raw = false;
+	}
+	return sym->name;
+}
+
+/* The interned a2l_name of the DSO's own @found (NULL on ENOMEM). */
+static const char *a2l_name(struct ds_dso *d, const struct ds_sym *found)
+{
+	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];
+
+	if (sym->a2l_raw) {
+		const char *name = ds_intern__sym(&d->syms->in, sym->a2l_name, sym->a2l_demangle);
+
+		if (!name)
+			return NULL;
+		sym->a2l_name = name;
+		sym->a2l_raw = false;
+	}
+	return sym->a2l_name;
+}
+
+/* Frames for @vaddr into @out (MAX_INLINE slots); returns the count. */
+static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *out)
+{
+	struct ds_symbols *s = d->syms;
+	const struct ds_sym *sym = ds_symtab__find(&d->img.symtab, vaddr);
+	struct ds_inline_frame inl[MAX_INLINE];
+	const char *alias;
+	size_t n = 0;
+
+	if (!sym || !sym_name(d, sym)) {
+		out[0] = (struct ds_frame){ .name = NULL };
+		return 1;
+	}
+	if (d->img.dwarf && !s->no_inline)
+		n = ds_dwarf__inlines(d->img.dwarf, vaddr, &s->in, !s->no_demangle,
+				      &d->dw, inl, MAX_INLINE);
+	if (n == 0 && d->img.dwarf && !s->no_inline && sym->a2l_name && (alias = a2l_name(d, sym)) && alias != sym->name) {
+		/*
+		 * No DWARF function here (a file with DWARF for some of its code,
+		 * e.g. a static binary's libc parts): perf's inline lookup asks
+		 * addr2line, which names another alias of the symbol ("getrlimit"
+		 * for __new_getrlimit), and perf prints that, as inlined, in place
+		 * of the symbol.
+		 */
+		out[0] = (struct ds_frame){ .name = alias, .offset = vaddr - sym->start, .inlined = true,
+					    .elf_name = sym->name };
+		return 1;
+	}
+	if (n == 0) {
+		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct ds_frame){
+			.name = inl[i].name,
+			.offset = vaddr - sym->start,
+			/* interned: equal names are equal pointers */
+			.inlined = inl[i].name != sym->name,
+			.elf_name = sym->name,
+		};
+	return n;
+}
+
+static size_t copy_out(const struct ds_frame *src, size_t n, struct ds_frame *frames, size_t max)
+{
+	if (n > max)
+		n = max;
+	memcpy(frames, src, n * sizeof(*frames));
+	return n;
+}
+
+size_t ds_dso__resolve(struct ds_dso *d, uint64_t file_off, struct ds_frame *frames, size_t max)
+{
+	struct ds_frame tmp[MAX_INLINE], *slot;
+	uint64_t *hit, vaddr;
+	size_t n;
+
+	if (!max)
+		return 0;
+	ds_dso__load(d);
+	dso_warn(d);
+	if (!d->usable || !ds_elf__off_to_vaddr(&d->img, file_off, &vaddr)) {
+		frames[0] = (struct ds_frame){ .name = NULL };
+		return 1;
+	}
+	hit = ds_hashmap__find(&d->cache, file_off);
+	if (hit)
+		return copy_out(&d->pool[*hit >> 8], *hit & 0xff, frames, max);
+	n = compute_frames(d, vaddr, tmp);
+	slot = pool_reserve(d, n);
+	if (slot && !ds_hashmap__set(&d->cache, file_off, (uint64_t)d->pool_nr << 8 | n)) {
+		memcpy(slot, tmp, n * sizeof(*slot));
+		d->pool_nr += n;
+	}
+	return copy_out(tmp, n, frames, max);
+}
+
+/* ---- kernel and JIT --------------------------------------------------- */
+
+static bool textsyms_frame(const struct ds_textsyms *ts, uint64_t addr, struct ds_frame *f)
+{
+	const struct ds_sym *sym = ds_symtab__find(&ts->tab, addr);
+
+	if (!sym)
+		return false;
+	*f = (struct ds_frame){ .name = sym->name, .offset = addr - sym->start, .elf_name = sym->name };
+	return true;
+}
+
+bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
+{
+	kernel_ready(s);
+	/* no cache here: ds_machine's frame cache is in front of this */
+	const char *name;
+	uint64_t start;
+
+	if (!ds_kallsyms__find(&s->kernel, addr, &name, &start))
+		return false;
+	*frame = (struct ds_frame){ .name = name, .offset = addr - start, .elf_name = name };
+	return true;
+}
+
+static struct ds_textsyms *jit_load(struct ds_symbols *s, int pid)
+{
+	struct ds_textsyms *ts = calloc(1, sizeof(*ts));
+	char *path = NULL;
+	int rc;
+
+	if (!ts)
+		return NULL;
+	rc = asprintf(&path, "%s/tmp/perf-%d.map", s->symfs ? s->symfs : "", pid);
+	if (rc < 0 || !ds_perfmap__load(ts, path)) {
+		free(ts);
+		ts = NULL;
+	}
+	free(rc < 0 ? NULL : path);
+	return ts;
+}
+
+bool ds_symbols__jit(struct ds_symbols *s, int pid, uint64_t addr, struct ds_frame *frame)
+{
+	bool found;
+	uint64_t *v = ds_hashmap__upsert(&s->jit, (uint64_t)(uint32_t)pid, 0, &found);
+
+	if (!v)
+		return false;
+	if (!found)
+		*v = (uint64_t)(uintptr_t)jit_load(s, pid);
+	return *v && textsyms_frame((const struct ds_textsyms *)(uintptr_t)*v, addr, frame);
+}

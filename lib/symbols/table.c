@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Shared pieces of the symbol loaders: string interning (with C++
+ * demangling), perf's end fix-up and duplicate elimination, and lookup in a
+ * sorted symbol array.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "util/io.h"
+#include "symbols/symbols_int.h"
+
+/* libstdc++'s demangler: the same output as perf's (libiberty style). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
+
+struct ds_istr {
+	struct ds_istr *next_hash;   /* same hash bucket */
+	struct ds_istr *next_all;
+	size_t len;
+	char str[];
+};
+
+static uint64_t str_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a, finished by splitmix */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	return ds_hash64(h);
+}
+
+const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len)
+{
+	uint64_t h = str_hash(s, len);
+	uint64_t *slot = ds_hashmap__find(&in->map, h);
+	struct ds_istr *is;
+
+	for (is = slot ? (struct ds_istr *)(uintptr_t)*slot : NULL; is; is = is->next_hash)
+		if (is->len == len && !memcmp(is->str, s, len))
+			return is->str;
+	is = malloc(sizeof(*is) + len + 1);
+	if (!is)
+		return NULL;
+	memcpy(is->str, s, len);
+	is->str[len] = '\0';
+	is->len = len;
+	is->next_hash = slot ? (struct ds_istr *)(uintptr_t)*slot : NULL;
+	if (ds_hashmap__set(&in->map, h, (uint64_t)(uintptr_t)is)) {
+		free(is);
+		return NULL;
+	}
+	is->next_all = in->all;
+	in->all = is;
+	return is->str;
+}
+
+char *ds_demangle(const char *s)
+{
+	char *dm;
+	int status = -1;
+
+	/* perf only hands "_Z" names to the C++ demangler */
+	if (strncmp(s, "_Z", 2))
+		return NULL;
+	dm = __cxa_demangle(s, NULL, NULL, &status);
+	if (dm && status == 0)
+		return dm;
+	free(dm);
+	return NULL;
+}
+
+const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle)
+{
+	const char *ret;
+	char *dm = demangle ? ds_demangle(s) : NULL;
+
+	if (!dm)
+		return ds_intern__str(in, s, strlen(s));
+	ret = ds_intern__str(in, dm, strlen(dm));
+	free(dm);
+	return ret;
+}
+
+/* ---- strings owned by an image ---------------------------------------- */
+
+#define STRBLOCK_SIZE (64u << 10)   /* a bigger string gets a block of its own */
+
+struct ds_strblock {
+	struct ds_strblock *next;
+	size_t used, cap;
+	char data[];
+};
+
+const char *ds_strblock__add(struct ds_strblock **blocks, const char *s, size_t len)
+{
+	struct ds_strblock *b = *blocks;
+	char *dst;
+
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > STRBLOCK_SIZE ? len + 1 : STRBLOCK_SIZE;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = *blocks;
+		b->used = 0;
+		b->cap = cap;
+		*blocks = b;
+	}
+	dst = b->data + b->used;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	b->used += len + 1;
+	return dst;
+}
+
+void ds_strblock__free(struct ds_strblock **blocks)
+{
+	while (*blocks) {
+		struct ds_strblock *next = (*blocks)->next;
+
+		free(*blocks);
+		*blocks = next;
+	}
+}
+
+void ds_intern__exit(struct ds_intern *in)
+{
+	while (in->all) {
+		struct ds_istr *next = in->all->next_all;
+
+		free(in->all);
+		in->all = next;
+	}
+	ds_hashmap__exit(&in->map);
+}
+
+/* ---- perf's symbol fix-ups -------------------------------------------- */
+
+static int rawsym_cmp(const void *pa, const void *pb)
+{
+	const struct ds_rawsym *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	/* perf's rbtree puts equal starts in insertion order */
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* perf's choose_best_symbol() on names as printed: true if @a beats @b (a came first). */
+static bool first_is_best_named(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (underscores(a) != underscores(b))
+		return underscores(a) < underscores(b);
+	return la != lb ? la > lb : true;
+}
+
+/* perf's choose_best_symbol(): true if @a beats @b (a came first). */
+static bool first_is_best(const struct ds_rawsym *a, const struct ds_rawsym *b)
+{
+	if ((a->size > 0) != (b->size > 0))
+		return a->size > 0;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return b->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL;
+	if (!a->demangle && !b->demangle)
+		return first_is_best_named(a->name, b->name);
+	/* perf compares the demangled names: made for this rare tie only */
+	char *da = a->demangle ? ds_demangle(a->name) : NULL, *db = b->demangle ? ds_demangle(b->name) : NULL;
+	bool best = first_is_best_named(da ? da : a->name, db ? db : b->name);
+
+	free(da);
+	free(db);
+	return best;
+}
+
+/* Zero-sized symbols end where the next one starts (symbols__fixup_end). */
+static void fixup_end(struct ds_rawsym *raw, size_t nr)
+{
+	for (size_t i = 0; i + 1 < nr; i++)
+		if (raw[i].size == 0)
+			raw[i].size = raw[i + 1].start - raw[i].start;
+	if (nr && raw[nr - 1].size == 0) {
+		uint64_t s = raw[nr - 1].start;
+
+		/* the last one: up to one page past its page, not to infinity */
+		raw[nr - 1].size = ((s + 4095) & ~4095ULL) + 4096 - s;
+	}
+}
+
+static bool a2l_is_func(uint8_t type)
+{
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/*
+ * binutils' addr2line, for an address no DWARF function covers, names the
+ * symbol that starts nearest below it; among those of one start and size,
+ * a function before anything else, then the first in the symbol table
+ * (elf_find_function's better_fit).  @r starts a group of its start (the
+ * lowest order: the sort is by start, then order).
+ */
+static void a2l_first(struct ds_rawsym *r)
+{
+	r->a2l_name = r->name;
+	r->a2l_raw = r->raw;
+	r->a2l_demangle = r->demangle;
+	r->a2l_type = r->type;
+}
+
+size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr)
+{
+	size_t out = 0;
+
+	if (!nr)
+		return 0;
+	/* symbol files often come sorted: check before sorting */
+	for (size_t i = 1; i < nr; i++)
+		if (rawsym_cmp(&raw[i - 1], &raw[i]) > 0) {
+			qsort(raw, nr, sizeof(*raw), rawsym_cmp);
+			break;
+		}
+	fixup_end(raw, nr);
+	a2l_first(&raw[0]);
+	for (size_t i = 1; i < nr; i++) {
+		struct ds_rawsym *cur = &raw[out];
+
+		if (raw[i].start != cur->start) {
+			raw[++out] = raw[i];
+			a2l_first(&raw[out]);
+			continue;
+		}
+		struct ds_rawsym a2l = *cur;   /* its a2l_* fields */
+
+		if (!a2l_is_func(a2l.a2l_type) && a2l_is_func(raw[i].type)) {
+			a2l.a2l_name = raw[i].name;
+			a2l.a2l_raw = raw[i].raw;
+			a2l.a2l_demangle = raw[i].demangle;
+			a2l.a2l_type = raw[i].type;
+		}
+		if (first_is_best(cur, &raw[i])) {
+			cur->ifunc_alias |= raw[i].type == STT_GNU_IFUNC;
+		} else {
+			bool alias = cur->type == STT_GNU_IFUNC;
+
+			*cur = raw[i];
+			cur->ifunc_alias |= alias;
+		}
+		cur->a2l_name = a2l.a2l_name;
+		cur->a2l_raw = a2l.a2l_raw;
+		cur->a2l_demangle = a2l.a2l_demangle;
+		cur->a2l_type = a2l.a2l_type;
+	}
+	return out + 1;
+}
+
+const struct ds_sym *ds_symtab__find(const struct ds_symtab *t, uint64_t addr)
+{
+	size_t lo = DS_UPPER_BOUND(t->syms, t->nr, start, addr);   /* first symbol with start > addr */
+
+	if (lo == 0)
+		return NULL;
+	if (addr < t->syms[lo - 1].end)
+		return &t->syms[lo - 1];
+	return NULL;
+}
+
+/* Read until EOF: /proc files report a size of 0, so the size is only a hint. */
+char *ds_read_file(const char *path, size_t *lenp)
+{
+	struct stat st;
+	size_t len = 0, cap;
+	char *buf = NULL;
+	int fd = ds_open_regular(path);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	cap = (size_t)st.st_size + 1 > 65536 ? (size_t)st.st_size + 1 : 65536;
+	buf = malloc(cap);
+	if (!buf)
+		goto fail;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				goto fail;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(fd);
+	*lenp = len;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}
