@@ -47,8 +47,10 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/dstack $(BUILD)/libdstack.a
 
+# (made anew: ar keeps members whose sources moved or went away)
 $(BUILD)/libdstack.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/dstack: $(CLI_OBJ) $(BUILD)/libdstack.a
@@ -121,6 +123,7 @@ $(FUZZ_DIR)/%.o: %.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 
 $(FUZZ_DIR)/libdstack.a: $(FUZZ_LIB_OBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # the CLI for fuzz_export: every command's object, main.c's main renamed, tidy exits

@@ -30,8 +30,8 @@ for d in "$corpus"/data/*.data; do
 		if [ $orc -ne $nrc ] || ! cmp -s "$tmp/o" "$tmp/n" || ! cmp -s "$tmp/oe" "$tmp/ne"; then
 			bad=$((bad + 1))
 			echo "DIFF $b: $c (exit $orc -> $nrc)"
-			diff "$tmp/o" "$tmp/n" | head -5
-			diff "$tmp/oe" "$tmp/ne" | head -3
+			diff "$tmp/o" "$tmp/n" | head -5 | cut -c -200
+			diff "$tmp/oe" "$tmp/ne" | head -3 | cut -c -200
 		fi
 	done
 done

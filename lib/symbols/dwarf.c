@@ -50,6 +50,70 @@ static const char *die_name(Dwarf_Die *die, struct ds_intern *in, bool demangle,
 	return name;
 }
 
+/*
+ * Whether binutils' addr2line takes @die's name as not a linkage name: its
+ * CU's language mangles names, or may (everything but C, Fortran 77/2018+,
+ * Cobol, Pascal, PL/I, UPC and assembler: binutils' mangle_style()), and the
+ * DIE has no DW_AT_linkage_name (main, an extern "C" function such as
+ * glibc's inline atoi in C++).  compute_frames() (symbols.c) says what perf
+ * then prints.
+ */
+#ifndef DW_LANG_C17
+#define DW_LANG_C17 0x2c
+#endif
+#ifndef DW_LANG_Fortran18
+#define DW_LANG_Fortran18 0x2d
+#endif
+#ifndef DW_LANG_Assembly
+#define DW_LANG_Assembly 0x31
+#endif
+#ifndef DW_LANG_C23
+#define DW_LANG_C23 0x3e
+#endif
+#ifndef DW_LANG_Fortran23
+#define DW_LANG_Fortran23 0x3f
+#endif
+static bool die_unlinked(Dwarf_Die *die, int lang)
+{
+	Dwarf_Attribute a;
+
+	switch (lang) {
+	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_C99: case DW_LANG_C11:
+	case DW_LANG_C17: case DW_LANG_C23: case DW_LANG_Cobol74: case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77: case DW_LANG_Fortran18: case DW_LANG_Fortran23:
+	case DW_LANG_Pascal83: case DW_LANG_PLI: case DW_LANG_UPC:
+	case DW_LANG_Mips_Assembler: case DW_LANG_Assembly:
+		return false;
+	}
+	return !dwarf_attr_integrate(die, DW_AT_linkage_name, &a) &&
+	       !dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a);
+}
+
+/*
+ * The low end of @die's first address range as binutils keeps it (a later
+ * range that ends where it starts extends it down, one that starts where it
+ * ends extends it up); 0 if it has none.
+ */
+static uint64_t die_first_low(Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi, first_lo = 0, first_hi = 0;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo == hi)
+			continue;
+		if (!first_hi) {
+			first_lo = lo;
+			first_hi = hi;
+		} else if (lo == first_hi) {
+			first_hi = hi;
+		} else if (hi == first_lo) {
+			first_lo = lo;
+		}
+	}
+	return first_lo;
+}
+
 #define MAX_DEPTH 128   /* DIE nesting we follow; deeper (hostile) trees are cut */
 
 struct walk {
@@ -308,6 +372,7 @@ void ds_dwarf_cache__init(struct ds_dwarf_cache *c)
 {
 	ds_hashmap__init(&c->names);
 	ds_hashmap__init(&c->cus);
+	ds_hashmap__init(&c->a2l);
 }
 
 void ds_dwarf_cache__exit(struct ds_dwarf_cache *c)
@@ -322,6 +387,7 @@ void ds_dwarf_cache__exit(struct ds_dwarf_cache *c)
 	}
 	ds_hashmap__exit(&c->cus);
 	ds_hashmap__exit(&c->names);
+	ds_hashmap__exit(&c->a2l);
 }
 
 size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
@@ -332,10 +398,12 @@ size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool d
 	struct ds_hashmap *names = cache ? &cache->names : &no_cache;
 	Dwarf_Die cu;
 	size_t n = 0;
+	int lang;
 
 	ds_hashmap__init(&no_cache);
 	if (!dwarf_addrdie(dw, vaddr, &cu))
 		return 0;
+	lang = dwarf_srclang(&cu);
 	cu_walk(dw, cache, w, &cu);
 	/* innermost first; the chain ends at the innermost out-of-line function */
 	for (size_t i = w->n; i-- > 0 && n < max;) {
@@ -343,7 +411,12 @@ size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool d
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
-		out[n++].name = die_name(&w->chain[i], in, demangle, names);
+		out[n++] = (struct ds_inline_frame){
+			.name = die_name(&w->chain[i], in, demangle, names),
+			.die = dwarf_dieoffset(&w->chain[i]),
+			.low = die_first_low(&w->chain[i]),
+			.unlinked = die_unlinked(&w->chain[i], lang),
+		};
 		if (tag == DW_TAG_subprogram)
 			break;
 	}

@@ -760,6 +760,38 @@ static const char *a2l_name(struct ds_dso *d, const struct ds_sym *found)
 	return sym->a2l_name;
 }
 
+#define A2L_DWARF_NAME 1   /* in dw.a2l: asked before, named from DWARF since */
+
+/*
+ * The name perf 7.2 gets for inline frame @f, which runs binutils'
+ * addr2line (one process per DSO, asked each address once, in the order
+ * perf meets them).  addr2line does not trust the DWARF name of an
+ * "unlinked" function (dwarf.c: die_unlinked) the first time an address
+ * falls in it: it answers the ELF symbol holding the address (@elf_name:
+ * main for glibc's atoi inlined in a C++ main) and from then on the DWARF
+ * name, or the ELF name for good when that symbol starts where the
+ * function does.  Only the innermost function is asked that way; callers
+ * are named as they stand.  Stateful, like perf's output: the frame cache
+ * in front of this keeps each address's first answer.
+ */
+static const char *a2l_inline_name(struct ds_dso *d, const struct ds_inline_frame *f, bool innermost,
+				   const struct ds_sym *sym, const char *elf_name)
+{
+	uint64_t *named;
+
+	if (!f->unlinked)
+		return f->name;
+	named = ds_hashmap__find(&d->dw.a2l, f->die);
+	if (named)
+		return *named == A2L_DWARF_NAME ? f->name : (const char *)(uintptr_t)*named;
+	if (!innermost)
+		return f->name;
+	/* on ENOMEM the next address in it is named the same way again */
+	ds_hashmap__set(&d->dw.a2l, f->die,
+			sym->start == f->low ? (uint64_t)(uintptr_t)elf_name : A2L_DWARF_NAME);
+	return elf_name;
+}
+
 /* Frames for @vaddr into @out (MAX_INLINE slots); returns the count. */
 static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *out)
 {
@@ -792,14 +824,18 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
 		return 1;
 	}
-	for (size_t i = 0; i < n; i++)
+	alias = sym->a2l_name ? a2l_name(d, sym) : sym->name;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = a2l_inline_name(d, &inl[i], i == 0, sym, alias ? alias : sym->name);
+
 		out[i] = (struct ds_frame){
-			.name = inl[i].name,
+			.name = name,
 			.offset = vaddr - sym->start,
 			/* interned: equal names are equal pointers */
-			.inlined = inl[i].name != sym->name,
+			.inlined = name != sym->name,
 			.elf_name = sym->name,
 		};
+	}
 	return n;
 }
 

@@ -20,6 +20,7 @@ conf_build() {
 	cp "$ROOT/tests/vm/conformance-job.sh" "$d/run.sh"
 	cc "${f[@]}" -pthread -o "$d/wl" "$ROOT/tests/corpus/wl.c" &&
 	c++ "${f[@]}" -o "$d/wlxx" "$ROOT/tests/corpus/wlxx.cc" &&
+	c++ "${f[@]}" -o "$d/cxxc" "$ROOT/tests/vm/conformance-cxxc.cc" &&
 	cc "${f[@]}" -o "$d/jit" "$ROOT/tests/vm/conformance-jit.c" || return 1
 	# 32-bit static: Debian sid's multilib gcc if its root is built (never
 	# built from here: that needs the network and minutes), else the
@@ -190,7 +191,7 @@ conf_guest() {
 			bad "conformance: the guest job failed: $(tail -3 "$conf_work/run.log")"; return
 		fi
 		mkdir -p "$out/symfs/job"
-		cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/jit "$out/symfs/job/"
+		cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$out/symfs/job/"
 	fi
 	local failed
 	failed=$(awk '$2 != 0' "$out/rc")
@@ -210,7 +211,7 @@ conf_guest() {
 	done
 	local shape total_fail=0 total_known=0
 	conf_header
-	for shape in ${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx jit pipe zstd sysw attach noinh}; do
+	for shape in ${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw attach noinh}; do
 		if [ ! -s "$out/$shape.data" ]; then bad "conformance: $shape: no recording"; continue; fi
 		conf_compare "$shape" "$out/$shape.data" "$out/symfs" "$out/kallsyms"
 		echo "$conf_row"
@@ -224,8 +225,8 @@ conf_guest() {
 	done
 }
 
-# The host's perf 6.1 (an older perf's files): no callchains, -g, several
-# events, system wide.  Needs root (perf_event_paranoid) and perf7 only.
+# The host's perf 6.1 (an older perf's files): no callchains, -g, C++
+# functions without linkage names, several events, system wide.  Needs root (perf_event_paranoid) and perf7 only.
 conf_host() {
 	local d=$conf_work/host
 	local wl=$d/wl
@@ -235,17 +236,20 @@ conf_host() {
 	mkdir -p "$d"
 	cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -o "$wl" "$ROOT/tests/corpus/wl.c" || {
 		bad "conformance: host workload does not build"; return; }
+	c++ -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$d/cxxc" "$ROOT/tests/vm/conformance-cxxc.cc" || {
+		bad "conformance: host C++ workload does not build"; return; }
 	cp /proc/kallsyms "$d/kallsyms"
 	local ev="-e cpu-clock -c 200000"
 	/usr/bin/perf record -q -o "$d/h_nocg.data" $ev -- "$wl" mix 150 >/dev/null 2>&1
 	/usr/bin/perf record -q -o "$d/h_g.data" $ev -g -- "$wl" mix 150 >/dev/null 2>&1
+	/usr/bin/perf record -q -o "$d/h_cxxc.data" $ev -g -- "$d/cxxc" 800 >/dev/null 2>&1
 	/usr/bin/perf record -q -o "$d/h_multi.data" -c 200000 -e cpu-clock -e task-clock:u -e page-faults:k -g -- "$wl" mix 150 >/dev/null 2>&1
 	"$wl" cpu 100000 >/dev/null 2>&1 & local w=$!
 	/usr/bin/perf record -q -o "$d/h_sysw.data" -a -g -e cpu-clock -c 1000000 -- sleep 0.5 >/dev/null 2>&1
 	kill $w; wait $w 2>/dev/null
 	conf_header
 	local shape
-	for shape in h_nocg h_g h_multi h_sysw; do
+	for shape in h_nocg h_g h_cxxc h_multi h_sysw; do
 		if [ ! -s "$d/$shape.data" ]; then bad "conformance: perf 6.1 did not record $shape"; continue; fi
 		# the host's binaries at their own paths: symfs "/" for both
 		# system wide, this machine runs other work too: binaries rebuilt

@@ -27,6 +27,10 @@ rec fork -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl fork 8
 rec threads -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl threads 40
 # C++
 rec cxx -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlxx 15
+# C++ functions without a linkage name (main, extern "C", their inlined
+# instances): addr2line names them after the ELF symbol at first
+rec cxxc -e cpu-clock -c 100000 -g -- ./cxxc 800
+rec cxxcd -e cpu-clock -c 100000 --call-graph fp,defer -- ./cxxc 800
 # a JIT perf map (the map files come back with the recording)
 rec jit -e cpu-clock -c 100000 -g -- ./jit 20
 cp /tmp/perf-*.map /out/ 2>/dev/null
