@@ -827,6 +827,21 @@ static int sym_text(const struct entry *e, char *buf, size_t n)
 	return snprintf(buf, n, "[%c] 0x%016llx", e->level, (unsigned long long)e->addr);
 }
 
+/*
+ * The Symbol column's width for @e: perf sizes it by the symbol's own name,
+ * so a --children entry of an inlined frame ("name (inlined)") counts
+ * without its suffix, and may run past the column.
+ */
+static size_t sym_width(const struct entry *e, char *buf, size_t n)
+{
+	static const char suffix[] = " (inlined)";
+	size_t len = (size_t)sym_text(e, buf, n), k = sizeof(suffix) - 1;
+
+	if (e->sym && len < n && len >= k + 4 && !strcmp(buf + len - k, suffix))
+		len -= k;
+	return len;
+}
+
 static int cmp_entry(const void *pa, const void *pb)
 {
 	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
@@ -1307,7 +1322,7 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		/* an entry without a symbol widens the object column to an address's 16 digits, as perf */
 		if (!list[i]->sym && w[SORT_DSO] < 16)
 			w[SORT_DSO] = 16;
-		if ((l = (size_t)sym_text(list[i], buf, sizeof(buf))) > w[SORT_SYM])
+		if ((l = sym_width(list[i], buf, sizeof(buf))) > w[SORT_SYM])
 			w[SORT_SYM] = l;
 		if ((l = strlen(thread_comm(r, list[i]->pid, list[i]->comm)) + 8) > w[SORT_PID])
 			w[SORT_PID] = l;

@@ -171,6 +171,12 @@ conf_known_note() {
 	fi
 }
 
+# conf_shape_diffs SHAPE: its failing commands' first differences, for the
+# FAIL line itself (a long log may be cut before the list at the end)
+conf_shape_diffs() {
+	grep "^  $1 " "$conf_work/diffs" 2>/dev/null | head -3 | cut -c -700
+}
+
 conf_header() {
 	local h cname args
 	h=$(printf '%-8s' shape)
@@ -217,7 +223,7 @@ conf_guest() {
 		echo "$conf_row"
 		total_fail=$((total_fail + conf_fail)) total_known=$((total_known + conf_known))
 		if [ "$conf_fail" -eq 0 ]; then ok "conformance $shape: dstack prints what perf 7.2 prints$(conf_known_note)"
-		else bad "conformance $shape: $conf_fail commands differ from perf 7.2"; fi
+		else bad "conformance $shape: $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "$shape")"; fi
 	done
 	for t in "${placed[@]}"; do
 		rm -f "$t"
@@ -260,7 +266,7 @@ conf_host() {
 		conf_compare "$shape" "$d/$shape.data" / "$d/kallsyms" "${only[@]}"
 		echo "$conf_row"
 		if [ "$conf_fail" -eq 0 ]; then ok "conformance $shape (perf 6.1 file): dstack prints what perf 7.2 prints$(conf_known_note)"
-		else bad "conformance $shape (perf 6.1 file): $conf_fail commands differ from perf 7.2"; fi
+		else bad "conformance $shape (perf 6.1 file): $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "$shape")"; fi
 	done
 }
 
