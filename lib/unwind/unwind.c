@@ -23,7 +23,7 @@
 struct uw_dso {
 	const struct ds_elf_image *img;   /* NULL: no usable file */
 	bool is64;
-	uint64_t entry;                   /* e_entry: _start has no caller */
+	uint64_t entry, entry_end;        /* e_entry to its symbol's end: _start has no caller */
 	Dwarf_CFI *eh;                    /* .eh_frame (ours: dwarf_cfi_end) */
 	Dwarf_CFI *dbg;                   /* .debug_frame (the Dwarf's) */
 	bool has_sframe;
@@ -155,6 +155,23 @@ static void find_sframe(struct uw_dso *d, Elf *elf, const char *path)
 	}
 }
 
+/*
+ * Where the entry point's function ends: its symbol's end, else 64 bytes
+ * on (a stripped _start is shorter), never past the next symbol.
+ */
+static uint64_t entry_end(const struct ds_elf_image *img, uint64_t entry)
+{
+	const struct ds_sym *s = ds_symtab__find(&img->symtab, entry);
+	uint64_t end = entry + 64;
+
+	if (s)
+		return s->end;
+	for (size_t i = 0; i < img->symtab.nr; i++)
+		if (img->symtab.syms[i].start > entry && img->symtab.syms[i].start < end)
+			end = img->symtab.syms[i].start;
+	return end;
+}
+
 static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
 {
 	uint64_t *hit = ds_hashmap__find(&u->dsos, (uint64_t)(uintptr_t)dso);
@@ -176,6 +193,7 @@ static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
 	}
 	d->is64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
 	d->entry = eh.e_entry;
+	d->entry_end = entry_end(d->img, eh.e_entry);
 	d->eh = dwarf_getcfi_elf(d->img->elf);
 	if (d->img->dwarf)
 		d->dbg = dwarf_getcfi(d->img->dwarf);
@@ -482,7 +500,7 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 			res->end = DS_UNWIND_END_MAX_FRAMES;
 			return;
 		}
-		if (row->kind == UW_ROW_NONE && vaddr >= d->entry && vaddr - d->entry < 64) {
+		if (row->kind == UW_ROW_NONE && vaddr >= d->entry && vaddr < d->entry_end) {
 			/* the ELF entry point (_start) has no caller; only binaries
 			 * stripped of their CFI get here */
 			res->end = DS_UNWIND_END_OUTERMOST;
