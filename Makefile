@@ -28,11 +28,10 @@ CFLAGS  += $(WARN) $(CSTD) $(OPT) $(TIDY) -Iinclude -I. -MMD -MP
 LIB_CFLAGS := -Ilib
 LDLIBS  := -lelf -ldw -lzstd -lz -lstdc++ -lm
 ifeq ($(MODE),release)
-# The command is linked statically: loading and relocating nine shared
-# objects (libstdc++ for its demangler) was 5 ms of every run, half of what
-# a small profile needs besides; glibc too, the last 0.9 ms (a run of
-# `dstack --version` 3.1 -> 2.2 ms, 68 -> 33 page faults; a report of
-# mix.fp ~1.5 ms faster).  Nothing in it looks up users or hosts (NSS).
+# The command is linked statically: loading and relocating its shared
+# objects (libstdc++ for its demangler, glibc too) was a large part of a
+# short run (docs/performance.md).  Nothing in it looks up users or hosts
+# (NSS).
 DSTACK_LIBS := -static -ldw -lelf -lzstd -lz -llzma -lstdc++ -lm -lpthread
 else
 DSTACK_LIBS := $(LDLIBS)
