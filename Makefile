@@ -28,29 +28,32 @@ CFLAGS  += $(WARN) $(CSTD) $(OPT) $(TIDY) -Iinclude -I. -MMD -MP
 LIB_CFLAGS := -Ilib
 LDLIBS  := -lelf -ldw -lzstd -lz -lstdc++ -lm
 ifeq ($(MODE),release)
-# The command is linked statically: loading and relocating nine shared
-# objects (libstdc++ for its demangler) was 5 ms of every run, half of what
-# a small profile needs besides; glibc too, the last 0.9 ms (a run of
-# `dstack --version` 3.1 -> 2.2 ms, 68 -> 33 page faults; a report of
-# mix.fp ~1.5 ms faster).  Nothing in it looks up users or hosts (NSS).
+# The command is linked statically: loading and relocating its shared
+# objects (libstdc++ for its demangler, glibc too) was a large part of a
+# short run (docs/performance.md).  Nothing in it looks up users or hosts
+# (NSS).
 DSTACK_LIBS := -static -ldw -lelf -lzstd -lz -llzma -lstdc++ -lm -lpthread
 else
 DSTACK_LIBS := $(LDLIBS)
 endif
 
-LIB_SRC := $(wildcard util/*.c lib/*/*.c)
-CLI_SRC := $(wildcard cli/*.c)
+# util/outbuf.c is the commands' output (the library never writes one):
+# it is linked into the command and the tests, not into libdstack.
+CLI_UTIL_SRC := util/outbuf.c
+LIB_SRC := $(filter-out $(CLI_UTIL_SRC),$(wildcard util/*.c lib/*/*.c))
+CLI_SRC := $(wildcard cli/*.c) $(CLI_UTIL_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_UTIL_OBJ := $(CLI_UTIL_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/dstack $(BUILD)/libdstack.a
 
-# (made anew: ar keeps members whose sources moved or went away)
+# (made anew: `ar r` would keep the members of sources gone from LIB_SRC)
 $(BUILD)/libdstack.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/dstack: $(CLI_OBJ) $(BUILD)/libdstack.a
@@ -65,11 +68,27 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
 # (unit tests see the library's private headers: they test its parts)
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdstack.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdstack.a $(CLI_UTIL_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(LDOPT) -o $@ $< $(BUILD)/libdstack.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(LDOPT) -o $@ $< $(CLI_UTIL_OBJ) $(BUILD)/libdstack.a $(LDLIBS)
 
 unit: $(TEST_BIN)
+
+# The shared library, for programs that load it (not built by `all`, not
+# installed): the library's sources compiled position-independent, linked
+# with lib/libdstack.map so that it exports the API and nothing else: the
+# functions include/dstack/*.h declares (tests/suites/89-api.sh checks that
+# the two agree).  -z defs: every symbol it needs comes from the libraries
+# named here (not under the sanitizers, whose runtime the program brings).
+PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/libdstack.so: $(PIC_OBJ) lib/libdstack.map
+	$(CC) $(LDOPT) -shared -Wl,--version-script=lib/libdstack.map $(if $(LDOPT),,-Wl,-z,defs) \
+		-o $@ $(PIC_OBJ) $(LDLIBS) -lpthread
 
 # The suite runs twice over: the release build, and an ASan+UBSan build.
 test: all unit
@@ -84,7 +103,7 @@ clean:
 	rm -rf build build-*
 
 .PHONY: all test unit bench clean
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PIC_OBJ:.o=.d)
 
 # The main job of the README: the bundled deferred recording, stitched.
 $(BUILD)/example-workload: examples/workload.c
@@ -127,7 +146,7 @@ $(FUZZ_DIR)/libdstack.a: $(FUZZ_LIB_OBJ)
 	$(AR) rcs $@ $^
 
 # the CLI for fuzz_export: every command's object, main.c's main renamed, tidy exits
-FUZZ_CLI_OBJ := $(patsubst cli/%.c,$(FUZZ_DIR)/cli/%.o,$(wildcard cli/*.c))
+FUZZ_CLI_OBJ := $(patsubst cli/%.c,$(FUZZ_DIR)/cli/%.o,$(wildcard cli/*.c)) $(CLI_UTIL_SRC:%.c=$(FUZZ_DIR)/%.o)
 
 $(FUZZ_DIR)/cli/%.o: cli/%.c
 	@mkdir -p $(@D)

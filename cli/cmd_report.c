@@ -33,10 +33,10 @@ struct nkey {
 
 /*
  * One call-graph node: a frame (its nkey's index) under its parent.  32
- * bytes, and found in node_map by (parent, key) exactly: a report of a 5 MB
- * recording builds ~12,000 of them at random places, and their map and
- * array were its slowest part when nodes held their names (64 bytes, and
- * a candidate node read to compare it).
+ * bytes, and found in node_map by (parent, key) exactly: a report builds
+ * its nodes at random places, and their map and array were its slowest
+ * part when nodes held their names (64 bytes, and a candidate node read
+ * to compare it).
  */
 struct node {
 	uint32_t key;              /* index in nkeys; NONE for an entry's root */
@@ -450,8 +450,8 @@ static int cmp_path(const void *pa, const void *pb)
  * The call graph from the paths, each path's period along its nodes.
  * Sorted, paths that share a start are neighbours, so a path's nodes are
  * its predecessor's as far as the two agree and new below: no lookup at
- * all (report of mix.fp: 1,089 paths, 11,800 nodes; looking each node up
- * in a map missed the cache ~19,000 times, a tenth of the run).  Nodes
+ * all (looking each node up in a map missed the cache for most of them:
+ * docs/performance.md).  Nodes
  * made at once for shapeless chains are looked up (child()) instead.
  * 0 or -ENOMEM.
  */
@@ -804,7 +804,7 @@ static const char *short_dso(const char *dso)
 
 static int sym_text(const struct entry *e, char *buf, size_t n)
 {
-	if (e->sym) {   /* snprintf's "[%c] %s" by hand: printing mix.fp's report, 2.7M -> 2.2M instructions */
+	if (e->sym) {   /* snprintf's "[%c] %s" by hand: printf's parsing was a share of printing (docs/performance.md) */
 		size_t len = strlen(e->sym), k;
 
 		if (n < 5) {   /* no room for the prefix and a NUL: callers give 1024 */

@@ -30,8 +30,8 @@
  * The names are interned (equal pointers for equal names) and live as long
  * as the machine, so a slot is valid while its key fields are equal.  A
  * slot names its line in a dense array that grows as slots are first used:
- * a short profile touches a few pages, not the whole table (a page fault
- * costs ~10 us in a VM).
+ * a short profile touches a few pages, not the whole table (page faults
+ * are dear in a VM).
  */
 #define FRAME_CACHE_BITS 12
 #define FRAME_CACHE_SLOTS (1u << FRAME_CACHE_BITS)

@@ -245,14 +245,10 @@ void usage_error(const char *cmd, const char *fmt, ...)
  * The heap in transparent huge pages, where the kernel has them
  * ("madvise" mode; "always" does this anyway, "never" ignores it).
  *
- * Fresh pages are what a short run pays for most.  In the VM the
- * benchmarks run in, a 4 KiB page costs 3-16 us (faulted: 12 us,
- * populated ahead: 2-4 us), a whole 2 MiB huge page ~0.15 ms.  A report
- * of a 5 MB recording took ~2,100 pages (the input windows, the caches,
- * the report's tree); with this, ~550 page faults of which a few are huge,
- * and report/script on the small corpus files ran 25-35% faster
- * (alternated runs, medians), 8-12% on a 100 MB input.  Peak RSS grew by
- * ~0.5 MB (12.0 -> 12.7 MB).
+ * Fresh pages are what a short run pays for most, and in a VM faulting in
+ * 4 KiB pages one by one costs far more than the few 2 MiB huge pages
+ * that hold the same bytes: a run takes a few faults where it took
+ * thousands, for a little more peak RSS (docs/performance.md).
  *
  * glibc's own switch for this (the glibc.malloc.hugetlb tunable) is read
  * from the environment at start-up only, so the same is done here with
@@ -262,12 +258,8 @@ void usage_error(const char *cmd, const char *fmt, ...)
  * made advised.  Blocks up to 8 MiB come from it too, not from mappings
  * of their own (glibc's default above 128 KiB): those were in 4 KiB pages,
  * and populating them (the callchain arena, the report's growing hash
- * tables, the kallsyms buffer: ~80 calls) cost ~1 ms of a report of a
- * 5 MB recording, ~12 times what the same bytes cost in the heap's huge
- * pages.  With both, report on mix.fp ran 17.6 -> 15.5 ms (150
- * alternated runs; script and kernel.fp unchanged), peak RSS +0.4-1.6 MB
- * on the corpus files (folded on a 2 GB input 57.7 -> 65.2 MB: freed
- * tables stay in the heap).
+ * tables, the kallsyms buffer) cost many times what the same bytes cost
+ * in the heap's huge pages.  Freed tables stay in the heap.
  * Only touched huge pages are resident: the pad costs address space.
  * Later growth and a heap glibc placed elsewhere (sanitizers) are left as
  * they are: all of this is a hint.
@@ -277,10 +269,10 @@ static void *skip_hole;   /* kept: see skip_unaligned_head */
 /*
  * Only whole aligned 2 MiB of the heap can be a huge page, and the heap
  * starts wherever the program's data ended: the first blocks fell in the
- * 4 KiB pages below the first boundary (a report of mix.fp: 1.25 MB of
- * them, ~320 pages at 2-11 us each to fault and more to tear down at
- * exit).  A block that spans them is taken, never touched beyond its
- * header and never freed: it costs address space, not memory.
+ * 4 KiB pages below the first boundary, each to fault and to tear down at
+ * exit (docs/performance.md).  A block that spans them is taken, never
+ * touched beyond its header and never freed: it costs address space, not
+ * memory.
  */
 static void skip_unaligned_head(uintptr_t huge, uintptr_t limit)
 {

@@ -911,8 +911,7 @@ int analysis_open(struct analysis *a, const char *cmd, const char *input, const 
 /*
  * On the reading thread, a few rounds ahead of the samples: a binary an
  * MMAP names starts loading on the symbols' helper thread, so that its
- * first lookup finds it loaded (report on a 5 MB recording: the loads of
- * ld.so, libc and the workload were ~2 ms of this thread's time).
+ * first lookup finds it loaded instead of loading it on this thread.
  */
 static void prefetch_mapped(void *ctx, const struct ds_evsel *evsel, const struct ds_event_header *hdr)
 {

@@ -152,8 +152,8 @@ void analysis_close(struct analysis *a);
  * The end of a command whose output is out: the process exits next.  A
  * release build leaves @a to that exit: freeing the symbols, the machine
  * and the session (joining the helper thread, closing and unmapping every
- * binary) was ~1 ms of a 15 ms report (50 alternated runs: mix.fp 17.3 ->
- * 16.0 ms, kernel.fp 14.8 -> 14.0) that the exit does again anyway.
+ * binary) was a measurable part of a short report (docs/performance.md),
+ * work the exit does again anyway.
  * Builds made to find leaks (MODE=debug, asan, tsan: DSTACK_TIDY_EXIT)
  * close it as analysis_close() does.
  */

@@ -43,8 +43,8 @@ static inline void *ds_grow(void *p, size_t *cap, size_t need, size_t size, size
 	} else {
 		/*
 		 * Moved by hand, into pages populated first: realloc's copy (or a
-		 * caller's fill) would fault them in one at a time, ~10 us each in
-		 * a VM.  The new room is populated up to GROW_POPULATE_MAX ahead.
+		 * caller's fill) would fault them in one at a time, each fault dear
+		 * in a VM.  The new room is populated up to GROW_POPULATE_MAX ahead.
 		 */
 		size_t old = *cap * size, add = ncap * size - old;
 

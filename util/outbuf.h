@@ -31,7 +31,7 @@ struct outbuf {
 /*
  * A buffer for @fd on the heap, or NULL on ENOMEM.  The commands use this,
  * not a static one: the heap is in huge pages (main.c), a static buffer in
- * .bss faults in 4 KiB pages (64 when it fills, ~10 us each in a VM).
+ * .bss faults in 4 KiB pages, one fault per page as it fills.
  */
 struct outbuf *outbuf_new(int fd);
 /* Frees @o (NULL is fine); flush first, unflushed bytes are dropped. */

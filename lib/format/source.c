@@ -10,21 +10,21 @@
 #include "format/source.h"
 
 /*
- * A file is read through windows: buffers filled with pread.  Measured in
- * the VM this runs in, reading records through a mapping of the page cache
- * cost ~100 ns a record even when prefaulted (97 MB: 45 ms), pread into a
- * reused buffer and reading it 19 ms.  Buffers of WINDOW bytes are kept
- * for reuse, their pages populated once; a fault costs ~10 us here.  The
- * windows in flight (pinned by records waiting to be ordered and
- * consumed) are most of the reading side's memory, and fresh pages cost
- * 1-10 us each here: 256 KiB windows measured ~1 ms faster than 1 MiB on
- * a 5 MB report (2 MB less RSS) and as fast on 100 MB; 128 KiB, slower.
+ * A file is read through windows: buffers filled with pread.  In a VM,
+ * reading records through a mapping of the page cache costs more than
+ * pread into a reused buffer and reading that, even with the mapping
+ * prefaulted.  Buffers of WINDOW bytes are kept for reuse, their pages
+ * populated once (page faults are dear in a VM).  The windows in flight
+ * (pinned by records waiting to be ordered and consumed) are most of the
+ * reading side's memory and its fresh pages: WINDOW is the size that
+ * measured fastest, bigger windows costing more fresh pages, smaller ones
+ * more reads (docs/performance.md).
  */
 #define WINDOW (256u << 10)
 #define SPARE_WINDOWS 16
 /* a read away from the last window's end (the header, its feature
  * sections, the start of the data) gets a window this big: most are a
- * few KiB, and a new WINDOW buffer costs ~0.15 ms to populate and fill */
+ * few KiB, and a new WINDOW buffer would be populated and filled for them */
 #define SMALL_WINDOW (64u << 10)
 /* pinned windows beyond this: pin says no and the caller copies */
 #define PIN_LIMIT (64u << 20)

@@ -34,7 +34,8 @@ static void maps_changed(struct ds_maps *mp)
  * resolves the same few thousand addresses over and over.  Only entries
  * that resolve to one frame (no inlines) are kept.  A slot is small and
  * names its frame in a dense array that grows as slots are first used, so
- * a short profile touches few pages (a page fault costs ~10 us in a VM).
+ * a short profile touches few pages (page faults are dear in a VM, see
+ * docs/performance.md).
  */
 #define FRAME_CACHE_BITS 13
 #define FRAME_CACHE_SLOTS (1u << FRAME_CACHE_BITS)
@@ -882,8 +883,8 @@ static uint64_t chain_hash(const struct ds_machine *m, const struct ds_thread *t
 {
 	/*
 	 * Per sample, so cheap: the context words are spread by odd multipliers
-	 * and the one finaliser below mixes everything (eleven splitmix rounds
-	 * here were 130 instructions a sample, a sixth of its callchain lookup).
+	 * and the one finaliser below mixes everything (a splitmix round per
+	 * word was a large share of the callchain lookup: docs/performance.md).
 	 */
 	uint64_t h = t->maps->stamp * 0x9e3779b97f4a7c15ULL ^ m->kmaps.stamp * 0xc2b2ae3d27d4eb4fULL ^
 		     gen * 0x165667b19e3779f9ULL ^ max_stack;
@@ -1019,7 +1020,7 @@ static uint32_t frame_id_of(struct ds_machine *m, const struct ds_cc_frame *f, u
  * be kept.  Frames are kept once each, shapes as their ids (4 bytes a frame).
  * @src says where each frame came from (see cc_src; NULL if unknown): a
  * frame's id is worked out once per cached frame, not once per chain it is
- * in (mix.fp: 53,000 lookups, 8 of a report's 53 million instructions).
+ * in: a profile makes new chains out of frames it has seen.
  */
 static uint64_t shape_of(struct ds_machine *m, const struct ds_cc_frame *f, size_t n, const uint32_t *src)
 {

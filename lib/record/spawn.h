@@ -3,13 +3,12 @@
  * Starting a helper thread where it can run at once.
  *
  * Linux queues a new thread on a CPU of the scheduler's choosing, often
- * its creator's, even with another CPU idle: on the 2-vCPU VM here the
- * symbols' helper then shared the main thread's CPU until the next
- * balancing tick (~4 ms at HZ=250) while the other vCPU stayed halted.
- * Starting it on the caller's allowed CPUs but the caller's own, and
- * giving it back the whole set as its first act, puts it on an idle CPU
- * from the first instruction and leaves it free to move after (report of
- * mix.fp 13.65 -> 13.00 ms, medians of 100 alternated runs).
+ * its creator's, even with another CPU idle: on a 2-vCPU VM the symbols'
+ * helper then shared the main thread's CPU until the next balancing tick
+ * while the other vCPU stayed halted.  Starting it on the caller's allowed
+ * CPUs but the caller's own, and giving it back the whole set as its first
+ * act, puts it on an idle CPU from the first instruction and leaves it
+ * free to move after (docs/performance.md).
  */
 #ifndef DSTACK_SPAWN_H
 #define DSTACK_SPAWN_H

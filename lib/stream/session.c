@@ -20,8 +20,8 @@
  * is released by the reader when it reuses a slot, so the source and the
  * arena stay single-threaded.  A full ring stops the reader until half of
  * it is free, and each side is woken only when it waits: a wake-up per
- * batch was ~450 context switches on the x20 input, and its wall time
- * varied from 0.09 to 0.14 s with them.
+ * batch is a context switch per batch, and made the wall time erratic
+ * (docs/performance.md).
  */
 #define BATCH_ITEMS 1024
 /*
@@ -63,7 +63,7 @@ struct pipeline {
  * Pipelined, the reading thread writes the first group of fields for every
  * record and the consumer reads the second for every event: they start on
  * their own cache lines, or each record's counter update would take the
- * line away from the consumer (twice the CPU time, measured).
+ * line away from the consumer (docs/performance.md).
  */
 #define DS_CACHELINE 64
 

@@ -648,8 +648,8 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 		sorted = sorted && (i == 0 || syms[i - 1].start <= syms[i].start);
 	}
 	/* the ELF symbols come sorted (ds_rawsym__finish), the PLT entries
-	 * after them may not be: merging the runs was a third of the cost of
-	 * loading libc when it was a qsort of the 3,000 */
+	 * after them may not be: the runs are merged, where a qsort of every
+	 * symbol was a large share of loading libc (docs/performance.md) */
 	if (!sorted && rv->nr > 1 && !merge_runs(syms, rv->nr))
 		qsort(syms, rv->nr, sizeof(*syms), sym_cmp);
 	img->symtab.syms = syms;

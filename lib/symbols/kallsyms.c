@@ -8,8 +8,8 @@
  * run and most of a short run's time) is indexed in place: one pass, 64
  * bytes at a time, finds the line ends; the usual line is parsed with SSE2
  * and no scanning; the index records each kept symbol's address and where
- * its name lies, and a name is copied when first hit.  Page faults cost
- * ~10 us each in a VM, so the index and the text are prefaulted in steps.
+ * its name lies, and a name is copied when first hit.  Page faults are
+ * dear in a VM, so the index and the text are prefaulted in steps.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -34,13 +34,10 @@
 
 #define CHUNK (256u << 10)
 #define NAME_MAX_LEN ((1u << 20) - 1)   /* a longer name (a hostile line) is cut */
-/* a file is scanned through a buffer this big.  Loaded again and again in
- * one process, the 8.5 MB corpus kallsyms took 1.55 ms with 512 KiB and
- * 1.85 with 64 KiB; but a command loads it once, in a fresh process, where
- * the 512 KiB were fresh memory (a huge page to fault, often) and out of
- * L2: report of mix.fp with no kallsyms cache 13.1/12.3/13.0 -> 12.2/12.1/
- * 12.3 ms (three rounds of 60 alternated runs), 15.5 -> 13.5 ms elapsed
- * (perf stat -r 40, twice) for the same CPU time */
+/* a file is scanned through a buffer this big.  A bigger one scans faster
+ * when the same file is loaded again and again in one process, but a
+ * command loads it once, in a fresh process, where a bigger buffer is
+ * fresh memory to fault and out of L2 (docs/performance.md) */
 #define SCAN_CHUNK (64u << 10)
 
 /* @name (@n bytes, NUL added) copied into @blocks; NULL on ENOMEM. */
@@ -364,8 +361,8 @@ static int ksym_cmp(const void *pa, const void *pb)
  * The kept symbols, in file order (sorted tells whether that is address
  * order too).  The array lives in one reservation of address space sized
  * for the worst case, populated POPULATE_STEP at a time as it fills: in a
- * VM a page fault costs ~10 us, and one populate call per 64 pages much
- * less.  When the reservation fails, a malloc'd array grows instead.
+ * VM one populate call for a step costs much less than a fault for each
+ * of its pages.  When the reservation fails, a malloc'd array grows instead.
  */
 #define POPULATE_STEP (256u << 10)
 
@@ -490,7 +487,7 @@ static uint64_t line_marks(const char *p)
 #ifdef __SSE2__
 	uint64_t m = 0;
 
-#pragma GCC unroll 4   /* -O2 kept the loop: a third of this function's instructions */
+#pragma GCC unroll 4   /* -O2 kept the loop, whose overhead was a large share of this function */
 	for (int i = 0; i < 4; i++) {
 		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
 		unsigned x = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(c, _mm_set1_epi8('\n')),
@@ -734,11 +731,12 @@ static bool check_sorted(struct ds_kallsyms *ks)
  * A sorted file's samples and tail, kept in the cache directory under the
  * file's device and inode, with its size, mtime and ctime: ctime changes
  * with every write to the file and cannot be set back, so a changed file
- * never matches.  A later run on the same file then reads ~100 KB instead
- * of reading and checking 8.5 MB (~3 ms of CPU here).  The cache file is
- * an input like any other: every field is checked and any mismatch only
- * costs the full check; a lookup also finds its sample's line holding the
- * sample's key, or leaves the search in place.
+ * never matches.  A later run on the same file then reads the kept check
+ * (every SAMPLE_EVERY-th line's key and offset) instead of reading and
+ * checking the whole text.  The cache file is an input like any other:
+ * every field is checked and any mismatch only costs the full check; a
+ * lookup also finds its sample's line holding the sample's key, or leaves
+ * the search in place.
  */
 #define KCACHE_MAGIC "dstackK1"
 
@@ -784,7 +782,7 @@ static struct ds_ksample *kcache_read(const char *path, struct kcache_head *want
 	uint64_t n;
 
 	/* the file's samples are read straight into the array (one populated
-	 * block: a fault per page of two arrays cost ~1 ms in a fresh process) */
+	 * block, not a fault per page of two arrays in a fresh process) */
 	_Static_assert(sizeof(struct ds_ksample) == 16 && offsetof(struct ds_ksample, key) == 0 &&
 		       offsetof(struct ds_ksample, off) == 8, "cache samples are the file's: u64 key, u64 offset");
 
@@ -925,11 +923,11 @@ void ds_kallsyms__keep_check(struct ds_kallsyms *ks)
 /*
  * A lookup reads the text through a view: the bytes [off, off + n) at buf.
  * A file's lookups read it in aligned 16 KiB chunks with pread, each kept
- * for the lookups after (report of mix.fp: 356 walks over the 8.5 MB text
- * in ~60 chunks): touching pages of a mapping cost a fault each (~10 us in
- * a VM), and a pread for every walk ~2 us.  A walk leaving its chunk looks
- * again with the chunks on both sides, then through a mapping of the
- * whole text.
+ * for the lookups after (a report's walks fall in few chunks): touching
+ * pages of a mapping costs a fault each, dear in a VM, and a pread for
+ * every walk costs more than a kept chunk (docs/performance.md).  A walk
+ * leaving its chunk looks again with the chunks on both sides, then
+ * through a mapping of the whole text.
  */
 struct kview {
 	const char *buf;

@@ -17,7 +17,8 @@
  *     14 beats recurse_a at 15).
  *   - Names starting with "_Z" are demangled with __cxa_demangle (parameters
  *     included); names are interned, each at its first hit (a load keeps
- *     them where they lie in the file: libc's 3000 cost 1.4 ms to intern).
+ *     them where they lie in the file: interning a library's every name
+ *     at load cost more than the few a profile hits; docs/performance.md).
  * PLT (symbols/elf.c), as perf's dso__synthesize_plt_symbols()
  *   - A symbol extended over the start of .plt (typically _init) is cut there.
  *   - ".plt" for the header (x86: entry size = sh_entsize if 8 or 16, else 8
@@ -125,7 +126,7 @@ struct ds_symbols {
 	 * queued to load ahead (struct prefetch).  Everything below under
 	 * pf_lock.  One thread for both: as two, the binaries' thread woke on
 	 * the kernel thread's CPU as it finished and kept it from exiting, and
-	 * the first sample waited in its join for 2-4 ms.
+	 * the first sample waited in its join (docs/performance.md).
 	 */
 	pthread_mutex_t pf_lock;
 	pthread_cond_t pf_cond;        /* something was queued or finished */
@@ -264,8 +265,7 @@ static void kernel_ready(struct ds_symbols *s)
 	/*
 	 * While the helper reads them, the binaries queued after them load
 	 * here: this thread has nothing else to do, and each would otherwise
-	 * wait its turn on the helper (report on mix.fp: its three binaries,
-	 * ~2 ms of the helper's time after kallsyms, now load in this wait).
+	 * wait its turn on the helper, behind the kernel's symbols.
 	 */
 	while (queued && !s->kernel_done)
 		if (!load_next_queued(s))

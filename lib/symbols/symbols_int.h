@@ -268,8 +268,8 @@ bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path, const char *cac
 /*
  * The same, but the check to keep in @cache_dir is only copied aside for
  * ds_kallsyms__keep_check(), which writes it: a thread that others wait
- * for tells them the symbols are ready first (the write was ~0.45 ms of
- * a first run's wait).  keep_check only reads what load_unkept set aside,
+ * for tells them the symbols are ready first (the write need not be part
+ * of their wait).  keep_check only reads what load_unkept set aside,
  * so it may run while other threads look symbols up.
  */
 bool ds_kallsyms__load_unkept(struct ds_kallsyms *ks, const char *path, const char *cache_dir);
