@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "dstack/stitch.h"
+#include "dstack/event.h"
 #include "dstack/symbols.h"
 
 struct ds_machine;
