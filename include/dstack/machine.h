@@ -97,7 +97,7 @@ size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool wi
 /* A callchain as ds_machine__callchain() resolved it. */
 struct ds_callchain {
 	const struct ds_cc_frame *frames; /* callee first; the machine's, valid until its next
-					     ds_machine__callchain() */
+					     ds_machine__callchain() (may be NULL when nr is 0) */
 	size_t nr;
 	/*
 	 * An id for these frames, so that a caller can cache what it makes of
