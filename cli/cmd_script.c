@@ -288,14 +288,15 @@ static void keep_chain_text(struct script *sc, struct chain_text *c, uint64_t id
 static void print_callchain(struct script *sc, struct ds_thread *t, const uint64_t *ips, uint64_t nr, uint8_t opts)
 {
 	struct outbuf *o = sc->out;
-	size_t n, start;
-	const struct ds_cc_frame *f = ds_machine__callchain(sc->machine, t, ips, nr, sc->max_stack, &n);
-	uint64_t id = ds_machine__callchain_id(sc->machine);
-	struct chain_text *c = id && sc->chains && !(opts & PO_DSOFF)
-				       ? &sc->chains[(id * 0x9e3779b97f4a7c15ULL) >> (64 - CHAIN_TEXT_BITS)] : NULL;
+	struct ds_callchain cc;
+	struct chain_text *c;
+	size_t start;
 	unsigned long flushes;
 
-	if (c && c->id == id && c->epoch == sc->chain_epoch && c->opts == opts) {
+	ds_machine__callchain(sc->machine, t, ips, nr, sc->max_stack, 0, &cc);
+	c = cc.id && sc->chains && !(opts & PO_DSOFF)
+		    ? &sc->chains[(cc.id * 0x9e3779b97f4a7c15ULL) >> (64 - CHAIN_TEXT_BITS)] : NULL;
+	if (c && c->id == cc.id && c->epoch == sc->chain_epoch && c->opts == opts) {
 		outbuf_write(o, sc->chain_arena + c->off, c->len);
 		return;
 	}
@@ -303,10 +304,10 @@ static void print_callchain(struct script *sc, struct ds_thread *t, const uint64
 		outbuf_flush(o);   /* so that the chain's text is whole in the buffer */
 	start = o->len;
 	flushes = o->flushes;
-	for (size_t i = 0; i < n; i++)
-		print_frame(sc, &f[i], opts);
+	for (size_t i = 0; i < cc.nr; i++)
+		print_frame(sc, &cc.frames[i], opts);
 	if (c && o->flushes == flushes && o->len - start <= CHAIN_TEXT_MAX)
-		keep_chain_text(sc, c, id, opts, o->buf + start, o->len - start);
+		keep_chain_text(sc, c, cc.id, opts, o->buf + start, o->len - start);
 }
 
 /* perf's sample->period: the sample's, else the attr's (its frequency when it has one) */

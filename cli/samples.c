@@ -550,8 +550,9 @@ static int offcpu_emit(struct walk *w, const struct ds_event *ev, const struct d
 {
 	struct walk_sample ws = { .evsel = ev->evsel, .off_cpu = true };
 	struct ds_event at = *ev;   /* the switch-out's time and thread */
-	const struct ds_cc_frame *f = NULL;
-	size_t nr = 0;
+	struct ds_callchain cc = { 0 };
+	const struct ds_cc_frame *f;
+	size_t nr;
 	struct ds_cc_frame *buf;
 
 	at.sample.time = wt->time;
@@ -567,7 +568,9 @@ static int offcpu_emit(struct walk *w, const struct ds_event *ev, const struct d
 	ws.tid = wt->tid;
 	ws.period = wt->duration;
 	if (wt->nr_ips)
-		f = ds_machine__callchain(w->machine, ws.thread, wt->ips, wt->nr_ips, w->o->max_stack, &nr);
+		ds_machine__callchain(w->machine, ws.thread, wt->ips, wt->nr_ips, w->o->max_stack, 0, &cc);
+	f = cc.frames;
+	nr = cc.nr;
 	buf = ds_grow(w->frames, &w->cap_frames, nr + 1, sizeof(*buf), 64);
 	if (!buf)
 		return -ENOMEM;
@@ -688,6 +691,8 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	struct walk_sample ws = { .ev = ev, .evsel = ev->evsel };
 	const uint64_t *unwound;
 	uint64_t unwound_nr = 0;
+	struct ds_callchain cc = { 0 };
+	unsigned cc_flags = w->o->want_shapes ? DS_CALLCHAIN_SHAPE : 0;
 	char comm_buf[24];
 
 	if (w->o->time_mode != WALK_CPU && ev->hdr->type != DS_REC_SAMPLE && ev->evsel)
@@ -732,22 +737,23 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	if (ws.filtered) {
 		/* counted, not shown: no frames */
 	} else if ((unwound = user_unwind__chain(&w->uu, w->machine, ws.thread, ev, w->o->max_stack, &unwound_nr))) {
-		ws.frames = ds_machine__callchain(w->machine, ws.thread, unwound, unwound_nr,
-						  w->o->max_stack, &ws.nr_frames);
+		ds_machine__callchain(w->machine, ws.thread, unwound, unwound_nr, w->o->max_stack, cc_flags, &cc);
 	} else if (s->callchain) {
-		ws.frames = ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
-						  w->o->max_stack, &ws.nr_frames);
+		ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
+				      w->o->max_stack, cc_flags, &cc);
 	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
 		uint64_t ips[2] = { s->cpumode == DS_MISC_KERNEL ? DS_CONTEXT_KERNEL : DS_CONTEXT_USER, s->ip };
 
-		ws.frames = ds_machine__callchain(w->machine, ws.thread, ips, 2, w->o->max_stack, &ws.nr_frames);
+		ds_machine__callchain(w->machine, ws.thread, ips, 2, w->o->max_stack, cc_flags, &cc);
 	}
+	ws.frames = cc.frames;
+	ws.nr_frames = cc.nr;
 	if (ws.frames) {
-		ws.chain_id = ds_machine__callchain_id(w->machine);
+		ws.chain_id = cc.id;
 		if (w->o->want_shapes) {
 			size_t nr;
 
-			ws.shape_id = ds_machine__callchain_shape(w->machine);
+			ws.shape_id = cc.shape;
 			ws.frame_ids = ds_machine__shape_frames(w->machine, ws.shape_id, &nr);
 			if (nr != ws.nr_frames)
 				ws.frame_ids = NULL;   /* cannot be: a shape is its chain's frames */

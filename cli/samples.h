@@ -117,8 +117,8 @@ struct walk_sample {
 	uint64_t period;                 /* the sample's weight (period, else the attr's) */
 	const struct ds_cc_frame *frames; /* callee first; valid during the call */
 	size_t nr_frames;
-	uint64_t chain_id;               /* ds_machine__callchain_id() of frames: equal ids, equal frames; 0 none */
-	uint64_t shape_id;               /* with want_shapes, ds_machine__callchain_shape(): equal but for symbolized addresses; 0 none */
+	uint64_t chain_id;               /* ds_callchain.id of frames: equal ids, equal frames; 0 none */
+	uint64_t shape_id;               /* with want_shapes, ds_callchain.shape: equal but for symbolized addresses; 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
 	const struct ds_evsel *evsel;
 	bool filtered;                   /* left out by --comm/--pid/--tid (keep_filtered): no frames */

@@ -65,10 +65,12 @@ struct fz_ctx {
 
 static inline void fz_frames(struct fz_ctx *c, struct ds_thread *t, const uint64_t *ips, uint64_t nr)
 {
-	size_t n;
-	const struct ds_cc_frame *f = ds_machine__callchain(c->m, t, ips, nr, 127, &n);
+	struct ds_callchain cc;
+	const struct ds_cc_frame *f;
 
-	for (size_t i = 0; i < n; i++)
+	ds_machine__callchain(c->m, t, ips, nr, 127, 0, &cc);
+	f = cc.frames;
+	for (size_t i = 0; i < cc.nr; i++)
 		c->sink += (size_t)snprintf(c->buf, sizeof(c->buf), "%llx %s+%llx (%s)",
 					    (unsigned long long)f[i].ip, f[i].sym ? f[i].sym : "[unknown]",
 					    (unsigned long long)f[i].offset, f[i].dso ? f[i].dso : "?");

@@ -2,7 +2,9 @@
 /*
  * dstack event model: parse a record's sample fields (PERF_RECORD_SAMPLE
  * body, or the sample_id_all trailer of any other kernel record) and the
- * fixed layouts of the records dstack understands.
+ * fixed layouts of the records dstack understands; and struct ds_event,
+ * a record with its parsed fields as the stages after the reader (session,
+ * stitcher, machine) pass it on.
  *
  * Parsing is zero-copy: pointers in ds_sample point into the record, so a
  * ds_sample is valid as long as the record's bytes are.  Every length is
@@ -45,6 +47,37 @@ struct ds_sample {
 	uint64_t read_nr;            /* counters in it: 1, or the group's */
 };
 
+/* What the stitcher (dstack/stitch.h) made of a sample's deferred user callchain. */
+enum ds_stitch_state {
+	DS_STITCH_NONE = 0,     /* not a deferred sample (no cookie) */
+	DS_STITCH_BEFORE,       /* stitched with a record that came before it */
+	DS_STITCH_AFTER,        /* stitched with a record that came after it */
+	DS_STITCH_UNRESOLVED,   /* no record for its tid and cookie */
+};
+
+/*
+ * A record as the session delivers it: its bytes, its evsel and its parsed
+ * sample fields, with the stitcher's verdict.  Valid during the callback
+ * it is passed to.
+ */
+struct ds_event {
+	const struct ds_event_header *hdr;
+	uint64_t offset;
+	struct ds_evsel *evsel;        /* NULL when the id is unknown */
+	struct ds_sample sample;       /* SAMPLE: all fields; others: sample_id_all trailer */
+	enum ds_stitch_state stitch;
+	uint64_t cookie;               /* for deferred samples and records */
+	/*
+	 * DS_STITCH_AFTER: the time of the deferred record that completed the
+	 * sample (perf 7.2 holds such a sample until then, so it names the
+	 * thread as it is then: an exec in between gives the new comm); else 0.
+	 */
+	uint64_t record_time;
+};
+
+/* The callback events are delivered to (session, stitcher); non-zero stops delivery. */
+typedef int (*ds_event_fn)(void *ctx, const struct ds_event *ev);
+
 /*
  * Counter @i (< s->read_nr) of a sample's PERF_SAMPLE_READ: its value and
  * its id (0 when the read_format has no PERF_FORMAT_ID).
@@ -73,9 +106,6 @@ uint64_t ds_record__time(const struct ds_reader *r, const struct ds_event_header
  * is too short to hold it.
  */
 uint64_t ds_evsel__record_time(const struct ds_evsel *evsel, const struct ds_event_header *hdr);
-
-/* Size of the sample_id_all trailer for @evsel (0 if !sample_id_all). */
-uint16_t ds_evsel__id_trailer_size(const struct ds_evsel *evsel);
 
 /* Name of a record type ("SAMPLE", "CALLCHAIN_DEFERRED", ...) or NULL. */
 const char *ds_record_type__name(uint32_t type);

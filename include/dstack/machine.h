@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "dstack/stitch.h"
+#include "dstack/event.h"
 #include "dstack/symbols.h"
 
 struct ds_machine;
@@ -94,46 +94,55 @@ struct ds_cc_frame {
  */
 size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n);
 
+/* A callchain as ds_machine__callchain() resolved it. */
+struct ds_callchain {
+	const struct ds_cc_frame *frames; /* callee first; the machine's, valid until its next
+					     ds_machine__callchain() (may be NULL when nr is 0) */
+	size_t nr;
+	/*
+	 * An id for these frames, so that a caller can cache what it makes of
+	 * them (script caches their text): equal ids mean equal frames, and an
+	 * id is never reused.  0 when the chain has none (it was not cached:
+	 * too long, or symbols changed).
+	 */
+	uint64_t id;
+	/*
+	 * With DS_CALLCHAIN_SHAPE, the shape of these frames: equal shapes mean
+	 * frames equal in everything but the addresses of frames that have a
+	 * symbol (and the maps they were found in): the same names, DSOs,
+	 * inlining, modes, and for frames with no symbol the same ip and addr.
+	 * Many processes running the same code share shapes, so aggregating by
+	 * shape (report's call graph) does the work once.  Shapes are kept for
+	 * the machine's life, up to 4 MiB of frame ids; 0 when there was none
+	 * to give (and always for a chain left with a deferred cookie, unique
+	 * by nature) or it was not asked for.
+	 */
+	uint64_t shape;
+};
+
+/* ds_machine__callchain() flags */
+enum {
+	/* work out the chain's shape (a chain's first time only: callers that never ask pay nothing) */
+	DS_CALLCHAIN_SHAPE = 1u << 0,
+};
+
 /*
  * Resolve callchain @ips (context markers switch the mode; entries before
  * the first marker are user addresses, as perf takes them) into frames,
- * expanding inlined functions.  At most @max_stack entries are taken
- * (inlined frames do not count, as in perf).  Returns a buffer owned by the
- * machine, valid until the next call; its length in *@nr.
+ * expanding inlined functions, into *@out.  At most @max_stack entries are
+ * taken (inlined frames do not count, as in perf).  @flags: DS_CALLCHAIN_*.
  */
-const struct ds_cc_frame *ds_machine__callchain(struct ds_machine *m, struct ds_thread *t,
-						const uint64_t *ips, uint64_t nr, unsigned max_stack,
-						size_t *nr_frames);
+void ds_machine__callchain(struct ds_machine *m, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
+			   unsigned max_stack, unsigned flags, struct ds_callchain *out);
 
 /*
- * An id for the frames the last ds_machine__callchain() returned, so that
- * a caller can cache what it makes of them (script caches their text):
- * equal ids mean equal frames, and an id is never reused.  0 when that
- * chain has none (it was not cached: too long, or symbols changed).
- */
-uint64_t ds_machine__callchain_id(const struct ds_machine *m);
-
-/*
- * The shape of the frames the last ds_machine__callchain() returned: equal
- * shapes mean frames equal in everything but the addresses of frames that
- * have a symbol (and the maps they were found in): the same names, DSOs,
- * inlining, modes, and for frames with no symbol the same ip and addr.
- * Many processes running the same code share shapes, so aggregating by
- * shape (report's call graph) does the work once.  Shapes are kept for the
- * machine's life, up to 4 MiB of frame ids; 0 when there was none to give
- * (and always for a chain left with a deferred cookie, unique by nature).
- * Worked out on the first call for a chain: callers that never ask pay nothing.
- */
-uint64_t ds_machine__callchain_shape(struct ds_machine *m);
-
-/*
- * The frames of shape @shape (a ds_machine__callchain_shape() value) as
- * frame ids, *@nr of them in the order of the chain's frames; NULL for
- * shape 0 or one the machine does not have.  Equal ids mean frames equal
- * in everything a shape compares.  Ids are dense (from 0 up to the number
- * of distinct frames seen), so a caller can keep what it works out for a
- * frame in an array indexed by id.  The array is the machine's, valid
- * until the next ds_machine__callchain_shape().
+ * The frames of shape @shape (a ds_callchain.shape) as frame ids, *@nr of
+ * them in the order of the chain's frames; NULL for shape 0 or one the
+ * machine does not have.  Equal ids mean frames equal in everything a
+ * shape compares.  Ids are dense (from 0 up to the number of distinct
+ * frames seen), so a caller can keep what it works out for a frame in an
+ * array indexed by id.  The array is the machine's, valid until the next
+ * ds_machine__callchain() with DS_CALLCHAIN_SHAPE.
  */
 const uint32_t *ds_machine__shape_frames(const struct ds_machine *m, uint64_t shape, size_t *nr);
 

@@ -42,6 +42,9 @@ struct ds_evsel {
 	uint8_t nr_regs_user, nr_regs_intr;
 };
 
+/* Size of the sample_id_all trailer for @evsel (0 if !sample_id_all): its sample_id_size. */
+uint16_t ds_evsel__id_trailer_size(const struct ds_evsel *evsel);
+
 struct ds_build_id_entry {
 	int pid;
 	uint16_t misc;

@@ -33,28 +33,6 @@
 #include "dstack/event.h"
 #include "dstack/reader.h"
 
-enum ds_stitch_state {
-	DS_STITCH_NONE = 0,     /* not a deferred sample (no cookie) */
-	DS_STITCH_BEFORE,       /* stitched with a record that came before it */
-	DS_STITCH_AFTER,        /* stitched with a record that came after it */
-	DS_STITCH_UNRESOLVED,   /* no record for its tid and cookie */
-};
-
-struct ds_event {
-	const struct ds_event_header *hdr;
-	uint64_t offset;
-	struct ds_evsel *evsel;        /* NULL when the id is unknown */
-	struct ds_sample sample;       /* SAMPLE: all fields; others: sample_id_all trailer */
-	enum ds_stitch_state stitch;
-	uint64_t cookie;               /* for deferred samples and records */
-	/*
-	 * DS_STITCH_AFTER: the time of the deferred record that completed the
-	 * sample (perf 7.2 holds such a sample until then, so it names the
-	 * thread as it is then: an exec in between gives the new comm); else 0.
-	 */
-	uint64_t record_time;
-};
-
 struct ds_stitch_stats {
 	uint64_t samples;              /* all samples seen */
 	uint64_t deferred_samples;     /* samples carrying a cookie */
@@ -69,7 +47,6 @@ struct ds_stitch_stats {
 };
 
 struct ds_stitcher;
-typedef int (*ds_event_fn)(void *ctx, const struct ds_event *ev);
 
 struct ds_stitcher_opts {
 	uint64_t exit_grace_ns;        /* 0: default (100 ms) */

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 #include "dstack/event.h"
-#include "format/reader_int.h"
 
 struct rd {
 	const uint8_t *p;
@@ -277,17 +276,6 @@ int ds_sample__parse(const struct ds_evsel *e, const struct ds_event_header *hdr
 	return 0;
 }
 
-uint16_t ds_evsel__id_trailer_size(const struct ds_evsel *e)
-{
-	uint64_t t = e->attr.sample_type;
-
-	if (!DS_ATTR_FLAG(&e->attr, DS_ATTR_SAMPLE_ID_ALL))
-		return 0;
-	return (uint16_t)(8 * (!!(t & DS_SAMPLE_TID) + !!(t & DS_SAMPLE_TIME) + !!(t & DS_SAMPLE_ID) +
-			       !!(t & DS_SAMPLE_STREAM_ID) + !!(t & DS_SAMPLE_CPU) +
-			       !!(t & DS_SAMPLE_IDENTIFIER)));
-}
-
 int ds_sample_id__parse(const struct ds_evsel *e, const struct ds_event_header *hdr,
 			struct ds_sample *s, const char **why)
 {
@@ -354,10 +342,10 @@ uint64_t ds_record__time(const struct ds_reader *rd, const struct ds_event_heade
 {
 	const struct ds_evsel *e;
 
-	if (hdr->type >= DS_REC_KERNEL_MAX || !rd->nr_evsels)
+	if (hdr->type >= DS_REC_KERNEL_MAX || !ds_reader__nr_evsels(rd))
 		return DS_NO_TIME;
 	e = ds_reader__evsel_of(rd, hdr);
-	return ds_evsel__record_time(e ? e : rd->evsels[0], hdr);
+	return ds_evsel__record_time(e ? e : ds_reader__evsel(rd, 0), hdr);
 }
 
 /* Body size of a non-sample record, without its sample_id_all trailer. */

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
-#include "dstack/event.h"
 #include "dstack/log.h"
 #include "dstack/reader.h"
 #include "util/hashmap.h"
@@ -169,6 +168,17 @@ static char *derive_name(const struct ds_attr *a)
 	n = strlen(buf);
 	add_modifiers(a, buf + n, sizeof(buf) - n);
 	return strdup(buf);
+}
+
+uint16_t ds_evsel__id_trailer_size(const struct ds_evsel *e)
+{
+	uint64_t t = e->attr.sample_type;
+
+	if (!DS_ATTR_FLAG(&e->attr, DS_ATTR_SAMPLE_ID_ALL))
+		return 0;
+	return (uint16_t)(8 * (!!(t & DS_SAMPLE_TID) + !!(t & DS_SAMPLE_TIME) + !!(t & DS_SAMPLE_ID) +
+			       !!(t & DS_SAMPLE_STREAM_ID) + !!(t & DS_SAMPLE_CPU) +
+			       !!(t & DS_SAMPLE_IDENTIFIER)));
 }
 
 static int popcount64(uint64_t x) { return __builtin_popcountll(x); }

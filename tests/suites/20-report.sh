@@ -61,7 +61,7 @@ PY
 # The same code in many processes: a recording grown x3 by bench/scale.c
 # (new pids, tids, times, cookies and map addresses) reports exactly as the
 # original but for its sample counts.  This is what call-graph paths kept
-# by chain shape must get right (ds_machine__callchain_shape).
+# by chain shape must get right (ds_callchain.shape).
 report_many_processes() {
 	local o="$WORK/out/many" n ks opts diffs
 	mkdir -p "$o"

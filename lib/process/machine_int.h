@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Machine internals shared by the files that make it up:
+ *   machine.c    the machine itself, string interning, the sideband dispatch
+ *   threads.c    threads and their comm history (COMM, FORK, EXIT)
+ *   maps.c       address maps (MMAP, MMAP2) and address -> frames resolution
+ *   callchain.c  callchain resolution behind the frame and chain caches
+ *   shapes.c     the shape table (frames equal for every analysis, counted once)
+ */
+#ifndef DSTACK_MACHINE_INT_H
+#define DSTACK_MACHINE_INT_H
+
+#include "dstack/machine.h"
+#include "util/hashmap.h"
+
+/*
+ * The maps of a process, in one array sorted by address and shared by its
+ * threads (refcounted).  A lookup is a binary search behind a last-hit
+ * cache, so the common run of ips in one DSO costs a compare.
+ */
+struct ds_maps {
+	uint32_t refs;
+	struct ds_map *v;
+	size_t nr, cap;
+	size_t last;               /* last-hit cache */
+	uint64_t stamp;            /* new, never reused, on every change: keys the frame cache */
+};
+
+struct comm_entry {
+	uint64_t time;             /* from when this comm holds */
+	const char *comm;
+};
+
+struct ds_thread {
+	int32_t pid, tid;
+	const char *comm;          /* the newest */
+	struct comm_entry *comms;  /* history, oldest first: samples printed late get the comm of their time */
+	size_t nr_comms, cap_comms;
+	bool comm_set;             /* a real comm replaced the ":TID" placeholder */
+	uint64_t exit_time;        /* its EXIT record's, 0 while it has none */
+	struct ds_maps *maps;
+};
+
+struct callchain_cache;
+
+struct ds_machine {
+	struct ds_symbols *syms;
+	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
+	struct ds_thread *last_thread; /* the one found last: samples come in runs of one thread */
+	struct ds_hashmap strings;     /* hash -> char * (interned) */
+	struct ds_hashmap map_names;   /* interned user map name -> its order of first mmap (1, 2, ...) */
+	struct ds_maps kmaps;          /* kernel and module maps */
+	struct callchain_cache *callchains; /* ds_machine__callchain's buffer and caches */
+};
+
+/* ---- maps.c ---- */
+
+/* An empty map set with one reference and a fresh stamp. */
+void maps__init(struct ds_maps *mp);
+void maps__exit(struct ds_maps *mp);
+/* maps__init()'d on the heap; NULL on ENOMEM. */
+struct ds_maps *maps__new(void);
+/* Drop a reference; the last one frees @mp (NULL is fine). */
+void maps__put(struct ds_maps *mp);
+/* A copy of @src with one reference (a forked process's); NULL on ENOMEM. */
+struct ds_maps *maps__clone(const struct ds_maps *src);
+/* The map holding @addr, or NULL. */
+const struct ds_map *maps__find(struct ds_maps *mp, uint64_t addr);
+/* An MMAP or MMAP2 record into the kernel's or its thread's maps; 0 or -ENOMEM. */
+int machine__process_mmap(struct ds_machine *m, const struct ds_event *ev);
+
+/* ---- threads.c ---- */
+
+void thread__delete(struct ds_thread *t);
+/* COMM, FORK and EXIT records into the threads; 0 or -ENOMEM. */
+int machine__process_comm(struct ds_machine *m, const struct ds_event *ev);
+int machine__process_fork(struct ds_machine *m, const struct ds_event *ev);
+int machine__process_exit(struct ds_machine *m, const struct ds_event *ev);
+
+/* ---- callchain.c ---- */
+
+/* The callchain buffer and caches of a machine (the caches left out on ENOMEM); NULL on ENOMEM. */
+struct callchain_cache *callchain_cache__new(void);
+void callchain_cache__delete(struct callchain_cache *c);
+
+/* ---- shapes.c ---- */
+
+struct shape_table;
+
+/* An empty table; NULL on ENOMEM. */
+struct shape_table *shape_table__new(void);
+void shape_table__delete(struct shape_table *st);
+/* The id of frame @f among the frames seen (dense, from 0), added if new; UINT32_MAX on ENOMEM. */
+uint32_t shape_table__frame_id(struct shape_table *st, const struct ds_cc_frame *f);
+/* The shape (index + 1) of the frames with ids @ids, added if new; 0 if none can be kept. */
+uint64_t shape_table__add(struct shape_table *st, const uint32_t *ids, size_t n);
+/* See ds_machine__shape_frames() (@st may be NULL: no shapes). */
+const uint32_t *shape_table__frames(const struct shape_table *st, uint64_t shape, size_t *nr);
+
+#endif

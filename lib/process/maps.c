@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Address maps, from MMAP and MMAP2 records (the kernel's and each
+ * process's), and an address resolved through them into a DSO and its
+ * frames (ds_machine__resolve).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/grow.h"
+#include "process/machine_int.h"
+
+/* ---- the sorted map array ---------------------------------------------- */
+
+static _Atomic uint64_t maps_stamps;
+
+static void maps__changed(struct ds_maps *mp)
+{
+	mp->stamp = atomic_fetch_add(&maps_stamps, 1) + 1;
+}
+
+void maps__init(struct ds_maps *mp)
+{
+	*mp = (struct ds_maps){ .refs = 1 };
+	maps__changed(mp);
+}
+
+void maps__exit(struct ds_maps *mp)
+{
+	free(mp->v);
+}
+
+struct ds_maps *maps__new(void)
+{
+	struct ds_maps *mp = malloc(sizeof(*mp));
+
+	if (mp)
+		maps__init(mp);
+	return mp;
+}
+
+void maps__put(struct ds_maps *mp)
+{
+	if (mp && --mp->refs == 0) {
+		maps__exit(mp);
+		free(mp);
+	}
+}
+
+struct ds_maps *maps__clone(const struct ds_maps *src)
+{
+	struct ds_maps *mp = maps__new();
+
+	if (!mp || !src->nr)
+		return mp;
+	mp->v = malloc(src->nr * sizeof(*mp->v));
+	if (!mp->v) {
+		free(mp);
+		return NULL;
+	}
+	memcpy(mp->v, src->v, src->nr * sizeof(*mp->v));
+	mp->nr = mp->cap = src->nr;
+	return mp;
+}
+
+/* First map whose end is above @addr. */
+static size_t maps__lower(const struct ds_maps *mp, uint64_t addr)
+{
+	size_t lo = 0, hi = mp->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (mp->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct ds_map *maps__find(struct ds_maps *mp, uint64_t addr)
+{
+	size_t i;
+
+	if (mp->last < mp->nr && mp->v[mp->last].start <= addr && addr < mp->v[mp->last].end)
+		return &mp->v[mp->last];
+	i = maps__lower(mp, addr);
+	if (i < mp->nr && mp->v[i].start <= addr) {
+		mp->last = i;
+		return &mp->v[i];
+	}
+	return NULL;
+}
+
+static int maps__reserve(struct ds_maps *mp, size_t n)
+{
+	struct ds_map *nv = ds_grow(mp->v, &mp->cap, mp->nr + n, sizeof(*nv), 16);
+
+	if (!nv)
+		return -ENOMEM;
+	mp->v = nv;
+	return 0;
+}
+
+/*
+ * The map at @i straddles the start of @nm: it keeps its head, and its tail
+ * too (as a map of its own, after it) if it ends past @nm.  Room for one
+ * more map is reserved.  Returns the index after the head.
+ */
+static size_t maps__split_at_start(struct ds_maps *mp, size_t i, const struct ds_map *nm)
+{
+	struct ds_map old = mp->v[i], tail = old;
+
+	mp->v[i].end = nm->start;
+	i++;
+	if (old.end > nm->end) {
+		tail.pgoff += nm->end - old.start;
+		tail.start = nm->end;
+		memmove(&mp->v[i + 1], &mp->v[i], (mp->nr - i) * sizeof(*mp->v));
+		mp->v[i] = tail;
+		mp->nr++;
+	}
+	return i;
+}
+
+/* Insert @nm, cutting away whatever part of older maps it covers. */
+static int maps__insert(struct ds_maps *mp, const struct ds_map *nm)
+{
+	size_t i, j;
+
+	if (nm->end <= nm->start)
+		return 0;
+	if (maps__reserve(mp, 2))
+		return -ENOMEM;
+	i = maps__lower(mp, nm->start);
+	if (i < mp->nr && mp->v[i].start < nm->start)
+		i = maps__split_at_start(mp, i, nm);
+	for (j = i; j < mp->nr && mp->v[j].end <= nm->end; j++)
+		; /* fully covered: dropped */
+	if (j < mp->nr && mp->v[j].start < nm->end) {
+		mp->v[j].pgoff += nm->end - mp->v[j].start;
+		mp->v[j].start = nm->end;
+	}
+	/* replace [i, j) by the new map */
+	memmove(&mp->v[i + 1], &mp->v[j], (mp->nr - j) * sizeof(*mp->v));
+	mp->nr = mp->nr - (j - i) + 1;
+	mp->v[i] = *nm;
+	mp->last = i;
+	maps__changed(mp);
+	return 0;
+}
+
+/* ---- MMAP records ------------------------------------------------------ */
+
+static bool is_anon(const char *name)
+{
+	return !strncmp(name, "//anon", 6) || !strncmp(name, "[anon", 5) ||
+	       !strncmp(name, "/memfd:", 7) || !strncmp(name, "/dev/zero", 9);
+}
+
+/* perf maps these 1:1 (identity__map_ip): their addresses print absolute */
+static bool is_identity_mapped(const char *name)
+{
+	return !strcmp(name, "//anon") || !strncmp(name, "/dev/zero", 9) ||
+	       !strncmp(name, "/anon_hugepage", 14) || !strncmp(name, "[stack", 6) ||
+	       !strncmp(name, "/SYSV", 5) || !strcmp(name, "[heap]");
+}
+
+static bool is_special(const char *name)
+{
+	return name[0] == '[' || is_anon(name) || !name[0];
+}
+
+/*
+ * perf names an executable anonymous map (and an executable stack, heap or
+ * SysV segment) after the process's perf map, /tmp/perf-PID.map, whether
+ * that file exists or not: JIT code is found there.  An MMAP (not MMAP2)
+ * record has no prot: it is executable unless marked data.
+ */
+static bool perf_map_named(const struct ds_event *ev, const struct ds_mmap_event *me)
+{
+	const char *f = me->filename;
+	bool exec = ev->hdr->type == DS_REC_MMAP ? !(ev->hdr->misc & DS_MISC_MMAP_DATA) : (me->prot & 4) != 0;   /* PROT_EXEC */
+
+	return exec && (!strcmp(f, "//anon") || !strncmp(f, "/dev/zero", 9) || !strncmp(f, "/anon_hugepage", 14) ||
+			!strncmp(f, "[stack", 6) || !strncmp(f, "/SYSV", 5) || !strcmp(f, "[heap]"));
+}
+
+/* The map @me describes, named as perf names it (but for the perf map of user JIT code). */
+static struct ds_map machine__map_of(struct ds_machine *m, const struct ds_mmap_event *me)
+{
+	struct ds_map nm = { .start = me->start, .end = me->start + me->len, .pgoff = me->pgoff };
+
+	nm.name = ds_machine__intern(m, me->filename);
+	/*
+	 * perf names the vDSO of a 32-bit task "[vdso32]" (it asks the task's
+	 * ELF class); a 32-bit task's address space, its vDSO included, lies
+	 * below 4 GiB, where a 64-bit task's vDSO never is.
+	 */
+	if (!strcmp(me->filename, "[vdso]") && nm.end <= (1ULL << 32))
+		nm.name = ds_machine__intern(m, "[vdso32]");
+	nm.jit = is_anon(me->filename);
+	nm.identity = is_identity_mapped(me->filename);
+	return nm;
+}
+
+/* Number user map name @name in the order of first mmap (ds_machine__map_name_seq). */
+static int machine__note_map_name(struct ds_machine *m, const char *name)
+{
+	if (ds_hashmap__find(&m->map_names, (uintptr_t)name))
+		return 0;
+	return ds_hashmap__set(&m->map_names, (uintptr_t)name, m->map_names.len + 1) ? -ENOMEM : 0;
+}
+
+int machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)
+{
+	struct ds_mmap_event me;
+	const char *why;
+	struct ds_map nm;
+	struct ds_thread *t;
+
+	if (ds_mmap__parse(ev->evsel, ev->hdr, &me, &why))
+		return 0;
+	if (me.len == 0 || me.start + me.len < me.start)
+		return 0;
+	nm = machine__map_of(m, &me);
+	if ((ev->hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL)
+		return maps__insert(&m->kmaps, &nm);
+	if (perf_map_named(ev, &me)) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "/tmp/perf-%u.map", me.pid);
+		nm.name = ds_machine__intern(m, name);
+	}
+	if (machine__note_map_name(m, nm.name))
+		return -ENOMEM;
+	if (!is_special(me.filename))
+		nm.dso = ds_symbols__dso(m->syms, me.filename, me.has_build_id ? me.build_id : NULL,
+					 me.has_build_id ? me.build_id_size : 0);
+	t = ds_machine__thread(m, (int32_t)me.pid, (int32_t)me.tid);
+	if (!t)
+		return -ENOMEM;
+	return maps__insert(t->maps, &nm);
+}
+
+/* ---- address resolution ------------------------------------------------ */
+
+static void unknown(struct ds_resolved *out, const char *dso)
+{
+	out->dso = dso;
+	out->addr = out->ip;
+	out->map_start = out->map_end = out->map_pgoff = 0;
+	out->dso_obj = NULL;
+	out->nr_frames = 1;
+	out->frames[0] = (struct ds_frame){ .name = NULL };
+}
+
+/* "[virtio_blk]" for a module map, as perf names module DSOs. */
+static const char *module_name(struct ds_machine *m, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char buf[256];
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strcspn(base, ".");
+	if (n > sizeof(buf) - 3)
+		n = sizeof(buf) - 3;
+	buf[0] = '[';
+	for (size_t i = 0; i < n; i++)
+		buf[i + 1] = base[i] == '-' ? '_' : base[i];
+	buf[n + 1] = ']';
+	buf[n + 2] = 0;
+	return ds_machine__intern(m, buf);
+}
+
+static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved *out)
+{
+	const struct ds_map *map = maps__find(&m->kmaps, ip);
+
+	out->kernel = true;
+	if (map && map->name[0] == '/') {
+		unknown(out, module_name(m, map->name));
+		ds_symbols__kernel(m->syms, ip, &out->frames[0]);
+		return;
+	}
+	if (!map && m->kmaps.nr) {
+		/*
+		 * perf ends the kernel image's map where the next kernel map (a
+		 * module) starts, not where its MMAP record said: init text
+		 * (start_kernel at the bottom of the idle tasks' stacks) lies past
+		 * the recorded length and resolves through kallsyms.
+		 */
+		size_t i = maps__lower(&m->kmaps, ip);
+
+		if (!i || m->kmaps.v[i - 1].name[0] == '/') {
+			unknown(out, "[unknown]");
+			return;
+		}
+	}
+	unknown(out, "[kernel.kallsyms]");
+	if (!ds_symbols__kernel(m->syms, ip, &out->frames[0]))
+		out->frames[0].name = NULL;
+}
+
+const struct ds_map *ds_thread__find_map(struct ds_thread *t, uint64_t addr)
+{
+	return t ? maps__find(t->maps, addr) : NULL;
+}
+
+/* @ip in @t's user map @map: its DSO's frames, else the JIT symbol of /tmp/perf-PID.map. */
+static void resolve_user(struct ds_machine *m, const struct ds_thread *t, const struct ds_map *map,
+			 uint64_t ip, struct ds_resolved *out)
+{
+	if (map->dso) {
+		out->dso = map->name;
+		out->nr_frames = ds_dso__resolve(map->dso, ip - map->start + map->pgoff,
+						 out->frames, sizeof(out->frames) / sizeof(*out->frames));
+		if (!out->nr_frames)
+			unknown(out, map->name);
+		out->dso_obj = map->dso;
+	} else {
+		unknown(out, map->name);
+	}
+	out->addr = map->identity ? ip : ip - map->start + map->pgoff;
+	out->map_start = map->start;
+	out->map_end = map->end;
+	out->map_pgoff = map->pgoff;
+	if (!map->dso && map->jit && ds_symbols__jit(m->syms, t->pid, ip, &out->frames[0])) {
+		char name[64];
+
+		/* perf names the DSO of JIT code after the map file it came from */
+		snprintf(name, sizeof(name), "/tmp/perf-%d.map", t->pid);
+		out->dso = ds_machine__intern(m, name);
+	}
+}
+
+void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
+			 uint64_t ip, struct ds_resolved *out)
+{
+	const struct ds_map *map;
+
+	out->ip = ip;
+	out->kernel = false;
+	if (cpumode == DS_MISC_KERNEL || cpumode == DS_MISC_GUEST_KERNEL) {
+		resolve_kernel(m, ip, out);
+		return;
+	}
+	map = t ? maps__find(t->maps, ip) : NULL;
+	if (map)
+		resolve_user(m, t, map, ip, out);
+	else
+		unknown(out, "[unknown]");
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Threads, from COMM, FORK and EXIT records: found by tid, each with the
+ * maps of its process and the history of its comm, so that a sample
+ * printed late gets the name its thread had when it was taken.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "util/grow.h"
+#include "process/machine_int.h"
+
+void thread__delete(struct ds_thread *t)
+{
+	maps__put(t->maps);
+	free(t->comms);
+	free(t);
+}
+
+/* @comm from @time on; the ":TID" placeholder (or an inherited name) is replaced, not kept. */
+static int thread__set_comm(struct ds_thread *t, const char *comm, uint64_t time)
+{
+	struct comm_entry *n;
+
+	if (!t->comm_set || !t->nr_comms) {
+		t->nr_comms = 0;
+		time = 0;
+	}
+	n = ds_grow(t->comms, &t->cap_comms, t->nr_comms + 1, sizeof(*n), 2);
+	if (!n)
+		return -ENOMEM;
+	t->comms = n;
+	t->comms[t->nr_comms++] = (struct comm_entry){ time, comm };
+	t->comm = comm;
+	t->comm_set = true;
+	return 0;
+}
+
+const char *ds_thread__comm_at(const struct ds_thread *t, uint64_t time)
+{
+	size_t lo = 0, hi = t->nr_comms;
+
+	if (!t->nr_comms)
+		return t->comm;
+	while (lo < hi) { /* first entry newer than @time */
+		size_t mid = (lo + hi) / 2;
+
+		if (t->comms[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return t->comms[lo ? lo - 1 : 0].comm;
+}
+
+const char *ds_thread__comm(const struct ds_thread *t) { return t->comm; }
+uint64_t ds_thread__exit_time(const struct ds_thread *t) { return t->exit_time; }
+int32_t ds_thread__pid(const struct ds_thread *t) { return t->pid; }
+
+static struct ds_thread *machine__find_thread(struct ds_machine *m, int32_t tid)
+{
+	uint64_t *v;
+
+	if (m->last_thread && m->last_thread->tid == tid)
+		return m->last_thread;
+	v = ds_hashmap__find(&m->threads, (uint32_t)tid);
+	if (v)
+		m->last_thread = (struct ds_thread *)(uintptr_t)*v;
+	return v ? m->last_thread : NULL;
+}
+
+/* The maps a new thread starts with: @maps if given, else its process leader's, else new ones. */
+static struct ds_maps *machine__maps_for(struct ds_machine *m, int32_t pid, int32_t tid, struct ds_maps *maps)
+{
+	struct ds_thread *leader;
+
+	if (maps) {
+		maps->refs++;
+		return maps;
+	}
+	if (pid != tid && pid >= 0 && (leader = machine__find_thread(m, pid)) && leader->pid == pid) {
+		leader->maps->refs++;
+		return leader->maps;
+	}
+	return maps__new();
+}
+
+/* A new thread for @tid, in place of any older one; NULL on ENOMEM. */
+static struct ds_thread *machine__new_thread(struct ds_machine *m, int32_t pid, int32_t tid, struct ds_maps *maps)
+{
+	struct ds_thread *t = calloc(1, sizeof(*t)), *old;
+	char buf[32];
+
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	/* perf names the idle task of every CPU "swapper" */
+	snprintf(buf, sizeof(buf), tid == 0 ? "swapper" : ":%d", tid);
+	t->comm = ds_machine__intern(m, buf);
+	t->maps = machine__maps_for(m, pid, tid, maps);
+	old = machine__find_thread(m, tid);
+	/* no maps: not put in the table (it would keep a freed thread) */
+	if (!t->maps || ds_hashmap__set(&m->threads, (uint32_t)tid, (uint64_t)(uintptr_t)t)) {
+		thread__delete(t);
+		return NULL;
+	}
+	if (old)
+		thread__delete(old);
+	m->last_thread = t;   /* never the freed one */
+	return t;
+}
+
+struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t tid)
+{
+	struct ds_thread *t = machine__find_thread(m, tid);
+
+	if (t) {
+		if (t->pid < 0 && pid >= 0)
+			t->pid = pid;
+		return t;
+	}
+	return machine__new_thread(m, pid, tid, NULL);
+}
+
+int machine__process_fork(struct ds_machine *m, const struct ds_event *ev)
+{
+	struct ds_task_event te;
+	const char *why;
+	struct ds_thread *parent, *child;
+	struct ds_maps *maps;
+	const char *comm;
+	bool same_process;
+
+	if (ds_task__parse(ev->evsel, ev->hdr, &te, &why))
+		return 0;
+	parent = ds_machine__thread(m, (int32_t)te.ppid, (int32_t)te.ptid);
+	if (!parent)
+		return -ENOMEM;
+	comm = parent->comm;   /* now: a child of the parent's own tid replaces (frees) it */
+	same_process = te.pid == te.ppid;
+	maps = same_process ? parent->maps : maps__clone(parent->maps);
+	if (!maps)
+		return -ENOMEM;
+	child = machine__new_thread(m, (int32_t)te.pid, (int32_t)te.tid, maps);
+	if (!same_process)
+		maps__put(maps); /* the child holds its own reference */
+	if (!child)
+		return -ENOMEM;
+	/* the child starts with its parent's name; a later COMM adds to the history */
+	return thread__set_comm(child, comm, 0);
+}
+
+int machine__process_comm(struct ds_machine *m, const struct ds_event *ev)
+{
+	struct ds_comm_event ce;
+	const char *why;
+	struct ds_thread *t;
+
+	if (ds_comm__parse(ev->evsel, ev->hdr, &ce, &why))
+		return 0;
+	t = ds_machine__thread(m, (int32_t)ce.pid, (int32_t)ce.tid);
+	if (!t)
+		return -ENOMEM;
+	t->exit_time = 0;   /* a COMM after an EXIT names a new thread of that tid */
+	return thread__set_comm(t, ds_machine__intern(m, ce.comm), ev->sample.time == DS_NO_TIME ? 0 : ev->sample.time);
+}
+
+/* The thread's EXIT: its time is kept (ds_thread__exit_time); nothing else changes. */
+int machine__process_exit(struct ds_machine *m, const struct ds_event *ev)
+{
+	struct ds_task_event te;
+	const char *why;
+	struct ds_thread *t;
+
+	if (ds_task__parse(ev->evsel, ev->hdr, &te, &why) || ev->sample.time == DS_NO_TIME)
+		return 0;
+	t = ds_machine__thread(m, (int32_t)te.pid, (int32_t)te.tid);
+	if (!t)
+		return -ENOMEM;
+	t->exit_time = ev->sample.time;
+	return 0;
+}
