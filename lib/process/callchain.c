@@ -313,8 +313,8 @@ static uint64_t chain_hash(const struct ds_machine *m, const struct ds_thread *t
 {
 	/*
 	 * Per sample, so cheap: the context words are spread by odd multipliers
-	 * and the one finaliser below mixes everything (eleven splitmix rounds
-	 * here were 130 instructions a sample, a sixth of its callchain lookup).
+	 * and the one finaliser below mixes everything (a splitmix round per
+	 * word was a large share of the callchain lookup: docs/performance.md).
 	 */
 	uint64_t h = t->maps->stamp * 0x9e3779b97f4a7c15ULL ^ m->kmaps.stamp * 0xc2b2ae3d27d4eb4fULL ^
 		     gen * 0x165667b19e3779f9ULL ^ max_stack;
