@@ -409,14 +409,6 @@ static void encode_times(struct pprof *pp)
 	pb_uint(&pp->out, 10, span);
 }
 
-/* "cpu-clock", "task-clock", also with modifiers ("cpu-clock:u", "cpu-clock/period=1000/") */
-static bool is_clock(const char *n)
-{
-	size_t l = !strncmp(n, "cpu-clock", 9) || !strncmp(n, "task-clock", 10) ? (n[0] == 'c' ? 9 : 10) : 0;
-
-	return l && (!n[l] || n[l] == ':' || n[l] == '/');
-}
-
 /* The events sampled, in order of their first sample. */
 static int collect_events(struct pprof *pp)
 {

@@ -387,6 +387,13 @@ void xdata_free(struct xdata *x)
 	memset(x, 0, sizeof(*x));
 }
 
+bool is_clock(const char *n)
+{
+	size_t l = !strncmp(n, "cpu-clock", 9) || !strncmp(n, "task-clock", 10) ? (n[0] == 'c' ? 9 : 10) : 0;
+
+	return l && (!n[l] || n[l] == ':' || n[l] == '/');
+}
+
 const char *xdata_title(const struct xdata *x)
 {
 	const char *in = x->input ? x->input : "perf.data", *slash = strrchr(in, '/');

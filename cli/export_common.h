@@ -103,6 +103,11 @@ void xdata_free(struct xdata *x);
 
 /* Id of @s (copied once); UINT32_MAX when out of memory. */
 uint32_t xdata_str(struct xdata *x, const char *s);
+/*
+ * Is @event_name a clock ("cpu-clock", "task-clock", also with modifiers:
+ * "cpu-clock:u", "cpu-clock/period=1000/"), whose periods are nanoseconds?
+ */
+bool is_clock(const char *event_name);
 /* The recording's base name ("stdin" for -i -), to title a profile. */
 const char *xdata_title(const struct xdata *x);
 /* @s as a JSON string with its quotes. */
