@@ -5,8 +5,8 @@
  * frames (with --kernel): offsets dropped, an unknown symbol shown as its
  * DSO's base name in brackets, inlined functions as frames of their own,
  * kernel frames suffixed "_[k]", C++ argument lists cut.  Stacks are kept
- * in a tree (one node per distinct prefix, found through a hash map keyed
- * by interned pointers), so a sample allocates nothing once its path exists.
+ * in a tree (one node per distinct prefix, found through a trie keyed by
+ * interned texts), so a sample allocates nothing once its path exists.
  */
 #include <errno.h>
 #include <fcntl.h>
