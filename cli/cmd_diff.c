@@ -42,6 +42,7 @@
 #include "dstack/event.h"
 #include "export_common.h"
 #include "util/grow.h"
+#include "util/idmap.h"
 
 #define NONE UINT32_MAX
 #define F_KERNEL 1
@@ -81,7 +82,7 @@ struct diff {
 	struct xdata strs;           /* string interning only */
 	struct dnode *nodes;
 	size_t nr, cap;
-	struct ds_hashmap edges;     /* (parent, name, dso, flags) -> node */
+	struct ds_idmap edges;       /* (parent, name, dso, flags) -> index in nodes */
 	struct side side[2];
 	int cur;                     /* the side being read */
 	/* per recording: (comm text id, chain id) -> leaf, and frame pointers -> ids */
@@ -94,38 +95,35 @@ static uint64_t node_key(uint32_t parent, uint32_t name, uint32_t dso, uint8_t f
 	return ds_hash_pair(ds_hash_pair(parent, name), (uint64_t)dso << 8 | flags);
 }
 
+static bool node_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct dnode *n = &((const struct diff *)ctx)->nodes[id], *k = key;
+
+	return n->parent == k->parent && n->name == k->name && n->dso == k->dso && n->flags == k->flags;
+}
+
 /* The child of @parent for the frame (name, dso, flags), made if new; NONE on ENOMEM. */
 static uint32_t child(struct diff *d, uint32_t parent, uint32_t name, uint32_t dso, uint8_t flags)
 {
-	for (uint64_t k = node_key(parent, name, dso, flags);; k = ds_hash64(k + 1)) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&d->edges, k, 0, &found);
+	struct dnode key = { .name = name, .dso = dso, .parent = parent, .flags = flags, .first_child = NONE,
+			     .next = NONE };
+	struct dnode *nn = ds_grow(d->nodes, &d->cap, d->nr + 1, sizeof(*nn), 1024);
+	uint32_t id;
+	bool added;
 
-		if (!v)
-			return NONE;
-		if (found) {
-			const struct dnode *n = &d->nodes[*v];
-
-			if (n->parent == parent && n->name == name && n->dso == dso && n->flags == flags)
-				return (uint32_t)*v;
-			continue;
-		}
-		struct dnode *nn = ds_grow(d->nodes, &d->cap, d->nr + 1, sizeof(*nn), 1024);
-
-		if (!nn || d->nr >= NONE - 1) {
-			ds_hashmap__del(&d->edges, k, NULL);
-			return NONE;
-		}
-		d->nodes = nn;
-		d->nodes[d->nr] = (struct dnode){ .name = name, .dso = dso, .parent = parent, .flags = flags,
-						  .first_child = NONE, .next = NONE };
+	if (!nn || d->nr >= NONE - 1)
+		return NONE;
+	d->nodes = nn;
+	id = ds_idmap__find_or_add(&d->edges, node_key(parent, name, dso, flags), node_eq, d, &key,
+				   (uint32_t)d->nr, &added);
+	if (added) {
 		if (parent != NONE) {
-			d->nodes[d->nr].next = d->nodes[parent].first_child;
+			key.next = d->nodes[parent].first_child;
 			d->nodes[parent].first_child = (uint32_t)d->nr;
 		}
-		*v = d->nr;
-		return (uint32_t)d->nr++;
+		d->nodes[d->nr++] = key;
 	}
+	return id;
 }
 
 /* Stacks start at node 0, the root ("all"). */
@@ -404,8 +402,15 @@ struct dentry {
 struct dreport {
 	struct dentry *e;
 	size_t nr, cap;
-	struct ds_hashmap ids;
+	struct ds_idmap ids;        /* (comm, dso, name, flags) -> index in e */
 };
+
+static bool dentry_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct dentry *e = &((const struct dreport *)ctx)->e[id], *k = key;
+
+	return e->comm == k->comm && e->dso == k->dso && e->name == k->name && e->flags == k->flags;
+}
 
 static struct dentry *entry(struct diff *d, struct dreport *r, uint32_t comm, const struct dnode *f, bool self)
 {
@@ -413,31 +418,22 @@ static struct dentry *entry(struct diff *d, struct dreport *r, uint32_t comm, co
 	uint32_t name = !(d->sort & SORT_SYM) ? NONE : self && f->self_name ? f->self_name : f->name;
 	uint8_t flags = d->sort & SORT_SYM ? f->flags & F_KERNEL : 0;
 
+	struct dentry key, *ne = ds_grow(r->e, &r->cap, r->nr + 1, sizeof(*ne), 256);
+	uint32_t id;
+	bool added;
+
 	comm = d->sort & SORT_COMM ? comm : NONE;
-	for (uint64_t k = ds_hash_pair(ds_hash_pair(comm, dso), (uint64_t)name << 8 | flags);; k = ds_hash64(k + 1)) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&r->ids, k, 0, &found);
-
-		if (!v)
-			return NULL;
-		if (found) {
-			struct dentry *e = &r->e[*v];
-
-			if (e->comm == comm && e->dso == dso && e->name == name && e->flags == flags)
-				return e;
-			continue;
-		}
-		struct dentry *ne = ds_grow(r->e, &r->cap, r->nr + 1, sizeof(*ne), 256);
-
-		if (!ne) {
-			ds_hashmap__del(&r->ids, k, NULL);
-			return NULL;
-		}
-		r->e = ne;
-		r->e[r->nr] = (struct dentry){ .comm = comm, .dso = dso, .name = name, .flags = flags, .stamp = NONE };
-		*v = r->nr;
-		return &r->e[r->nr++];
-	}
+	key = (struct dentry){ .comm = comm, .dso = dso, .name = name, .flags = flags, .stamp = NONE };
+	if (!ne || r->nr >= NONE - 1)
+		return NULL;
+	r->e = ne;
+	id = ds_idmap__find_or_add(&r->ids, ds_hash_pair(ds_hash_pair(comm, dso), (uint64_t)name << 8 | flags),
+				   dentry_eq, r, &key, (uint32_t)r->nr, &added);
+	if (id == NONE)
+		return NULL;
+	if (added)
+		r->e[r->nr++] = key;
+	return &r->e[id];
 }
 
 /* The comm node above @n (the root's child), and @n's sort entry. */
@@ -605,7 +601,7 @@ static int print_report(struct diff *d, int fd)
 out:
 	outbuf_delete(o);
 	free(r.e);
-	ds_hashmap__exit(&r.ids);
+	ds_idmap__exit(&r.ids);
 	return err;
 }
 
@@ -657,15 +653,11 @@ static char *path_text(const struct diff *d, uint32_t n)
 		folded_text(d, &d->nodes[path[depth]], frame, sizeof(frame));
 		size_t l = strlen(frame);
 
-		if (len + l + 2 > cap) {
-			while (len + l + 2 > cap)
-				cap *= 2;
-			if (!(t = realloc(s, cap))) {
-				free(s);
-				return NULL;
-			}
-			s = t;
+		if (!(t = ds_grow(s, &cap, len + l + 2, 1, 256))) {
+			free(s);
+			return NULL;
 		}
+		s = t;
 		memcpy(s + len, frame, l);
 		len += l;
 		s[len++] = depth ? ';' : 0;
@@ -939,7 +931,7 @@ static void diff_free(struct diff *d)
 {
 	xdata_free(&d->strs);
 	free(d->nodes);
-	ds_hashmap__exit(&d->edges);
+	ds_idmap__exit(&d->edges);
 	ds_hashmap__exit(&d->memo);
 	ds_hashmap__exit(&d->frame_ids);
 	free(d);

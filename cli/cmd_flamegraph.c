@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "util/grow.h"
+#include "util/trie.h"
 #include "export_common.h"
 
 #define NONE UINT32_MAX
@@ -38,50 +40,33 @@ struct flame {
 	struct xdata *x;
 	struct node *nodes;
 	size_t nr, cap;
-	struct ds_hashmap edges;
+	struct ds_trie edges;   /* (parent, func) -> node */
 	uint32_t *scratch;      /* sorting children */
 };
 
+/* The node of @func under @parent, made if new; NONE on ENOMEM. */
 static uint32_t child(struct flame *fl, uint32_t parent, uint32_t func)
 {
-	uint64_t k = ds_hash_pair(parent, func);
+	struct node *n = ds_grow(fl->nodes, &fl->cap, fl->nr + 1, sizeof(*n), 1024);
+	uint32_t id;
+	bool added;
 
-	for (;;) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&fl->edges, k, 0, &found);
-
-		if (!v)
-			return NONE;
-		if (found) {
-			if (fl->nodes[*v].parent == parent && fl->nodes[*v].func == func)
-				return (uint32_t)*v;
-			k = ds_hash64(k + 1);
-			continue;
-		}
-		if (fl->nr == fl->cap) {
-			size_t ncap = fl->cap * 2;
-			struct node *n = realloc(fl->nodes, ncap * sizeof(*n));
-
-			if (!n) {
-				ds_hashmap__del(&fl->edges, k, NULL);
-				return NONE;
-			}
-			fl->nodes = n;
-			fl->cap = ncap;
-		}
+	if (!n || fl->nr >= NONE - 1)
+		return NONE;
+	fl->nodes = n;
+	id = ds_trie__child(&fl->edges, parent, func, (uint32_t)fl->nr, &added);
+	if (added) {
 		fl->nodes[fl->nr] = (struct node){ func, parent, NONE, fl->nodes[parent].first_child, 0, 0, 0, 0 };
-		fl->nodes[parent].first_child = (uint32_t)fl->nr;
-		*v = fl->nr;
-		return (uint32_t)fl->nr++;
+		fl->nodes[parent].first_child = (uint32_t)fl->nr++;
 	}
+	return id;
 }
 
 static int build_tree(struct flame *fl)
 {
 	const struct xdata *x = fl->x;
 
-	fl->cap = 1024;
-	fl->nodes = malloc(fl->cap * sizeof(*fl->nodes));
+	fl->nodes = ds_grow(NULL, &fl->cap, 1, sizeof(*fl->nodes), 1024);
 	if (!fl->nodes)
 		return ENOMEM;
 	fl->nodes[0] = (struct node){ NONE, NONE, NONE, NONE, 0, 0, 0, 0 };
@@ -458,7 +443,7 @@ int cmd_flamegraph(int argc, char **argv)
 	int fin = export_finish("flamegraph", fd, output, err);
 
 	free(fl.nodes);
-	ds_hashmap__exit(&fl.edges);
+	ds_trie__exit(&fl.edges);
 	xdata_free(&x);
 	return ret != EXIT_OK ? ret : fin;
 }

@@ -5,8 +5,8 @@
  * frames (with --kernel): offsets dropped, an unknown symbol shown as its
  * DSO's base name in brackets, inlined functions as frames of their own,
  * kernel frames suffixed "_[k]", C++ argument lists cut.  Stacks are kept
- * in a tree (one node per distinct prefix, found through a hash map keyed
- * by interned pointers), so a sample allocates nothing once its path exists.
+ * in a tree (one node per distinct prefix, found through a trie keyed by
+ * interned texts), so a sample allocates nothing once its path exists.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,8 @@
 #include "cli.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
+#include "util/trie.h"
 #include "util/outbuf.h"
 #include "samples.h"
 #include "export_common.h"
@@ -34,16 +36,24 @@ struct folded {
 	bool period;
 	struct fnode *nodes;
 	size_t nr, cap;
-	struct ds_hashmap edges;   /* (parent, frame identity) -> node */
-	struct ds_hashmap names;   /* frame identity -> printed text */
-	struct ds_hashmap texts;   /* text hash -> text: one pointer per distinct text */
+	struct ds_trie edges;      /* (parent, text) -> node */
+	struct ds_idmap name_ids;  /* frame identity -> index in names */
+	struct frame_name {
+		const void *sym, *dso; /* interned: compared as pointers */
+		uint8_t kind;          /* kernel * 2 + inlined; 4: a comm (in sym) */
+		const char *text;      /* printed */
+	} *names;
+	size_t nr_names, cap_names;
+	struct ds_idmap text_ids;  /* text -> index in texts */
+	char **texts;              /* one copy per distinct text */
+	size_t nr_texts, cap_texts;
 	/* the last text of each frame identity, direct-mapped: most frames repeat */
 	struct recent_text {
 		const char *sym, *dso, *text;
 		uint8_t flags;
 	} recent[1024];
-	/* (comm node, chain id) -> the stack's node: a repeated chain is one lookup */
-	struct ds_hashmap leaves;
+	/* (comm node, chain id) -> index in memo: a repeated chain is one lookup */
+	struct ds_idmap leaves;
 	struct leaf_memo {
 		uint64_t chain_id;
 		uint32_t root, leaf;
@@ -51,37 +61,43 @@ struct folded {
 	size_t nr_memo, cap_memo;
 };
 
-/* The remembered leaf for @root and @chain_id, else NONE; *@key: where to remember it. */
-static uint32_t memo_leaf(struct folded *fo, uint32_t root, uint64_t chain_id, uint64_t *key)
+static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 {
-	for (uint64_t k = ds_hash_pair(chain_id, root);; k = ds_hash64(k + 1)) {   /* collisions: the next key */
-		uint64_t *v = ds_hashmap__find(&fo->leaves, k);
+	const struct leaf_memo *m = &((const struct folded *)ctx)->memo[id], *k = key;
 
-		if (!v) {
-			*key = k;
-			return NONE;
-		}
-		if (fo->memo[*v].chain_id == chain_id && fo->memo[*v].root == root)
-			return fo->memo[*v].leaf;
-	}
+	return m->chain_id == k->chain_id && m->root == k->root;
 }
 
-/* Remember @leaf; failing to (ENOMEM) only costs the next lookup. */
-static void memo_keep(struct folded *fo, uint64_t key, uint32_t root, uint64_t chain_id, uint32_t leaf)
+static uint64_t memo_hash(uint32_t root, uint64_t chain_id)
+{
+	return ds_hash_pair(chain_id, root);
+}
+
+/* The remembered leaf for @root and @chain_id, else NONE. */
+static uint32_t memo_leaf(struct folded *fo, uint32_t root, uint64_t chain_id)
+{
+	struct leaf_memo key = { .chain_id = chain_id, .root = root };
+	uint32_t id = ds_idmap__find(&fo->leaves, memo_hash(root, chain_id), memo_eq, fo, &key);
+
+	return id == NONE ? NONE : fo->memo[id].leaf;
+}
+
+/* Remember @leaf (memo_leaf found none); failing to (ENOMEM) only costs the next lookup. */
+static void memo_keep(struct folded *fo, uint32_t root, uint64_t chain_id, uint32_t leaf)
 {
 	struct leaf_memo *n = ds_grow(fo->memo, &fo->cap_memo, fo->nr_memo + 1, sizeof(*n), 1024);
 
-	if (!n)
+	if (!n || fo->nr_memo >= NONE - 1)
 		return;
 	fo->memo = n;
-	if (ds_hashmap__set(&fo->leaves, key, fo->nr_memo) < 0)
+	if (ds_idmap__add(&fo->leaves, memo_hash(root, chain_id), (uint32_t)fo->nr_memo) < 0)
 		return;
 	fo->memo[fo->nr_memo++] = (struct leaf_memo){ .chain_id = chain_id, .root = root, .leaf = leaf };
 }
 
-static uint64_t str_hash(const char *s)
+static bool text_eq(const void *ctx, uint32_t id, const void *text)
 {
-	return ds_hash64(ds_hash_str(s));
+	return !strcmp(((const struct folded *)ctx)->texts[id], text);
 }
 
 /*
@@ -91,28 +107,58 @@ static uint64_t str_hash(const char *s)
  */
 static const char *intern_text(struct folded *fo, const char *s)
 {
-	uint64_t k = str_hash(s);
+	char **n = ds_grow(fo->texts, &fo->cap_texts, fo->nr_texts + 1, sizeof(*n), 256);
+	uint64_t k = ds_hash64(ds_hash_str(s));
+	uint32_t id;
 
-	for (;;) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&fo->texts, k, 0, &found);
-
-		if (!v)
-			return NULL;
-		if (!found) {
-			char *c = strdup(s);
-
-			if (!c) {
-				ds_hashmap__del(&fo->texts, k, NULL);
-				return NULL;
-			}
-			*v = (uintptr_t)c;
-			return c;
-		}
-		if (!strcmp((const char *)(uintptr_t)*v, s))
-			return (const char *)(uintptr_t)*v;
-		k = ds_hash64(k + 1);
+	if (!n || fo->nr_texts >= NONE - 1)
+		return NULL;
+	fo->texts = n;
+	id = ds_idmap__find(&fo->text_ids, k, text_eq, fo, s);
+	if (id != NONE)
+		return fo->texts[id];
+	if (!(n[fo->nr_texts] = strdup(s)))
+		return NULL;
+	if (ds_idmap__add(&fo->text_ids, k, (uint32_t)fo->nr_texts) < 0) {
+		free(n[fo->nr_texts]);
+		return NULL;
 	}
+	return fo->texts[fo->nr_texts++];
+}
+
+static bool name_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct frame_name *a = &((const struct folded *)ctx)->names[id], *b = key;
+
+	return a->sym == b->sym && a->dso == b->dso && a->kind == b->kind;
+}
+
+static uint64_t name_hash(const struct frame_name *n)
+{
+	return ds_hash_pair(ds_hash_pair((uintptr_t)n->sym, (uintptr_t)n->dso), n->kind);
+}
+
+/* The text remembered for @key (its identity), NULL if none. */
+static const char *name_find(const struct folded *fo, const struct frame_name *key)
+{
+	uint32_t id = ds_idmap__find(&fo->name_ids, name_hash(key), name_eq, fo, key);
+
+	return id == NONE ? NULL : fo->names[id].text;
+}
+
+/* Remember @text for @key (name_find found none): @text, NULL on ENOMEM. */
+static const char *name_keep(struct folded *fo, const struct frame_name *key, const char *text)
+{
+	struct frame_name *n = ds_grow(fo->names, &fo->cap_names, fo->nr_names + 1, sizeof(*n), 256);
+
+	if (!n || !text || fo->nr_names >= NONE - 1)
+		return NULL;
+	fo->names = n;
+	if (ds_idmap__add(&fo->name_ids, name_hash(key), (uint32_t)fo->nr_names) < 0)
+		return NULL;
+	n[fo->nr_names] = *key;
+	n[fo->nr_names++].text = text;
+	return text;
 }
 
 void folded_tidy(char *s)
@@ -139,14 +185,14 @@ void folded_tidy(char *s)
 /* The printed text of a frame, made once per distinct (sym, dso, kind). */
 static const char *frame_text_slow(struct folded *fo, const struct ds_cc_frame *f)
 {
-	uint64_t k = ds_hash_pair(ds_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), f->kernel * 2 + f->inlined);
-	uint64_t *v = ds_hashmap__find(&fo->names, k);
+	struct frame_name key = { .sym = f->sym, .dso = f->dso, .kind = (uint8_t)(f->kernel * 2 + f->inlined) };
+	const char *known = name_find(fo, &key);
 	char buf[4096];
 	const char *base;
 	bool kernel = f->kernel && !f->inlined && strcmp(f->dso, "[unknown]");
 
-	if (v)
-		return (const char *)(uintptr_t)*v;
+	if (known)
+		return known;
 	if (f->sym) {
 		snprintf(buf, sizeof(buf), "%s", f->sym);
 	} else if (!strcmp(f->dso, "[unknown]")) {
@@ -158,11 +204,7 @@ static const char *frame_text_slow(struct folded *fo, const struct ds_cc_frame *
 	folded_tidy(buf);
 	if (kernel && strlen(buf) + 4 < sizeof(buf))
 		strcat(buf, "_[k]");
-	const char *c = intern_text(fo, buf);
-
-	if (!c || ds_hashmap__set(&fo->names, k, (uintptr_t)c))
-		return NULL;
-	return c;
+	return name_keep(fo, &key, intern_text(fo, buf));
 }
 
 /* Names are interned: a frame is (sym, dso, kernel, inlined) by pointer. */
@@ -183,55 +225,34 @@ static const char *frame_text(struct folded *fo, const struct ds_cc_frame *f)
 /* The command as the root frame: spaces become '_' as in stackcollapse-perf.pl. */
 static const char *comm_text(struct folded *fo, const char *comm)
 {
-	uint64_t k = ds_hash_pair((uintptr_t)comm, 7);
-	uint64_t *v = ds_hashmap__find(&fo->names, k);
+	struct frame_name key = { .sym = comm, .kind = 4 };
+	const char *known = name_find(fo, &key);
 	char buf[256];
-	const char *c;
 
-	if (v)
-		return (const char *)(uintptr_t)*v;
+	if (known)
+		return known;
 	snprintf(buf, sizeof(buf), "%s", comm);
 	for (char *p = buf; *p; p++)
 		if (*p == ' ')
 			*p = '_';
-	c = intern_text(fo, buf);
-	if (!c || ds_hashmap__set(&fo->names, k, (uintptr_t)c))
-		return NULL;
-	return c;
+	return name_keep(fo, &key, intern_text(fo, buf));
 }
 
+/* The node of @text under @parent (NONE: a root), made if new; NONE on ENOMEM. */
 static uint32_t node_for(struct folded *fo, uint32_t parent, const char *text)
 {
-	/* checked below, and the map mixes its keys: a cheap combination will do */
-	uint64_t k = ((uint64_t)parent << 32 | parent) ^ (uintptr_t)text * 0x9e3779b97f4a7c15ULL;
+	struct fnode *n = ds_grow(fo->nodes, &fo->cap, fo->nr + 1, sizeof(*n), 4096);
+	uint32_t id;
+	bool added;
 
-	for (;;) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&fo->edges, k, NONE, &found);
-
-		if (!v)
-			return NONE;
-		if (found) {
-			if (fo->nodes[*v].parent == parent && fo->nodes[*v].text == text)
-				return (uint32_t)*v;
-			k = ds_hash64(k + 1);
-			continue;
-		}
-		if (fo->nr == fo->cap) {
-			size_t ncap = fo->cap ? fo->cap * 2 : 4096;
-			struct fnode *n = realloc(fo->nodes, ncap * sizeof(*n));
-
-			if (!n) {
-				ds_hashmap__del(&fo->edges, k, NULL);
-				return NONE;
-			}
-			fo->nodes = n;
-			fo->cap = ncap;
-		}
-		fo->nodes[fo->nr] = (struct fnode){ .text = text, .parent = parent };
-		*v = fo->nr;
-		return (uint32_t)fo->nr++;
-	}
+	if (!n || fo->nr >= NONE - 1)
+		return NONE;
+	fo->nodes = n;
+	/* texts are interned: a pointer is a text */
+	id = ds_trie__child(&fo->edges, parent, (uintptr_t)text, (uint32_t)fo->nr, &added);
+	if (added)
+		fo->nodes[fo->nr++] = (struct fnode){ .text = text, .parent = parent };
+	return id;
 }
 
 static int on_sample(void *ctx, const struct walk_sample *s)
@@ -244,9 +265,8 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 		return -ENOMEM;
 	n = node_for(fo, NONE, text);
 	uint32_t root = n, leaf = NONE;
-	uint64_t key = 0;
 
-	if (s->chain_id && n != NONE && (leaf = memo_leaf(fo, root, s->chain_id, &key)) != NONE) {
+	if (s->chain_id && n != NONE && (leaf = memo_leaf(fo, root, s->chain_id)) != NONE) {
 		fo->nodes[leaf].count += fo->period ? s->period : 1;
 		return 0;
 	}
@@ -261,7 +281,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	if (n == NONE)
 		return -ENOMEM;
 	if (s->chain_id)
-		memo_keep(fo, key, root, s->chain_id, n);
+		memo_keep(fo, root, s->chain_id, n);
 	fo->nodes[n].count += fo->period ? s->period : 1;
 	return 0;
 }
@@ -357,8 +377,6 @@ int cmd_folded(int argc, char **argv)
 	struct folded *fo = calloc(1, sizeof(*fo));
 	const char *output = NULL, *v;
 	int ret = EXIT_OK, fd = STDOUT_FILENO;
-	uint64_t k, val;
-
 	if (!fo) {
 		fprintf(stderr, "dstack folded: out of memory\n");
 		return EXIT_INPUT;
@@ -409,12 +427,14 @@ int cmd_folded(int argc, char **argv)
 			ret = EXIT_OUTPUT;
 		}
 	}
-	for (size_t i = 0; ds_hashmap__next(&fo->texts, &i, &k, &val);)
-		free((void *)(uintptr_t)val);
-	ds_hashmap__exit(&fo->texts);
-	ds_hashmap__exit(&fo->names);
-	ds_hashmap__exit(&fo->edges);
-	ds_hashmap__exit(&fo->leaves);
+	for (size_t i = 0; i < fo->nr_texts; i++)
+		free(fo->texts[i]);
+	free(fo->texts);
+	ds_idmap__exit(&fo->text_ids);
+	free(fo->names);
+	ds_idmap__exit(&fo->name_ids);
+	ds_trie__exit(&fo->edges);
+	ds_idmap__exit(&fo->leaves);
 	free(fo->memo);
 	free(fo->nodes);
 	free(fo);

@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "dstack/event.h"
 #include "export_common.h"
+#include "util/grow.h"
 
 struct pb {
 	uint8_t *b;
@@ -44,20 +45,13 @@ static void pb_put(struct pb *p, const void *d, size_t n)
 {
 	if (p->err || !n)
 		return;
-	if (p->len + n > p->cap) {
-		size_t ncap = p->cap ? p->cap : 4096;
+	uint8_t *nb = n <= SIZE_MAX - p->len ? ds_grow(p->b, &p->cap, p->len + n, 1, 4096) : NULL;
 
-		while (ncap < p->len + n)
-			ncap *= 2;
-		uint8_t *nb = realloc(p->b, ncap);
-
-		if (!nb) {
-			p->err = ENOMEM;
-			return;
-		}
-		p->b = nb;
-		p->cap = ncap;
+	if (!nb) {
+		p->err = ENOMEM;
+		return;
 	}
+	p->b = nb;
 	memcpy(p->b + p->len, d, n);
 	p->len += n;
 }
@@ -108,7 +102,7 @@ struct mapping {
 struct pprof {
 	struct xdata *x;
 	struct pb out, msg, sub, packed;
-	struct ds_hashmap locs;      /* hash of (ip, func chain) -> location id */
+	struct ds_idmap locs;        /* (ip, func chain, map) -> location id */
 	uint64_t *loc_key_off;       /* location id - 1 -> (ents offset << 16 | length) */
 	size_t nr_locs, cap_locs;
 	struct mapping *maps;        /* x->maps first, then the DSO spans */
@@ -130,11 +124,22 @@ static uint64_t chain_hash(const struct xent *e, size_t n)
 	return ds_hash64(h);
 }
 
-static bool same_chain(const struct xdata *x, uint64_t key, const struct xent *e, size_t n)
-{
-	const struct xent *o = x->ents + (key >> 16);
+/* A location looked up: its frames e[0 .. n) */
+struct loc_key {
+	const struct xent *e;
+	size_t n;
+};
 
-	if ((key & 0xffff) != n || o[0].ip != e[0].ip || o[n - 1].map != e[n - 1].map)
+/* Is location @id (1, 2, ...) the frames of @key? */
+static bool same_chain(const void *ctx, uint32_t id, const void *key)
+{
+	const struct pprof *pp = ctx;
+	const struct loc_key *k = key;
+	uint64_t at = pp->loc_key_off[id - 1];
+	const struct xent *o = pp->x->ents + (at >> 16), *e = k->e;
+	size_t n = k->n;
+
+	if ((at & 0xffff) != n || o[0].ip != e[0].ip || o[n - 1].map != e[n - 1].map)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (o[i].func != e[i].func)
@@ -145,36 +150,21 @@ static bool same_chain(const struct xdata *x, uint64_t key, const struct xent *e
 /* The location id of the frames e[0 .. n) (one address, innermost first). */
 static uint64_t location_id(struct pprof *pp, size_t off, size_t n)
 {
-	const struct xent *e = pp->x->ents + off;
-	uint64_t k = chain_hash(e, n);
+	struct loc_key key = { pp->x->ents + off, n };
+	uint64_t *nk = ds_grow(pp->loc_key_off, &pp->cap_locs, pp->nr_locs + 1, sizeof(*nk), 1024);
+	uint32_t id;
+	bool added;
 
-	for (;;) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&pp->locs, k, 0, &found);
-
-		if (!v)
-			return 0;
-		if (found) {
-			if (same_chain(pp->x, pp->loc_key_off[*v - 1], e, n))
-				return *v;
-			k = ds_hash64(k + 1);
-			continue;
-		}
-		if (pp->nr_locs == pp->cap_locs) {
-			size_t ncap = pp->cap_locs ? pp->cap_locs * 2 : 1024;
-			uint64_t *nk = realloc(pp->loc_key_off, ncap * sizeof(*nk));
-
-			if (!nk) {
-				ds_hashmap__del(&pp->locs, k, NULL);
-				return 0;
-			}
-			pp->loc_key_off = nk;
-			pp->cap_locs = ncap;
-		}
-		pp->loc_key_off[pp->nr_locs] = (uint64_t)off << 16 | n;
-		*v = ++pp->nr_locs;
-		return *v;
-	}
+	if (!nk || pp->nr_locs >= DS_IDMAP_NONE - 1)
+		return 0;
+	pp->loc_key_off = nk;
+	id = ds_idmap__find_or_add(&pp->locs, chain_hash(key.e, n), same_chain, pp, &key,
+				   (uint32_t)pp->nr_locs + 1, &added);
+	if (id == DS_IDMAP_NONE)
+		return 0;
+	if (added)
+		pp->loc_key_off[pp->nr_locs++] = (uint64_t)off << 16 | n;
+	return id;
 }
 
 /* Frames sharing the address of e[0] are one location: inlined ones, then the real function. */
@@ -419,14 +409,6 @@ static void encode_times(struct pprof *pp)
 	pb_uint(&pp->out, 10, span);
 }
 
-/* "cpu-clock", "task-clock", also with modifiers ("cpu-clock:u", "cpu-clock/period=1000/") */
-static bool is_clock(const char *n)
-{
-	size_t l = !strncmp(n, "cpu-clock", 9) || !strncmp(n, "task-clock", 10) ? (n[0] == 'c' ? 9 : 10) : 0;
-
-	return l && (!n[l] || n[l] == ':' || n[l] == '/');
-}
-
 /* The events sampled, in order of their first sample. */
 static int collect_events(struct pprof *pp)
 {
@@ -587,7 +569,7 @@ static void pprof_free(struct pprof *pp)
 	free(pp->map_of_dso);
 	free(pp->map_new_id);
 	free(pp->loc_ids);
-	ds_hashmap__exit(&pp->locs);
+	ds_idmap__exit(&pp->locs);
 }
 
 /* One profile (every event, or events[only]) written to @fd; 0 or an errno. */

@@ -14,6 +14,8 @@
 #include "cli.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
+#include "util/trie.h"
 #include "util/outbuf.h"
 #include "header.h"
 #include "samples.h"
@@ -33,7 +35,7 @@ struct nkey {
 
 /*
  * One call-graph node: a frame (its nkey's index) under its parent.  32
- * bytes, and found in node_map by (parent, key) exactly: a report builds
+ * bytes, and found in node_trie by (parent, key) exactly: a report builds
  * its nodes at random places, and their map and array were its slowest
  * part when nodes held their names (64 bytes, and a candidate node read
  * to compare it).
@@ -83,22 +85,24 @@ struct report {
 
 	struct entry *ents;
 	size_t nr_ents, cap_ents;
-	struct ds_hashmap ent_map;
+	struct ds_idmap ent_ids;          /* entry (by entry_eq) -> index in ents */
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
-	struct ds_hashmap node_map;       /* parent << 32 | key -> index in nodes */
+	struct ds_trie node_trie;         /* (parent, nkey) -> index in nodes */
 	struct nkey *nkeys;
 	size_t nr_nkeys, cap_nkeys;
-	struct ds_hashmap nkey_map;       /* hash of an nkey (probed on) -> index in nkeys */
+	struct ds_idmap nkey_ids;         /* nkey -> index in nkeys */
 	uint32_t *fkeys;                  /* machine frame id -> nkey index + 1 (0: not yet) */
 	size_t cap_fkeys;
-	struct ds_hashmap path_map;       /* (root, chain id, range) -> offset in paths */
+	struct ds_idmap path_ids;         /* (root, shape id, range) -> offset in paths */
 	uint32_t *paths;                  /* records: PATH_HEAD words, then n nkeys */
-	bool direct_nodes;                /* chains with no shape went into the graph at once (node_map) */
+	bool direct_nodes;                /* chains with no shape went into the graph at once (node_trie) */
 	size_t nr_paths, cap_paths;
 	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
-	struct ds_hashmap srcline_texts;  /* hash of a srcline text (probed) -> our copy */
-	struct ds_hashmap memo_map;       /* (chain id, evsel, comm, pid) -> index in memo */
+	struct ds_idmap srcline_ids;      /* srcline text -> index in srclines */
+	char **srclines;                  /* our copies, one per text */
+	size_t nr_srclines, cap_srclines;
+	struct ds_idmap memo_ids;         /* (shape id, evsel, comm, pid) -> index in memo */
 	struct memo *memo;                /* what a sample with that key adds to (no --children) */
 	size_t nr_memo, cap_memo;
         /* library string -> our copy (the library's die with the walk) */
@@ -165,13 +169,21 @@ static const char *keep(struct report *r, const char *s)
 	return s;
 }
 
-static uint32_t new_node(struct report *r, uint32_t parent, uint32_t key)
+/* Room for one more node: false on ENOMEM. */
+static bool node_room(struct report *r)
 {
 	struct node *n = ds_grow(r->nodes, &r->cap_nodes, r->nr_nodes + 1, sizeof(*n), 4096);
 
-	if (!n)
-		return NONE;
+	if (!n || r->nr_nodes >= NONE - 1)
+		return false;
 	r->nodes = n;
+	return true;
+}
+
+static uint32_t new_node(struct report *r, uint32_t parent, uint32_t key)
+{
+	if (!node_room(r))
+		return NONE;
 	r->nodes[r->nr_nodes] = (struct node){ .key = key, .parent = parent, .first_child = NONE, .next_sibling = NONE };
 	if (parent != NONE) {
 		r->nodes[r->nr_nodes].next_sibling = r->nodes[parent].first_child;
@@ -180,8 +192,10 @@ static uint32_t new_node(struct report *r, uint32_t parent, uint32_t key)
 	return (uint32_t)r->nr_nodes++;
 }
 
-static bool nkey_eq(const struct nkey *a, const struct nkey *b)
+static bool nkey_eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct nkey *a = &((const struct report *)ctx)->nkeys[id], *b = key;
+
 	return a->sym == b->sym && a->dso == b->dso && a->ip == b->ip && a->inlined == b->inlined;
 }
 
@@ -208,37 +222,24 @@ static uint32_t dso_rank(const struct report *r, const struct ds_cc_frame *f)
 static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 {
 	struct nkey key = { .sym = f->cookie ? NULL : keep(r, f->sym), .dso = keep(r, f->dso), .inlined = f->inlined };
-	/* the map mixes its keys itself: a cheap combination is enough here */
+	struct nkey *n = ds_grow(r->nkeys, &r->cap_nkeys, r->nr_nkeys + 1, sizeof(*n), 1024);
 	uint64_t k;
+	uint32_t id;
+	bool added;
 
 	key.ip = key.sym ? 0 : f->ip;
 	key.start = !key.sym ? f->ip : f->kernel ? f->ip - f->offset : f->addr - f->offset;
 	key.rip = f->ip;
 	key.dso_rank = dso_rank(r, f);
-	k = (uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
-	    (key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL;
-	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&r->nkey_map, k, 0, &found);
-		struct nkey *n;
-
-		if (!v)
-			return NONE;
-		if (found) {
-			if (nkey_eq(&r->nkeys[*v], &key))
-				return (uint32_t)*v;
-			continue;
-		}
-		n = ds_grow(r->nkeys, &r->cap_nkeys, r->nr_nkeys + 1, sizeof(*n), 1024);
-		if (!n || r->nr_nkeys >= NONE - 1) {
-			ds_hashmap__del(&r->nkey_map, k, NULL);
-			return NONE;
-		}
-		r->nkeys = n;
-		r->nkeys[r->nr_nkeys] = key;
-		*v = r->nr_nkeys;
-		return (uint32_t)r->nr_nkeys++;
-	}
+	if (!n || r->nr_nkeys >= NONE - 1)
+		return NONE;
+	r->nkeys = n;
+	k = ds_hash64((uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
+		      (key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL);
+	id = ds_idmap__find_or_add(&r->nkey_ids, k, nkey_eq, r, &key, (uint32_t)r->nr_nkeys, &added);
+	if (added)
+		r->nkeys[r->nr_nkeys++] = key;
+	return id;
 }
 
 /* The nkey of frame @i of @s: worked out once per machine frame id when the sample has them. */
@@ -269,61 +270,43 @@ static uint32_t frame_nkey(struct report *r, const struct walk_sample *s, size_t
 /* The child of @parent for nkey @key, added if new; NONE on ENOMEM. */
 static uint32_t child(struct report *r, uint32_t parent, uint32_t key)
 {
-	bool found;
-	uint64_t k = (uint64_t)parent << 32 | key;
-	uint64_t *v = ds_hashmap__upsert(&r->node_map, k, NONE, &found);
-	uint32_t n;
+	bool added;
+	uint32_t c;
 
-	if (!v)
+	/* room first: a node added to the trie is made */
+	if (!node_room(r))
 		return NONE;
-	if (found)
-		return (uint32_t)*v;
-	n = new_node(r, parent, key);
-	if (n == NONE) {
-		ds_hashmap__del(&r->node_map, k, NULL);
-		return NONE;
-	}
-	*v = n;
-	return n;
+	c = ds_trie__child(&r->node_trie, parent, key, (uint32_t)r->nr_nodes, &added);
+	return added ? new_node(r, parent, key) : c;
+}
+
+static bool entry_id_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct report *r = ctx;
+
+	return entry_eq(r, &r->ents[id], key);
 }
 
 static struct entry *find_entry(struct report *r, const struct entry *key)
 {
-	uint64_t k = entry_hash(r, key);
+	struct entry *e = ds_grow(r->ents, &r->cap_ents, r->nr_ents + 1, sizeof(*e), 1024);
+	uint32_t id;
+	bool added;
 
-	for (;;) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&r->ent_map, k, NONE, &found);
-
-		if (!v)
-			return NULL;
-		if (!found) {
-			if (r->nr_ents == r->cap_ents) {
-				size_t ncap = r->cap_ents ? r->cap_ents * 2 : 1024;
-				struct entry *n = realloc(r->ents, ncap * sizeof(*n));
-
-				if (!n) {
-					ds_hashmap__del(&r->ent_map, k, NULL);
-					return NULL;
-				}
-				r->ents = n;
-				r->cap_ents = ncap;
-			}
-			struct entry *e = &r->ents[r->nr_ents];
-
-			*e = *key;
-			e->root = new_node(r, NONE, NONE);
-			if (e->root == NONE) {
-				ds_hashmap__del(&r->ent_map, k, NULL);
-				return NULL;
-			}
-			*v = r->nr_ents++;
-			return e;
-		}
-		if (entry_eq(r, &r->ents[*v], key))
-			return &r->ents[*v];
-		k = ds_hash64(k + 1);
+	/* the entry's root is made first, so nothing can fail once it is in the map */
+	if (!e || r->nr_ents >= NONE - 1 || !node_room(r))
+		return NULL;
+	r->ents = e;
+	id = ds_idmap__find_or_add(&r->ent_ids, entry_hash(r, key), entry_id_eq, r, key, (uint32_t)r->nr_ents,
+				   &added);
+	if (id == NONE)
+		return NULL;
+	if (added) {
+		e = &r->ents[r->nr_ents++];
+		*e = *key;
+		e->root = new_node(r, NONE, NONE);
 	}
+	return &r->ents[id];
 }
 
 /* Add @period along the frames from..to of @s (either direction) under @e's root, now. */
@@ -378,29 +361,41 @@ static void path_set_pending(uint32_t *p, uint64_t v)
  * the call graph is built from them once, by build_paths() before printing.
  * A chain with no shape goes into the graph at once.
  */
+/* What a path is found by: the words p[0 .. 4] of its record. */
+struct path_key {
+	uint32_t root;
+	uint64_t shape_id;
+	long from, to;
+};
+
+static bool path_eq(const void *ctx, uint32_t off, const void *key)
+{
+	const uint32_t *p = ((const struct report *)ctx)->paths + off;
+	const struct path_key *k = key;
+
+	return p[0] == k->root && p[1] == (uint32_t)k->shape_id && p[2] == (uint32_t)(k->shape_id >> 32) &&
+	       p[3] == (uint32_t)k->from && p[4] == (uint32_t)k->to;
+}
+
 static int add_chain_at(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to,
 			size_t *at)
 {
 	long len = (from <= to ? to - from : from - to) + 1, step = from <= to ? 1 : -1;
 	uint64_t k = ds_hash_pair(s->shape_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
-	uint32_t *p;
+	struct path_key key = { e->root, s->shape_id, from, to };
+	uint32_t *p, off;
 
 	*at = SIZE_MAX;
-	if (!s->shape_id || (uint64_t)len > UINT32_MAX - PATH_HEAD) {
+	/* (paths past 2^32 words have offsets the id map cannot hold: the graph takes them at once) */
+	if (!s->shape_id || (uint64_t)len > UINT32_MAX - PATH_HEAD || r->nr_paths >= NONE) {
 		r->direct_nodes = true;
 		return add_chain_nodes(r, e, s, from, to, s->period);
 	}
-	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
-		uint64_t *v = ds_hashmap__find(&r->path_map, k);
-
-		if (!v)
-			break;
-		p = r->paths + *v;
-		if (p[0] != e->root || p[1] != (uint32_t)s->shape_id || p[2] != (uint32_t)(s->shape_id >> 32) ||
-		    p[3] != (uint32_t)from || p[4] != (uint32_t)to)
-			continue;
+	off = ds_idmap__find(&r->path_ids, k, path_eq, r, &key);
+	if (off != NONE) {
+		p = r->paths + off;
 		path_set_pending(p, path_pending(p) + s->period);
-		*at = *v;
+		*at = off;
 		return 0;
 	}
 	p = path_room(r, PATH_HEAD + (size_t)len);
@@ -416,7 +411,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct walk_sam
 	p[4] = (uint32_t)to;
 	p[5] = (uint32_t)len;
 	path_set_pending(p, s->period);
-	if (ds_hashmap__set(&r->path_map, k, r->nr_paths) < 0)
+	if (ds_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
 		return -ENOMEM;
 	*at = r->nr_paths;
 	r->nr_paths += PATH_HEAD + (size_t)len;
@@ -524,30 +519,34 @@ static size_t leaf_frame(const struct walk_sample *s)
  * DWARF, else "sym+offset", else "dso[address]"; one copy per text.
  * NULL on ENOMEM.
  */
+static bool srcline_eq(const void *ctx, uint32_t id, const void *text)
+{
+	return !strcmp(((const struct report *)ctx)->srclines[id], text);
+}
+
 static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 {
 	char buf[1024];
 
-	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
-	for (uint64_t k = ds_hash64(ds_hash_str(buf));; k = ds_hash64(k + 1)) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&r->srcline_texts, k, 0, &found);
-		char *copy;
+	char **n = ds_grow(r->srclines, &r->cap_srclines, r->nr_srclines + 1, sizeof(*n), 256);
+	uint64_t k;
+	uint32_t id;
 
-		if (!v)
-			return NULL;
-		if (found) {
-			if (!strcmp((const char *)(uintptr_t)*v, buf))
-				return (const char *)(uintptr_t)*v;
-			continue;
-		}
-		if (!(copy = strdup(buf))) {
-			ds_hashmap__del(&r->srcline_texts, k, NULL);
-			return NULL;
-		}
-		*v = (uintptr_t)copy;
-		return copy;
+	if (!n || r->nr_srclines >= NONE - 1)
+		return NULL;
+	r->srclines = n;
+	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
+	k = ds_hash64(ds_hash_str(buf));
+	id = ds_idmap__find(&r->srcline_ids, k, srcline_eq, r, buf);
+	if (id != NONE)
+		return r->srclines[id];
+	if (!(n[r->nr_srclines] = strdup(buf)))
+		return NULL;
+	if (ds_idmap__add(&r->srcline_ids, k, (uint32_t)r->nr_srclines) < 0) {
+		free(n[r->nr_srclines]);
+		return NULL;
 	}
+	return r->srclines[r->nr_srclines++];
 }
 
 static void key_of(struct report *r, const struct walk_sample *s, const struct ds_cc_frame *f, bool rel,
@@ -669,15 +668,18 @@ static int32_t memo_pid(const struct report *r, const struct walk_sample *s)
 	return uses(r, SORT_PID) ? s->tid : -1;
 }
 
-/* A key for the map, which mixes its keys itself: spreading the parts is enough. */
 static uint64_t memo_hash(const struct report *r, const struct walk_sample *s)
 {
-	return s->shape_id * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)s->evsel * 0xc2b2ae3d27d4eb4fULL ^
-	       ((uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL;
+	return ds_hash64(s->shape_id * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)s->evsel * 0xc2b2ae3d27d4eb4fULL ^
+			 ((uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL);
 }
 
-static bool memo_eq(const struct report *r, const struct memo *m, const struct walk_sample *s)
+static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct report *r = ctx;
+	const struct memo *m = &r->memo[id];
+	const struct walk_sample *s = key;
+
 	return m->shape_id == s->shape_id && m->evsel == s->evsel && m->comm == s->comm && m->pid == memo_pid(r, s);
 }
 
@@ -688,14 +690,9 @@ static bool memo_eq(const struct report *r, const struct memo *m, const struct w
  */
 static struct memo *memo_find(struct report *r, const struct walk_sample *s)
 {
-	for (uint64_t k = memo_hash(r, s);; k = ds_hash64(k + 1)) {
-		uint64_t *v = ds_hashmap__find(&r->memo_map, k);
+	uint32_t id = ds_idmap__find(&r->memo_ids, memo_hash(r, s), memo_eq, r, s);
 
-		if (!v)
-			return NULL;
-		if (memo_eq(r, &r->memo[*v], s))
-			return &r->memo[*v];
-	}
+	return id == NONE ? NULL : &r->memo[id];
 }
 
 static void memo_add(struct report *r, const struct walk_sample *s, const struct entry *e, size_t path)
@@ -703,12 +700,10 @@ static void memo_add(struct report *r, const struct walk_sample *s, const struct
 	struct memo *m = ds_grow(r->memo, &r->cap_memo, r->nr_memo + 1, sizeof(*m), 1024);
 	uint64_t k = memo_hash(r, s);
 
-	if (!m)
+	if (!m || r->nr_memo >= NONE - 1)
 		return;   /* no memo: the next repeat takes the long way, same result */
 	r->memo = m;
-	while (ds_hashmap__find(&r->memo_map, k))
-		k = ds_hash64(k + 1);
-	if (ds_hashmap__set(&r->memo_map, k, r->nr_memo) < 0)
+	if (ds_idmap__add(&r->memo_ids, k, (uint32_t)r->nr_memo) < 0)
 		return;
 	r->memo[r->nr_memo++] = (struct memo){ .shape_id = s->shape_id, .evsel = s->evsel, .comm = s->comm,
 					       .pid = memo_pid(r, s), .ent = (uint32_t)(e - r->ents), .path = path };
@@ -1581,14 +1576,15 @@ int cmd_report(int argc, char **argv)
 	for (size_t i = 0; ds_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	ds_hashmap__exit(&r->inlined_names);
-	for (size_t i = 0; ds_hashmap__next(&r->srcline_texts, &i, &k, &v);)
-		free((void *)(uintptr_t)v);
-	ds_hashmap__exit(&r->srcline_texts);
-	ds_hashmap__exit(&r->ent_map);
-	ds_hashmap__exit(&r->node_map);
-	ds_hashmap__exit(&r->nkey_map);
-	ds_hashmap__exit(&r->path_map);
-	ds_hashmap__exit(&r->memo_map);
+	for (size_t i = 0; i < r->nr_srclines; i++)
+		free(r->srclines[i]);
+	free(r->srclines);
+	ds_idmap__exit(&r->srcline_ids);
+	ds_idmap__exit(&r->ent_ids);
+	ds_trie__exit(&r->node_trie);
+	ds_idmap__exit(&r->nkey_ids);
+	ds_idmap__exit(&r->path_ids);
+	ds_idmap__exit(&r->memo_ids);
 	free(r->memo);
 	free(r->paths);
 	free(r->ents);

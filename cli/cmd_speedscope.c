@@ -32,14 +32,12 @@ static int cmp_thread(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-static bool is_clock(const struct xdata *x)
+/* Are the samples' weights nanoseconds: is every sample's event a clock? */
+static bool all_clock(const struct xdata *x)
 {
-	for (size_t i = 0; i < x->nr_samples; i++) {
-		const char *n = x->strs[x->samples[i].evsel_name];
-
-		if (strcmp(n, "cpu-clock") && strcmp(n, "task-clock"))
+	for (size_t i = 0; i < x->nr_samples; i++)
+		if (!is_clock(x->strs[x->samples[i].evsel_name]))
 			return false;
-	}
 	return true;
 }
 
@@ -86,7 +84,7 @@ static int write_speedscope(const struct xdata *x, int fd, const char *title)
 	struct outbuf *o;
 	struct thread_key *th = calloc(x->nr_samples + 1, sizeof(*th));
 	size_t nr = 0;
-	const char *unit = is_clock(x) ? "nanoseconds" : "none";
+	const char *unit = all_clock(x) ? "nanoseconds" : "none";
 	int err;
 
 	if (!th || !(o = outbuf_new(fd))) {

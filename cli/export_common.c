@@ -11,55 +11,45 @@
 #include "dstack/event.h"
 #include "dstack/symbols.h"
 #include "export_common.h"
+#include "util/grow.h"
 #include "util/outbuf.h"
 
-static uint64_t str_hash(const char *s)
+/*
+ * Room for one more element of @size in *@arr, whose index must be an id
+ * (below UINT32_MAX): 0 or -ENOMEM.
+ */
+static int room(void **arr, size_t nr, size_t *cap, size_t size)
 {
-	return ds_hash64(ds_hash_str(s));
-}
-
-/* Make room for one more element of @size in *@arr. */
-static int grow(void **arr, size_t nr, size_t *cap, size_t size)
-{
-	if (nr < *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 1024;
-	void *n = realloc(*arr, ncap * size);
+	void *n = nr < UINT32_MAX - 1 ? ds_grow(*arr, cap, nr + 1, size, 1024) : NULL;
 
 	if (!n)
 		return -ENOMEM;
 	*arr = n;
-	*cap = ncap;
 	return 0;
+}
+
+static bool str_eq(const void *ctx, uint32_t id, const void *s)
+{
+	return !strcmp(((const struct xdata *)ctx)->strs[id], s);
 }
 
 uint32_t xdata_str(struct xdata *x, const char *s)
 {
-	uint64_t k = str_hash(s);
+	uint64_t k = ds_hash64(ds_hash_str(s));
+	uint32_t id;
 
-	for (;;) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&x->str_ids, k, UINT32_MAX, &found);
-
-		if (!v)
-			return UINT32_MAX;
-		if (found) {
-			if (!strcmp(x->strs[*v], s))
-				return (uint32_t)*v;
-			k = ds_hash64(k + 1);
-			continue;
-		}
-		char *c = strdup(s);
-
-		if (!c || grow((void **)&x->strs, x->nr_strs, &x->cap_strs, sizeof(*x->strs))) {
-			free(c);
-			ds_hashmap__del(&x->str_ids, k, NULL);
-			return UINT32_MAX;
-		}
-		x->strs[x->nr_strs] = c;
-		*v = x->nr_strs;
-		return (uint32_t)x->nr_strs++;
+	if (room((void **)&x->strs, x->nr_strs, &x->cap_strs, sizeof(*x->strs)))
+		return UINT32_MAX;
+	id = ds_idmap__find(&x->str_ids, k, str_eq, x, s);
+	if (id != DS_IDMAP_NONE)
+		return id;
+	if (!(x->strs[x->nr_strs] = strdup(s)))
+		return UINT32_MAX;
+	if (ds_idmap__add(&x->str_ids, k, (uint32_t)x->nr_strs) < 0) {
+		free(x->strs[x->nr_strs]);
+		return UINT32_MAX;
 	}
+	return (uint32_t)x->nr_strs++;
 }
 
 /* The name shown for a frame: its symbol, else "[dso base name]", else "[unknown]". */
@@ -77,36 +67,28 @@ static uint32_t frame_name(struct xdata *x, const struct ds_cc_frame *f)
 	return xdata_str(x, buf);
 }
 
+static bool func_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct xfunc *g = &((const struct xdata *)ctx)->funcs[id], *f = key;
+
+	return g->name == f->name && g->dso == f->dso && g->kernel == f->kernel && g->inlined == f->inlined;
+}
+
 static uint32_t func_id(struct xdata *x, const struct ds_cc_frame *f)
 {
-	uint32_t name = frame_name(x, f), dso = xdata_str(x, f->dso ? f->dso : "[unknown]");
-	uint64_t k;
+	uint32_t name = frame_name(x, f), dso = xdata_str(x, f->dso ? f->dso : "[unknown]"), id;
+	struct xfunc key = { name, dso, f->kernel, f->inlined, XSTR_EMPTY };
+	bool added;
 
-	if (name == UINT32_MAX || dso == UINT32_MAX)
+	if (key.name == UINT32_MAX || key.dso == UINT32_MAX ||
+	    room((void **)&x->funcs, x->nr_funcs, &x->cap_funcs, sizeof(*x->funcs)))
 		return UINT32_MAX;
-	k = ds_hash_pair(ds_hash_pair(name, dso), (uint64_t)f->kernel * 2 + f->inlined);
-	for (;;) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&x->func_ids, k, 0, &found);
-
-		if (!v)
-			return UINT32_MAX;
-		if (found) {
-			const struct xfunc *g = &x->funcs[*v];
-
-			if (g->name == name && g->dso == dso && g->kernel == f->kernel && g->inlined == f->inlined)
-				return (uint32_t)*v;
-			k = ds_hash64(k + 1);
-			continue;
-		}
-		if (grow((void **)&x->funcs, x->nr_funcs, &x->cap_funcs, sizeof(*x->funcs))) {
-			ds_hashmap__del(&x->func_ids, k, NULL);
-			return UINT32_MAX;
-		}
-		x->funcs[x->nr_funcs] = (struct xfunc){ name, dso, f->kernel, f->inlined, XSTR_EMPTY };
-		*v = x->nr_funcs;
-		return (uint32_t)x->nr_funcs++;
-	}
+	id = ds_idmap__find_or_add(&x->func_ids, ds_hash_pair(ds_hash_pair(key.name, key.dso),
+							      (uint64_t)f->kernel * 2 + f->inlined),
+				   func_eq, x, &key, (uint32_t)x->nr_funcs, &added);
+	if (added)
+		x->funcs[x->nr_funcs++] = key;
+	return id;
 }
 
 static uint32_t build_id_str(struct xdata *x, const struct ds_dso *dso)
@@ -126,42 +108,34 @@ static uint32_t build_id_str(struct xdata *x, const struct ds_dso *dso)
 	return xdata_str(x, buf);
 }
 
+static bool map_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct xmap *m = &((const struct xdata *)ctx)->maps[id], *k = key;
+
+	return m->start == k->start && m->end == k->end && m->pgoff == k->pgoff && m->file == k->file;
+}
+
 /* The map id + 1 of a frame's file mapping, 0 if it has none; UINT32_MAX on ENOMEM. */
 static uint32_t map_id(struct xdata *x, const struct ds_cc_frame *f)
 {
 	if (!f->dso_obj || f->kernel)
 		return 0;
-	uint32_t file = xdata_str(x, f->dso);
-	uint64_t k = ds_hash_pair(ds_hash_pair(f->map_start, f->map_end), ds_hash_pair(f->map_pgoff, file));
+	struct xmap key = { f->map_start, f->map_end, f->map_pgoff, xdata_str(x, f->dso), 0 };
+	uint64_t k = ds_hash_pair(ds_hash_pair(key.start, key.end), ds_hash_pair(key.pgoff, key.file));
+	uint32_t id;
 
-	if (file == UINT32_MAX)
+	if (key.file == UINT32_MAX ||
+	    room((void **)&x->maps, x->nr_maps, &x->cap_maps, sizeof(*x->maps)))
 		return UINT32_MAX;
-	for (;;) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&x->map_ids, k, 0, &found);
-
-		if (!v)
-			return UINT32_MAX;
-		if (found) {
-			const struct xmap *m = &x->maps[*v];
-
-			if (m->start == f->map_start && m->end == f->map_end && m->pgoff == f->map_pgoff &&
-			    m->file == file)
-				return (uint32_t)*v + 1;
-			k = ds_hash64(k + 1);
-			continue;
-		}
-		uint32_t bid = build_id_str(x, f->dso_obj);
-
-		if (bid == UINT32_MAX ||
-		    grow((void **)&x->maps, x->nr_maps, &x->cap_maps, sizeof(*x->maps))) {
-			ds_hashmap__del(&x->map_ids, k, NULL);
-			return UINT32_MAX;
-		}
-		x->maps[x->nr_maps] = (struct xmap){ f->map_start, f->map_end, f->map_pgoff, file, bid };
-		*v = x->nr_maps;
-		return (uint32_t)x->nr_maps++ + 1;
-	}
+	id = ds_idmap__find(&x->map_ids, k, map_eq, x, &key);
+	if (id != DS_IDMAP_NONE)
+		return id + 1;
+	/* (the build id's string is made after the file's, as ids are numbered in order) */
+	key.build_id = build_id_str(x, f->dso_obj);
+	if (key.build_id == UINT32_MAX || ds_idmap__add(&x->map_ids, k, (uint32_t)x->nr_maps) < 0)
+		return UINT32_MAX;
+	x->maps[x->nr_maps] = key;
+	return (uint32_t)x->nr_maps++ + 1;
 }
 
 static uint64_t ents_hash(const struct xent *e, size_t n)
@@ -173,9 +147,17 @@ static uint64_t ents_hash(const struct xent *e, size_t n)
 	return h;
 }
 
-static bool ents_equal(const struct xent *a, const struct xent *b, size_t n)
+/* Is stack @id the one of the frames just appended at ents[*key ..]? */
+static bool stack_eq(const void *ctx, uint32_t id, const void *key)
 {
-	for (size_t i = 0; i < n; i++)
+	const struct xdata *x = ctx;
+	const struct xstack *st = &x->stacks[id];
+	size_t off = *(const size_t *)key, len = x->nr_ents - off;
+	const struct xent *a = x->ents + st->off, *b = x->ents + off;
+
+	if (st->len != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
 		if (a[i].ip != b[i].ip || a[i].func != b[i].func || a[i].map != b[i].map)
 			return false;
 	return true;
@@ -191,30 +173,18 @@ static uint32_t intern_stack(struct xdata *x, size_t off)
 	size_t len = x->nr_ents - off;
 	/* fuzz finding: an empty first stack leaves ents NULL, and NULL + 0 is undefined */
 	const struct xent *e = len ? x->ents + off : NULL;
+	uint32_t id;
+	bool added;
 
-	for (uint64_t k = ents_hash(e, len);; k = ds_hash64(k + 1)) {   /* collisions: the next key */
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&x->stack_ids, k, 0, &found);
-
-		if (!v)
-			return UINT32_MAX;
-		if (found) {
-			const struct xstack *st = &x->stacks[*v];
-
-			if (st->len != len || (len && !ents_equal(x->ents + st->off, e, len)))
-				continue;
-			x->nr_ents = off;
-			return (uint32_t)*v;
-		}
-		if (x->nr_stacks >= UINT32_MAX - 1 ||
-		    grow((void **)&x->stacks, x->nr_stacks, &x->cap_stacks, sizeof(*x->stacks))) {
-			ds_hashmap__del(&x->stack_ids, k, NULL);
-			return UINT32_MAX;
-		}
-		x->stacks[x->nr_stacks] = (struct xstack){ off, len };
-		*v = x->nr_stacks;
-		return (uint32_t)x->nr_stacks++;
-	}
+	if (room((void **)&x->stacks, x->nr_stacks, &x->cap_stacks, sizeof(*x->stacks)))
+		return UINT32_MAX;
+	id = ds_idmap__find_or_add(&x->stack_ids, ds_hash64(ents_hash(e, len)), stack_eq, x, &off,
+				   (uint32_t)x->nr_stacks, &added);
+	if (added)
+		x->stacks[x->nr_stacks++] = (struct xstack){ off, len };
+	else if (id != UINT32_MAX)
+		x->nr_ents = off;   /* an equal stack: the frames appended are dropped */
+	return id;
 }
 
 /* The stack of @s's frames: by its chain id when the machine gave one. UINT32_MAX on ENOMEM. */
@@ -231,6 +201,7 @@ static uint32_t stack_of(struct xdata *x, const struct walk_sample *s)
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct ds_cc_frame *f = &s->frames[i];
 		uint32_t fid, map, src = XSTR_EMPTY, line = 0;
+		struct xent *e;
 		struct ds_srcline sl;
 
 		if (f->cookie)
@@ -247,8 +218,9 @@ static uint32_t stack_of(struct xdata *x, const struct walk_sample *s)
 				x->funcs[fid].src = src;
 		}
 		if (fid == UINT32_MAX || map == UINT32_MAX || src == UINT32_MAX ||
-		    grow((void **)&x->ents, x->nr_ents, &x->cap_ents, sizeof(*x->ents)))
+		    !(e = ds_grow(x->ents, &x->cap_ents, x->nr_ents + 1, sizeof(*e), 1024)))
 			return UINT32_MAX;
+		x->ents = e;
 		x->ents[x->nr_ents++] = (struct xent){ f->ip, fid, map, src, line };
 	}
 	id = intern_stack(x, off);
@@ -263,21 +235,12 @@ static uint64_t sample_key(const struct xsample *xs)
 			    ((uint64_t)(uint32_t)xs->pid << 32 | (uint32_t)xs->tid) ^ (uint64_t)(uint32_t)xs->cpu << 17);
 }
 
-/* Aggregating: the sample equal to @xs, NULL if none (*@key: where a new one goes). */
-static struct xsample *find_sample(struct xdata *x, const struct xsample *xs, uint64_t *key)
+static bool sample_eq(const void *ctx, uint32_t id, const void *key)
 {
-	for (uint64_t k = sample_key(xs);; k = ds_hash64(k + 1)) {
-		uint64_t *v = ds_hashmap__find(&x->sample_ids, k);
-		struct xsample *o;
+	const struct xsample *o = &((const struct xdata *)ctx)->samples[id], *xs = key;
 
-		*key = k;
-		if (!v)
-			return NULL;
-		o = &x->samples[*v];
-		if (o->stack == xs->stack && o->comm == xs->comm && o->evsel_name == xs->evsel_name &&
-		    o->pid == xs->pid && o->tid == xs->tid && o->cpu == xs->cpu)
-			return o;
-	}
+	return o->stack == xs->stack && o->comm == xs->comm && o->evsel_name == xs->evsel_name &&
+	       o->pid == xs->pid && o->tid == xs->tid && o->cpu == xs->cpu;
 }
 
 static int on_sample(void *ctx, const struct walk_sample *s)
@@ -290,7 +253,8 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 		.evsel_name = xdata_str(x, s->evsel && s->evsel->name ? s->evsel->name : "unknown"),
 		.stack = stack_of(x, s),
 	};
-	uint64_t key = 0;
+	uint64_t key = sample_key(&xs);
+	struct xsample *n;
 
 	if (xs.comm == UINT32_MAX || xs.evsel_name == UINT32_MAX || xs.stack == UINT32_MAX)
 		return -ENOMEM;
@@ -301,17 +265,20 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 		x->time_last = xs.time > x->time_last ? xs.time : x->time_last;
 	}
 	if (x->aggregate) {
-		struct xsample *o = find_sample(x, &xs, &key);
+		uint32_t id = ds_idmap__find(&x->sample_ids, key, sample_eq, x, &xs);
 
-		if (o) {
-			o->count++;
-			o->period += xs.period;
+		if (id != DS_IDMAP_NONE) {
+			x->samples[id].count++;
+			x->samples[id].period += xs.period;
 			return 0;
 		}
 	}
-	if (grow((void **)&x->samples, x->nr_samples, &x->cap_samples, sizeof(*x->samples)))
+	/* (kept one by one, samples are not ids: only aggregated ones are) */
+	n = ds_grow(x->samples, &x->cap_samples, x->nr_samples + 1, sizeof(*n), 1024);
+	if (!n || (x->aggregate && x->nr_samples >= UINT32_MAX - 1))
 		return -ENOMEM;
-	if (x->aggregate && ds_hashmap__set(&x->sample_ids, key, x->nr_samples) < 0)
+	x->samples = n;
+	if (x->aggregate && ds_idmap__add(&x->sample_ids, key, (uint32_t)x->nr_samples) < 0)
 		return -ENOMEM;
 	x->samples[x->nr_samples++] = xs;
 	return 0;
@@ -411,13 +378,20 @@ void xdata_free(struct xdata *x)
 	free(x->ents);
 	free(x->stacks);
 	free(x->samples);
-	ds_hashmap__exit(&x->stack_ids);
+	ds_idmap__exit(&x->stack_ids);
 	ds_hashmap__exit(&x->chain_stacks);
-	ds_hashmap__exit(&x->sample_ids);
-	ds_hashmap__exit(&x->str_ids);
-	ds_hashmap__exit(&x->func_ids);
-	ds_hashmap__exit(&x->map_ids);
+	ds_idmap__exit(&x->sample_ids);
+	ds_idmap__exit(&x->str_ids);
+	ds_idmap__exit(&x->func_ids);
+	ds_idmap__exit(&x->map_ids);
 	memset(x, 0, sizeof(*x));
+}
+
+bool is_clock(const char *n)
+{
+	size_t l = !strncmp(n, "cpu-clock", 9) || !strncmp(n, "task-clock", 10) ? (n[0] == 'c' ? 9 : 10) : 0;
+
+	return l && (!n[l] || n[l] == ':' || n[l] == '/');
 }
 
 const char *xdata_title(const struct xdata *x)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "util/hashmap.h"
+#include "util/idmap.h"
 #include "util/outbuf.h"
 #include "samples.h"
 
@@ -62,21 +63,21 @@ struct xdata {
 	const char *input;          /* the recording's path, as given */
 	char **strs;
 	size_t nr_strs, cap_strs;
-	struct ds_hashmap str_ids;  /* string hash (probed) -> id */
+	struct ds_idmap str_ids;    /* string -> id (index in strs) */
 	struct xfunc *funcs;
 	size_t nr_funcs, cap_funcs;
-	struct ds_hashmap func_ids;
+	struct ds_idmap func_ids;   /* (name, dso, kernel, inlined) -> index in funcs */
 	struct xmap *maps;
 	size_t nr_maps, cap_maps;
-	struct ds_hashmap map_ids;
+	struct ds_idmap map_ids;    /* (start, end, pgoff, file) -> index in maps */
 	struct xent *ents;
 	size_t nr_ents, cap_ents;
 	struct xstack *stacks;
 	size_t nr_stacks, cap_stacks;
-	struct ds_hashmap stack_ids;    /* hash of a stack's entries (probed) -> index in stacks */
+	struct ds_idmap stack_ids;      /* a stack's entries -> index in stacks */
 	struct ds_hashmap chain_stacks; /* machine chain id -> index in stacks */
 	bool aggregate;                 /* set before export_collect: equal samples merge */
-	struct ds_hashmap sample_ids;   /* aggregating: hash of the sample's key (probed) -> index */
+	struct ds_idmap sample_ids;     /* aggregating: (stack, comm, event, pid, tid, cpu) -> index in samples */
 	struct xsample *samples;
 	size_t nr_samples, cap_samples;
 	uint64_t time_first, time_last; /* of the samples with a time; time_first > time_last: none */
@@ -102,6 +103,11 @@ void xdata_free(struct xdata *x);
 
 /* Id of @s (copied once); UINT32_MAX when out of memory. */
 uint32_t xdata_str(struct xdata *x, const char *s);
+/*
+ * Is @event_name a clock ("cpu-clock", "task-clock", also with modifiers:
+ * "cpu-clock:u", "cpu-clock/period=1000/"), whose periods are nanoseconds?
+ */
+bool is_clock(const char *event_name);
 /* The recording's base name ("stdin" for -i -), to title a profile. */
 const char *xdata_title(const struct xdata *x);
 /* @s as a JSON string with its quotes. */

@@ -12,6 +12,7 @@
 #include <zstd.h>
 #include "dstack/log.h"
 #include "dstack/reader.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 #include "format/reader_int.h"
 #include "format/source.h"
@@ -899,17 +900,15 @@ static int feed_compressed(struct ds_reader *r, uint64_t off, const uint8_t *p, 
 
 	while (in.pos < in.size) {
 		if (r->dcap - r->dlen < (1u << 16)) {
-			size_t ncap = r->dcap ? r->dcap * 2 : (1u << 20);
-
-			if (ncap > MAX_DECOMP_PENDING)
+			/* doubled, from 1 MiB */
+			if (r->dcap > MAX_DECOMP_PENDING / 2)
 				return reader_fail(r, off, -EINVAL, "compressed data expands past %u MiB without a complete record",
 						   MAX_DECOMP_PENDING >> 20);
-			uint8_t *nb = realloc(r->dbuf, ncap);
+			uint8_t *nb = ds_grow(r->dbuf, &r->dcap, r->dcap + 1, 1, 1u << 20);
 
 			if (!nb)
 				return reader_fail(r, off, -ENOMEM, "out of memory");
 			r->dbuf = nb;
-			r->dcap = ncap;
 		}
 		ZSTD_outBuffer out = { r->dbuf, r->dcap, r->dlen };
 		size_t ret = ZSTD_decompressStream(r->zstd, &out, &in);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dstack/tracepoint.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 
 enum {
@@ -1989,7 +1990,7 @@ static char *tracefs_read(const char *rel, size_t *len)
 			continue;
 		do {
 			if (n == cap) {
-				char *nb = realloc(buf, cap ? cap * 2 : 4096);
+				char *nb = ds_grow(buf, &cap, cap + 1, 1, 4096);
 
 				if (!nb) {
 					free(buf);
@@ -1998,7 +1999,6 @@ static char *tracefs_read(const char *rel, size_t *len)
 					return NULL;
 				}
 				buf = nb;
-				cap = cap ? cap * 2 : 4096;
 			}
 			got = fread(buf + n, 1, cap - n, f);
 			n += got;
@@ -2036,17 +2036,13 @@ static void out_put(struct out *o, const void *p, size_t n)
 {
 	if (o->failed)
 		return;
-	if (o->len + n > o->cap) {
-		size_t cap = (o->len + n) * 2;
-		uint8_t *np = realloc(o->p, cap);
+	uint8_t *np = n <= SIZE_MAX - o->len ? ds_grow(o->p, &o->cap, o->len + n, 1, 256) : NULL;
 
-		if (!np) {
-			o->failed = true;
-			return;
-		}
-		o->p = np;
-		o->cap = cap;
+	if (!np) {
+		o->failed = true;
+		return;
 	}
+	o->p = np;
 	memcpy(o->p + o->len, p, n);
 	o->len += n;
 }

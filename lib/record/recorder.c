@@ -30,6 +30,7 @@
 
 #include "dstack/recorder.h"
 #include "dstack/tracepoint.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 
 #define ATTR_SIZE DS_ATTR_SIZE_VER0   /* the fields set lie in the first 64 bytes... */
@@ -935,16 +936,11 @@ static bool sink_record_wanted(struct ds_recorder *r, const uint8_t *rec, size_t
 
 static int hold_record(struct ds_recorder *r, const uint8_t *rec, size_t len)
 {
-	if (r->held_len + len > r->held_cap) {
-		size_t cap = r->held_cap ? r->held_cap * 2 : 65536;
-		while (cap < r->held_len + len)
-			cap *= 2;
-		uint8_t *n = realloc(r->held, cap);
-		if (!n)
-			return -ENOMEM;
-		r->held = n;
-		r->held_cap = cap;
-	}
+	uint8_t *n = ds_grow(r->held, &r->held_cap, r->held_len + len, 1, 65536);
+
+	if (!n)
+		return -ENOMEM;
+	r->held = n;
 	memcpy(r->held + r->held_len, rec, len);
 	r->held_len += len;
 	return 0;

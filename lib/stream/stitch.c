@@ -11,6 +11,7 @@
 #include "util/arena.h"
 #include "dstack/log.h"
 #include "dstack/stitch.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 
 #define NO_SEQ UINT64_MAX
@@ -154,24 +155,19 @@ const struct ds_stitch_stats *ds_stitcher__stats(const struct ds_stitcher *st)
 static struct tid_state *tid_state(struct ds_stitcher *st, uint32_t tid)
 {
 	bool found;
-	uint64_t *idx = ds_hashmap__upsert(&st->tids, tid, st->nr_states, &found);
+	/* room first: a tid in the map has its state */
+	struct tid_state *ts = ds_grow(st->states, &st->cap_states, st->nr_states + 1, sizeof(*ts), 256);
+	uint64_t *idx;
 
+	if (!ts)
+		return NULL;
+	st->states = ts;
+	idx = ds_hashmap__upsert(&st->tids, tid, st->nr_states, &found);
 	if (!idx)
 		return NULL;
 	if (found)
 		return &st->states[*idx];
-	if (st->nr_states == st->cap_states) {
-		size_t ncap = st->cap_states ? st->cap_states * 2 : 256;
-		struct tid_state *n = realloc(st->states, ncap * sizeof(*n));
-
-		if (!n) {
-			ds_hashmap__del(&st->tids, tid, NULL);
-			return NULL;
-		}
-		st->states = n;
-		st->cap_states = ncap;
-	}
-	struct tid_state *ts = &st->states[st->nr_states++];
+	ts = &st->states[st->nr_states++];
 
 	memset(ts, 0, sizeof(*ts));
 	ts->tid = tid;
@@ -593,15 +589,11 @@ static int note_exit(struct ds_stitcher *st, struct ds_event *ev)
 	 * (to a per-CPU tracking event) just after its EXIT: wait a little.
 	 */
 	st->states[*idx].exited = true;
-	if (st->nr_exits == st->cap_exits) {
-		size_t ncap = st->cap_exits ? st->cap_exits * 2 : 64;
-		struct exit_note *n = realloc(st->exits, ncap * sizeof(*n));
+	struct exit_note *n = ds_grow(st->exits, &st->cap_exits, st->nr_exits + 1, sizeof(*n), 64);
 
-		if (!n)
-			return -ENOMEM;
-		st->exits = n;
-		st->cap_exits = ncap;
-	}
+	if (!n)
+		return -ENOMEM;
+	st->exits = n;
 	st->exits[st->nr_exits++] = (struct exit_note){ t.tid, t.time + st->opts.exit_grace_ns };
 	return 0;
 }

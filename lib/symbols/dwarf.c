@@ -14,6 +14,7 @@
 #include <dwarf.h>
 #include <stdlib.h>
 
+#include "util/grow.h"
 #include "symbols/symbols_int.h"
 
 /* The raw (mangled) name of a function DIE, through its abstract origin. */
@@ -244,17 +245,13 @@ static void add_ranges(struct cu_scopes *c, Dwarf_Die *die, unsigned depth)
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		if (c->nr == c->cap) {
-			size_t ncap = c->cap ? c->cap * 2 : 64;
-			struct scope_range *n = realloc(c->v, ncap * sizeof(*n));
+		struct scope_range *n = ds_grow(c->v, &c->cap, c->nr + 1, sizeof(*n), 64);
 
-			if (!n) {
-				c->failed = true;
-				return;
-			}
-			c->v = n;
-			c->cap = ncap;
+		if (!n) {
+			c->failed = true;
+			return;
 		}
+		c->v = n;
 		c->v[c->nr++] = (struct scope_range){ .lo = lo, .hi = hi, .off = dwarf_dieoffset(die),
 						      .order = order, .depth = depth };
 	}

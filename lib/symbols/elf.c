@@ -22,6 +22,7 @@
 #include <gelf.h>
 #include <elfutils/libdw.h>
 
+#include "util/grow.h"
 #include "util/io.h"
 #include "symbols/symbols_int.h"
 
@@ -35,15 +36,11 @@ struct rawvec {
 
 static bool rawvec_push(struct rawvec *rv, const struct ds_rawsym *s)
 {
-	if (rv->nr == rv->cap) {
-		size_t cap = rv->cap ? rv->cap * 2 : 256;
-		struct ds_rawsym *v = realloc(rv->v, cap * sizeof(*v));
+	struct ds_rawsym *v = ds_grow(rv->v, &rv->cap, rv->nr + 1, sizeof(*v), 256);
 
-		if (!v)
-			return false;
-		rv->v = v;
-		rv->cap = cap;
-	}
+	if (!v)
+		return false;
+	rv->v = v;
 	rv->v[rv->nr] = *s;
 	rv->v[rv->nr].order = (uint32_t)rv->nr;
 	rv->nr++;

@@ -17,6 +17,7 @@
 #include "dstack/symbols.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
 #include "symbols/symbols_int.h"
 
 #define MAX_DEPTH 64
@@ -25,44 +26,49 @@ struct ds_srcline_cache {
 	struct ds_hashmap at;        /* file offset -> pool index << 8 | count */
 	struct ds_srcline *pool;
 	size_t nr, cap;
-	struct ds_hashmap names;     /* name hash (probed) -> our copy */
+	struct ds_idmap name_ids;    /* file name -> index in names */
+	char **names;                /* our copies, one per name */
+	size_t nr_names, cap_names;
 };
 
 void ds_srcline_cache__free(struct ds_srcline_cache *c)
 {
-	uint64_t k, v;
-
 	if (!c)
 		return;
-	for (size_t i = 0; ds_hashmap__next(&c->names, &i, &k, &v);)
-		free((void *)(uintptr_t)v);
-	ds_hashmap__exit(&c->names);
+	for (size_t i = 0; i < c->nr_names; i++)
+		free(c->names[i]);
+	free(c->names);
+	ds_idmap__exit(&c->name_ids);
 	ds_hashmap__exit(&c->at);
 	free(c->pool);
 	free(c);
 }
 
+static bool name_eq(const void *ctx, uint32_t id, const void *s)
+{
+	return !strcmp(((const struct ds_srcline_cache *)ctx)->names[id], s);
+}
+
+/* Our copy of the file name @s, one per name; NULL on ENOMEM. */
 static const char *keep_name(struct ds_srcline_cache *c, const char *s)
 {
-	for (uint64_t k = ds_hash64(ds_hash_str(s));; k = ds_hash64(k + 1)) {
-		bool found;
-		uint64_t *v = ds_hashmap__upsert(&c->names, k, 0, &found);
-		char *copy;
+	char **n = ds_grow(c->names, &c->cap_names, c->nr_names + 1, sizeof(*n), 64);
+	uint64_t k = ds_hash64(ds_hash_str(s));
+	uint32_t id;
 
-		if (!v)
-			return NULL;
-		if (found) {
-			if (!strcmp((const char *)(uintptr_t)*v, s))
-				return (const char *)(uintptr_t)*v;
-			continue;
-		}
-		if (!(copy = strdup(s))) {
-			ds_hashmap__del(&c->names, k, NULL);
-			return NULL;
-		}
-		*v = (uintptr_t)copy;
-		return copy;
+	if (!n || c->nr_names >= DS_IDMAP_NONE - 1)
+		return NULL;
+	c->names = n;
+	id = ds_idmap__find(&c->name_ids, k, name_eq, c, s);
+	if (id != DS_IDMAP_NONE)
+		return n[id];
+	if (!(n[c->nr_names] = strdup(s)))
+		return NULL;
+	if (ds_idmap__add(&c->name_ids, k, (uint32_t)c->nr_names) < 0) {
+		free(n[c->nr_names]);
+		return NULL;
 	}
+	return n[c->nr_names++];
 }
 
 /* A file of the CU's line table by its index (DW_AT_call_file), NULL if none. */

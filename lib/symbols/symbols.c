@@ -79,6 +79,7 @@
 
 #include "dstack/log.h"
 #include "dstack/symbols.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 #include "record/spawn.h"
 #include "symbols/symbols_int.h"
@@ -713,18 +714,12 @@ struct ds_srcline_cache **ds_dso__srclines(struct ds_dso *d)
 
 static struct ds_frame *pool_reserve(struct ds_dso *d, size_t n)
 {
-	if (d->pool_nr + n > d->pool_cap) {
-		size_t cap = d->pool_cap ? d->pool_cap * 2 : 1024;
-		struct ds_frame *p;
+	struct ds_frame *p = n <= SIZE_MAX - d->pool_nr ?
+			     ds_grow(d->pool, &d->pool_cap, d->pool_nr + n, sizeof(*p), 1024) : NULL;
 
-		while (cap < d->pool_nr + n)
-			cap *= 2;
-		p = realloc(d->pool, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		d->pool = p;
-		d->pool_cap = cap;
-	}
+	if (!p)
+		return NULL;
+	d->pool = p;
 	return &d->pool[d->pool_nr];
 }
 

@@ -13,6 +13,7 @@
 #include <elf.h>
 
 #include "util/io.h"
+#include "util/grow.h"
 #include "symbols/symbols_int.h"
 
 /* libstdc++'s demangler: the same output as perf's (libiberty style). */
@@ -304,12 +305,11 @@ char *ds_read_file(const char *path, size_t *lenp)
 		ssize_t n;
 
 		if (len + 1 == cap) {
-			char *nb = realloc(buf, cap * 2);
+			char *nb = ds_grow(buf, &cap, cap + 1, 1, cap);
 
 			if (!nb)
 				goto fail;
 			buf = nb;
-			cap *= 2;
 		}
 		n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)

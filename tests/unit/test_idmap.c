@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Id map and trie unit tests: keys kept by the caller in an array, found
+ * again by their equality and nothing else.  A hash function that gives
+ * every key one of a few values (collisions on purpose, and hash bits that
+ * match for unequal keys) must not change an answer; key 0 and id 0 are
+ * ordinary; many keys survive growth; ids come back as given (offsets,
+ * index + 1); the trie tells apart equal keys under different parents and
+ * the parent DS_TRIE_NONE; exit leaves both empty and usable.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/hashmap.h"
+#include "util/idmap.h"
+#include "util/trie.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+		printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+#define MANY 200000
+
+struct keys {
+	uint64_t *v;
+	size_t nr;
+	unsigned eq_calls;
+};
+
+static bool key_eq(const void *ctx, uint32_t id, const void *key)
+{
+	struct keys *k = (struct keys *)ctx;
+
+	k->eq_calls++;
+	return k->v[id] == *(const uint64_t *)key;
+}
+
+/* @buckets distinct hashes in all (1: every key collides with every other) */
+static uint64_t bad_hash(uint64_t k, unsigned buckets)
+{
+	return ds_hash64(k % buckets);
+}
+
+static void collisions(unsigned buckets)
+{
+	struct keys k = { calloc(MANY, sizeof(uint64_t)), 0, 0 };
+	struct ds_idmap m = { 0 };
+	size_t n = buckets < 1000 ? 3000 : MANY;   /* long probe runs: quadratic, keep them short */
+	bool ok = true, added;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key = i * 7919;   /* key 0 first */
+		uint32_t id = ds_idmap__find_or_add(&m, bad_hash(key, buckets), key_eq, &k, &key, (uint32_t)k.nr,
+						    &added);
+
+		if (id != k.nr || !added)
+			ok = false;
+		k.v[k.nr++] = key;
+	}
+	CHECK(ok, "%u hash values: every new key gets the id given", buckets);
+	CHECK(ds_idmap__count(&m) == n, "%u hash values: count %zu", buckets, ds_idmap__count(&m));
+	ok = true;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key = i * 7919, absent = key + 1;
+
+		if (ds_idmap__find(&m, bad_hash(key, buckets), key_eq, &k, &key) != i ||
+		    ds_idmap__find_or_add(&m, bad_hash(key, buckets), key_eq, &k, &key, 12345, &added) != i || added ||
+		    ds_idmap__find(&m, bad_hash(absent, buckets), key_eq, &k, &absent) != DS_IDMAP_NONE)
+			ok = false;
+	}
+	CHECK(ok && ds_idmap__count(&m) == n, "%u hash values: each key found again as itself, absent keys not", buckets);
+	ds_idmap__exit(&m);
+	CHECK(!ds_idmap__count(&m) && ds_idmap__find(&m, 1, key_eq, &k, &k.v[0]) == DS_IDMAP_NONE,
+	      "exit leaves an empty map");
+	free(k.v);
+}
+
+/* eq is asked only where the kept hash bits match */
+static void hash_bits_filter(void)
+{
+	struct keys k = { calloc(MANY, sizeof(uint64_t)), 0, 0 };
+	struct ds_idmap m = { 0 };
+
+	for (size_t i = 0; i < MANY; i++) {
+		k.v[i] = i;
+		if (ds_idmap__add(&m, ds_hash64(i), (uint32_t)i))
+			break;
+	}
+	k.eq_calls = 0;
+	for (uint64_t i = MANY; i < 2 * MANY; i++)
+		ds_idmap__find(&m, ds_hash64(i), key_eq, &k, &i);
+	CHECK(k.eq_calls < MANY / 1000, "absent keys: %u comparisons for %d lookups", k.eq_calls, MANY);
+	ds_idmap__exit(&m);
+	free(k.v);
+}
+
+/* ids are the caller's: offsets, index + 1, 0 */
+static void any_ids(void)
+{
+	uint64_t v[3] = { 0, 0, 0 }, key;
+	struct keys k = { v, 3, 0 };
+	struct ds_idmap m = { 0 };
+	bool added;
+
+	/* ids 0, 1000000 and UINT32_MAX - 1 name keys held in slots 0, 1, 2 of a table mapped by hand */
+	v[0] = 5, v[1] = 6, v[2] = 7;
+	key = 5;
+	CHECK(ds_idmap__find_or_add(&m, ds_hash64(key), key_eq, &k, &key, 0, &added) == 0 && added, "id 0");
+	CHECK(!ds_idmap__add(&m, ds_hash64(6), 1), "add id 1");
+	key = 6;
+	CHECK(ds_idmap__find(&m, ds_hash64(key), key_eq, &k, &key) == 1, "found id 1");
+	key = 7;
+	CHECK(ds_idmap__find_or_add(&m, ds_hash64(key), key_eq, &k, &key, 2, &added) == 2 && added, "id 2");
+	key = 5;
+	CHECK(ds_idmap__find(&m, ds_hash64(key), key_eq, &k, &key) == 0, "id 0 found again");
+	ds_idmap__exit(&m);
+}
+
+struct str_keys {
+	const char **v;
+};
+
+static bool str_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return !strcmp(((const struct str_keys *)ctx)->v[id], key);
+}
+
+/* string keys compared by content, found from another copy */
+static void strings(void)
+{
+	const char *v[] = { "main", "", "foo", "bar" };
+	struct str_keys k = { v };
+	struct ds_idmap m = { 0 };
+	char copy[8];
+	bool ok = true, added;
+
+	for (uint32_t i = 0; i < 4; i++)
+		if (ds_idmap__find_or_add(&m, ds_hash64(ds_hash_str(v[i])), str_eq, &k, v[i], i, &added) != i || !added)
+			ok = false;
+	for (uint32_t i = 0; i < 4; i++) {
+		strcpy(copy, v[i]);
+		if (ds_idmap__find(&m, ds_hash64(ds_hash_str(copy)), str_eq, &k, copy) != i)
+			ok = false;
+	}
+	CHECK(ok, "strings found by content (the empty one too)");
+	ds_idmap__exit(&m);
+}
+
+static void trie(void)
+{
+	struct ds_trie t = { 0 };
+	uint32_t nr = 0, a, b, c;
+	bool added, ok = true;
+
+	CHECK(ds_trie__find(&t, DS_TRIE_NONE, 1) == DS_TRIE_NONE, "an empty trie finds nothing");
+	a = ds_trie__child(&t, DS_TRIE_NONE, 0, nr, &added);
+	CHECK(a == 0 && added, "a root (key 0) under DS_TRIE_NONE");
+	nr++;
+	b = ds_trie__child(&t, a, 0, nr, &added);
+	CHECK(b == 1 && added, "key 0 under node 0 is another node");
+	nr++;
+	c = ds_trie__child(&t, b, UINT64_MAX, nr, &added);
+	CHECK(c == 2 && added, "key UINT64_MAX under node 1");
+	nr++;
+	CHECK(ds_trie__child(&t, DS_TRIE_NONE, 0, 99, &added) == 0 && !added, "the root found again");
+	CHECK(ds_trie__find(&t, a, 0) == 1 && ds_trie__find(&t, b, UINT64_MAX) == 2 && ds_trie__find(&t, a, UINT64_MAX) ==
+	      DS_TRIE_NONE, "edges by (parent, key)");
+	/* a wide and deep tree: node i's children are keys 0..7 (pointers, ids) */
+	for (uint32_t parent = 3; nr < MANY; parent++)
+		for (uint64_t key = 0; key < 8 && nr < MANY; key++) {
+			if (ds_trie__child(&t, parent - 1, key << 40 | parent, nr, &added) != nr || !added)
+				ok = false;
+			nr++;
+		}
+	CHECK(ok && ds_trie__count(&t) == MANY, "%d edges added through growth", MANY);
+	ok = true;
+	nr = 3;
+	for (uint32_t parent = 3; nr < MANY; parent++)
+		for (uint64_t key = 0; key < 8 && nr < MANY; key++, nr++)
+			if (ds_trie__find(&t, parent - 1, key << 40 | parent) != nr ||
+			    ds_trie__child(&t, parent - 1, key << 40 | parent, 0, &added) != nr || added ||
+			    ds_trie__find(&t, parent, key << 40 | parent) != DS_TRIE_NONE)
+				ok = false;
+	CHECK(ok && ds_trie__count(&t) == MANY, "every edge found again, the same key under another parent not");
+	ds_trie__exit(&t);
+	CHECK(!ds_trie__count(&t) && ds_trie__find(&t, DS_TRIE_NONE, 0) == DS_TRIE_NONE, "exit leaves an empty trie");
+	CHECK(ds_trie__child(&t, 5, 5, 0, &added) == 0 && added, "and usable again");
+	ds_trie__exit(&t);
+}
+
+int main(void)
+{
+	collisions(1);
+	collisions(7);
+	collisions(1u << 30);
+	hash_bits_filter();
+	any_ids();
+	strings();
+	trie();
+	printf("test_idmap: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

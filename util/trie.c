@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include "util/trie.h"
+#include "util/prefault.h"
+
+void ds_trie__exit(struct ds_trie *t)
+{
+	free(t->slots);
+	t->slots = NULL;
+	t->cap = 0;
+	t->len = 0;
+}
+
+/* Double the table (from 16). */
+int ds_trie__grow(struct ds_trie *t)
+{
+	struct ds_trie old = *t;
+	struct ds_trie_slot *ns;
+
+	t->cap = old.cap ? old.cap * 2 : 16;
+	/* slots are written all over: populated in one call, not a fault per page */
+	ns = t->cap <= SIZE_MAX / sizeof(*ns) ? ds_calloc_populated(t->cap, sizeof(*ns)) : NULL;
+	if (!ns) {
+		*t = old;
+		return -ENOMEM;
+	}
+	t->slots = ns;
+	for (size_t j = 0; j < old.cap; j++) {
+		const struct ds_trie_slot *s = &old.slots[j];
+		size_t i;
+
+		if (!s->node1)
+			continue;
+		for (i = ds_trie__slot(t, s->parent, s->key); ns[i].node1; i = (i + 1) & (t->cap - 1))
+			;
+		ns[i] = *s;
+	}
+	free(old.slots);
+	return 0;
+}
