@@ -66,8 +66,6 @@ enum ds_profile_verdict {
 	DS_PROFILE_HIDE,
 };
 
-struct ds_profile_sample;
-
 struct ds_profile_opts {
 	/* where binaries and kernel symbols are found, inlining, demangling */
 	struct ds_symbols_opts symbols;
@@ -101,8 +99,8 @@ struct ds_profile_opts {
 	 */
 	enum ds_profile_verdict (*filter)(void *ctx, const struct ds_sample *s, const char *comm);
 	/*
-	 * Called once in ds_profile__open(), the header read, before any
-	 * binary is looked up: the time to fetch debug files
+	 * Called once in ds_profile__open(), the header read, before the
+	 * binaries it lists are looked up: the time to fetch debug files
 	 * (dstack/debuginfod.h) for ds_profile__reader(@p)'s build-ids.
 	 */
 	void (*before_symbols)(void *ctx, struct ds_profile *p);
