@@ -15,7 +15,7 @@ else ifeq ($(MODE),tsan)
 OPT     := -O1 -g -fsanitize=thread
 LDOPT   := -fsanitize=thread
 endif
-# Builds that look for leaks free everything at the end of a command (see analysis_finish)
+# Builds that look for leaks free everything at the end of a command (see walk_finish)
 ifneq ($(MODE),release)
 TIDY    := -DDSTACK_TIDY_EXIT
 endif
@@ -127,6 +127,18 @@ example: all $(BUILD)/example-workload
 		echo "... one sample:"; $(BUILD)/dstack script -i $(BUILD)/live.data | awk '/crunch/ { p = 1 } p && /^$$/ { exit } p'; \
 	else echo "live profile not recorded: see the message above"; fi
 .PHONY: example
+
+# examples/folded.c, a program using libdstack (dstack/profile.h), built the
+# way one outside this tree is: against an installed tree, its headers
+# (-I$PREFIX/include) and its library only, nothing of lib/ or util/.
+EXAMPLE_PREFIX ?= $(abspath $(BUILD))/example-prefix
+EXAMPLE_LIBS := -lelf -ldw -lzstd -lz -lstdc++ -lm -lpthread
+example-folded: all
+	rm -rf $(EXAMPLE_PREFIX)
+	$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	$(CC) -std=c11 $(WARN) $(OPT) $(LDOPT) -I$(EXAMPLE_PREFIX)/include -o $(BUILD)/example-folded \
+		examples/folded.c $(EXAMPLE_PREFIX)/lib/libdstack.a $(EXAMPLE_LIBS)
+.PHONY: example-folded
 
 # Fuzzing (fuzz/README.md): libFuzzer targets built with clang into build-fuzz/.
 FUZZ_DIR     := build-fuzz

@@ -167,7 +167,7 @@ static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct walk_sample *s)
+static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct diff *d = ctx;
 	const char *ev = s->evsel && s->evsel->name ? s->evsel->name : "unknown";

@@ -255,7 +255,7 @@ static uint32_t node_for(struct folded *fo, uint32_t parent, const char *text)
 	return id;
 }
 
-static int on_sample(void *ctx, const struct walk_sample *s)
+static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct folded *fo = ctx;
 	const char *text = comm_text(fo, s->comm);

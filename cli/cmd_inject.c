@@ -57,7 +57,7 @@ struct inject {
 	bool unwind;
 	struct ds_symbols *syms;
 	struct ds_machine *machine;
-	struct user_unwind uu;
+	struct ds_user_unwind *uu;
 	struct {
 		uint64_t samples, stitched, unresolved, truncated, unwound;
 		uint64_t deferred_dropped, other_dropped, unknown_evsel;
@@ -247,7 +247,7 @@ static int inject_sample(struct inject *inj, const struct ds_event *ev)
 	if (inj->unwind && has_copy(ev->evsel) && s->callchain && !(ev->evsel->attr.sample_type & DS_SAMPLE_BRANCH_STACK)) {
 		struct ds_thread *t = ds_machine__thread(inj->machine, (int32_t)s->pid, (int32_t)s->tid);
 		uint64_t nr = 0;
-		const uint64_t *ips = t ? user_unwind__chain(&inj->uu, inj->machine, t, ev, 127, &nr) : NULL;
+		const uint64_t *ips = t ? ds_user_unwind__chain(inj->uu, t, ev, 127, &nr) : NULL;
 
 		if (ips) {
 			inj->n.unwound++;
@@ -376,9 +376,10 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 		inj->syms = ds_symbols__new(&so);
 		inj->machine = inj->syms ? ds_machine__new(inj->syms) : NULL;
 		if (inj->machine)
-			user_unwind__find_vdso(&inj->uu, inj->syms, ds_reader__info(inj->r));
-		if (!inj->machine) {
+			inj->uu = ds_user_unwind__new(inj->machine, inj->syms, ds_reader__info(inj->r));
+		if (!inj->uu) {
 			fprintf(stderr, "dstack inject: out of memory\n");
+			ds_machine__delete(inj->machine);
 			ds_symbols__delete(inj->syms);
 			free(inj);
 			return EXIT_INPUT;
@@ -388,6 +389,7 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 	if (!inj->w) {
 		fprintf(stderr, "dstack inject: %s\n", err ? err : strerror(errno));
 		free(err);
+		ds_user_unwind__delete(inj->uu);
 		ds_machine__delete(inj->machine);
 		ds_symbols__delete(inj->syms);
 		free(inj);
@@ -414,7 +416,7 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 			fprintf(stderr, "dstack inject: %llu samples unwound from their stack copies, the copies dropped\n",
 				(unsigned long long)inj->n.unwound);
 	}
-	user_unwind__exit(&inj->uu);
+	ds_user_unwind__delete(inj->uu);
 	ds_machine__delete(inj->machine);
 	ds_symbols__delete(inj->syms);
 	free(inj);

@@ -72,6 +72,7 @@ struct memo {
 
 struct report {
 	struct walk_opts wo;
+	const struct ds_reader *reader;   /* the recording's, during the walk and the printing */
 	bool children, graph, caller;
 	bool in_tree;                      /* entries go into perf's output tree (tree_order) */
 	bool any_callchain;                /* a sample of an event that records callchains was seen */
@@ -160,7 +161,7 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 /* Our copy of a string interned by the machine (stable pointer during the walk). */
 /*
  * Names come from the machine and the symbol tables, which live until the
- * walk ends; the report is printed before that (walk_opts.at_end), so they
+ * walk ends; the report is printed before that (walk_finish), so they
  * are used as they are: equal names are equal pointers (interned).
  */
 static const char *keep(struct report *r, const char *s)
@@ -243,7 +244,7 @@ static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 }
 
 /* The nkey of frame @i of @s: worked out once per machine frame id when the sample has them. */
-static uint32_t frame_nkey(struct report *r, const struct walk_sample *s, size_t i)
+static uint32_t frame_nkey(struct report *r, const struct ds_profile_sample *s, size_t i)
 {
 	uint32_t id, key;
 
@@ -310,7 +311,7 @@ static struct entry *find_entry(struct report *r, const struct entry *key)
 }
 
 /* Add @period along the frames from..to of @s (either direction) under @e's root, now. */
-static int add_chain_nodes(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to,
+static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_profile_sample *s, long from, long to,
 			   uint64_t period)
 {
 	long step = from <= to ? 1 : -1;
@@ -377,7 +378,7 @@ static bool path_eq(const void *ctx, uint32_t off, const void *key)
 	       p[3] == (uint32_t)k->from && p[4] == (uint32_t)k->to;
 }
 
-static int add_chain_at(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to,
+static int add_chain_at(struct report *r, struct entry *e, const struct ds_profile_sample *s, long from, long to,
 			size_t *at)
 {
 	long len = (from <= to ? to - from : from - to) + 1, step = from <= to ? 1 : -1;
@@ -418,7 +419,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct walk_sam
 	return 0;
 }
 
-static int add_chain(struct report *r, struct entry *e, const struct walk_sample *s, long from, long to)
+static int add_chain(struct report *r, struct entry *e, const struct ds_profile_sample *s, long from, long to)
 {
 	size_t at;
 
@@ -505,7 +506,7 @@ static int build_paths(struct report *r)
 }
 
 /* The flat profile's frame: the sample ip's own symbol, not a function inlined there. */
-static size_t leaf_frame(const struct walk_sample *s)
+static size_t leaf_frame(const struct ds_profile_sample *s)
 {
 	size_t i = 0;
 
@@ -549,7 +550,7 @@ static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 	return r->srclines[r->nr_srclines++];
 }
 
-static void key_of(struct report *r, const struct walk_sample *s, const struct ds_cc_frame *f, bool rel,
+static void key_of(struct report *r, const struct ds_profile_sample *s, const struct ds_cc_frame *f, bool rel,
 		   struct entry *key)
 {
 	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->tid, .dso = keep(r, f->dso),
@@ -572,7 +573,7 @@ static void key_of(struct report *r, const struct walk_sample *s, const struct d
  * sample, not its callchain): false if the sample has no ip.  Rare (a user
  * sample whose deferred chain never came), so resolved each time.
  */
-static bool sample_ip_frame(const struct walk_sample *s, struct ds_cc_frame *f)
+static bool sample_ip_frame(const struct ds_profile_sample *s, struct ds_cc_frame *f)
 {
 	const struct ds_sample *smp = &s->ev->sample;
 	struct ds_resolved res;
@@ -608,7 +609,7 @@ static const char *inlined_name(struct report *r, const char *sym)
 	return n;
 }
 
-static int add_children(struct report *r, const struct walk_sample *s, struct entry *self)
+static int add_children(struct report *r, const struct ds_profile_sample *s, struct entry *self)
 {
 	long n = (long)s->nr_frames;
 
@@ -663,12 +664,12 @@ static int add_children(struct report *r, const struct walk_sample *s, struct en
 }
 
 /* The pid only counts when entries are told apart by it. */
-static int32_t memo_pid(const struct report *r, const struct walk_sample *s)
+static int32_t memo_pid(const struct report *r, const struct ds_profile_sample *s)
 {
 	return uses(r, SORT_PID) ? s->tid : -1;
 }
 
-static uint64_t memo_hash(const struct report *r, const struct walk_sample *s)
+static uint64_t memo_hash(const struct report *r, const struct ds_profile_sample *s)
 {
 	return ds_hash64(s->shape_id * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)s->evsel * 0xc2b2ae3d27d4eb4fULL ^
 			 ((uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL);
@@ -678,7 +679,7 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct report *r = ctx;
 	const struct memo *m = &r->memo[id];
-	const struct walk_sample *s = key;
+	const struct ds_profile_sample *s = key;
 
 	return m->shape_id == s->shape_id && m->evsel == s->evsel && m->comm == s->comm && m->pid == memo_pid(r, s);
 }
@@ -688,14 +689,14 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
  * by its chain's shape, event, comm and (when sorted by it) pid: a repeat
  * of those finds them here.
  */
-static struct memo *memo_find(struct report *r, const struct walk_sample *s)
+static struct memo *memo_find(struct report *r, const struct ds_profile_sample *s)
 {
 	uint32_t id = ds_idmap__find(&r->memo_ids, memo_hash(r, s), memo_eq, r, s);
 
 	return id == NONE ? NULL : &r->memo[id];
 }
 
-static void memo_add(struct report *r, const struct walk_sample *s, const struct entry *e, size_t path)
+static void memo_add(struct report *r, const struct ds_profile_sample *s, const struct entry *e, size_t path)
 {
 	struct memo *m = ds_grow(r->memo, &r->cap_memo, r->nr_memo + 1, sizeof(*m), 1024);
 	uint64_t k = memo_hash(r, s);
@@ -709,7 +710,7 @@ static void memo_add(struct report *r, const struct walk_sample *s, const struct
 					       .pid = memo_pid(r, s), .ent = (uint32_t)(e - r->ents), .path = path };
 }
 
-static int on_sample(void *ctx, const struct walk_sample *s)
+static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct report *r = ctx;
 	struct entry key, *e;
@@ -723,7 +724,7 @@ static int on_sample(void *ctx, const struct walk_sample *s)
 	 * known, so it has none there (the call graph keeps --children's
 	 * caller order).
 	 */
-	if (!r->seq && r->children && walk_reader() && ds_reader__info(walk_reader())->pipe)
+	if (!r->seq && r->children && r->reader && ds_reader__info(r->reader)->pipe)
 		r->children = false;
 	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != s->evsel; ev++)
 		;
@@ -1390,9 +1391,9 @@ static int print_report(struct report *r)
 
 	if (!list)
 		return -ENOMEM;
-	if (r->header && walk_reader()) {
+	if (r->header && r->reader) {
 		outbuf_flush(r->out);
-		header_print(stdout, r->wo.common.input, walk_reader());
+		header_print(stdout, r->wo.common.input, r->reader);
 		fflush(stdout);
 	} else {
 		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
@@ -1517,11 +1518,13 @@ static int parse_args(struct report *r, int argc, char **argv)
 	return EXIT_OK;
 }
 
-static void report_at_end(void *ctx, int status)
+/* The walk is over, its names still valid: print. */
+static void report_at_end(struct report *r, struct ds_profile *p, int status)
 {
-	struct report *r = ctx;
+	struct ds_profile_stats st;
 
-	r->lost_samples = walk_last_session_stats()->lost_samples;
+	ds_profile__stats(p, &st);
+	r->lost_samples = st.session.lost_samples;
 	if (status != EXIT_OK && !r->nr_ents)
 		return;
 	r->out = outbuf_new(STDOUT_FILENO);
@@ -1571,8 +1574,15 @@ int cmd_report(int argc, char **argv)
 		free(r);
 		return ret;
 	}
-	r->wo.at_end = report_at_end;
-	ret = walk_samples("report", &r->wo, on_sample, r);
+	struct walk w;
+
+	ret = walk_open(&w, "report", &r->wo);
+	if (ret == EXIT_OK) {
+		r->reader = ds_profile__reader(w.profile);
+		ret = walk_run(&w, on_sample, r);
+		report_at_end(r, w.profile, ret);
+		walk_finish(&w);
+	}
 	for (size_t i = 0; ds_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	ds_hashmap__exit(&r->inlined_names);

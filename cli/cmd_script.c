@@ -93,9 +93,8 @@ struct script {
 	size_t chain_used;
 	uint32_t chain_epoch;       /* from 1: a zeroed slot is stale */
 	uint64_t aux_records, aux_bytes;  /* AUX-area data, not decoded: said at the end */
-	struct read_split reads;    /* samples reading counters: one line per counter read */
-	struct user_unwind uu;      /* samples with a user stack snapshot */
-	struct trace_text tt;       /* tracepoint samples' text */
+	struct ds_profile *profile; /* its counter reads, tracepoint text, unwinding of stack snapshots */
+	struct ds_user_unwind *uu;  /* samples with a user stack snapshot */
 };
 
 /* The cached line for @slot, which has none yet; NULL on ENOMEM (then not cached). */
@@ -149,7 +148,7 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 
 	if (fl & SF(COMM)) {
 		char buf[24];
-		const char *comm = script_comm(t, ev, buf);
+		const char *comm = ds_profile_script_comm(t, ev, buf);
 
 		/* the callchain below says the rest: no column */
 		if ((fl & SF(IP)) && (evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) && sc->use_callchain) {
@@ -392,12 +391,12 @@ static void print_page_size(struct outbuf *o, uint64_t size)
 static void print_trace_fields(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
 {
 	char buf[4096], *big;
-	size_t n = trace_text(&sc->tt, ev, t, buf, sizeof(buf));
+	size_t n = ds_profile__tracepoint_text(sc->profile, ev, t, buf, sizeof(buf));
 
 	if (n < sizeof(buf)) {
 		outbuf_write(sc->out, buf, n);
 	} else if ((big = malloc(n + 1))) {   /* a long text (a big array): once more, whole */
-		trace_text(&sc->tt, ev, t, big, n + 1);
+		ds_profile__tracepoint_text(sc->profile, ev, t, big, n + 1);
 		outbuf_write(sc->out, big, n);
 		free(big);
 	} else {
@@ -620,7 +619,7 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 		uint8_t opts = sc->ip_opts[type];
 
 		if (sc->use_callchain &&
-		    (unwound = user_unwind__chain(&sc->uu, sc->machine, t, ev, sc->max_stack, &unwound_nr))) {
+		    (unwound = ds_user_unwind__chain(sc->uu, t, ev, sc->max_stack, &unwound_nr))) {
 			outbuf_putc(o, '\n');
 			print_callchain(sc, t, unwound, unwound_nr, opts);
 		} else if (s->callchain && sc->use_callchain) {
@@ -740,7 +739,7 @@ static bool wanted(struct script *sc, const struct ds_event *ev)
 	if (!sc->filtering)
 		return true;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
-	comm = script_comm(t, ev, buf);
+	comm = ds_profile_script_comm(t, ev, buf);
 	return sample_filter_wanted(&sc->filter, s, comm);
 }
 
@@ -756,7 +755,7 @@ static int on_event(void *ctx, const struct ds_event *ev)
 			break;
 		if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
 			struct script_read sr = { sc, ev };
-			int ret = read_split_sample(&sc->reads, sc->reader, ev, print_read_one, &sr);
+			int ret = ds_profile__split_reads(sc->profile, ev, print_read_one, &sr);
 
 			if (ret)
 				return ret;
@@ -899,10 +898,8 @@ static void say_skipped(const struct script *sc, const struct ds_session *sessio
 int cmd_script(int argc, char **argv)
 {
 	struct walk_opts wo;
-	struct ds_symbols_opts so = { 0 };
-	struct ds_session_opts sopts = { 0 };
 	struct script sc = { 0 };
-	struct analysis a;
+	struct walk w;
 	int ret;
 
 	walk_opts_init(&wo);
@@ -912,25 +909,16 @@ int cmd_script(int argc, char **argv)
 		return ret;
 	sc.max_stack = wo.max_stack;
 	sc.input = wo.common.input;
-	so.symfs = wo.common.symfs;
-	so.kallsyms = wo.common.kallsyms;
-	so.no_inline = wo.no_inline;
-	so.no_demangle = wo.no_demangle;
-	sopts.no_stitch = sc.no_merge;
-	ret = analysis_open(&a, "script", wo.common.input, &so);
+	wo.no_stitch = sc.no_merge;
+	ret = walk_open(&w, "script", &wo);
 	if (ret)
 		return ret;
-	sc.machine = a.machine;
-	sc.reader = ds_session__reader(a.session);
-	user_unwind__find_vdso(&sc.uu, a.syms, ds_reader__info(sc.reader));
-	trace_text_init(&sc.tt, a.session, a.machine);
-	sc.filter = wo.filter;
+	sc.profile = w.profile;
+	sc.machine = ds_profile__machine(w.profile);
+	sc.reader = ds_profile__reader(w.profile);
+	sc.uu = ds_profile__user_unwind(w.profile);
+	sc.filter = w.filter;
 	sc.filtering = sample_filter_active(&sc.filter);
-	a.no_preload = sc.filtering;
-	if (sample_filter_prepare(&sc.filter, "script", sc.reader)) {
-		analysis_finish(&a);
-		return EXIT_USAGE;
-	}
 	/* hashed into all over: populated now, not a fault per slot's page later */
 	sc.line_of = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
 	sc.chains = ds_calloc_populated(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
@@ -957,18 +945,15 @@ int cmd_script(int argc, char **argv)
 			print_header(&sc);
 		}
 		if (!sc.header_only)
-			ret = analysis_run(&a, "script", &sopts, on_event, &sc);
+			ret = walk_run_events(&w, on_event, &sc);
 		if ((outbuf_flush(sc.out) || sc.out->error) && !ret)
 			ret = EXIT_INPUT;
 		if (sc.bad_fields)
 			ret = EXIT_USAGE;   /* -F asked for what the events do not have */
-		say_skipped(&sc, a.session);
+		say_skipped(&sc, ds_profile__session(w.profile));
 	}
 	outbuf_delete(sc.out);
-	read_split_exit(&sc.reads);
-	user_unwind__exit(&sc.uu);
-	analysis_finish(&a);
-	trace_text_exit(&sc.tt);
+	walk_finish(&w);
 	free(sc.line_of);
 	free(sc.lines);
 	free(sc.chains);

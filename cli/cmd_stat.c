@@ -35,7 +35,7 @@ static bool has_snapshots(const struct ds_session *s)
 	return false;
 }
 
-static int ignore_sample(void *ctx, const struct walk_sample *ws)
+static int ignore_sample(void *ctx, const struct ds_profile_sample *ws)
 {
 	(void)ctx;
 	(void)ws;
@@ -45,14 +45,20 @@ static int ignore_sample(void *ctx, const struct walk_sample *ws)
 /* The unwinding of the snapshots: samples by method used and by how the walk ended. */
 static int print_unwind_stats(const struct common_opts *co)
 {
+	struct ds_profile_stats st = { 0 };
+	const struct ds_unwind_stats *u = &st.unwind;
 	struct walk_opts wo;
-	const struct unwind_stats *u;
+	struct walk w;
 	int ret;
 
 	walk_opts_init(&wo);
 	wo.common = *co;
-	ret = walk_samples("stat", &wo, ignore_sample, NULL);
-	u = walk_last_unwind_stats();
+	ret = walk_open(&w, "stat", &wo);
+	if (ret == EXIT_OK) {
+		ret = walk_run(&w, ignore_sample, NULL);
+		ds_profile__stats(w.profile, &st);
+		walk_finish(&w);
+	}
 	printf("unwind.samples                 %llu\n", (unsigned long long)u->samples);
 	printf("unwind.frames                  %llu\n", (unsigned long long)u->frames);
 	for (int m = 0; m < DS_UNWIND_METHOD__NR; m++)

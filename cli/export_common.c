@@ -188,7 +188,7 @@ static uint32_t intern_stack(struct xdata *x, size_t off)
 }
 
 /* The stack of @s's frames: by its chain id when the machine gave one. UINT32_MAX on ENOMEM. */
-static uint32_t stack_of(struct xdata *x, const struct walk_sample *s)
+static uint32_t stack_of(struct xdata *x, const struct ds_profile_sample *s)
 {
 	uint64_t *v = s->chain_id ? ds_hashmap__find(&x->chain_stacks, s->chain_id) : NULL;
 	size_t off = x->nr_ents;
@@ -243,7 +243,7 @@ static bool sample_eq(const void *ctx, uint32_t id, const void *key)
 	       o->pid == xs->pid && o->tid == xs->tid && o->cpu == xs->cpu;
 }
 
-static int on_sample(void *ctx, const struct walk_sample *s)
+static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct xdata *x = ctx;
 	struct xsample xs = {
@@ -335,13 +335,19 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 	}
 	x->time_first = UINT64_MAX;
 	x->time_last = 0;
-	ret = walk_samples(cmd, &wo, on_sample, x);
-	const struct ds_header_info *hi = walk_last_header();
+	struct walk w;
 	struct stat st;
 
-	if (hi && hi->last_sample_time > hi->first_sample_time) {
-		x->hdr_first_time = hi->first_sample_time;
-		x->hdr_last_time = hi->last_sample_time;
+	ret = walk_open(&w, cmd, &wo);
+	if (ret == EXIT_OK) {
+		const struct ds_header_info *hi = ds_reader__info(ds_profile__reader(w.profile));
+
+		ret = walk_run(&w, on_sample, x);
+		if (hi->last_sample_time > hi->first_sample_time) {
+			x->hdr_first_time = hi->first_sample_time;
+			x->hdr_last_time = hi->last_sample_time;
+		}
+		walk_finish(&w);
 	}
 	if (x->input && strcmp(x->input, "-") && !stat(x->input, &st) && S_ISREG(st.st_mode))
 		x->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;

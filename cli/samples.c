@@ -3,49 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include "dstack/log.h"
 #include "util/outbuf.h"
 #include "samples.h"
-#include "dstack/tracepoint.h"
-#include "progress.h"
 #include "dstack/debuginfod.h"
-#include "dstack/offcpu.h"
-#include "util/grow.h"
-
-struct walk {
-	const struct walk_opts *o;
-	struct sample_filter filter;     /* o's, prepared for the recording */
-	struct read_split reads;
-	const struct ds_reader *reader;
-	struct ds_machine *machine;
-	walk_fn fn;
-	void *ctx;
-	struct user_unwind uu;
-	/* --off-cpu / --wall */
-	struct trace_text tt;
-	struct ds_offcpu *oc;
-	struct ds_cc_frame *frames;      /* a wait's frames and its state frame */
-	size_t cap_frames;
-	uint64_t last_time;
-	const char *state_names[4];      /* "[off-cpu: sleeping]"... interned */
-	struct ds_event last_switch;     /* for the waits drained at the end: its evsel (hdr not kept) */
-	bool have_switch;
-};
-
-static struct ds_stitch_stats last_stats;
-static struct unwind_stats last_unwind;
-const struct unwind_stats *walk_last_unwind_stats(void) { return &last_unwind; }
-
-static const struct ds_reader *current_reader;
-
-const struct ds_reader *walk_reader(void) { return current_reader; }
-static struct ds_header_info last_header;
-static struct ds_session_stats last_session_stats;
-
-const struct ds_stitch_stats *walk_last_stitch_stats(void) { return &last_stats; }
-const struct ds_session_stats *walk_last_session_stats(void) { return &last_session_stats; }
-const struct ds_header_info *walk_last_header(void) { return &last_header; }
 
 void walk_opts_init(struct walk_opts *o)
 {
@@ -394,398 +354,6 @@ bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample 
 	return true;
 }
 
-const uint64_t *user_unwind__chain(struct user_unwind *uu, struct ds_machine *m, struct ds_thread *t,
-				   const struct ds_event *ev, unsigned max, uint64_t *nr_out)
-{
-	const struct ds_sample *s = &ev->sample;
-	const uint64_t *cc = s->callchain;
-	uint64_t nr = cc ? s->callchain_nr : 0, k;
-	struct ds_unwind_result res;
-	size_t need, pre = 0;
-
-	if (!ds_unwind__has_snapshot(ev->evsel, s))
-		return NULL;
-	for (k = 0; k < nr; k++)
-		if (cc[k] == DS_CONTEXT_USER || cc[k] == DS_CONTEXT_USER_DEFERRED)
-			break;
-	if (k < nr && cc[k] == DS_CONTEXT_USER && k + 1 < nr)
-		return NULL;   /* the kernel recorded the user part */
-	if (!uu->unwinder) {
-		if (!(uu->unwinder = ds_unwinder__new(m)))
-			return NULL;
-		ds_unwinder__set_vdso(uu->unwinder, uu->vdso);
-	}
-	if (!max)
-		max = 127;
-	need = (size_t)k + 3 + max;
-	if (need > uu->chain_cap) {
-		uint64_t *v = realloc(uu->chain, need * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		uu->chain = v;
-		uu->chain_cap = need;
-	}
-	if (!cc && s->cpumode == DS_MISC_KERNEL) {
-		uu->chain[pre++] = DS_CONTEXT_KERNEL;
-		uu->chain[pre++] = s->ip;
-	}
-	if (k)
-		memcpy(uu->chain + pre, cc, (size_t)k * sizeof(*cc));
-	pre += (size_t)k;
-	uu->chain[pre++] = DS_CONTEXT_USER;
-	ds_unwinder__unwind(uu->unwinder, t, ev->evsel, s, uu->chain + pre, max, &res);
-	uu->stats.samples++;
-	uu->stats.ends[res.end]++;
-	uu->stats.frames += res.nr;
-	for (int m = 0; m < DS_UNWIND_METHOD__NR; m++) {
-		uu->stats.steps[m] += res.steps[m];
-		uu->stats.by_method[m] += res.steps[m] != 0;
-	}
-	if (!res.nr)
-		return NULL;
-	*nr_out = pre + res.nr;
-	return uu->chain;
-}
-
-void user_unwind__find_vdso(struct user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in)
-{
-	char path[4096];
-
-	for (size_t i = 0; in && i < in->nr_build_ids; i++) {
-		const struct ds_build_id_entry *b = &in->build_ids[i];
-
-		if (b->filename && !strcmp(b->filename, "[vdso]") &&
-		    !ds_vdso__cache_path(b->data, b->size, path, sizeof(path)) && !access(path, R_OK)) {
-			uu->vdso = ds_symbols__dso(syms, path, b->data, b->size);
-			return;
-		}
-	}
-}
-
-void user_unwind__exit(struct user_unwind *uu)
-{
-	last_unwind = uu->stats;
-	ds_unwinder__delete(uu->unwinder);
-	free(uu->chain);
-	memset(uu, 0, sizeof(*uu));
-}
-
-/* The counters, by sample id, from the events' ids (all known by the first sample, pipes too). */
-static int read_split_init(struct read_split *rs, const struct ds_reader *rd)
-{
-	size_t n = 0;
-
-	rs->ready = true;
-	ds_hashmap__init(&rs->ids);
-	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
-		n += ds_reader__evsel(rd, i)->nr_ids;
-	rs->counters = calloc(n ? n : 1, sizeof(*rs->counters));
-	if (!rs->counters)
-		return -ENOMEM;
-	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
-		const struct ds_evsel *e = ds_reader__evsel(rd, i);
-
-		for (size_t k = 0; k < e->nr_ids; k++) {
-			if (ds_hashmap__find(&rs->ids, e->ids[k]))
-				continue;
-			rs->counters[rs->nr].evsel = e;
-			if (ds_hashmap__set(&rs->ids, e->ids[k], ++rs->nr))
-				return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-int read_split_sample(struct read_split *rs, const struct ds_reader *rd, const struct ds_event *ev,
-		      read_split_fn fn, void *ctx)
-{
-	int ret;
-
-	if (!rs->ready && (ret = read_split_init(rs, rd)))
-		return ret;
-	for (uint64_t i = 0; i < ev->sample.read_nr; i++) {
-		uint64_t value, id, *idx;
-		struct read_counter *c;
-
-		ds_sample__read_value(ev->evsel, &ev->sample, i, &value, &id);
-		idx = ds_hashmap__find(&rs->ids, id);
-		if (!idx)
-			continue;
-		c = &rs->counters[*idx - 1];
-		if (value == c->last)
-			continue;
-		ret = fn(ctx, c->evsel, value - c->last);
-		c->last = value;
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-void read_split_exit(struct read_split *rs)
-{
-	if (rs->ready)
-		ds_hashmap__exit(&rs->ids);
-	free(rs->counters);
-	memset(rs, 0, sizeof(*rs));
-}
-
-struct walk_read {
-	struct walk *w;
-	struct walk_sample *ws;
-};
-
-static int walk_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t period)
-{
-	struct walk_read *wr = ctx;
-
-	wr->ws->evsel = evsel;
-	wr->ws->period = period;
-	return wr->w->fn(wr->w->ctx, wr->ws);
-}
-
-/* A finished wait to the command: its stack as at the switch-out, the wait state as the leaf frame. */
-static int offcpu_emit(struct walk *w, const struct ds_event *ev, const struct ds_offcpu_wait *wt)
-{
-	struct walk_sample ws = { .evsel = ev->evsel, .off_cpu = true };
-	struct ds_event at = *ev;   /* the switch-out's time and thread */
-	struct ds_callchain cc = { 0 };
-	const struct ds_cc_frame *f;
-	size_t nr;
-	struct ds_cc_frame *buf;
-
-	at.sample.time = wt->time;
-	at.sample.pid = (uint32_t)wt->pid;
-	at.sample.tid = (uint32_t)wt->tid;
-	ws.ev = &at;
-	ws.thread = ds_machine__thread(w->machine, wt->pid, wt->tid);
-	ws.machine = w->machine;
-	if (!ws.thread)
-		return -ENOMEM;
-	ws.comm = ds_thread__comm_at(ws.thread, wt->time);
-	ws.pid = wt->pid;
-	ws.tid = wt->tid;
-	ws.period = wt->duration;
-	if (wt->nr_ips)
-		ds_machine__callchain(w->machine, ws.thread, wt->ips, wt->nr_ips, w->o->max_stack, 0, &cc);
-	f = cc.frames;
-	nr = cc.nr;
-	buf = ds_grow(w->frames, &w->cap_frames, nr + 1, sizeof(*buf), 64);
-	if (!buf)
-		return -ENOMEM;
-	w->frames = buf;
-	if (!w->state_names[wt->state]) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "[off-cpu: %s]", ds_offcpu__state_name(wt->state));
-		w->state_names[wt->state] = ds_machine__intern(w->machine, name);
-	}
-	buf[0] = (struct ds_cc_frame){ .sym = w->state_names[wt->state], .dso = "[off-cpu]" };
-	if (nr)
-		memcpy(buf + 1, f, nr * sizeof(*buf));
-	ws.frames = buf;
-	ws.nr_frames = nr + 1;   /* chain_id and shape_id 0: the commands cache nothing for it */
-	return w->fn(w->ctx, &ws);
-}
-
-/* A tracepoint sample under --off-cpu/--wall: a sched_switch ends one wait and starts another. */
-static int offcpu_switch(struct walk *w, const struct ds_event *ev)
-{
-	const struct ds_tp_event *tpe = trace_text_event(&w->tt, ev);
-	const struct ds_sample *s = &ev->sample;
-	struct ds_offcpu_switch sw = { .time = s->time, .pid = (int32_t)s->pid };
-	struct ds_offcpu_wait done;
-	uint64_t prev, next, state;
-	int ret;
-
-	if (!tpe || s->time == DS_NO_TIME || strcmp(ds_tp_event__name(tpe), "sched_switch") ||
-	    !ds_tp_event__field_u64(tpe, "prev_pid", s->raw, s->raw_size, &prev) ||
-	    !ds_tp_event__field_u64(tpe, "next_pid", s->raw, s->raw_size, &next) ||
-	    !ds_tp_event__field_u64(tpe, "prev_state", s->raw, s->raw_size, &state))
-		return 0;
-	if (!w->oc && !(w->oc = ds_offcpu__new()))
-		return -ENOMEM;
-	sw.next_tid = (int32_t)next;
-	sw.prev_state = state;
-	/* a switch-out the filters leave out is not held (its switch-in still ends nothing) */
-	if (!s->has_tid || (int32_t)s->tid == (int32_t)prev) {
-		struct ds_thread *t = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)prev);
-
-		if (t && sample_filter_wanted(&w->filter, s, ds_thread__comm_at(t, s->time))) {
-			sw.prev_tid = (int32_t)prev;
-			sw.ips = s->callchain;
-			sw.nr_ips = s->callchain ? s->callchain_nr : 0;
-		}
-	}
-	w->last_switch = *ev;
-	w->last_switch.hdr = NULL;
-	w->have_switch = true;
-	/* the thread switching out ran since its last switch-out, if nothing said so yet */
-	if (ds_offcpu__ran(w->oc, (int32_t)prev, s->time, &done) && (ret = offcpu_emit(w, ev, &done)))
-		return ret;
-	ret = ds_offcpu__switch(w->oc, &sw, &done);
-	if (ret <= 0)
-		return ret;
-	return offcpu_emit(w, ev, &done);
-}
-
-/* A record that shows its thread running: ends the thread's wait (see ds_offcpu__ran). */
-static int offcpu_ran(struct walk *w, const struct ds_event *ev)
-{
-	const struct ds_sample *s = &ev->sample;
-	struct ds_offcpu_wait done;
-
-	if (!w->oc || !s->has_tid || s->time == DS_NO_TIME || !w->have_switch)
-		return 0;
-	/* a SWITCH record out of a task is no sign that it runs after */
-	if (ev->hdr && (ev->hdr->type == DS_REC_SWITCH || ev->hdr->type == DS_REC_SWITCH_CPU_WIDE) &&
-	    (ev->hdr->misc & DS_MISC_SWITCH_OUT))
-		return 0;
-	if (!ds_offcpu__ran(w->oc, (int32_t)s->tid, s->time, &done))
-		return 0;
-	return offcpu_emit(w, w->have_switch ? &w->last_switch : ev, &done);
-}
-
-/* The waits no switch-in ended: counted up to the last sample's time. */
-static int offcpu_drain(struct walk *w)
-{
-	struct ds_offcpu_wait wt;
-	int ret = 0;
-
-	while (!ret && w->oc && w->have_switch && ds_offcpu__drain(w->oc, w->last_time, &wt) == 1)
-		ret = offcpu_emit(w, &w->last_switch, &wt);
-	return ret;
-}
-
-/*
- * The thread's comm for @ev as perf script prints it: at the sample's
- * time, or, for a sample held for its deferred record, when perf printed
- * it (stitch.h: record_time; after an exec that is the new comm).  perf
- * script forgets a thread at its EXIT: a sample it prints after that finds
- * a new thread named ":TID" (perf report keeps the thread).  @buf holds
- * that name.
- */
-const char *script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
-{
-	const struct ds_sample *s = &ev->sample;
-	uint64_t when = ev->record_time ? ev->record_time : s->time, exited;
-
-	if (!t)
-		return ":-1";
-	exited = ds_thread__exit_time(t);
-	/* a sample whose record never came: perf prints it at the end */
-	if (ev->stitch == DS_STITCH_UNRESOLVED)
-		when = exited ? exited + 1 : DS_NO_TIME;
-	if (exited && when != DS_NO_TIME && when > exited) {
-		snprintf(buf, 24, ":%d", (int32_t)s->tid);
-		return buf;
-	}
-	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
-}
-
-static int on_event(void *ctx, const struct ds_event *ev)
-{
-	struct walk *w = ctx;
-	const struct ds_sample *s = &ev->sample;
-	struct walk_sample ws = { .ev = ev, .evsel = ev->evsel };
-	const uint64_t *unwound;
-	uint64_t unwound_nr = 0;
-	struct ds_callchain cc = { 0 };
-	unsigned cc_flags = w->o->want_shapes ? DS_CALLCHAIN_SHAPE : 0;
-	char comm_buf[24];
-
-	if (w->o->time_mode != WALK_CPU && ev->hdr->type != DS_REC_SAMPLE && ev->evsel)
-		return offcpu_ran(w, ev);   /* a SWITCH, a deferred callchain, any record of a thread */
-	if (ev->hdr->type != DS_REC_SAMPLE || !ev->evsel)
-		return 0;
-	if (w->o->time_mode != WALK_CPU) {
-		int ret;
-
-		if (s->time != DS_NO_TIME && s->time > w->last_time)
-			w->last_time = s->time;
-		if (ev->evsel->attr.type == DS_PERF_TYPE_TRACEPOINT)
-			return offcpu_switch(w, ev);
-		if ((ret = offcpu_ran(w, ev)) || w->o->time_mode == WALK_OFFCPU)
-			return ret;
-	}
-	ws.thread = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)s->tid);
-	ws.machine = w->machine;
-	if (!ws.thread)
-		return -ENOMEM;
-	/* a sample its deferred record completed: the comm when that record came, as perf (stitch.h) */
-	if (w->o->script_comms) {
-		ws.comm = script_comm(ws.thread, ev, comm_buf);
-		if (ws.comm == comm_buf)   /* ":TID": the others are the machine's already */
-			ws.comm = ds_machine__intern(w->machine, comm_buf);
-	} else
-		ws.comm = ev->record_time ? ds_thread__comm_at(ws.thread, ev->record_time)
-			: s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
-	if (!sample_filter_time_cpu(&w->filter, s))
-		return 0;
-	ws.pid = (int32_t)s->pid;
-	ws.tid = (int32_t)s->tid;
-	if (!sample_filter_thread(&w->filter, s, ws.comm)) {
-		if (!w->o->keep_filtered)
-			return 0;
-		ws.filtered = true;
-	}
-	if (ev->evsel->attr.sample_type & DS_SAMPLE_PERIOD)
-		ws.period = s->period;
-	else
-		ws.period = DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 1 : ev->evsel->attr.sample_period;
-	if (ws.filtered) {
-		/* counted, not shown: no frames */
-	} else if ((unwound = user_unwind__chain(&w->uu, w->machine, ws.thread, ev, w->o->max_stack, &unwound_nr))) {
-		ds_machine__callchain(w->machine, ws.thread, unwound, unwound_nr, w->o->max_stack, cc_flags, &cc);
-	} else if (s->callchain) {
-		ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
-				      w->o->max_stack, cc_flags, &cc);
-	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
-		uint64_t ips[2] = { s->cpumode == DS_MISC_KERNEL ? DS_CONTEXT_KERNEL : DS_CONTEXT_USER, s->ip };
-
-		ds_machine__callchain(w->machine, ws.thread, ips, 2, w->o->max_stack, cc_flags, &cc);
-	}
-	ws.frames = cc.frames;
-	ws.nr_frames = cc.nr;
-	if (ws.frames) {
-		ws.chain_id = cc.id;
-		if (w->o->want_shapes) {
-			size_t nr;
-
-			ws.shape_id = cc.shape;
-			ws.frame_ids = ds_machine__shape_frames(w->machine, ws.shape_id, &nr);
-			if (nr != ws.nr_frames)
-				ws.frame_ids = NULL;   /* cannot be: a shape is its chain's frames */
-		}
-	}
-	if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
-		struct walk_read wr = { w, &ws };
-
-		return read_split_sample(&w->reads, w->reader, ev, walk_read_one, &wr);
-	}
-	return w->fn(w->ctx, &ws);
-}
-
-static int machine_sideband(void *ctx, const struct ds_event *ev)
-{
-	return ds_machine__process(ctx, ev);
-}
-
-/*
- * Kernel symbols will be looked up: the user named a kallsyms file, or an
- * event samples the kernel.  Their load then overlaps the reading.
- */
-static bool wants_kernel(const struct ds_reader *rd, const struct ds_symbols_opts *so)
-{
-	if (so->kallsyms)
-		return true;
-	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
-		if (!DS_ATTR_FLAG(&ds_reader__evsel(rd, i)->attr, DS_ATTR_EXCLUDE_KERNEL))
-			return true;
-	return false;
-}
-
 /*
  * Where dstack keeps what is worth keeping across runs (the check of a
  * kallsyms file): $DSTACK_CACHE_DIR (empty: nowhere), else
@@ -815,8 +383,11 @@ static const char *cache_dir(void)
  * any loads (the symbols look there); one line per binary says what came
  * of it.
  */
-static void fetch_debuginfo(struct analysis *a, const char *cmd, const struct ds_header_info *hi, const char *symfs)
+static void fetch_debuginfo(void *ctx, struct ds_profile *p)
 {
+	const struct walk *w = ctx;
+	const char *cmd = w->cmd, *symfs = w->symfs;
+	const struct ds_header_info *hi = ds_reader__info(ds_profile__reader(p));
 	const char *urls = *cli_debuginfod ? cli_debuginfod : getenv("DEBUGINFOD_URLS");
 	const char *t = getenv("DEBUGINFOD_TIMEOUT");
 	struct ds_debuginfod_opts o = { .urls = urls, .timeout_s = t ? (unsigned)strtoul(t, NULL, 10) : 0 };
@@ -860,265 +431,132 @@ static void fetch_debuginfo(struct analysis *a, const char *cmd, const struct ds
 			break;
 		}
 	}
-	(void)a;
 	free(reqs);
 }
 
-int analysis_open(struct analysis *a, const char *cmd, const char *input, const struct ds_symbols_opts *opts)
+/* -C, --time: dropped; --pid, --tid, --comm: hidden (report counts them) */
+static enum ds_profile_verdict walk_filter(void *ctx, const struct ds_sample *s, const char *comm)
 {
-	struct ds_symbols_opts with_cache = *opts;
-	const struct ds_symbols_opts *so = &with_cache;
-	char *err = NULL;
+	const struct walk *w = ctx;
 
-	if (!with_cache.cache_dir)
-		with_cache.cache_dir = cache_dir();
-	if (cli_debuginfod && !with_cache.debuginfod_cache)
-		with_cache.debuginfod_cache = ds_debuginfod__cache_dir();
-	memset(a, 0, sizeof(*a));
-	a->syms = ds_symbols__new(so);
-	/* a kallsyms file named: its load overlaps setting up and opening the input too */
-	if (a->syms && so->kallsyms)
-		ds_symbols__preload_kernel(a->syms);
-	a->machine = a->syms ? ds_machine__new(a->syms) : NULL;
-	if (!a->machine) {
-		fprintf(stderr, "dstack %s: out of memory\n", cmd);
-		analysis_close(a);
+	if (!sample_filter_time_cpu(&w->filter, s))
+		return DS_PROFILE_DROP;
+	return sample_filter_thread(&w->filter, s, comm) ? DS_PROFILE_KEEP : DS_PROFILE_HIDE;
+}
+
+static void walk_progress(void *ctx, uint64_t bytes, bool sample)
+{
+	struct walk *w = ctx;
+
+	if (bytes == DS_PROFILE_READ_DONE)
+		progress_done(&w->progress);
+	else
+		progress_event(&w->progress, bytes, sample);
+}
+
+/* a failed output was reported where it failed; -ECANCELED: the callback said why already */
+static void walk_error(void *ctx, int err, const char *msg)
+{
+	const struct walk *w = ctx;
+
+	if (!output_error() && err != -ECANCELED)
+		fprintf(stderr, "dstack %s: %s\n", w->cmd, msg);
+}
+
+int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
+{
+	bool filtering = sample_filter_active(&o->filter);
+	struct ds_profile_opts po = {
+		.symbols = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms, .no_inline = o->no_inline,
+			     .no_demangle = o->no_demangle, .cache_dir = cache_dir(),
+			     .debuginfod_cache = cli_debuginfod ? ds_debuginfod__cache_dir() : NULL },
+		.max_stack = o->max_stack,
+		.no_frames = !o->max_stack,
+		.time_mode = o->time_mode,
+		.script_comms = o->script_comms,
+		.want_shapes = o->want_shapes,
+		.keep_filtered = o->keep_filtered,
+		.no_stitch = o->no_stitch,
+		.one_thread = getenv("DSTACK_ONE_THREAD") != NULL,
+		.no_preload = filtering,   /* filtered samples may need few of the binaries */
+		.hook_ctx = w,
+		.filter = filtering ? walk_filter : NULL,
+		.before_symbols = cli_debuginfod ? fetch_debuginfo : NULL,
+		.error = walk_error,
+	};
+
+	memset(w, 0, sizeof(*w));
+	w->cmd = cmd;
+	w->symfs = o->common.symfs;
+	w->filter = o->filter;
+	progress_init(&w->progress, cmd, 0);   /* whether it is shown; set up for the run by progress_start() */
+	if (w->progress.on)
+		po.progress = walk_progress;
+	w->profile = ds_profile__open(o->common.input, &po);
+	if (!w->profile)
 		return EXIT_INPUT;
-	}
-	a->session = ds_session__open(input, &err);
-	if (!a->session) {
-		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : strerror(errno));
-		free(err);
-		analysis_close(a);
-		return EXIT_INPUT;
-	}
-	/* build-ids recorded in the header let symbols reject a wrong binary */
-	const struct ds_reader *rd = ds_session__reader(a->session);
-	const struct ds_header_info *hi = ds_reader__info(rd);
-
-	if (wants_kernel(rd, so))
-		ds_symbols__preload_kernel(a->syms);   /* no-op if started above */
-
-	if (cli_debuginfod)
-		fetch_debuginfo(a, cmd, hi, so->symfs);
-	a->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*a->listed));
-	for (size_t i = 0; i < hi->nr_build_ids; i++) {
-		struct ds_dso *d;
-
-		if (hi->build_ids[i].filename[0] != '/')
-			continue;
-		d = ds_symbols__dso(a->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
-		if (d && a->listed)
-			a->listed[a->nr_listed++] = d;
+	if (sample_filter_prepare(&w->filter, cmd, ds_profile__reader(w->profile))) {
+		walk_finish(w);
+		return EXIT_USAGE;
 	}
 	return EXIT_OK;
 }
 
-/*
- * On the reading thread, a few rounds ahead of the samples: a binary an
- * MMAP names starts loading on the symbols' helper thread, so that its
- * first lookup finds it loaded instead of loading it on this thread.
- */
-static void prefetch_mapped(void *ctx, const struct ds_evsel *evsel, const struct ds_event_header *hdr)
+/* The run's exit status (records skipped as corrupt: said in it). */
+static int walk_status(struct walk *w, int ret)
 {
-	struct analysis *a = ctx;
-	struct ds_mmap_event me;
-	const char *why;
+	struct ds_profile_stats st;
 
-	if ((hdr->type != DS_REC_MMAP && hdr->type != DS_REC_MMAP2) ||
-	    (hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL || (hdr->misc & DS_MISC_MMAP_DATA) ||
-	    ds_mmap__parse(evsel, hdr, &me, &why))
-		return;
-	if (!strncmp(me.filename, "//", 2) || !strncmp(me.filename, "/memfd:", 7) || !strncmp(me.filename, "/dev/", 5))
-		return;   /* anonymous and device memory: nothing to load */
-	ds_symbols__prefetch(a->syms, me.filename);
-}
-
-/* The command's callback behind the progress line (only when one is shown). */
-struct with_progress {
-	struct progress p;
-	ds_event_fn fn;
-	void *ctx;
-	uint64_t data_offset;
-};
-
-static int progress_fn(void *ctx, const struct ds_event *ev)
-{
-	struct with_progress *wp = ctx;
-
-	progress_event(&wp->p, ev->offset > wp->data_offset ? ev->offset - wp->data_offset : 0,
-		       ev->hdr->type == DS_REC_SAMPLE);
-	return wp->fn(wp->ctx, ev);
-}
-
-int analysis_run(struct analysis *a, const char *cmd, struct ds_session_opts *sopts, ds_event_fn fn, void *ctx)
-{
-	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(a->session));
-	struct with_progress wp = { .fn = fn, .ctx = ctx, .data_offset = hi->pipe ? 0 : hi->data_offset };
-	int ret;
-
-	progress_init(&wp.p, cmd, hi->pipe ? 0 : hi->data_size);
-	if (wp.p.on) {
-		fn = progress_fn;
-		ctx = &wp;
+	if (!ret) {
+		ds_profile__stats(w->profile, &st);
+		if (st.session.bad_records)
+			ret = -EINVAL;
 	}
-
-	sopts->sideband = machine_sideband;
-	sopts->sideband_ctx = a->machine;
-	sopts->reader_thread = !getenv("DSTACK_ONE_THREAD");
-	if (!a->no_preload) {   /* filtered samples may need few of the binaries */
-		for (size_t i = 0; i < a->nr_listed; i++)
-			ds_symbols__prefetch(a->syms, ds_dso__path(a->listed[i]));
-		sopts->peek = prefetch_mapped;
-		sopts->peek_ctx = a;
-	}
-	ret = ds_session__run(a->session, sopts, fn, ctx);
-	progress_done(&wp.p);
-	/* a failed output was reported where it failed; -ECANCELED: the callback said why already */
-	if (ret && !output_error() && ret != -ECANCELED) {
-		const char *msg = ds_session__error(a->session);
-
-		fprintf(stderr, "dstack %s: %s\n", cmd, *msg ? msg : strerror(-ret));
-	}
-	if (!ret && ds_session__stats(a->session)->bad_records)
-		ret = -EINVAL; /* records were skipped: say so in the exit status */
 	return ret ? EXIT_INPUT : EXIT_OK;
 }
 
-void analysis_close(struct analysis *a)
+static void progress_start(struct walk *w)
 {
-	ds_machine__delete(a->machine);
-	ds_symbols__delete(a->syms);
-	ds_session__close(a->session);
-	free(a->listed);
-	memset(a, 0, sizeof(*a));
+	const struct ds_header_info *hi = ds_reader__info(ds_profile__reader(w->profile));
+
+	progress_init(&w->progress, w->cmd, hi->pipe ? 0 : hi->data_size);
+}
+
+int walk_run(struct walk *w, ds_profile_sample_fn fn, void *ctx)
+{
+	progress_start(w);
+	return walk_status(w, ds_profile__for_each_sample(w->profile, fn, ctx));
+}
+
+int walk_run_events(struct walk *w, ds_event_fn fn, void *ctx)
+{
+	progress_start(w);
+	return walk_status(w, ds_profile__for_each_event(w->profile, fn, ctx));
 }
 
 #ifndef DSTACK_TIDY_EXIT
-/* what analysis_finish() leaves to the exit: global, so it stays reachable (valgrind) */
-struct analysis analysis_left_to_exit;
+/* what walk_finish() leaves to the exit: global, so it stays reachable (valgrind) */
+struct ds_profile *walk_left_to_exit;
 #endif
 
-void analysis_finish(struct analysis *a)
+void walk_finish(struct walk *w)
 {
 #ifdef DSTACK_TIDY_EXIT
-	analysis_close(a);
+	ds_profile__close(w->profile);
 #else
-	analysis_left_to_exit = *a;
-	memset(a, 0, sizeof(*a));
+	walk_left_to_exit = w->profile;
 #endif
+	w->profile = NULL;
 }
 
-int walk_samples(const char *cmd, const struct walk_opts *o, walk_fn fn, void *ctx)
+int walk_samples(const char *cmd, const struct walk_opts *o, ds_profile_sample_fn fn, void *ctx)
 {
-	struct ds_symbols_opts so = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms,
-				      .no_inline = o->no_inline, .no_demangle = o->no_demangle };
-	struct walk w = { .o = o, .fn = fn, .ctx = ctx };
-	struct ds_session_opts sopts = { 0 };
-	struct analysis a;
-	int ret = analysis_open(&a, cmd, o->common.input, &so);
+	struct walk w;
+	int ret = walk_open(&w, cmd, o);
 
 	if (ret)
 		return ret;
-	a.no_preload = sample_filter_active(&o->filter);
-	w.filter = o->filter;
-	if (sample_filter_prepare(&w.filter, cmd, ds_session__reader(a.session))) {
-		analysis_finish(&a);
-		return EXIT_USAGE;
-	}
-	w.machine = a.machine;
-	user_unwind__find_vdso(&w.uu, a.syms, ds_reader__info(ds_session__reader(a.session)));
-	w.reader = current_reader = ds_session__reader(a.session);
-	trace_text_init(&w.tt, a.session, a.machine);
-	ret = analysis_run(&a, cmd, &sopts, on_event, &w);
-	if (ret == EXIT_OK && offcpu_drain(&w)) {
-		fprintf(stderr, "dstack %s: out of memory\n", cmd);
-		ret = EXIT_INPUT;
-	}
-	if (w.oc && ds_offcpu__unmatched(w.oc))
-		ds_warn("%s: %llu switch-outs had no switch-in before the same thread's next one (lost events?)\n",
-			o->common.input, (unsigned long long)ds_offcpu__unmatched(w.oc));
-	if (o->time_mode == WALK_OFFCPU && !w.have_switch)
-		ds_warn("%s: --off-cpu: no sched:sched_switch sample in the recording\n", o->common.input);
-	ds_offcpu__delete(w.oc);
-	free(w.frames);
-	trace_text_exit(&w.tt);
-	read_split_exit(&w.reads);
-	if (ds_session__stitch_stats(a.session))
-		last_stats = *ds_session__stitch_stats(a.session);
-	last_session_stats = *ds_session__stats(a.session);
-	user_unwind__exit(&w.uu);
-	last_header = *ds_reader__info(ds_session__reader(a.session));
-	/* shallow copy: the strings and build-ids die with the session */
-	last_header.hostname = last_header.osrelease = last_header.version = NULL;
-	last_header.arch = last_header.cpudesc = last_header.cpuid = last_header.cmdline = NULL;
-	last_header.build_ids = NULL;
-	last_header.nr_build_ids = 0;
-	last_header.tracing_data = NULL;
-	last_header.tracing_data_size = 0;
-	if (o->at_end)
-		o->at_end(ctx, ret);
-	current_reader = NULL;
-	analysis_finish(&a);
+	ret = walk_run(&w, fn, ctx);
+	walk_finish(&w);
 	return ret;
-}
-
-void trace_text_init(struct trace_text *tt, struct ds_session *s, struct ds_machine *m)
-{
-	*tt = (struct trace_text){ .session = s, .machine = m };
-}
-
-void trace_text_exit(struct trace_text *tt)
-{
-	ds_tp_set__delete(tt->set);
-	tt->set = NULL;
-}
-
-const struct ds_tp_event *trace_text_event(struct trace_text *tt, const struct ds_event *ev)
-{
-	const struct ds_header_info *in = ds_reader__info(ds_session__reader(tt->session));
-
-	if (ev->evsel->attr.type != DS_PERF_TYPE_TRACEPOINT)
-		return NULL;
-	if (in->tracing_data != tt->parsed) {
-		char err[256] = "";
-
-		ds_tp_set__delete(tt->set);
-		tt->parsed = in->tracing_data;
-		tt->set = ds_tp_set__parse(in->tracing_data, (size_t)in->tracing_data_size, err, sizeof(err));
-		if (!tt->set && !tt->warned) {
-			ds_warn("%s: %s; tracepoint fields not printed\n",
-				ds_reader__path(ds_session__reader(tt->session)), err);
-			tt->warned = true;
-		}
-	}
-	return ds_tp_set__find(tt->set, ev->evsel->attr.config);
-}
-
-/* perf's resolver for %pS: the kernel symbol holding addr */
-static const char *trace_resolve(void *ctx, uint64_t addr, uint64_t *start)
-{
-	struct trace_text *tt = ctx;
-	struct ds_resolved r;
-	const struct ds_frame *f;
-
-	ds_machine__resolve(tt->machine, tt->thread, DS_MISC_KERNEL, addr, &r);
-	f = &r.frames[r.nr_frames - 1];
-	if (!r.kernel || !f->name)
-		return NULL;
-	*start = addr - f->offset;
-	return f->name;
-}
-
-size_t trace_text(struct trace_text *tt, const struct ds_event *ev, struct ds_thread *t, char *buf, size_t cap)
-{
-	const struct ds_tp_event *tpe = trace_text_event(tt, ev);
-
-	if (!tpe) {
-		if (cap)
-			*buf = 0;
-		return 0;
-	}
-	tt->thread = t;
-	return ds_tp_event__format(tpe, ev->sample.raw, ev->sample.raw_size, trace_resolve, tt, buf, cap);
 }

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Resolved samples of a recording: the whole pipeline in one object.
+ *
+ * A ds_profile owns a session (reading and stitching the recording), the
+ * symbols and the machine (threads and maps); it hands each sample to the
+ * caller with its thread's comm, its weight and its callchain resolved to
+ * frames, callee first, unwinding the samples that carry a user stack
+ * snapshot.  The binaries the recording names start loading on a helper
+ * thread as soon as the header and the MMAP records name them.
+ *
+ *	struct ds_profile_opts opts = { .symbols = { .symfs = "/" } };
+ *	struct ds_profile *p = ds_profile__open("perf.data", &opts);
+ *
+ *	if (!p)
+ *		return -errno;              // why: logged (see opts.error)
+ *	err = ds_profile__for_each_sample(p, on_sample, ctx);
+ *	...                                 // the names handed over still valid
+ *	ds_profile__close(p);               // and now no more
+ *
+ * Errors are negative errno values; why an open or a run failed goes to
+ * opts.error, else to the log (dstack/log.h).
+ *
+ * Lifetimes: everything the profile hands out (the sample, its frames,
+ * events and threads) is owned by the profile.  The sample and its frame
+ * array are valid during the callback only; the strings they point to
+ * (comm, frame sym and dso names, the event's name) are interned and stay
+ * valid until ds_profile__close(): a caller may keep the pointers, and
+ * compare them (equal names, equal pointers) instead of the text.
+ */
+#ifndef DSTACK_PROFILE_H
+#define DSTACK_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "dstack/machine.h"
+#include "dstack/session.h"
+#include "dstack/symbols.h"
+#include "dstack/unwind.h"
+
+struct ds_profile;
+
+/* What a sample weighs, and which samples are delivered. */
+enum ds_profile_time_mode {
+	DS_PROFILE_CPU,      /* every sample, weighted by its period */
+	/*
+	 * Only sched:sched_switch samples, each weighted by the ns its thread
+	 * stayed off CPU (dstack/offcpu.h), with a leaf frame naming the wait
+	 * ("[off-cpu: sleeping]", dso "[off-cpu]").
+	 */
+	DS_PROFILE_OFFCPU,
+	/* Those and the other (on-CPU) samples by their period (ns for cpu-clock/task-clock). */
+	DS_PROFILE_WALL,
+	/* (other tracepoint samples are left out of both) */
+};
+
+/* A filter's verdict on a sample (ds_profile_opts.filter). */
+enum ds_profile_verdict {
+	DS_PROFILE_KEEP,
+	DS_PROFILE_DROP,     /* not delivered (perf's --time, -C) */
+	/*
+	 * Left out by its thread (perf's --pid, --tid, --comm): delivered
+	 * marked filtered, without frames, if keep_filtered; else dropped.
+	 */
+	DS_PROFILE_HIDE,
+};
+
+struct ds_profile_opts {
+	/* where binaries and kernel symbols are found, inlining, demangling */
+	struct ds_symbols_opts symbols;
+	unsigned max_stack;              /* callchain entries taken (perf's --max-stack); 0: 127, perf's default */
+	bool no_frames;                  /* take none (perf's --max-stack 0): samples without frames */
+	enum ds_profile_time_mode time_mode;
+	/* samples named as perf script names them (ds_profile_script_comm), not by their thread's comm at their time */
+	bool script_comms;
+	/* fill ds_profile_sample.shape_id and frame_ids (ds_machine__callchain_shape) */
+	bool want_shapes;
+	/* deliver the samples the filter hides (DS_PROFILE_HIDE), marked */
+	bool keep_filtered;
+	/* events: deferred callchains as records of their own, samples unstitched (ds_session_opts.no_stitch) */
+	bool no_stitch;
+	/* read on the calling thread only (else on a second one: ds_session_opts.reader_thread) */
+	bool one_thread;
+	/*
+	 * Do not load every binary the recording names up front (on a helper
+	 * thread): only those the samples need.  For a filtered profile,
+	 * which may need few of them.
+	 */
+	bool no_preload;
+
+	/* Hooks; each may be NULL, each gets @hook_ctx. */
+	void *hook_ctx;
+	/*
+	 * Which samples ds_profile__for_each_sample() delivers: @s the raw
+	 * sample, @comm its thread's (as the sample would be named).  Also
+	 * asked of a thread's switch-out under DS_PROFILE_OFFCPU/WALL: a wait
+	 * it does not keep is not counted.
+	 */
+	enum ds_profile_verdict (*filter)(void *ctx, const struct ds_sample *s, const char *comm);
+	/*
+	 * Called once in ds_profile__open(), the header read, before the
+	 * binaries it lists are looked up: the time to fetch debug files
+	 * (dstack/debuginfod.h) for ds_profile__reader(@p)'s build-ids.
+	 */
+	void (*before_symbols)(void *ctx, struct ds_profile *p);
+	/*
+	 * For every event read, before it is handled: @bytes of the data read
+	 * so far (file offset from the data section's start), @sample whether
+	 * it is a sample.  Once more when the reading ends, before anything
+	 * is said about the run, with @bytes DS_PROFILE_READ_DONE.
+	 */
+	void (*progress)(void *ctx, uint64_t bytes, bool sample);
+	/*
+	 * Why ds_profile__open() or a run failed: @err the negative errno
+	 * returned, @msg the input's reason, else strerror(-@err) (never
+	 * NULL).  A run stopped by a callback's error is reported too; a
+	 * callback that said why itself returns -ECANCELED.  NULL: logged as
+	 * a warning ("PATH: MSG"), but for -ECANCELED.
+	 */
+	void (*error)(void *ctx, int err, const char *msg);
+};
+
+#define DS_PROFILE_READ_DONE UINT64_MAX
+
+/* One sample, as ds_profile__for_each_sample() hands it over (valid during the call). */
+struct ds_profile_sample {
+	const struct ds_event *ev;       /* the (stitched) event; a wait's: the switch-out's, at the wait's time */
+	const struct ds_evsel *evsel;    /* its event (name: evsel->name); a counter read's own */
+	struct ds_thread *thread;
+	struct ds_machine *machine;      /* the profile's threads and maps */
+	const char *comm;                /* the thread's at the sample's time (or script's: script_comms) */
+	int32_t pid, tid;
+	uint32_t cpu;                    /* (uint32_t)-1 if the sample does not say */
+	uint64_t time;                   /* ns; DS_NO_TIME if the sample does not say */
+	uint64_t period;                 /* its weight: the period, else the attr's (1 for a frequency); a wait's ns */
+	const struct ds_cc_frame *frames; /* callee first */
+	size_t nr_frames;
+	uint64_t chain_id;               /* ds_machine__callchain_id() of frames: equal ids, equal frames; 0 none */
+	uint64_t shape_id;               /* with want_shapes: ds_machine__callchain_shape(); 0 none */
+	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
+	bool filtered;                   /* hidden by the filter (keep_filtered): no frames */
+	bool off_cpu;                    /* a wait: period is its length in ns */
+};
+
+/*
+ * A callback's nonzero return stops the run, and is returned by it
+ * (-ECANCELED: the callback said why).
+ */
+typedef int (*ds_profile_sample_fn)(void *ctx, const struct ds_profile_sample *s);
+
+/*
+ * Open the recording at @path ("-": standard input) with @opts (NULL: the
+ * defaults; read during this call, and the hooks kept).  NULL on error,
+ * errno set, why said (opts.error).
+ */
+struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_opts *opts);
+/* Free it, and everything it handed out.  NULL is fine. */
+void ds_profile__close(struct ds_profile *p);
+
+/*
+ * Read the whole recording and hand each sample to @fn, in time order.
+ * 0, or the first error (the input's, or @fn's return); the samples read
+ * before an error were handed over.  A profile is read once: the second
+ * run returns -EALREADY.
+ */
+int ds_profile__for_each_sample(struct ds_profile *p, ds_profile_sample_fn fn, void *ctx);
+/*
+ * The same reading, unresolved: every (stitched) event to @fn, the machine
+ * tracking threads and maps (for tools that resolve what they need
+ * themselves, e.g. a perf script).
+ */
+int ds_profile__for_each_event(struct ds_profile *p, ds_event_fn fn, void *ctx);
+
+/* Samples unwound from their user stack snapshot. */
+struct ds_unwind_stats {
+	uint64_t samples;                           /* walks started */
+	uint64_t ends[DS_UNWIND_END__NR];           /* samples by how the walk ended */
+	uint64_t by_method[DS_UNWIND_METHOD__NR];   /* samples that used each method */
+	uint64_t steps[DS_UNWIND_METHOD__NR];       /* callers found by each method */
+	uint64_t frames;                            /* user frames produced */
+};
+
+struct ds_profile_stats {
+	struct ds_session_stats session;   /* records read (bad_records: skipped as corrupt) */
+	struct ds_stitch_stats stitch;     /* zero with no_stitch */
+	struct ds_unwind_stats unwind;
+};
+
+/* The statistics of the run so far (all zero before it). */
+void ds_profile__stats(const struct ds_profile *p, struct ds_profile_stats *st);
+
+/* The profile's parts: owned by it, valid until ds_profile__close(). */
+const struct ds_reader *ds_profile__reader(const struct ds_profile *p);   /* header: ds_reader__info() */
+struct ds_session *ds_profile__session(const struct ds_profile *p);
+struct ds_symbols *ds_profile__symbols(const struct ds_profile *p);
+struct ds_machine *ds_profile__machine(const struct ds_profile *p);
+
+/*
+ * Pieces of the pipeline, for tools that walk the events themselves
+ * (ds_profile__for_each_event).
+ */
+
+/* The unwinder of the samples' user stack snapshots (its statistics are the profile's). */
+struct ds_user_unwind *ds_profile__user_unwind(const struct ds_profile *p);
+
+/*
+ * A tracepoint sample's fields as perf prints them (snprintf-like: the
+ * text's length; "" if the input has no format for it): the formats are
+ * parsed from the input's tracing data on the first tracepoint sample
+ * (again if a pipe sends new data), %pS addresses resolve through the
+ * machine's kernel symbols.
+ */
+size_t ds_profile__tracepoint_text(struct ds_profile *p, const struct ds_event *ev, struct ds_thread *t,
+				   char *buf, size_t cap);
+
+typedef int (*ds_profile_read_fn)(void *ctx, const struct ds_evsel *evsel, uint64_t period);
+/*
+ * perf's delivery of samples that read counters (PERF_SAMPLE_READ, e.g.
+ * `-e '{cycles,instructions}:S'`): @fn once per counter read in @ev, with
+ * that counter's event and its growth since its last read (by sample id);
+ * a counter that did not grow, or whose id no event has, gives none.  0,
+ * or the first error (@fn's, or -ENOMEM).
+ */
+int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_profile_read_fn fn, void *ctx);
+
+/*
+ * The thread's comm for @ev as perf script prints it: at the sample's
+ * time, or, for a sample held for its deferred record, when perf printed
+ * it; ":TID" for a thread perf script forgot at its EXIT (@buf holds that
+ * name).  @t may be NULL (":-1").
+ */
+const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24]);
+
+/*
+ * Unwinding samples with a user stack snapshot (--call-graph dwarf, or a
+ * deferred sample's fallback) into the callchain the kernel would have
+ * recorded.  The vDSO's image comes from perf's build-id cache, when the
+ * header @in names one ("[vdso]").  NULL: out of memory.
+ */
+struct ds_user_unwind *ds_user_unwind__new(struct ds_machine *m, struct ds_symbols *syms,
+					   const struct ds_header_info *in);
+void ds_user_unwind__delete(struct ds_user_unwind *uu);
+/*
+ * The chain of @ev if it has a snapshot and the kernel did not record its
+ * user part (dwarf mode, or a deferred cookie left unresolved): its kernel
+ * part, PERF_CONTEXT_USER, then at most @max (0: 127) unwound frames.
+ * NULL: keep the sample's own chain.  Owned by @uu, valid until the next call.
+ */
+const uint64_t *ds_user_unwind__chain(struct ds_user_unwind *uu, struct ds_thread *t, const struct ds_event *ev,
+				      unsigned max, uint64_t *nr);
+const struct ds_unwind_stats *ds_user_unwind__stats(const struct ds_user_unwind *uu);
+
+#endif

@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The pipeline of resolved samples (dstack/profile.h): a session read with
+ * the machine tracking threads and maps, the binaries loading ahead on the
+ * symbols' helper thread, each sample's callchain resolved (unwound from
+ * its stack snapshot when it has one), its weight worked out (counter
+ * reads split, waits measured under off-CPU time).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dstack/log.h"
+#include "dstack/offcpu.h"
+#include "dstack/profile.h"
+#include "dstack/tracepoint.h"
+#include "util/grow.h"
+#include "util/hashmap.h"
+
+/*
+ * Tracepoint samples' text: the formats are parsed from the input's
+ * tracing data on the first tracepoint sample (again if a pipe sends new
+ * data), %pS addresses resolve through the machine's kernel symbols.
+ */
+struct trace_text {
+	struct ds_session *session;
+	struct ds_machine *machine;
+	struct ds_thread *thread;   /* of the sample being formatted */
+	struct ds_tp_set *set;
+	const void *parsed;         /* the tracing data the set was parsed from */
+	bool warned;
+};
+
+/* Counter reads (ds_profile__split_reads): by sample id. */
+struct read_split {
+	struct ds_hashmap ids;           /* sample id -> index + 1 into counters */
+	struct read_counter {
+		const struct ds_evsel *evsel;
+		uint64_t last;
+	} *counters;
+	size_t nr;
+	bool ready;
+};
+
+struct ds_profile {
+	struct ds_profile_opts o;
+	char *path;
+	struct ds_session *session;
+	struct ds_symbols *syms;
+	struct ds_machine *machine;
+	/* the binaries the header lists as sampled: loaded ahead unless no_preload */
+	struct ds_dso **listed;
+	size_t nr_listed;
+	unsigned max_stack;              /* as given to the machine: 0 takes no frames */
+	bool ran;
+	struct ds_user_unwind *uu;
+	struct trace_text tt;
+	struct read_split reads;
+	/* the event callback behind the progress hook */
+	ds_event_fn ev_fn;
+	void *ev_ctx;
+	uint64_t data_offset;
+	/* the sample walk */
+	ds_profile_sample_fn fn;
+	void *ctx;
+	/* DS_PROFILE_OFFCPU / WALL */
+	struct ds_offcpu *oc;
+	struct ds_cc_frame *frames;      /* a wait's frames and its state frame */
+	size_t cap_frames;
+	uint64_t last_time;
+	const char *state_names[4];      /* "[off-cpu: sleeping]"... interned */
+	struct ds_event last_switch;     /* for the waits drained at the end: its evsel (hdr not kept) */
+	bool have_switch;
+};
+
+/* Why open or a run failed, to the error hook or the log. */
+static void say_error(const struct ds_profile_opts *o, const char *path, int err, const char *msg)
+{
+	if (o->error)
+		o->error(o->hook_ctx, err, msg);
+	else if (err != -ECANCELED)
+		ds_warn("%s: %s\n", path, msg);
+}
+
+static enum ds_profile_verdict verdict(struct ds_profile *p, const struct ds_sample *s, const char *comm)
+{
+	return p->o.filter ? p->o.filter(p->o.hook_ctx, s, comm) : DS_PROFILE_KEEP;
+}
+
+/* ---- tracepoint text ---------------------------------------------------- */
+
+static const struct ds_tp_event *trace_text_event(struct trace_text *tt, const struct ds_event *ev)
+{
+	const struct ds_header_info *in = ds_reader__info(ds_session__reader(tt->session));
+
+	if (ev->evsel->attr.type != DS_PERF_TYPE_TRACEPOINT)
+		return NULL;
+	if (in->tracing_data != tt->parsed) {
+		char err[256] = "";
+
+		ds_tp_set__delete(tt->set);
+		tt->parsed = in->tracing_data;
+		tt->set = ds_tp_set__parse(in->tracing_data, (size_t)in->tracing_data_size, err, sizeof(err));
+		if (!tt->set && !tt->warned) {
+			ds_warn("%s: %s; tracepoint fields not printed\n",
+				ds_reader__path(ds_session__reader(tt->session)), err);
+			tt->warned = true;
+		}
+	}
+	return ds_tp_set__find(tt->set, ev->evsel->attr.config);
+}
+
+/* perf's resolver for %pS: the kernel symbol holding addr */
+static const char *trace_resolve(void *ctx, uint64_t addr, uint64_t *start)
+{
+	struct trace_text *tt = ctx;
+	struct ds_resolved r;
+	const struct ds_frame *f;
+
+	ds_machine__resolve(tt->machine, tt->thread, DS_MISC_KERNEL, addr, &r);
+	f = &r.frames[r.nr_frames - 1];
+	if (!r.kernel || !f->name)
+		return NULL;
+	*start = addr - f->offset;
+	return f->name;
+}
+
+size_t ds_profile__tracepoint_text(struct ds_profile *p, const struct ds_event *ev, struct ds_thread *t,
+				   char *buf, size_t cap)
+{
+	struct trace_text *tt = &p->tt;
+	const struct ds_tp_event *tpe = trace_text_event(tt, ev);
+
+	if (!tpe) {
+		if (cap)
+			*buf = 0;
+		return 0;
+	}
+	tt->thread = t;
+	return ds_tp_event__format(tpe, ev->sample.raw, ev->sample.raw_size, trace_resolve, tt, buf, cap);
+}
+
+/* ---- counter reads ------------------------------------------------------ */
+
+/* The counters, by sample id, from the events' ids (all known by the first sample, pipes too). */
+static int read_split_init(struct read_split *rs, const struct ds_reader *rd)
+{
+	size_t n = 0;
+
+	rs->ready = true;
+	ds_hashmap__init(&rs->ids);
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		n += ds_reader__evsel(rd, i)->nr_ids;
+	rs->counters = calloc(n ? n : 1, sizeof(*rs->counters));
+	if (!rs->counters)
+		return -ENOMEM;
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
+		const struct ds_evsel *e = ds_reader__evsel(rd, i);
+
+		for (size_t k = 0; k < e->nr_ids; k++) {
+			if (ds_hashmap__find(&rs->ids, e->ids[k]))
+				continue;
+			rs->counters[rs->nr].evsel = e;
+			if (ds_hashmap__set(&rs->ids, e->ids[k], ++rs->nr))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_profile_read_fn fn, void *ctx)
+{
+	struct read_split *rs = &p->reads;
+	int ret;
+
+	if (!rs->ready && (ret = read_split_init(rs, ds_session__reader(p->session))))
+		return ret;
+	for (uint64_t i = 0; i < ev->sample.read_nr; i++) {
+		uint64_t value, id, *idx;
+		struct read_counter *c;
+
+		ds_sample__read_value(ev->evsel, &ev->sample, i, &value, &id);
+		idx = ds_hashmap__find(&rs->ids, id);
+		if (!idx)
+			continue;
+		c = &rs->counters[*idx - 1];
+		if (value == c->last)
+			continue;
+		ret = fn(ctx, c->evsel, value - c->last);
+		c->last = value;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void read_split_exit(struct read_split *rs)
+{
+	if (rs->ready)
+		ds_hashmap__exit(&rs->ids);
+	free(rs->counters);
+	memset(rs, 0, sizeof(*rs));
+}
+
+struct walk_read {
+	struct ds_profile *p;
+	struct ds_profile_sample *ws;
+};
+
+static int walk_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t period)
+{
+	struct walk_read *wr = ctx;
+
+	wr->ws->evsel = evsel;
+	wr->ws->period = period;
+	return wr->p->fn(wr->p->ctx, wr->ws);
+}
+
+/* ---- off-CPU time ------------------------------------------------------- */
+
+/* A finished wait to the caller: its stack as at the switch-out, the wait state as the leaf frame. */
+static int offcpu_emit(struct ds_profile *w, const struct ds_event *ev, const struct ds_offcpu_wait *wt)
+{
+	struct ds_profile_sample ws = { .evsel = ev->evsel, .off_cpu = true };
+	struct ds_event at = *ev;   /* the switch-out's time and thread */
+	struct ds_callchain cc = { 0 };
+	const struct ds_cc_frame *f;
+	size_t nr;
+	struct ds_cc_frame *buf;
+
+	at.sample.time = wt->time;
+	at.sample.pid = (uint32_t)wt->pid;
+	at.sample.tid = (uint32_t)wt->tid;
+	ws.ev = &at;
+	ws.time = at.sample.time;
+	ws.cpu = at.sample.has_cpu ? at.sample.cpu : (uint32_t)-1;
+	ws.thread = ds_machine__thread(w->machine, wt->pid, wt->tid);
+	ws.machine = w->machine;
+	if (!ws.thread)
+		return -ENOMEM;
+	ws.comm = ds_thread__comm_at(ws.thread, wt->time);
+	ws.pid = wt->pid;
+	ws.tid = wt->tid;
+	ws.period = wt->duration;
+	if (wt->nr_ips)
+		ds_machine__callchain(w->machine, ws.thread, wt->ips, wt->nr_ips, w->max_stack, 0, &cc);
+	f = cc.frames;
+	nr = cc.nr;
+	buf = ds_grow(w->frames, &w->cap_frames, nr + 1, sizeof(*buf), 64);
+	if (!buf)
+		return -ENOMEM;
+	w->frames = buf;
+	if (!w->state_names[wt->state]) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "[off-cpu: %s]", ds_offcpu__state_name(wt->state));
+		w->state_names[wt->state] = ds_machine__intern(w->machine, name);
+	}
+	buf[0] = (struct ds_cc_frame){ .sym = w->state_names[wt->state], .dso = "[off-cpu]" };
+	if (nr)
+		memcpy(buf + 1, f, nr * sizeof(*buf));
+	ws.frames = buf;
+	ws.nr_frames = nr + 1;   /* chain_id and shape_id 0: the callers cache nothing for it */
+	return w->fn(w->ctx, &ws);
+}
+
+/* A tracepoint sample under off-CPU time: a sched_switch ends one wait and starts another. */
+static int offcpu_switch(struct ds_profile *w, const struct ds_event *ev)
+{
+	const struct ds_tp_event *tpe = trace_text_event(&w->tt, ev);
+	const struct ds_sample *s = &ev->sample;
+	struct ds_offcpu_switch sw = { .time = s->time, .pid = (int32_t)s->pid };
+	struct ds_offcpu_wait done;
+	uint64_t prev, next, state;
+	int ret;
+
+	if (!tpe || s->time == DS_NO_TIME || strcmp(ds_tp_event__name(tpe), "sched_switch") ||
+	    !ds_tp_event__field_u64(tpe, "prev_pid", s->raw, s->raw_size, &prev) ||
+	    !ds_tp_event__field_u64(tpe, "next_pid", s->raw, s->raw_size, &next) ||
+	    !ds_tp_event__field_u64(tpe, "prev_state", s->raw, s->raw_size, &state))
+		return 0;
+	if (!w->oc && !(w->oc = ds_offcpu__new()))
+		return -ENOMEM;
+	sw.next_tid = (int32_t)next;
+	sw.prev_state = state;
+	/* a switch-out the filter leaves out is not held (its switch-in still ends nothing) */
+	if (!s->has_tid || (int32_t)s->tid == (int32_t)prev) {
+		struct ds_thread *t = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)prev);
+
+		if (t && verdict(w, s, ds_thread__comm_at(t, s->time)) == DS_PROFILE_KEEP) {
+			sw.prev_tid = (int32_t)prev;
+			sw.ips = s->callchain;
+			sw.nr_ips = s->callchain ? s->callchain_nr : 0;
+		}
+	}
+	w->last_switch = *ev;
+	w->last_switch.hdr = NULL;
+	w->have_switch = true;
+	/* the thread switching out ran since its last switch-out, if nothing said so yet */
+	if (ds_offcpu__ran(w->oc, (int32_t)prev, s->time, &done) && (ret = offcpu_emit(w, ev, &done)))
+		return ret;
+	ret = ds_offcpu__switch(w->oc, &sw, &done);
+	if (ret <= 0)
+		return ret;
+	return offcpu_emit(w, ev, &done);
+}
+
+/* A record that shows its thread running: ends the thread's wait (see ds_offcpu__ran). */
+static int offcpu_ran(struct ds_profile *w, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+	struct ds_offcpu_wait done;
+
+	if (!w->oc || !s->has_tid || s->time == DS_NO_TIME || !w->have_switch)
+		return 0;
+	/* a SWITCH record out of a task is no sign that it runs after */
+	if (ev->hdr && (ev->hdr->type == DS_REC_SWITCH || ev->hdr->type == DS_REC_SWITCH_CPU_WIDE) &&
+	    (ev->hdr->misc & DS_MISC_SWITCH_OUT))
+		return 0;
+	if (!ds_offcpu__ran(w->oc, (int32_t)s->tid, s->time, &done))
+		return 0;
+	return offcpu_emit(w, w->have_switch ? &w->last_switch : ev, &done);
+}
+
+/* The waits no switch-in ended: counted up to the last sample's time. */
+static int offcpu_drain(struct ds_profile *w)
+{
+	struct ds_offcpu_wait wt;
+	int ret = 0;
+
+	while (!ret && w->oc && w->have_switch && ds_offcpu__drain(w->oc, w->last_time, &wt) == 1)
+		ret = offcpu_emit(w, &w->last_switch, &wt);
+	return ret;
+}
+
+/* ---- samples ------------------------------------------------------------ */
+
+/*
+ * The thread's comm for @ev as perf script prints it: at the sample's
+ * time, or, for a sample held for its deferred record, when perf printed
+ * it (stitch.h: record_time; after an exec that is the new comm).  perf
+ * script forgets a thread at its EXIT: a sample it prints after that finds
+ * a new thread named ":TID" (perf report keeps the thread).  @buf holds
+ * that name.
+ */
+const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
+{
+	const struct ds_sample *s = &ev->sample;
+	uint64_t when = ev->record_time ? ev->record_time : s->time, exited;
+
+	if (!t)
+		return ":-1";
+	exited = ds_thread__exit_time(t);
+	/* a sample whose record never came: perf prints it at the end */
+	if (ev->stitch == DS_STITCH_UNRESOLVED)
+		when = exited ? exited + 1 : DS_NO_TIME;
+	if (exited && when != DS_NO_TIME && when > exited) {
+		snprintf(buf, 24, ":%d", (int32_t)s->tid);
+		return buf;
+	}
+	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
+}
+
+static int on_event(void *ctx, const struct ds_event *ev)
+{
+	struct ds_profile *w = ctx;
+	const struct ds_sample *s = &ev->sample;
+	struct ds_profile_sample ws = { .ev = ev, .evsel = ev->evsel };
+	struct ds_callchain cc = { 0 };
+	unsigned cc_flags = w->o.want_shapes ? DS_CALLCHAIN_SHAPE : 0;
+	const uint64_t *unwound;
+	uint64_t unwound_nr = 0;
+	enum ds_profile_verdict v;
+	char comm_buf[24];
+
+	if (w->o.time_mode != DS_PROFILE_CPU && ev->hdr->type != DS_REC_SAMPLE && ev->evsel)
+		return offcpu_ran(w, ev);   /* a SWITCH, a deferred callchain, any record of a thread */
+	if (ev->hdr->type != DS_REC_SAMPLE || !ev->evsel)
+		return 0;
+	if (w->o.time_mode != DS_PROFILE_CPU) {
+		int ret;
+
+		if (s->time != DS_NO_TIME && s->time > w->last_time)
+			w->last_time = s->time;
+		if (ev->evsel->attr.type == DS_PERF_TYPE_TRACEPOINT)
+			return offcpu_switch(w, ev);
+		if ((ret = offcpu_ran(w, ev)) || w->o.time_mode == DS_PROFILE_OFFCPU)
+			return ret;
+	}
+	ws.thread = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)s->tid);
+	ws.machine = w->machine;
+	if (!ws.thread)
+		return -ENOMEM;
+	/* a sample its deferred record completed: the comm when that record came, as perf (stitch.h) */
+	if (w->o.script_comms) {
+		ws.comm = ds_profile_script_comm(ws.thread, ev, comm_buf);
+		if (ws.comm == comm_buf)   /* ":TID": the others are the machine's already */
+			ws.comm = ds_machine__intern(w->machine, comm_buf);
+	} else
+		ws.comm = ev->record_time ? ds_thread__comm_at(ws.thread, ev->record_time)
+			: s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
+	v = verdict(w, s, ws.comm);
+	if (v == DS_PROFILE_DROP)
+		return 0;
+	ws.pid = (int32_t)s->pid;
+	ws.tid = (int32_t)s->tid;
+	ws.time = s->time;
+	ws.cpu = s->has_cpu ? s->cpu : (uint32_t)-1;
+	if (v == DS_PROFILE_HIDE) {
+		if (!w->o.keep_filtered)
+			return 0;
+		ws.filtered = true;
+	}
+	if (ev->evsel->attr.sample_type & DS_SAMPLE_PERIOD)
+		ws.period = s->period;
+	else
+		ws.period = DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 1 : ev->evsel->attr.sample_period;
+	if (ws.filtered) {
+		/* counted, not shown: no frames */
+	} else if ((unwound = ds_user_unwind__chain(w->uu, ws.thread, ev, w->max_stack, &unwound_nr))) {
+		ds_machine__callchain(w->machine, ws.thread, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
+	} else if (s->callchain) {
+		ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
+				      w->max_stack, cc_flags, &cc);
+	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
+		uint64_t ips[2] = { s->cpumode == DS_MISC_KERNEL ? DS_CONTEXT_KERNEL : DS_CONTEXT_USER, s->ip };
+
+		ds_machine__callchain(w->machine, ws.thread, ips, 2, w->max_stack, cc_flags, &cc);
+	}
+	ws.frames = cc.frames;
+	ws.nr_frames = cc.nr;
+	if (ws.frames) {
+		ws.chain_id = cc.id;
+		if (w->o.want_shapes) {
+			size_t nr;
+
+			ws.shape_id = cc.shape;
+			ws.frame_ids = ds_machine__shape_frames(w->machine, ws.shape_id, &nr);
+			if (nr != ws.nr_frames)
+				ws.frame_ids = NULL;   /* cannot be: a shape is its chain's frames */
+		}
+	}
+	if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
+		struct walk_read wr = { w, &ws };
+
+		return ds_profile__split_reads(w, ev, walk_read_one, &wr);
+	}
+	return w->fn(w->ctx, &ws);
+}
+
+/* ---- the recording ------------------------------------------------------ */
+
+static int machine_sideband(void *ctx, const struct ds_event *ev)
+{
+	return ds_machine__process(ctx, ev);
+}
+
+/*
+ * Kernel symbols will be looked up: the caller named a kallsyms file, or
+ * an event samples the kernel.  Their load then overlaps the reading.
+ */
+static bool wants_kernel(const struct ds_reader *rd, const struct ds_symbols_opts *so)
+{
+	if (so->kallsyms)
+		return true;
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		if (!DS_ATTR_FLAG(&ds_reader__evsel(rd, i)->attr, DS_ATTR_EXCLUDE_KERNEL))
+			return true;
+	return false;
+}
+
+struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_opts *opts)
+{
+	static const struct ds_profile_opts defaults;
+	const struct ds_symbols_opts *so;
+	const struct ds_header_info *hi;
+	const struct ds_reader *rd;
+	struct ds_profile *p;
+	char *err = NULL;
+	int saved;
+
+	if (!opts)
+		opts = &defaults;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->path = strdup(path))) {
+		free(p);
+		say_error(opts, path, -ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->o = *opts;
+	so = &p->o.symbols;
+	p->max_stack = p->o.no_frames ? 0 : p->o.max_stack ? p->o.max_stack : 127;
+	p->syms = ds_symbols__new(so);
+	/* a kallsyms file named: its load overlaps setting up and opening the input too */
+	if (p->syms && so->kallsyms)
+		ds_symbols__preload_kernel(p->syms);
+	p->machine = p->syms ? ds_machine__new(p->syms) : NULL;
+	if (!p->machine) {
+		say_error(opts, path, -ENOMEM, "out of memory");
+		ds_profile__close(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->session = ds_session__open(path, &err);
+	if (!p->session) {
+		saved = errno;
+		say_error(opts, path, saved ? -saved : -EINVAL, err ? err : strerror(saved));
+		saved = saved ? saved : EINVAL;
+		free(err);
+		ds_profile__close(p);
+		errno = saved;
+		return NULL;
+	}
+	/* build-ids recorded in the header let symbols reject a wrong binary */
+	rd = ds_session__reader(p->session);
+	hi = ds_reader__info(rd);
+	if (wants_kernel(rd, so))
+		ds_symbols__preload_kernel(p->syms);   /* no-op if started above */
+	if (p->o.before_symbols)
+		p->o.before_symbols(p->o.hook_ctx, p);
+	p->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*p->listed));
+	for (size_t i = 0; i < hi->nr_build_ids; i++) {
+		struct ds_dso *d;
+
+		if (hi->build_ids[i].filename[0] != '/')
+			continue;
+		d = ds_symbols__dso(p->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
+		if (d && p->listed)
+			p->listed[p->nr_listed++] = d;
+	}
+	p->uu = ds_user_unwind__new(p->machine, p->syms, hi);
+	p->tt = (struct trace_text){ .session = p->session, .machine = p->machine };
+	if (!p->uu) {
+		say_error(opts, path, -ENOMEM, "out of memory");
+		ds_profile__close(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+void ds_profile__close(struct ds_profile *p)
+{
+	if (!p)
+		return;
+	ds_offcpu__delete(p->oc);
+	free(p->frames);
+	ds_tp_set__delete(p->tt.set);
+	read_split_exit(&p->reads);
+	ds_user_unwind__delete(p->uu);
+	ds_machine__delete(p->machine);
+	ds_symbols__delete(p->syms);
+	ds_session__close(p->session);
+	free(p->listed);
+	free(p->path);
+	free(p);
+}
+
+/*
+ * On the reading thread, a few rounds ahead of the samples: a binary an
+ * MMAP names starts loading on the symbols' helper thread, so that its
+ * first lookup finds it loaded (report on a 5 MB recording: the loads of
+ * ld.so, libc and the workload were ~2 ms of this thread's time).
+ */
+static void prefetch_mapped(void *ctx, const struct ds_evsel *evsel, const struct ds_event_header *hdr)
+{
+	struct ds_profile *p = ctx;
+	struct ds_mmap_event me;
+	const char *why;
+
+	if ((hdr->type != DS_REC_MMAP && hdr->type != DS_REC_MMAP2) ||
+	    (hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL || (hdr->misc & DS_MISC_MMAP_DATA) ||
+	    ds_mmap__parse(evsel, hdr, &me, &why))
+		return;
+	if (!strncmp(me.filename, "//", 2) || !strncmp(me.filename, "/memfd:", 7) || !strncmp(me.filename, "/dev/", 5))
+		return;   /* anonymous and device memory: nothing to load */
+	ds_symbols__prefetch(p->syms, me.filename);
+}
+
+/* The caller's callback behind the progress hook (only when there is one). */
+static int progress_fn(void *ctx, const struct ds_event *ev)
+{
+	struct ds_profile *p = ctx;
+
+	p->o.progress(p->o.hook_ctx, ev->offset > p->data_offset ? ev->offset - p->data_offset : 0,
+		      ev->hdr->type == DS_REC_SAMPLE);
+	return p->ev_fn(p->ev_ctx, ev);
+}
+
+/* The session run with threads and maps tracked (the sideband is the machine); its error said. */
+static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
+{
+	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(p->session));
+	struct ds_session_opts sopts = { .no_stitch = p->o.no_stitch };
+	int ret;
+
+	p->data_offset = hi->pipe ? 0 : hi->data_offset;
+	p->ev_fn = fn;
+	p->ev_ctx = ctx;
+	if (p->o.progress) {
+		fn = progress_fn;
+		ctx = p;
+	}
+	sopts.sideband = machine_sideband;
+	sopts.sideband_ctx = p->machine;
+	sopts.reader_thread = !p->o.one_thread;
+	if (!p->o.no_preload) {   /* filtered samples may need few of the binaries */
+		for (size_t i = 0; i < p->nr_listed; i++)
+			ds_symbols__prefetch(p->syms, ds_dso__path(p->listed[i]));
+		sopts.peek = prefetch_mapped;
+		sopts.peek_ctx = p;
+	}
+	ret = ds_session__run(p->session, &sopts, fn, ctx);
+	if (p->o.progress)
+		p->o.progress(p->o.hook_ctx, DS_PROFILE_READ_DONE, false);
+	if (ret) {
+		const char *msg = ds_session__error(p->session);
+
+		say_error(&p->o, p->path, ret, *msg ? msg : strerror(-ret));
+	}
+	return ret;
+}
+
+int ds_profile__for_each_event(struct ds_profile *p, ds_event_fn fn, void *ctx)
+{
+	if (p->ran)
+		return -EALREADY;
+	p->ran = true;
+	return profile_run(p, fn, ctx);
+}
+
+int ds_profile__for_each_sample(struct ds_profile *p, ds_profile_sample_fn fn, void *ctx)
+{
+	int ret;
+
+	if (p->ran)
+		return -EALREADY;
+	p->ran = true;
+	p->fn = fn;
+	p->ctx = ctx;
+	ret = profile_run(p, on_event, p);
+	/* a damaged recording's waits still open are not counted up to its end */
+	if (!ret && !ds_session__stats(p->session)->bad_records && (ret = offcpu_drain(p)))
+		say_error(&p->o, p->path, ret, "out of memory");
+	if (p->oc && ds_offcpu__unmatched(p->oc))
+		ds_warn("%s: %llu switch-outs had no switch-in before the same thread's next one (lost events?)\n",
+			p->path, (unsigned long long)ds_offcpu__unmatched(p->oc));
+	if (p->o.time_mode == DS_PROFILE_OFFCPU && !p->have_switch)
+		ds_warn("%s: --off-cpu: no sched:sched_switch sample in the recording\n", p->path);
+	return ret;
+}
+
+void ds_profile__stats(const struct ds_profile *p, struct ds_profile_stats *st)
+{
+	const struct ds_stitch_stats *ss = ds_session__stitch_stats(p->session);
+
+	memset(st, 0, sizeof(*st));
+	st->session = *ds_session__stats(p->session);
+	if (ss)
+		st->stitch = *ss;
+	st->unwind = *ds_user_unwind__stats(p->uu);
+}
+
+const struct ds_reader *ds_profile__reader(const struct ds_profile *p) { return ds_session__reader(p->session); }
+struct ds_session *ds_profile__session(const struct ds_profile *p) { return p->session; }
+struct ds_symbols *ds_profile__symbols(const struct ds_profile *p) { return p->syms; }
+struct ds_machine *ds_profile__machine(const struct ds_profile *p) { return p->machine; }
+struct ds_user_unwind *ds_profile__user_unwind(const struct ds_profile *p) { return p->uu; }
