@@ -38,6 +38,18 @@ struct common_opts {
 extern const char *cli_debuginfod;
 
 /*
+ * The environment, read here and handed to the library (which reads
+ * none): perf's build-id cache, $PERF_BUILDID_DIR else ~/.debug (NULL:
+ * neither); libdebuginfod's cache ($DEBUGINFOD_CACHE_PATH, else under
+ * $XDG_CACHE_HOME or ~/.cache; NULL: none); the session's memory budget,
+ * $DSTACK_MEMORY_BUDGET in bytes or with a K, M or G suffix (0: the
+ * library's default; a bad value is warned about once and ignored).
+ */
+const char *cli_buildid_dir(void);
+const char *cli_debuginfod_cache(void);
+size_t cli_memory_budget(void);
+
+/*
  * Try to consume argv[*i] (and maybe its value) as a common option.
  * Returns 1 if consumed, 0 if not a common option, -1 on a missing value.
  */

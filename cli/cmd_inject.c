@@ -376,7 +376,7 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 		inj->syms = ds_symbols__new(&so);
 		inj->machine = inj->syms ? ds_machine__new(inj->syms) : NULL;
 		if (inj->machine)
-			inj->uu = ds_user_unwind__new(inj->machine, inj->syms, ds_reader__info(inj->r));
+			inj->uu = ds_user_unwind__new(inj->machine, inj->syms, ds_reader__info(inj->r), cli_buildid_dir());
 		if (!inj->uu) {
 			fprintf(stderr, "dstack inject: out of memory\n");
 			ds_machine__delete(inj->machine);
@@ -395,7 +395,9 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 		free(inj);
 		return EXIT_INPUT;
 	}
-	ret = ds_session__run(s, NULL, on_event, inj);
+	struct ds_session_opts so = { .memory_budget = cli_memory_budget() };
+
+	ret = ds_session__run(s, &so, on_event, inj);
 	/* what was read is written, even when the input ended badly */
 	if (!inj->set_up)
 		set_up(inj);

@@ -354,7 +354,7 @@ static void keep_vdso(struct sink_ctx *c)
 {
 	uint8_t bid[20];
 	size_t len = 0;
-	int err = ds_vdso__keep(bid, &len);
+	int err = ds_vdso__keep(cli_buildid_dir(), bid, &len);
 
 	if (err)
 		fprintf(stderr, "dstack record: the vDSO image was not kept (%s): walks through it will stop there\n",
@@ -447,7 +447,8 @@ static void print_summary(const char *path, const struct ds_recorder_stats *st)
 		free(err);
 		return;
 	}
-	int ret = ds_session__run(s, NULL, count_only, NULL);
+	struct ds_session_opts so = { .memory_budget = cli_memory_budget() };
+	int ret = ds_session__run(s, &so, count_only, NULL);
 	const struct ds_stitch_stats *ss = ds_session__stitch_stats(s);
 	fprintf(stderr, "[ perf record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
 		(double)sb.st_size / (1024.0 * 1024.0), path,

@@ -152,7 +152,9 @@ int cmd_stat(int argc, char **argv)
 		free(err);
 		return EXIT_INPUT;
 	}
-	ret = ds_session__run(s, NULL, count_only, NULL);
+	struct ds_session_opts so = { .memory_budget = cli_memory_budget() };
+
+	ret = ds_session__run(s, &so, count_only, NULL);
 	print_stats(s);
 	if (fflush(stdout) || ferror(stdout))
 		output_failed("stdout", errno);

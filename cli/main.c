@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* dstack: entry point and subcommand dispatch. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -12,6 +13,8 @@
 #include "cli.h"
 #include "util/outbuf.h"
 #include "progress.h"
+#include "dstack/debuginfod.h"
+#include "dstack/log.h"
 
 static const struct {
 	const char *name;
@@ -197,6 +200,54 @@ const char *opt_value(const char *name, int argc, char **argv, int *i)
 }
 
 const char *cli_debuginfod;
+
+const char *cli_buildid_dir(void)
+{
+	static char buf[4096];
+	const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	int n;
+
+	if (dir && *dir)
+		return dir;
+	if (!home || !*home)
+		return NULL;
+	n = snprintf(buf, sizeof(buf), "%s/.debug", home);
+	return n > 0 && (size_t)n < sizeof(buf) ? buf : NULL;
+}
+
+const char *cli_debuginfod_cache(void)
+{
+	static char buf[4096];
+
+	return ds_debuginfod__cache_dir(getenv("DEBUGINFOD_CACHE_PATH"), getenv("XDG_CACHE_HOME"), getenv("HOME"),
+					buf, sizeof(buf));
+}
+
+size_t cli_memory_budget(void)
+{
+	static bool warned;
+	const char *v = getenv("DSTACK_MEMORY_BUDGET");
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	switch (*end) {
+	case 'G': case 'g': n <<= 10; /* fall through */
+	case 'M': case 'm': n <<= 10; /* fall through */
+	case 'K': case 'k': n <<= 10; end++; break;
+	default: break;
+	}
+	if (errno || *end || n < 4096 || n > (1ULL << 40)) {
+		if (!warned)
+			ds_warn("DSTACK_MEMORY_BUDGET=%s is not a size from 4K to 1T: using 64 MiB\n", v);
+		warned = true;
+		return 0;
+	}
+	return (size_t)n;
+}
 
 int common_opt(struct common_opts *o, int argc, char **argv, int *i)
 {

@@ -390,7 +390,8 @@ static void fetch_debuginfo(void *ctx, struct ds_profile *p)
 	const struct ds_header_info *hi = ds_reader__info(ds_profile__reader(p));
 	const char *urls = *cli_debuginfod ? cli_debuginfod : getenv("DEBUGINFOD_URLS");
 	const char *t = getenv("DEBUGINFOD_TIMEOUT");
-	struct ds_debuginfod_opts o = { .urls = urls, .timeout_s = t ? (unsigned)strtoul(t, NULL, 10) : 0 };
+	struct ds_debuginfod_opts o = { .urls = urls, .cache_dir = cli_debuginfod_cache(), .path = getenv("PATH"),
+					.timeout_s = t ? (unsigned)strtoul(t, NULL, 10) : 0 };
 	struct ds_debuginfod_req *reqs = calloc(hi->nr_build_ids + 1, sizeof(*reqs));
 	size_t n = 0;
 
@@ -469,7 +470,7 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 	struct ds_profile_opts po = {
 		.symbols = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms, .no_inline = o->no_inline,
 			     .no_demangle = o->no_demangle, .cache_dir = cache_dir(),
-			     .debuginfod_cache = cli_debuginfod ? ds_debuginfod__cache_dir() : NULL },
+			     .debuginfod_cache = cli_debuginfod ? cli_debuginfod_cache() : NULL },
 		.max_stack = o->max_stack,
 		.no_frames = !o->max_stack,
 		.time_mode = o->time_mode,
@@ -479,6 +480,8 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 		.no_stitch = o->no_stitch,
 		.one_thread = getenv("DSTACK_ONE_THREAD") != NULL,
 		.no_preload = filtering,   /* filtered samples may need few of the binaries */
+		.buildid_dir = cli_buildid_dir(),
+		.memory_budget = cli_memory_budget(),
 		.hook_ctx = w,
 		.filter = filtering ? walk_filter : NULL,
 		.before_symbols = cli_debuginfod ? fetch_debuginfo : NULL,

@@ -27,7 +27,8 @@
 
 struct ds_debuginfod_opts {
 	const char *urls;         /* servers, space-separated as DEBUGINFOD_URLS */
-	const char *cache_dir;    /* NULL: ds_debuginfod__cache_dir() */
+	const char *cache_dir;    /* NULL: no cache (each build-id asked of the servers) */
+	const char *path;         /* where debuginfod-find is looked for, as $PATH; NULL: /usr/bin:/bin */
 	unsigned timeout_s;       /* per fetch; 0: 10 s */
 	unsigned jobs;            /* fetches at once; 0: 4 */
 };
@@ -50,8 +51,14 @@ struct ds_debuginfod_req {
 	uint64_t size;            /* bytes of the debug file (CACHED, FETCHED) */
 };
 
-/* libdebuginfod's cache directory (see above), or NULL when no HOME: in a static buffer. */
-const char *ds_debuginfod__cache_dir(void);
+/*
+ * libdebuginfod's cache directory (see above) from the environment's
+ * values, which the program reads (the library reads no environment):
+ * @cache_path ($DEBUGINFOD_CACHE_PATH) itself, else in @buf of @size
+ * bytes; NULL when none of them is set (or the path does not fit).
+ */
+const char *ds_debuginfod__cache_dir(const char *cache_path, const char *xdg_cache_home, const char *home,
+				     char *buf, size_t size);
 
 /*
  * Whether the binary at @root/@path (root NULL: none) lacks what a debug

@@ -88,6 +88,14 @@ struct ds_profile_opts {
 	 * which may need few of them.
 	 */
 	bool no_preload;
+	/*
+	 * What the library would otherwise take from the environment, which
+	 * it never reads: perf's build-id cache (the vDSO's image:
+	 * ds_vdso__cache_path; NULL: none), and the session's memory budget
+	 * (ds_session_opts.memory_budget; 0: 64 MiB).
+	 */
+	const char *buildid_dir;
+	size_t memory_budget;
 
 	/* Hooks; each may be NULL, each gets @hook_ctx. */
 	void *hook_ctx;
@@ -235,11 +243,12 @@ const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *e
 /*
  * Unwinding samples with a user stack snapshot (--call-graph dwarf, or a
  * deferred sample's fallback) into the callchain the kernel would have
- * recorded.  The vDSO's image comes from perf's build-id cache, when the
- * header @in names one ("[vdso]").  NULL: out of memory.
+ * recorded.  The vDSO's image comes from perf's build-id cache
+ * @buildid_dir (ds_vdso__cache_path; NULL: none), when the header @in
+ * names one ("[vdso]").  NULL: out of memory.
  */
 struct ds_user_unwind *ds_user_unwind__new(struct ds_machine *m, struct ds_symbols *syms,
-					   const struct ds_header_info *in);
+					   const struct ds_header_info *in, const char *buildid_dir);
 void ds_user_unwind__delete(struct ds_user_unwind *uu);
 /*
  * The chain of @ev if it has a snapshot and the kernel did not record its

@@ -59,8 +59,8 @@ struct ds_session_opts {
 	 * (events behind samples waiting for their deferred record), unless
 	 * stitch.max_held_bytes says otherwise.  Past it the oldest is
 	 * delivered (out of order, or without its user stack) and one warning
-	 * at the end counts what was affected.  0: $DSTACK_MEMORY_BUDGET
-	 * (bytes, or with a K, M or G suffix) if set, else 64 MiB.
+	 * at the end counts what was affected.  0: 64 MiB.  (The dstack
+	 * command takes it from $DSTACK_MEMORY_BUDGET.)
 	 */
 	size_t memory_budget;
 };

@@ -83,13 +83,14 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 /*
  * The vDSO is in no file.  ds_vdso__keep() copies this process's image
  * (the one every 64-bit task of the kernel maps) to perf's build-id cache
- * ($PERF_BUILDID_DIR, else ~/.debug: [vdso]/BUILD-ID/vdso) unless it is
- * there, and gives its build-id; ds_vdso__cache_path() names that file.
- * 0 or -errno.  An unwinder given the image (ds_unwinder__set_vdso, a DSO
+ * @buildid_dir ([vdso]/BUILD-ID/vdso in it) unless it is there, and gives
+ * its build-id; ds_vdso__cache_path() names that file.  @buildid_dir is
+ * what the program found ($PERF_BUILDID_DIR, else ~/.debug, as perf): the
+ * library reads no environment; NULL: none (-ENOENT).  0 or -errno.  An unwinder given the image (ds_unwinder__set_vdso, a DSO
  * of it) walks through [vdso] maps; without it the walk ends "no-vdso".
  */
-int ds_vdso__keep(uint8_t *bid, size_t *bid_len);
-int ds_vdso__cache_path(const uint8_t *bid, size_t bid_len, char *buf, size_t size);
+int ds_vdso__keep(const char *buildid_dir, uint8_t *bid, size_t *bid_len);
+int ds_vdso__cache_path(const char *buildid_dir, const uint8_t *bid, size_t bid_len, char *buf, size_t size);
 void ds_unwinder__set_vdso(struct ds_unwinder *u, struct ds_dso *vdso);
 
 /* "outermost", "no-info", ... and "cfi", "sframe", "fp". */

@@ -529,7 +529,7 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 		if (d && p->listed)
 			p->listed[p->nr_listed++] = d;
 	}
-	p->uu = ds_user_unwind__new(p->machine, p->syms, hi);
+	p->uu = ds_user_unwind__new(p->machine, p->syms, hi, p->o.buildid_dir);
 	p->tt = (struct trace_text){ .session = p->session, .machine = p->machine };
 	if (!p->uu) {
 		say_error(opts, path, -ENOMEM, "out of memory");
@@ -592,7 +592,7 @@ static int progress_fn(void *ctx, const struct ds_event *ev)
 static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 {
 	const struct ds_header_info *hi = ds_reader__info(ds_session__reader(p->session));
-	struct ds_session_opts sopts = { .no_stitch = p->o.no_stitch };
+	struct ds_session_opts sopts = { .no_stitch = p->o.no_stitch, .memory_budget = p->o.memory_budget };
 	int ret;
 
 	p->data_offset = hi->pipe ? 0 : hi->data_offset;

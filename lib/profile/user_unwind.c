@@ -23,7 +23,8 @@ struct ds_user_unwind {
  * The vDSO image the header names by build-id ("[vdso]"), if perf's
  * build-id cache holds it (dstack record and perf record keep it there).
  */
-static void find_vdso(struct ds_user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in)
+static void find_vdso(struct ds_user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in,
+		      const char *buildid_dir)
 {
 	char path[4096];
 
@@ -31,7 +32,7 @@ static void find_vdso(struct ds_user_unwind *uu, struct ds_symbols *syms, const 
 		const struct ds_build_id_entry *b = &in->build_ids[i];
 
 		if (b->filename && !strcmp(b->filename, "[vdso]") &&
-		    !ds_vdso__cache_path(b->data, b->size, path, sizeof(path)) && !access(path, R_OK)) {
+		    !ds_vdso__cache_path(buildid_dir, b->data, b->size, path, sizeof(path)) && !access(path, R_OK)) {
 			uu->vdso = ds_symbols__dso(syms, path, b->data, b->size);
 			return;
 		}
@@ -39,14 +40,14 @@ static void find_vdso(struct ds_user_unwind *uu, struct ds_symbols *syms, const 
 }
 
 struct ds_user_unwind *ds_user_unwind__new(struct ds_machine *m, struct ds_symbols *syms,
-					   const struct ds_header_info *in)
+					   const struct ds_header_info *in, const char *buildid_dir)
 {
 	struct ds_user_unwind *uu = calloc(1, sizeof(*uu));
 
 	if (!uu)
 		return NULL;
 	uu->machine = m;
-	find_vdso(uu, syms, in);
+	find_vdso(uu, syms, in, buildid_dir);
 	return uu;
 }
 

@@ -494,30 +494,6 @@ static int run_pipelined(struct ds_session *s, int *ret)
 
 #define DEFAULT_MEMORY_BUDGET ((size_t)64 << 20)
 
-/* $DSTACK_MEMORY_BUDGET: bytes, or with a K, M or G suffix; else the default. */
-static size_t default_budget(void)
-{
-	const char *v = getenv("DSTACK_MEMORY_BUDGET");
-	char *end;
-	unsigned long long n;
-
-	if (!v || !*v)
-		return DEFAULT_MEMORY_BUDGET;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	switch (*end) {
-	case 'G': case 'g': n <<= 10; /* fall through */
-	case 'M': case 'm': n <<= 10; /* fall through */
-	case 'K': case 'k': n <<= 10; end++; break;
-	default: break;
-	}
-	if (errno || *end || n < 4096 || n > (1ULL << 40)) {
-		ds_warn("DSTACK_MEMORY_BUDGET=%s is not a size from 4K to 1T: using %zu MiB\n", v,
-			DEFAULT_MEMORY_BUDGET >> 20);
-		return DEFAULT_MEMORY_BUDGET;
-	}
-	return (size_t)n;
-}
 
 /* One warning at the end for what the memory bound changed. */
 static void warn_budget(const struct ds_session *s, size_t budget)
@@ -548,7 +524,7 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 	s->sideband_ctx = opts->sideband_ctx;
 	s->peek = opts->peek;
 	s->peek_ctx = opts->peek_ctx;
-	size_t budget = opts->memory_budget ? opts->memory_budget : default_budget();
+	size_t budget = opts->memory_budget ? opts->memory_budget : DEFAULT_MEMORY_BUDGET;
 	struct ds_stitcher_opts sto = opts->stitch;
 
 	ds_ordered__init(&s->ordered, deliver_ordered, s);

@@ -22,21 +22,20 @@ extern char **environ;
 /* what the client gets past its own timeout before it is killed: its start, the cache write */
 #define KILL_MARGIN_NS 5000000000ULL
 
-const char *ds_debuginfod__cache_dir(void)
+const char *ds_debuginfod__cache_dir(const char *cache_path, const char *xdg_cache_home, const char *home,
+				     char *buf, size_t size)
 {
-	static char buf[4096];
-	const char *v = getenv("DEBUGINFOD_CACHE_PATH"), *base;
 	int n;
 
-	if (v && *v)
-		return v;
-	if ((base = getenv("XDG_CACHE_HOME")) && *base == '/')
-		n = snprintf(buf, sizeof(buf), "%s/debuginfod_client", base);
-	else if ((base = getenv("HOME")) && *base == '/')
-		n = snprintf(buf, sizeof(buf), "%s/.cache/debuginfod_client", base);
+	if (cache_path && *cache_path)
+		return cache_path;
+	if (xdg_cache_home && *xdg_cache_home == '/')
+		n = snprintf(buf, size, "%s/debuginfod_client", xdg_cache_home);
+	else if (home && *home == '/')
+		n = snprintf(buf, size, "%s/.cache/debuginfod_client", home);
 	else
 		return NULL;
-	return n > 0 && (size_t)n < sizeof(buf) ? buf : NULL;
+	return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
 static void hex(char *out, const uint8_t *b, size_t n)
@@ -167,11 +166,9 @@ static void free_env(char **env)
 	free(env);
 }
 
-/* debuginfod-find's path, found on $PATH before any fork (the child may only exec). */
-static int find_client(char *buf, size_t n)
+/* debuginfod-find's path, found on @path (as $PATH) before any fork (the child may only exec). */
+static int find_client(const char *path, char *buf, size_t n)
 {
-	const char *path = getenv("PATH");
-
 	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
 		const char *colon = strchr(p, ':');
 		size_t len = colon ? (size_t)(colon - p) : strlen(p);
@@ -267,14 +264,14 @@ static void finish(struct job *j, struct ds_debuginfod_req *r, int status, bool 
 
 int ds_debuginfod__fetch(const struct ds_debuginfod_opts *o, struct ds_debuginfod_req *reqs, size_t n)
 {
-	const char *cache = o->cache_dir ? o->cache_dir : ds_debuginfod__cache_dir();
+	const char *cache = o->cache_dir;
 	unsigned timeout_s = o->timeout_s ? o->timeout_s : DEFAULT_TIMEOUT_S, jobs = o->jobs ? o->jobs : DEFAULT_JOBS;
 	struct job *job = calloc(jobs, sizeof(*job));
 	char **env = cache && o->urls ? client_env(o, cache, timeout_s) : NULL;
 	char (*ids)[2 * 64 + 1] = calloc(n ? n : 1, sizeof(*ids));
 	size_t next = 0, running = 0;
 	char client[4096];
-	int ret = 0, no_client = find_client(client, sizeof(client));
+	int ret = 0, no_client = find_client(o->path, client, sizeof(client));
 
 	if (!job || !env || !ids) {
 		free(job);

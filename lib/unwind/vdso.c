@@ -16,22 +16,18 @@
 #include <unistd.h>
 #include "dstack/unwind.h"
 
-int ds_vdso__cache_path(const uint8_t *bid, size_t bid_len, char *buf, size_t size)
+int ds_vdso__cache_path(const char *buildid_dir, const uint8_t *bid, size_t bid_len, char *buf, size_t size)
 {
-	const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
 	char hex[41];
 	int n;
 
 	if (!bid_len || bid_len > 20)
 		return -EINVAL;
+	if (!buildid_dir || !*buildid_dir)
+		return -ENOENT;
 	for (size_t i = 0; i < bid_len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-	if (dir && *dir)
-		n = snprintf(buf, size, "%s/[vdso]/%s/vdso", dir, hex);
-	else if (home && *home)
-		n = snprintf(buf, size, "%s/.debug/[vdso]/%s/vdso", home, hex);
-	else
-		return -ENOENT;
+	n = snprintf(buf, size, "%s/[vdso]/%s/vdso", buildid_dir, hex);
 	return n > 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
 }
 
@@ -89,7 +85,7 @@ static int mkdirs(char *path)
 	return 0;
 }
 
-int ds_vdso__keep(uint8_t *bid, size_t *bid_len)
+int ds_vdso__keep(const char *buildid_dir, uint8_t *bid, size_t *bid_len)
 {
 	const uint8_t *img = (const uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
 	char line[512], path[4096], tmp[4200];
@@ -110,7 +106,7 @@ int ds_vdso__keep(uint8_t *bid, size_t *bid_len)
 		return -ENOENT;
 	if ((err = image_build_id(img, end - start, bid, bid_len)))
 		return err;
-	if ((err = ds_vdso__cache_path(bid, *bid_len, path, sizeof(path))))
+	if ((err = ds_vdso__cache_path(buildid_dir, bid, *bid_len, path, sizeof(path))))
 		return err;
 	if (!access(path, R_OK))
 		return 0;   /* kept already (by perf, or an earlier run) */
