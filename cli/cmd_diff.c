@@ -72,6 +72,19 @@ enum weight { W_DEFAULT, W_PERIOD, W_SAMPLES };
 #define SORT_DSO 2
 #define SORT_SYM 4
 
+/* A chain (ds_profile_sample.chain_id) under a comm's node: the leaf its frames lead to. */
+struct memo {
+	uint64_t chain_id;
+	uint32_t root, leaf;
+};
+
+/* A frame with a symbol, by its interned pointers: the ids of its name and dso. */
+struct frame_names {
+	const char *sym, *dso;
+	uint8_t flags;               /* kernel * 2 + inlined */
+	uint32_t name, dso_id;
+};
+
 struct diff {
 	struct walk_opts wo;
 	enum mode mode;
@@ -85,8 +98,12 @@ struct diff {
 	struct ds_idmap edges;       /* (parent, name, dso, flags) -> index in nodes */
 	struct side side[2];
 	int cur;                     /* the side being read */
-	/* per recording: (comm text id, chain id) -> leaf, and frame pointers -> ids */
-	struct ds_hashmap memo, frame_ids;
+	/* per recording: the leaf of each (chain id, comm node), and the ids of each frame with a symbol */
+	struct ds_idmap memo_ids, frame_ids;
+	struct memo *memo;
+	size_t nr_memo, cap_memo;
+	struct frame_names *frames;
+	size_t nr_frames, cap_frames;
 	int err;
 };
 
@@ -135,19 +152,29 @@ static void add_weight(struct diff *d, uint32_t leaf, double w)
 
 /* --- recordings ---------------------------------------------------------- */
 
-/* The ids of a frame's name and dso, kept by the frame's interned pointers. */
+static bool frame_names_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct frame_names *a = &((const struct diff *)ctx)->frames[id], *b = key;
+
+	return a->sym == b->sym && a->dso == b->dso && a->flags == b->flags;
+}
+
+/* The ids of a frame's name and dso, kept by the frame's interned pointers (those with a symbol). */
 static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name, uint32_t *dso)
 {
-	uint64_t k = ds_hash_pair(ds_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), f->kernel * 2 + f->inlined);
-	uint64_t *v = ds_hashmap__find(&d->frame_ids, k);
+	struct frame_names key = { .sym = f->sym, .dso = f->dso, .flags = (uint8_t)(f->kernel * 2 + f->inlined) };
+	uint64_t k = ds_hash_pair(ds_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), key.flags);
 	char buf[512];
 	const char *base, *n = f->sym;
 
-	/* interned names: a pointer pair names one frame; a hash collision only costs a miss */
-	if (v && f->sym) {
-		*name = (uint32_t)(*v >> 32);
-		*dso = (uint32_t)*v;
-		return 0;
+	if (f->sym) {
+		uint32_t id = ds_idmap__find(&d->frame_ids, k, frame_names_eq, d, &key);
+
+		if (id != DS_IDMAP_NONE) {
+			*name = d->frames[id].name;
+			*dso = d->frames[id].dso_id;
+			return 0;
+		}
 	}
 	if (!n) {
 		if (!f->dso || !strcmp(f->dso, "[unknown]")) {
@@ -162,8 +189,45 @@ static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name
 	*dso = xdata_str(&d->strs, f->dso ? f->dso : "[unknown]");
 	if (*name == NONE || *dso == NONE)
 		return -ENOMEM;
-	if (f->sym && ds_hashmap__set(&d->frame_ids, k, (uint64_t)*name << 32 | *dso) < 0)
+	if (f->sym) {
+		struct frame_names *fn = ds_grow(d->frames, &d->cap_frames, d->nr_frames + 1, sizeof(*fn), 1024);
+
+		if (!fn || d->nr_frames >= DS_IDMAP_NONE - 1)
+			return -ENOMEM;
+		d->frames = fn;
+		if (ds_idmap__add(&d->frame_ids, k, (uint32_t)d->nr_frames) < 0)
+			return -ENOMEM;
+		key.name = *name;
+		key.dso_id = *dso;
+		d->frames[d->nr_frames++] = key;
+	}
+	return 0;
+}
+
+static bool memo_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct memo *a = &((const struct diff *)ctx)->memo[id], *b = key;
+
+	return a->chain_id == b->chain_id && a->root == b->root;
+}
+
+/* The leaf memoised for @key's chain under its comm's node, NONE if there is none. */
+static uint32_t memo_find(const struct diff *d, const struct memo *key)
+{
+	return ds_idmap__find(&d->memo_ids, ds_hash_pair(key->chain_id, key->root), memo_eq, d, key);
+}
+
+/* Memoise @key (not found by memo_find just before); 0 or -ENOMEM. */
+static int memo_add(struct diff *d, const struct memo *key)
+{
+	struct memo *m = ds_grow(d->memo, &d->cap_memo, d->nr_memo + 1, sizeof(*m), 1024);
+
+	if (!m || d->nr_memo >= DS_IDMAP_NONE - 1)
 		return -ENOMEM;
+	d->memo = m;
+	if (ds_idmap__add(&d->memo_ids, ds_hash_pair(key->chain_id, key->root), (uint32_t)d->nr_memo) < 0)
+		return -ENOMEM;
+	d->memo[d->nr_memo++] = *key;
 	return 0;
 }
 
@@ -174,7 +238,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	bool by_period = d->weight == W_PERIOD || (d->weight == W_DEFAULT && d->mode == M_REPORT);
 	double w = by_period ? (double)s->period : 1.0;
 	uint32_t n, name, dso;
-	uint64_t mk = 0, *mv;
+	struct memo mk = { .chain_id = s->chain_id };
 
 	if (!d->event) {
 		uint32_t id = xdata_str(&d->strs, ev);
@@ -191,15 +255,15 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	name = xdata_str(&d->strs, s->comm ? s->comm : ":-1");
 	if (name == NONE || (n = child(d, 0, name, 0, F_COMM)) == NONE)
 		return -ENOMEM;
+	mk.root = n;
 	if (s->chain_id) {
-		mk = ds_hash_pair(s->chain_id, n);
-		if ((mv = ds_hashmap__find(&d->memo, mk)) && (uint32_t)(*mv >> 32) == n) {
-			add_weight(d, (uint32_t)*mv, w);
+		uint32_t id = memo_find(d, &mk);
+
+		if (id != DS_IDMAP_NONE) {
+			add_weight(d, d->memo[id].leaf, w);
 			return 0;
 		}
 	}
-	uint32_t root = n;
-
 	for (size_t i = s->nr_frames; i-- > 0;) {
 		const struct ds_cc_frame *f = &s->frames[i];
 
@@ -228,11 +292,23 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		}
 		break;
 	}
-	/* a memo slot taken by another (comm, chain) is overwritten: only a miss later */
-	if (s->chain_id && ds_hashmap__set(&d->memo, mk, (uint64_t)root << 32 | n) < 0)
+	mk.leaf = n;
+	if (s->chain_id && memo_add(d, &mk) < 0)
 		return -ENOMEM;
 	add_weight(d, n, w);
 	return 0;
+}
+
+/* Forget the memo and frames: the chain ids and frame pointers die with their recording. */
+static void forget_recording(struct diff *d)
+{
+	ds_idmap__exit(&d->memo_ids);
+	ds_idmap__exit(&d->frame_ids);
+	free(d->memo);
+	free(d->frames);
+	d->memo = NULL;
+	d->frames = NULL;
+	d->nr_memo = d->cap_memo = d->nr_frames = d->cap_frames = 0;
 }
 
 static int read_recording(struct diff *d, const char *path)
@@ -243,12 +319,9 @@ static int read_recording(struct diff *d, const char *path)
 	wo.common.input = path;
 	/* stacks as `dstack folded` names them (perf script's comms) where they are compared with it */
 	wo.script_comms = d->mode != M_REPORT;
-	ds_hashmap__exit(&d->memo);
-	ds_hashmap__exit(&d->frame_ids);
+	forget_recording(d);
 	ret = walk_samples("diff", &wo, on_sample, d);
-	/* the frame pointers die with the recording */
-	ds_hashmap__exit(&d->memo);
-	ds_hashmap__exit(&d->frame_ids);
+	forget_recording(d);
 	return ret;
 }
 
@@ -932,8 +1005,7 @@ static void diff_free(struct diff *d)
 	xdata_free(&d->strs);
 	free(d->nodes);
 	ds_idmap__exit(&d->edges);
-	ds_hashmap__exit(&d->memo);
-	ds_hashmap__exit(&d->frame_ids);
+	forget_recording(d);
 	free(d);
 }
 

@@ -35,7 +35,9 @@
 #include "dstack/tracepoint.h"
 #include "dstack/writer.h"
 #include "dstack/unwind.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
 #include <strings.h>
 #include "util/outbuf.h"
 
@@ -319,11 +321,47 @@ static void pipe_watch_stop(struct pipe_watch *pw)
 
 struct sink_ctx {
 	struct ds_writer *w;
-	struct ds_hashmap build_ids;  /* hash of filename -> 1 */
+	struct ds_idmap build_id_names; /* file name -> index in names: its build id is in the header */
+	char **names;                   /* our copies */
+	size_t nr_names, cap_names;
 	int err;
 };
 
-/* MMAP2 with a build id (attr.build_id): remember it for the header */
+static bool name_eq(const void *ctx, uint32_t id, const void *name)
+{
+	return !strcmp(((const struct sink_ctx *)ctx)->names[id], name);
+}
+
+/* Is @name new (now kept)?  False when it was seen before, or on ENOMEM (its build id then goes unwritten). */
+static bool build_id_name_new(struct sink_ctx *c, const char *name)
+{
+	char **n = ds_grow(c->names, &c->cap_names, c->nr_names + 1, sizeof(*n), 64);
+	uint64_t k = ds_hash64(ds_hash_str(name));
+
+	if (!n || c->nr_names >= DS_IDMAP_NONE - 1)
+		return false;
+	c->names = n;
+	if (ds_idmap__find(&c->build_id_names, k, name_eq, c, name) != DS_IDMAP_NONE)
+		return false;
+	if (!(n[c->nr_names] = strdup(name)))
+		return false;
+	if (ds_idmap__add(&c->build_id_names, k, (uint32_t)c->nr_names) < 0) {
+		free(n[c->nr_names]);
+		return false;
+	}
+	c->nr_names++;
+	return true;
+}
+
+static void sink_ctx_exit(struct sink_ctx *c)
+{
+	for (size_t i = 0; i < c->nr_names; i++)
+		free(c->names[i]);
+	free(c->names);
+	ds_idmap__exit(&c->build_id_names);
+}
+
+/* MMAP2 with a build id (attr.build_id): remember it for the header, once a file name */
 static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
 {
 	struct ds_event_header h;
@@ -337,9 +375,7 @@ static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
 	uint8_t bid_size = rec[40];
 	if (bid_size == 0 || bid_size > 20)
 		return;
-	bool found;
-	uint64_t *v = ds_hashmap__upsert(&c->build_ids, ds_hash_str(name), 1, &found);
-	if (!v || found)
+	if (!build_id_name_new(c, name))
 		return;
 	/* perf files build ids under the machine's pid: -1 for the host */
 	ds_writer__add_build_id(c->w, -1, h.misc & DS_MISC_CPUMODE_MASK, rec + 44, bid_size, name);
@@ -573,7 +609,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!pipe && !st->exec_failed && exit_code != EXIT_OUTPUT)   /* no success line after a failed write */
 		print_summary(a.output, st);
-	ds_hashmap__exit(&c.build_ids);
+	sink_ctx_exit(&c);
 	ds_recorder__free(r);
 	return exit_code;
 }

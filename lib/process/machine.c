@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "util/grow.h"
 #include "process/machine_int.h"
 
 struct ds_machine *ds_machine__new(struct ds_symbols *syms)
@@ -32,34 +33,41 @@ void ds_machine__delete(struct ds_machine *m)
 		return;
 	for (size_t i = 0; ds_hashmap__next(&m->threads, &i, &k, &v);)
 		thread__delete((struct ds_thread *)(uintptr_t)v);
-	for (size_t i = 0; ds_hashmap__next(&m->strings, &i, &k, &v);)
-		free((char *)(uintptr_t)v);
+	for (size_t i = 0; i < m->nr_strings; i++)
+		free(m->strings[i]);
+	free(m->strings);
+	ds_idmap__exit(&m->string_ids);
 	ds_hashmap__exit(&m->threads);
-	ds_hashmap__exit(&m->strings);
 	ds_hashmap__exit(&m->map_names);
 	maps__exit(&m->kmaps);
 	callchain_cache__delete(m->callchains);
 	free(m);
 }
 
+static bool string_eq(const void *ctx, uint32_t id, const void *s)
+{
+	return !strcmp(((const struct ds_machine *)ctx)->strings[id], s);
+}
+
 const char *ds_machine__intern(struct ds_machine *m, const char *s)
 {
-	/* probe successive keys on a (rare) hash collision */
-	for (uint64_t k = ds_hash_str(s);; k++) {
-		uint64_t *v = ds_hashmap__find(&m->strings, k);
+	char **n = ds_grow(m->strings, &m->cap_strings, m->nr_strings + 1, sizeof(*n), 256);
+	uint64_t k = ds_hash64(ds_hash_str(s));
+	uint32_t id;
 
-		if (!v) {
-			char *d = strdup(s);
-
-			if (!d || ds_hashmap__set(&m->strings, k, (uint64_t)(uintptr_t)d)) {
-				free(d);
-				return "";
-			}
-			return d;
-		}
-		if (!strcmp((const char *)(uintptr_t)*v, s))
-			return (const char *)(uintptr_t)*v;
+	if (!n || m->nr_strings >= DS_IDMAP_NONE - 1)
+		return "";
+	m->strings = n;
+	id = ds_idmap__find(&m->string_ids, k, string_eq, m, s);
+	if (id != DS_IDMAP_NONE)
+		return n[id];
+	if (!(n[m->nr_strings] = strdup(s)))
+		return "";
+	if (ds_idmap__add(&m->string_ids, k, (uint32_t)m->nr_strings) < 0) {
+		free(n[m->nr_strings]);
+		return "";
 	}
+	return n[m->nr_strings++];
 }
 
 unsigned ds_machine__map_name_seq(const struct ds_machine *m, const char *name)

@@ -12,6 +12,7 @@
 
 #include "dstack/machine.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
 
 /*
  * The maps of a process, in one array sorted by address and shared by its
@@ -47,7 +48,9 @@ struct ds_machine {
 	struct ds_symbols *syms;
 	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
 	struct ds_thread *last_thread; /* the one found last: samples come in runs of one thread */
-	struct ds_hashmap strings;     /* hash -> char * (interned) */
+	struct ds_idmap string_ids;    /* string -> index in strings */
+	char **strings;                /* interned: our copies, one per string */
+	size_t nr_strings, cap_strings;
 	struct ds_hashmap map_names;   /* interned user map name -> its order of first mmap (1, 2, ...) */
 	struct ds_maps kmaps;          /* kernel and module maps */
 	struct callchain_cache *callchains; /* ds_machine__callchain's buffer and caches */

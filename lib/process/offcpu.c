@@ -116,12 +116,11 @@ int ds_offcpu__switch(struct ds_offcpu *oc, const struct ds_offcpu_switch *sw, s
 	if (h->pending)
 		oc->unmatched++;
 	if (sw->nr_ips > h->cap_ips) {
-		uint64_t *n = realloc(h->ips, sw->nr_ips * sizeof(*n));
+		uint64_t *n = ds_grow(h->ips, &h->cap_ips, sw->nr_ips, sizeof(*n), 64);
 
 		if (!n)
 			return -ENOMEM;
 		h->ips = n;
-		h->cap_ips = sw->nr_ips;
 	}
 	if (sw->nr_ips)
 		memcpy(h->ips, sw->ips, sw->nr_ips * sizeof(*h->ips));

@@ -7,8 +7,8 @@
  * a shape compares) under a dense id, each shape as the array of its
  * frames' ids (4 bytes a frame).
  *
- * Both tables are u64 hash maps keyed by a hash of the content, probed on
- * to the next key when two contents collide.
+ * Both are found by content through an id map (util/idmap.h): two frames
+ * or shapes with one hash cost a comparison, never a wrong id.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +28,10 @@ struct shape {
 };
 
 struct shape_table {
-	struct ds_hashmap frame_map;   /* frame hash (probed on) -> index in frames */
+	struct ds_idmap frame_ids;     /* frame -> index in frames */
 	struct shape_frame *frames;
 	size_t nr_frames, cap_frames;
-	struct ds_hashmap shape_map;   /* hash of the frame ids (probed on) -> index in shapes */
+	struct ds_idmap shape_ids;     /* frame ids -> index in shapes */
 	struct shape *shapes;
 	size_t nr_shapes, cap_shapes;
 	uint32_t *ids;                 /* each shape's frames, as ids in frames */
@@ -47,8 +47,8 @@ void shape_table__delete(struct shape_table *st)
 {
 	if (!st)
 		return;
-	ds_hashmap__exit(&st->frame_map);
-	ds_hashmap__exit(&st->shape_map);
+	ds_idmap__exit(&st->frame_ids);
+	ds_idmap__exit(&st->shape_ids);
 	free(st->frames);
 	free(st->shapes);
 	free(st->ids);
@@ -85,28 +85,26 @@ static uint64_t frame_hash(const struct shape_frame *sf)
 			    ds_hash_pair((uintptr_t)sf->elf_sym ^ sf->flags, sf->ip ^ sf->addr * 0x9e3779b97f4a7c15ULL));
 }
 
+static bool frame_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return frame_same(&((const struct shape_table *)ctx)->frames[id], key);
+}
+
 uint32_t shape_table__frame_id(struct shape_table *st, const struct ds_cc_frame *f)
 {
-	struct shape_frame sf = shape_frame_of(f), *n;
-	uint64_t k = frame_hash(&sf), *v;
+	struct shape_frame sf = shape_frame_of(f);
+	struct shape_frame *n = ds_grow(st->frames, &st->cap_frames, st->nr_frames + 1, sizeof(*n), 1024);
+	uint32_t id;
+	bool added;
 
-	for (;; k = ds_hash64(k + 1)) {   /* collisions: the next key */
-		v = ds_hashmap__find(&st->frame_map, k);
-		if (!v)
-			break;
-		if (frame_same(&st->frames[*v], &sf))
-			return (uint32_t)*v;
-	}
-	if (st->nr_frames >= UINT32_MAX - 1)
-		return UINT32_MAX;
-	n = ds_grow(st->frames, &st->cap_frames, st->nr_frames + 1, sizeof(*n), 1024);
-	if (!n)
+	if (!n || st->nr_frames >= UINT32_MAX - 1)
 		return UINT32_MAX;
 	st->frames = n;
-	if (ds_hashmap__set(&st->frame_map, k, st->nr_frames) < 0)
-		return UINT32_MAX;
-	st->frames[st->nr_frames] = sf;
-	return (uint32_t)st->nr_frames++;
+	id = ds_idmap__find_or_add(&st->frame_ids, frame_hash(&sf), frame_eq, st, &sf, (uint32_t)st->nr_frames,
+				   &added);
+	if (added)
+		st->frames[st->nr_frames++] = sf;
+	return id;
 }
 
 /* ---- shapes ------------------------------------------------------------ */
@@ -122,8 +120,22 @@ static uint64_t ids_hash(const uint32_t *ids, size_t n)
 	return ds_hash64(k);
 }
 
-/* A new shape of @n frame ids under key @k; its index + 1, 0 when it cannot be kept. */
-static uint64_t shape_table__append(struct shape_table *st, uint64_t k, const uint32_t *ids, size_t n)
+struct shape_key {
+	const uint32_t *ids;
+	size_t n;
+};
+
+static bool shape_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct shape_table *st = ctx;
+	const struct shape *sh = &st->shapes[id];
+	const struct shape_key *k = key;
+
+	return sh->nr == k->n && (!k->n || !memcmp(st->ids + sh->off, k->ids, k->n * sizeof(*k->ids)));
+}
+
+/* A new shape of @n frame ids, hashed @hash; its index + 1, 0 when it cannot be kept. */
+static uint64_t shape_table__append(struct shape_table *st, uint64_t hash, const uint32_t *ids, size_t n)
 {
 	struct shape *ns;
 	uint32_t *ni;
@@ -138,9 +150,10 @@ static uint64_t shape_table__append(struct shape_table *st, uint64_t k, const ui
 	if (!ni)
 		return 0;
 	st->ids = ni;
-	if (ds_hashmap__set(&st->shape_map, k, st->nr_shapes) < 0)
+	if (ds_idmap__add(&st->shape_ids, hash, (uint32_t)st->nr_shapes) < 0)
 		return 0;
-	memcpy(st->ids + st->nr_ids, ids, n * sizeof(*ids));
+	if (n)
+		memcpy(st->ids + st->nr_ids, ids, n * sizeof(*ids));
 	st->shapes[st->nr_shapes] = (struct shape){ .off = (uint32_t)st->nr_ids, .nr = (uint32_t)n };
 	st->nr_ids += n;
 	return ++st->nr_shapes;
@@ -148,19 +161,13 @@ static uint64_t shape_table__append(struct shape_table *st, uint64_t k, const ui
 
 uint64_t shape_table__add(struct shape_table *st, const uint32_t *ids, size_t n)
 {
-	uint64_t k;
+	struct shape_key key = { .ids = ids, .n = n };
+	uint64_t hash = ids_hash(ids, n);
+	uint32_t id = ds_idmap__find(&st->shape_ids, hash, shape_eq, st, &key);
 
-	for (k = ids_hash(ids, n);; k = ds_hash64(k + 1)) {   /* collisions: the next key */
-		uint64_t *v = ds_hashmap__find(&st->shape_map, k);
-		const struct shape *sh;
-
-		if (!v)
-			break;
-		sh = &st->shapes[*v];
-		if (sh->nr == n && !memcmp(st->ids + sh->off, ids, n * sizeof(*ids)))
-			return *v + 1;
-	}
-	return shape_table__append(st, k, ids, n);
+	if (id != DS_IDMAP_NONE)
+		return (uint64_t)id + 1;
+	return shape_table__append(st, hash, ids, n);
 }
 
 const uint32_t *shape_table__frames(const struct shape_table *st, uint64_t shape, size_t *nr)

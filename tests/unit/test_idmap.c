@@ -6,7 +6,10 @@
  * match for unequal keys) must not change an answer; key 0 and id 0 are
  * ordinary; many keys survive growth; ids come back as given (offsets,
  * index + 1); the trie tells apart equal keys under different parents and
- * the parent DS_TRIE_NONE; exit leaves both empty and usable.
+ * the parent DS_TRIE_NONE; exit leaves both empty and usable.  The sites
+ * moved onto the id map: the machine's interned strings (two names whose
+ * hash bits collide stay two strings) and the shape table's frames and
+ * shapes (enough of them that hash bits collide).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "util/hashmap.h"
 #include "util/idmap.h"
 #include "util/trie.h"
+#include "process/machine_int.h"
 
 static int passed, failed;
 
@@ -190,6 +194,96 @@ static void trie(void)
 	ds_trie__exit(&t);
 }
 
+/* ds_machine__intern: one copy per string, two strings with one slot hash two copies */
+static void machine_intern(void)
+{
+	/* found by search: the low 32 bits of their ds_hash64(ds_hash_str()) are equal */
+	const char *a = "lib45140.so", *b = "lib106742.so";
+	struct ds_machine *m = ds_machine__new(NULL);
+	const char *ia, *ib, **kept;
+	char buf[32];
+	bool ok = true;
+
+	CHECK(m, "a machine");
+	if (!m)
+		return;
+	CHECK((uint32_t)ds_hash64(ds_hash_str(a)) == (uint32_t)ds_hash64(ds_hash_str(b)),
+	      "%s and %s collide in the id map's hash bits (else this test tests less)", a, b);
+	ia = ds_machine__intern(m, a);
+	ib = ds_machine__intern(m, b);
+	CHECK(ia != a && ia != ib && !strcmp(ia, a) && !strcmp(ib, b), "colliding names: two copies, each its own");
+	strcpy(buf, b);
+	CHECK(ds_machine__intern(m, buf) == ib && ds_machine__intern(m, a) == ia, "each found again by content");
+	kept = malloc(MANY * sizeof(*kept));
+	CHECK(kept, "room for the names");
+	if (!kept) {
+		ds_machine__delete(m);
+		return;
+	}
+	for (unsigned i = 0; i < MANY; i++) {
+		snprintf(buf, sizeof(buf), "/usr/lib/x%u.so", i);
+		kept[i] = ds_machine__intern(m, buf);
+		if (strcmp(kept[i], buf))
+			ok = false;
+	}
+	for (unsigned i = 0; i < MANY; i++) {
+		snprintf(buf, sizeof(buf), "/usr/lib/x%u.so", i);
+		if (ds_machine__intern(m, buf) != kept[i])
+			ok = false;
+	}
+	CHECK(ok && ds_machine__intern(m, b) == ib, "%d names through growth, each found again as the same copy", MANY);
+	free(kept);
+	ds_machine__delete(m);
+}
+
+/* shape_table: frames and shapes numbered by content, found again as the same ids */
+static void shapes(void)
+{
+	struct shape_table *st = shape_table__new();
+	struct ds_cc_frame f = { .dso = "[unknown]" };
+	bool ok = true;
+	uint32_t ids[2];
+	size_t nr;
+
+	CHECK(st, "a shape table");
+	if (!st)
+		return;
+	/* frames with no symbol: told apart by their addresses */
+	for (uint32_t i = 0; i < MANY; i++) {
+		f.ip = 0x400000 + i;
+		if (shape_table__frame_id(st, &f) != i)
+			ok = false;
+	}
+	for (uint32_t i = 0; i < MANY; i++) {
+		f.ip = 0x400000 + i;
+		if (shape_table__frame_id(st, &f) != i)
+			ok = false;
+	}
+	f.ip = 0x400000;
+	f.kernel = true;
+	CHECK(ok && shape_table__frame_id(st, &f) == MANY, "%d frames, each its id again; the flags tell apart", MANY);
+	ok = true;
+	for (uint32_t i = 0; i < MANY; i++) {
+		ids[0] = i;
+		ids[1] = i + 1;
+		if (shape_table__add(st, ids, 2) != (uint64_t)i + 1)
+			ok = false;
+	}
+	for (uint32_t i = 0; i < MANY && ok; i++) {
+		const uint32_t *got;
+
+		ids[0] = i;
+		ids[1] = i + 1;
+		got = shape_table__frames(st, (uint64_t)i + 1, &nr);
+		if (shape_table__add(st, ids, 2) != (uint64_t)i + 1 || nr != 2 || got[0] != i || got[1] != i + 1)
+			ok = false;
+	}
+	CHECK(ok, "%d shapes, each found again with its frames", MANY);
+	CHECK(shape_table__add(st, ids, 1) == MANY + 1 && shape_table__add(st, NULL, 0) == MANY + 2 &&
+	      shape_table__add(st, NULL, 0) == MANY + 2, "a prefix is another shape, the empty one too");
+	shape_table__delete(st);
+}
+
 int main(void)
 {
 	collisions(1);
@@ -199,6 +293,8 @@ int main(void)
 	any_ids();
 	strings();
 	trie();
+	machine_intern();
+	shapes();
 	printf("test_idmap: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
