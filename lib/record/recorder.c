@@ -859,7 +859,17 @@ int ds_recorder__synthesize(struct ds_recorder *r, ds_record_sink sink, void *ct
 
 /* ---- draining ---- */
 
-static uint64_t cookie_key(uint32_t tid, uint64_t cookie) { return ds_hash_pair(tid, cookie); }
+/*
+ * The map's key for a deferred cookie: the cookie itself, exact (a hash of
+ * tid and cookie would merge two on a collision).  The kernel makes each
+ * cookie of a CPU number and that CPU's count of kernel entries, so no two
+ * tasks share one; @tid is not needed to tell them apart.
+ */
+static uint64_t cookie_key(uint32_t tid, uint64_t cookie)
+{
+	(void)tid;
+	return cookie;
+}
 
 /* Counts samples, cookies seen and records received, to end the grace period early. */
 static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
