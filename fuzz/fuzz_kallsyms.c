@@ -5,9 +5,7 @@
  * written as the kallsyms file (scanned through a buffer; searched in
  * place when it is sorted, else indexed; names read when hit) and looked
  * up at addresses taken from the input and at fixed probes; then as a perf
- * map of pid 4242.  Last, the input's bytes as the samples of a cache
- * file that names the kallsyms file (a header that matches it, as a
- * damaged or forged cache would), over a sorted kallsyms of its own.
+ * map of pid 4242.
  */
 #include <fcntl.h>
 #include "fuzz_common.h"
@@ -20,60 +18,6 @@ static bool write_file(const char *path, const uint8_t *data, size_t size)
 	if (fd >= 0)
 		close(fd);
 	return ok;
-}
-
-/* The cache file's header, as lib/symbols/kallsyms.c writes it. */
-struct kcache_head {
-	char magic[8];
-	uint64_t dev, ino, size, mtime_ns, ctime_ns;
-	uint64_t tail, nr_samples;
-};
-
-/* A sorted kallsyms and a cache file for it whose samples are the input. */
-static void fuzz_cache(const uint8_t *data, size_t size)
-{
-	static char text[64 * 300];
-	char ks[128], dir[128], idx[256];
-	struct kcache_head h = { .magic = "dstackK1" };
-	struct stat st;
-	size_t len = 0;
-	int fd;
-
-	snprintf(ks, sizeof(ks), "%s/kallsyms.sorted", fz_dir);
-	snprintf(dir, sizeof(dir), "%s/cache", fz_dir);
-	for (int i = 0; i < 300; i++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len, "%016llx %c s%d\n",
-					0xffffffff81000000ULL + (unsigned long long)i * 64, i % 7 ? 'T' : 'r', i);
-	if (!write_file(ks, (const uint8_t *)text, len) || stat(ks, &st))
-		return;
-	mkdir(dir, 0700);
-	snprintf(idx, sizeof(idx), "%s/kallsyms-%llx-%llx.idx", dir, (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino);
-	h.dev = st.st_dev;
-	h.ino = st.st_ino;
-	h.size = (uint64_t)st.st_size;
-	h.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-	h.ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec;
-	h.nr_samples = size / 16;
-	h.tail = size >= 8 ? len - (data[0] % 64) : len;
-	fd = open(idx, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return;
-	bool ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
-		  (!h.nr_samples || write(fd, data, h.nr_samples * 16) == (ssize_t)(h.nr_samples * 16));
-	close(fd);
-	if (!ok)
-		return;
-
-	struct ds_symbols_opts so = { .kallsyms = ks, .cache_dir = dir };
-	struct ds_symbols *syms = ds_symbols__new(&so);
-	struct ds_frame f;
-
-	if (!syms)
-		return;
-	for (uint64_t a = 0xffffffff81000000ULL - 64; a < 0xffffffff81000000ULL + 300 * 64 + 8192; a += 40)
-		(void)ds_symbols__kernel(syms, a, &f);
-	ds_symbols__delete(syms);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -120,6 +64,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o = (size_t)(nl - data) + 1;
 	}
 	ds_symbols__delete(syms);
-	fuzz_cache(data, size);
 	return 0;
 }

@@ -31,9 +31,9 @@ struct ds_symbols_opts {
 	bool no_inline;           /* do not expand inlined frames from DWARF */
 	bool no_demangle;         /* keep C++ names mangled */
 	/*
-	 * A directory for what is worth keeping across runs (created if
-	 * missing), or NULL for nothing: the check of a kallsyms file
-	 * (sorted, so searched in place), keyed by the file's identity.
+	 * Ignored: nothing is kept across runs any more (the kallsyms
+	 * check's cache was removed, docs/performance.md); kept so that
+	 * callers that set it still build.
 	 */
 	const char *cache_dir;
 	/*

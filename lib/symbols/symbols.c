@@ -110,7 +110,6 @@ struct ds_dso {
 struct ds_symbols {
 	char *symfs;
 	char *kallsyms;
-	char *cache_dir;
 	char *debuginfod_cache;
 	bool no_inline, no_demangle;
 	struct ds_intern in;
@@ -190,7 +189,6 @@ struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
 		/* an empty symfs is the same as none */
 		s->symfs = opts->symfs && *opts->symfs ? dup_or_null(opts->symfs, &fail) : NULL;
 		s->kallsyms = dup_or_null(opts->kallsyms, &fail);
-		s->cache_dir = dup_or_null(opts->cache_dir, &fail);
 		s->debuginfod_cache = dup_or_null(opts->debuginfod_cache, &fail);
 		s->no_inline = opts->no_inline;
 		s->no_demangle = opts->no_demangle;
@@ -239,7 +237,6 @@ int ds_symbols__preload_kernel(struct ds_symbols *s)
 
 	if (s->kernel_tried)
 		return 0;
-	ds_kallsyms__init_tables();   /* shared with JIT map loads on this thread */
 	pthread_mutex_lock(&s->pf_lock);
 	if (!s->kernel_queued) {
 		s->kernel_queued = true;
@@ -273,7 +270,7 @@ static void kernel_ready(struct ds_symbols *s)
 			pthread_cond_wait(&s->pf_cond, &s->pf_lock);
 	pthread_mutex_unlock(&s->pf_lock);
 	if (!queued)
-		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s), s->cache_dir);
+		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
 	s->kernel_tried = true;
 	if (!s->kernel_ok) {
 		struct stat st;
@@ -312,7 +309,6 @@ void ds_symbols__delete(struct ds_symbols *s)
 	ds_intern__exit(&s->in);
 	free(s->symfs);
 	free(s->kallsyms);
-	free(s->cache_dir);
 	free(s->debuginfod_cache);
 	pthread_mutex_destroy(&s->pf_lock);
 	pthread_cond_destroy(&s->pf_cond);
@@ -396,16 +392,12 @@ static void *helper_thread(void *arg)
 			break;
 		if (s->kernel_queued && !s->kernel_done) {   /* first: the first sample waits for them */
 			pthread_mutex_unlock(&s->pf_lock);
-			bool ok = ds_kallsyms__load_unkept(&s->kernel, kallsyms_path(s), s->cache_dir);
+			bool ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
 
 			pthread_mutex_lock(&s->pf_lock);
 			s->kernel_ok = ok;
 			s->kernel_done = true;
 			pthread_cond_broadcast(&s->pf_cond);
-			/* the first kernel lookup is waiting: the check is kept after */
-			pthread_mutex_unlock(&s->pf_lock);
-			ds_kallsyms__keep_check(&s->kernel);
-			pthread_mutex_lock(&s->pf_lock);
 			continue;
 		}
 		load_next_queued(s);

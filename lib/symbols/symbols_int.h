@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals shared by the symbols_*.c files: a string interner, sorted
+ * Internals shared by the files of lib/symbols/: a string interner, sorted
  * symbol tables, and the per-format loaders (ELF, DWARF inlines, kallsyms,
  * perf-PID.map).  Nothing here is part of the public API.
  */
@@ -189,16 +189,12 @@ const struct ds_elf_image *ds_dso__image(struct ds_dso *d);
 
 struct ds_inline_frame {
 	const char *name;          /* interned, NULL if the DIE has no name */
-	uint64_t die;              /* the function's DIE offset: it names the instance */
-	uint64_t low;              /* the first address of its first range */
-	bool unlinked;             /* a language that mangles names, but no linkage name */
 };
 
 /* What lookups in one Dwarf keep: names demangled once, each CU's scopes by address. */
 struct ds_dwarf_cache {
 	struct ds_hashmap names;   /* DWARF string address -> interned name */
 	struct ds_hashmap cus;     /* CU DIE offset -> its scopes (symbols/dwarf.c) */
-	struct ds_hashmap a2l;     /* unlinked function DIE -> what addr2line names it now (symbols.c) */
 };
 
 void ds_dwarf_cache__init(struct ds_dwarf_cache *c);
@@ -213,72 +209,47 @@ void ds_dwarf_cache__exit(struct ds_dwarf_cache *c);
 size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
 			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max);
 
-/* ---- kallsyms and perf maps ------------------------------------------ */
+/* ---- kallsyms (symbols/kallsyms.c) and perf maps (symbols/perfmap.c) -- */
 
-/* A text file read whole; symbol names point into it. */
+/* A JIT map (/tmp/perf-PID.map) read whole: its symbols and their names. */
 struct ds_textsyms {
 	struct ds_strblock *names;    /* the kept names, copied once */
 	struct ds_symtab tab;
 };
 
 /*
- * Kernel symbols (kallsyms), indexed without copying: one pass records each
- * kept symbol's address and where its name lies in the text (mapped when
- * the file is regular, then unmapped and names read with pread; read into
- * memory otherwise, e.g. /proc/kallsyms); names are copied when first hit.
- * Same symbols and ends as the ds_textsyms path: in a same-address group
- * the last one listed wins (perf's end fix-up gives only it a size).
+ * Kernel symbols (kallsyms), searched without copying the text: a sorted
+ * text (a real one) in place, from samples of its lines; any other through
+ * the full index of its kept symbols (address, where the name lies).  A
+ * regular file is scanned through a buffer, then mapped; anything else
+ * (/proc/kallsyms) is read into memory.  Names are copied when first hit.
+ * The same symbols and ends either way: in a same-address group the last
+ * one listed wins (perf's end fix-up gives only it a size).
  */
 struct ds_kallsyms {
-	char *text;
+	char *text;                /* the whole text: mapped (a regular file) or malloc'd */
 	size_t len;
-	bool mapped;               /* text is an mmap of the file (else malloc'd; NULL once indexed from a file) */
-	int fd;                    /* the file, when fd_open: names are pread from it */
+	bool mapped;
+	int fd;                    /* a regular file's, when fd_open: scanned again for the full index */
 	bool fd_open;
-	struct ds_ksym { uint64_t start; uint64_t name_off; } *v;   /* sorted by (start, name_off) */
-	size_t nr;
-	bool v_reserved;           /* v is an mmap of v_bytes (else malloc'd) */
-	size_t v_bytes;
-	struct ds_hashmap names;   /* name offset -> the name, copied on first use */
-	bool in_place;             /* sorted text searched as it is (text mapped; v unused) */
+	bool in_place;             /* sorted: searched through samples (else v) */
 	struct ds_ksample { uint64_t key; uint64_t off; } *samples;   /* every 32nd ordered line */
 	size_t nr_samples;
 	size_t tail;               /* just past the last ordered (non-module) line */
-	/* symbols found in place, chained per sample block (the block of the
-	 * address looked up): a block's lookups end at one of its <= 33 lines,
-	 * so a chain stays short, and a hit reads no text */
-	struct ds_khit { uint64_t start, end; const char *name; uint32_t next; } *hits;
-	size_t nr_hits, cap_hits;
-	uint32_t *hit_head;        /* per sample block: 1 + its newest hit, 0 for none */
-	char *cache_path;          /* where the samples are kept across runs, or NULL */
-	struct ds_hashmap chunks;  /* chunk index -> 16 KiB of the file read for lookups */
-	bool from_cache;           /* the samples came from there */
-	void *keep;                /* a check still to keep there (ds_kallsyms__keep_check), or NULL */
+	struct ds_ksym { uint64_t start; uint64_t name_off; } *v;   /* the full index, sorted by (start, name_off) */
+	size_t nr;
+	struct ds_hashmap names;   /* name offset -> the name, copied on first use */
 	struct ds_strblock *blocks;   /* the names copied */
 };
 
-/* Build the parser's lookup tables (thread-safe; the loads call it too). */
-void ds_kallsyms__init_tables(void);
-/*
- * Load @path; with @cache_dir (may be NULL), a sorted regular file's
- * check is kept there for later runs and taken from there when the file
- * is unchanged.  False if the file cannot be read (or no memory).
- */
-bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path, const char *cache_dir);
-/*
- * The same, but the check to keep in @cache_dir is only copied aside for
- * ds_kallsyms__keep_check(), which writes it: a thread that others wait
- * for tells them the symbols are ready first (the write need not be part
- * of their wait).  keep_check only reads what load_unkept set aside,
- * so it may run while other threads look symbols up.
- */
-bool ds_kallsyms__load_unkept(struct ds_kallsyms *ks, const char *path, const char *cache_dir);
-void ds_kallsyms__keep_check(struct ds_kallsyms *ks);
+/* Load @path; false if it cannot be read (or no memory). */
+bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path);
 /* The symbol containing @addr: its name and start; false if none. */
 bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
 void ds_kallsyms__exit(struct ds_kallsyms *ks);
-bool ds_perfmap__load(struct ds_textsyms *ks, const char *path);
-void ds_textsyms__exit(struct ds_textsyms *ks);
+/* Load the JIT map @path; false if it cannot be read (or no memory). */
+bool ds_perfmap__load(struct ds_textsyms *ts, const char *path);
+void ds_textsyms__exit(struct ds_textsyms *ts);
 
 /* Read a whole file, NUL-terminated; NULL on failure (errno set). */
 char *ds_read_file(const char *path, size_t *len);
