@@ -21,13 +21,6 @@ mkdir -p "$B"
 [ -x "$DSTACK" ] || { echo "bench: no $DSTACK (run make)" >&2; exit 2; }
 [ -f "$W/kallsyms" ] || tests/unpack-corpus.sh "$ROOT/$W" >/dev/null
 have_perf7() { kvm_ready; }
-# dstack keeps the check of a kallsyms file across runs (the user's
-# ~/.cache/dstack): here in a cache of the bench's own, started empty.  The
-# untimed comparison run fills it, so the timed runs are warm, as every run
-# after a user's first; the rows marked "no kallsyms cache" time the first
-# run's work (the check of the 8.5 MB file every time).
-export DSTACK_CACHE_DIR=$B/cache
-rm -rf "$DSTACK_CACHE_DIR"
 
 # time_cmd CMD...: N runs; prints "median min maxrss_kib" (bench/timeit.c:
 # fork to wait4, nothing of the harness's own in the times)
@@ -79,12 +72,9 @@ bench_script() {
 		skip "$label" "$name" "outputs differ ($B/$name.*.script)"; return
 	fi
 	settle "$B/$name.dstack.script" "$B/$name.perf.script"
-	local t cold=()
-	[ "$name" = kernel.fp ] && cold=(:: "$NF" DSTACK_CACHE_DIR= "$DSTACK" script "${opts[@]}")
-	t=$(time_mixed "$NF" "$DSTACK" script "${opts[@]}" :: "$N" "$PERF7" script "${opts[@]}" "${cold[@]}")
+	local t
+	t=$(time_mixed "$NF" "$DSTACK" script "${opts[@]}" :: "$N" "$PERF7" script "${opts[@]}")
 	row "$label" "$name" "$(line 1 "$t")" "$(line 2 "$t")" "outputs equal"
-	[ "$name" = kernel.fp ] &&
-		row "  the same, no kallsyms cache" "$name" "$(line 3 "$t")" "$(line 2 "$t")" "(perf: the row above's runs)"
 }
 
 bench_report() {
@@ -103,10 +93,8 @@ bench_report() {
 	fi
 	settle
 	local t
-	t=$(time_mixed "$NF" "$DSTACK" report "${opts[@]}" :: "$N" "$PERF7" report "${opts[@]}" \
-		:: "$NF" DSTACK_CACHE_DIR= "$DSTACK" report "${opts[@]}")
+	t=$(time_mixed "$NF" "$DSTACK" report "${opts[@]}" :: "$N" "$PERF7" report "${opts[@]}")
 	row "report --stdio --no-children" "$name" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
-	row "  the same, no kallsyms cache" "$name" "$(line 3 "$t")" "$(line 2 "$t")" "(perf: the row above's runs)"
 }
 
 # folded vs perf script | awk collapse (the floor is perf script alone).

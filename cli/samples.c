@@ -355,28 +355,6 @@ bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample 
 }
 
 /*
- * Where dstack keeps what is worth keeping across runs (the check of a
- * kallsyms file): $DSTACK_CACHE_DIR (empty: nowhere), else
- * $XDG_CACHE_HOME/dstack, else $HOME/.cache/dstack; NULL for nowhere.
- */
-static const char *cache_dir(void)
-{
-	static char buf[4096];
-	const char *v = getenv("DSTACK_CACHE_DIR"), *base;
-	int n;
-
-	if (v)
-		return *v ? v : NULL;
-	if ((base = getenv("XDG_CACHE_HOME")) && *base == '/')
-		n = snprintf(buf, sizeof(buf), "%s/dstack", base);
-	else if ((base = getenv("HOME")) && *base == '/')
-		n = snprintf(buf, sizeof(buf), "%s/.cache/dstack", base);
-	else
-		return NULL;
-	return n > 0 && (size_t)n < sizeof(buf) ? buf : NULL;
-}
-
-/*
  * --debuginfod: the debug files of the binaries the header lists as
  * sampled (perf's build-id table holds the binaries with samples) that
  * lack symbols or DWARF here, fetched into libdebuginfod's cache before
@@ -469,7 +447,7 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 	bool filtering = sample_filter_active(&o->filter);
 	struct ds_profile_opts po = {
 		.symbols = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms, .no_inline = o->no_inline,
-			     .no_demangle = o->no_demangle, .cache_dir = cache_dir(),
+			     .no_demangle = o->no_demangle,
 			     .debuginfod_cache = cli_debuginfod ? cli_debuginfod_cache() : NULL },
 		.max_stack = o->max_stack,
 		.no_frames = !o->max_stack,

@@ -101,9 +101,8 @@ struct walk {
 };
 
 /*
- * Open @o's recording for @cmd: its symbols (the kallsyms check cached
- * under $DSTACK_CACHE_DIR, $XDG_CACHE_HOME/dstack or ~/.cache/dstack),
- * the debug files --debuginfod fetches, the filters prepared.  EXIT_OK,
+ * Open @o's recording for @cmd: its symbols, the debug files --debuginfod
+ * fetches, the filters prepared.  EXIT_OK,
  * or the exit status after printing "dstack CMD: why".
  */
 int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o);

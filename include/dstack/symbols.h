@@ -31,12 +31,6 @@ struct ds_symbols_opts {
 	bool no_inline;           /* do not expand inlined frames from DWARF */
 	bool no_demangle;         /* keep C++ names mangled */
 	/*
-	 * Ignored: nothing is kept across runs any more (the kallsyms
-	 * check's cache was removed, docs/performance.md); kept so that
-	 * callers that set it still build.
-	 */
-	const char *cache_dir;
-	/*
 	 * libdebuginfod's cache (include/dstack/debuginfod.h), or NULL: a
 	 * binary with no installed debug file takes CACHE/BUILD-ID/debuginfo
 	 * from there (fetched before by ds_debuginfod__fetch).

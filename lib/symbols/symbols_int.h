@@ -189,12 +189,16 @@ const struct ds_elf_image *ds_dso__image(struct ds_dso *d);
 
 struct ds_inline_frame {
 	const char *name;          /* interned, NULL if the DIE has no name */
+	uint64_t die;              /* the function's DIE offset: it names the instance */
+	uint64_t low;              /* the first address of its first range */
+	bool unlinked;             /* a language that mangles names, but no linkage name */
 };
 
 /* What lookups in one Dwarf keep: names demangled once, each CU's scopes by address. */
 struct ds_dwarf_cache {
 	struct ds_hashmap names;   /* DWARF string address -> interned name */
 	struct ds_hashmap cus;     /* CU DIE offset -> its scopes (symbols/dwarf.c) */
+	struct ds_hashmap a2l;     /* unlinked function DIE -> what addr2line names it now (symbols.c) */
 };
 
 void ds_dwarf_cache__init(struct ds_dwarf_cache *c);
