@@ -109,7 +109,7 @@ struct diff {
 
 static uint64_t node_key(uint32_t parent, uint32_t name, uint32_t dso, uint8_t flags)
 {
-	return ds_hash_pair(ds_hash_pair(parent, name), (uint64_t)dso << 8 | flags);
+	return dsi_hash_pair(dsi_hash_pair(parent, name), (uint64_t)dso << 8 | flags);
 }
 
 static bool node_eq(const void *ctx, uint32_t id, const void *key)
@@ -124,7 +124,7 @@ static uint32_t child(struct diff *d, uint32_t parent, uint32_t name, uint32_t d
 {
 	struct dnode key = { .name = name, .dso = dso, .parent = parent, .flags = flags, .first_child = NONE,
 			     .next = NONE };
-	struct dnode *nn = ds_grow(d->nodes, &d->cap, d->nr + 1, sizeof(*nn), 1024);
+	struct dnode *nn = dsi_grow(d->nodes, &d->cap, d->nr + 1, sizeof(*nn), 1024);
 	uint32_t id;
 	bool added;
 
@@ -163,7 +163,7 @@ static bool frame_names_eq(const void *ctx, uint32_t id, const void *key)
 static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name, uint32_t *dso)
 {
 	struct frame_names key = { .sym = f->sym, .dso = f->dso, .flags = (uint8_t)(f->kernel * 2 + f->inlined) };
-	uint64_t k = ds_hash_pair(ds_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), key.flags);
+	uint64_t k = dsi_hash_pair(dsi_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), key.flags);
 	char buf[512];
 	const char *base, *n = f->sym;
 
@@ -190,7 +190,7 @@ static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name
 	if (*name == NONE || *dso == NONE)
 		return -ENOMEM;
 	if (f->sym) {
-		struct frame_names *fn = ds_grow(d->frames, &d->cap_frames, d->nr_frames + 1, sizeof(*fn), 1024);
+		struct frame_names *fn = dsi_grow(d->frames, &d->cap_frames, d->nr_frames + 1, sizeof(*fn), 1024);
 
 		if (!fn || d->nr_frames >= DS_IDMAP_NONE - 1)
 			return -ENOMEM;
@@ -214,18 +214,18 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 /* The leaf memoised for @key's chain under its comm's node, NONE if there is none. */
 static uint32_t memo_find(const struct diff *d, const struct memo *key)
 {
-	return ds_idmap__find(&d->memo_ids, ds_hash_pair(key->chain_id, key->root), memo_eq, d, key);
+	return ds_idmap__find(&d->memo_ids, dsi_hash_pair(key->chain_id, key->root), memo_eq, d, key);
 }
 
 /* Memoise @key (not found by memo_find just before); 0 or -ENOMEM. */
 static int memo_add(struct diff *d, const struct memo *key)
 {
-	struct memo *m = ds_grow(d->memo, &d->cap_memo, d->nr_memo + 1, sizeof(*m), 1024);
+	struct memo *m = dsi_grow(d->memo, &d->cap_memo, d->nr_memo + 1, sizeof(*m), 1024);
 
 	if (!m || d->nr_memo >= DS_IDMAP_NONE - 1)
 		return -ENOMEM;
 	d->memo = m;
-	if (ds_idmap__add(&d->memo_ids, ds_hash_pair(key->chain_id, key->root), (uint32_t)d->nr_memo) < 0)
+	if (ds_idmap__add(&d->memo_ids, dsi_hash_pair(key->chain_id, key->root), (uint32_t)d->nr_memo) < 0)
 		return -ENOMEM;
 	d->memo[d->nr_memo++] = *key;
 	return 0;
@@ -302,8 +302,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 /* Forget the memo and frames: the chain ids and frame pointers die with their recording. */
 static void forget_recording(struct diff *d)
 {
-	ds_idmap__exit(&d->memo_ids);
-	ds_idmap__exit(&d->frame_ids);
+	dsi_idmap__exit(&d->memo_ids);
+	dsi_idmap__exit(&d->frame_ids);
 	free(d->memo);
 	free(d->frames);
 	d->memo = NULL;
@@ -491,7 +491,7 @@ static struct dentry *entry(struct diff *d, struct dreport *r, uint32_t comm, co
 	uint32_t name = !(d->sort & SORT_SYM) ? NONE : self && f->self_name ? f->self_name : f->name;
 	uint8_t flags = d->sort & SORT_SYM ? f->flags & F_KERNEL : 0;
 
-	struct dentry key, *ne = ds_grow(r->e, &r->cap, r->nr + 1, sizeof(*ne), 256);
+	struct dentry key, *ne = dsi_grow(r->e, &r->cap, r->nr + 1, sizeof(*ne), 256);
 	uint32_t id;
 	bool added;
 
@@ -500,7 +500,7 @@ static struct dentry *entry(struct diff *d, struct dreport *r, uint32_t comm, co
 	if (!ne || r->nr >= NONE - 1)
 		return NULL;
 	r->e = ne;
-	id = ds_idmap__find_or_add(&r->ids, ds_hash_pair(ds_hash_pair(comm, dso), (uint64_t)name << 8 | flags),
+	id = ds_idmap__find_or_add(&r->ids, dsi_hash_pair(dsi_hash_pair(comm, dso), (uint64_t)name << 8 | flags),
 				   dentry_eq, r, &key, (uint32_t)r->nr, &added);
 	if (id == NONE)
 		return NULL;
@@ -674,7 +674,7 @@ static int print_report(struct diff *d, int fd)
 out:
 	outbuf_delete(o);
 	free(r.e);
-	ds_idmap__exit(&r.ids);
+	dsi_idmap__exit(&r.ids);
 	return err;
 }
 
@@ -726,7 +726,7 @@ static char *path_text(const struct diff *d, uint32_t n)
 		folded_text(d, &d->nodes[path[depth]], frame, sizeof(frame));
 		size_t l = strlen(frame);
 
-		if (!(t = ds_grow(s, &cap, len + l + 2, 1, 256))) {
+		if (!(t = dsi_grow(s, &cap, len + l + 2, 1, 256))) {
 			free(s);
 			return NULL;
 		}
@@ -1004,7 +1004,7 @@ static void diff_free(struct diff *d)
 {
 	xdata_free(&d->strs);
 	free(d->nodes);
-	ds_idmap__exit(&d->edges);
+	dsi_idmap__exit(&d->edges);
 	forget_recording(d);
 	free(d);
 }

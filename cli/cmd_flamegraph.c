@@ -47,7 +47,7 @@ struct flame {
 /* The node of @func under @parent, made if new; NONE on ENOMEM. */
 static uint32_t child(struct flame *fl, uint32_t parent, uint32_t func)
 {
-	struct node *n = ds_grow(fl->nodes, &fl->cap, fl->nr + 1, sizeof(*n), 1024);
+	struct node *n = dsi_grow(fl->nodes, &fl->cap, fl->nr + 1, sizeof(*n), 1024);
 	uint32_t id;
 	bool added;
 
@@ -66,7 +66,7 @@ static int build_tree(struct flame *fl)
 {
 	const struct xdata *x = fl->x;
 
-	fl->nodes = ds_grow(NULL, &fl->cap, 1, sizeof(*fl->nodes), 1024);
+	fl->nodes = dsi_grow(NULL, &fl->cap, 1, sizeof(*fl->nodes), 1024);
 	if (!fl->nodes)
 		return ENOMEM;
 	fl->nodes[0] = (struct node){ NONE, NONE, NONE, NONE, 0, 0, 0, 0 };
@@ -443,7 +443,7 @@ int cmd_flamegraph(int argc, char **argv)
 	int fin = export_finish("flamegraph", fd, output, err);
 
 	free(fl.nodes);
-	ds_trie__exit(&fl.edges);
+	dsi_trie__exit(&fl.edges);
 	xdata_free(&x);
 	return ret != EXIT_OK ? ret : fin;
 }

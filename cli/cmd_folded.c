@@ -70,7 +70,7 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 
 static uint64_t memo_hash(uint32_t root, uint64_t chain_id)
 {
-	return ds_hash_pair(chain_id, root);
+	return dsi_hash_pair(chain_id, root);
 }
 
 /* The remembered leaf for @root and @chain_id, else NONE. */
@@ -85,7 +85,7 @@ static uint32_t memo_leaf(struct folded *fo, uint32_t root, uint64_t chain_id)
 /* Remember @leaf (memo_leaf found none); failing to (ENOMEM) only costs the next lookup. */
 static void memo_keep(struct folded *fo, uint32_t root, uint64_t chain_id, uint32_t leaf)
 {
-	struct leaf_memo *n = ds_grow(fo->memo, &fo->cap_memo, fo->nr_memo + 1, sizeof(*n), 1024);
+	struct leaf_memo *n = dsi_grow(fo->memo, &fo->cap_memo, fo->nr_memo + 1, sizeof(*n), 1024);
 
 	if (!n || fo->nr_memo >= NONE - 1)
 		return;
@@ -107,8 +107,8 @@ static bool text_eq(const void *ctx, uint32_t id, const void *text)
  */
 static const char *intern_text(struct folded *fo, const char *s)
 {
-	char **n = ds_grow(fo->texts, &fo->cap_texts, fo->nr_texts + 1, sizeof(*n), 256);
-	uint64_t k = ds_hash64(ds_hash_str(s));
+	char **n = dsi_grow(fo->texts, &fo->cap_texts, fo->nr_texts + 1, sizeof(*n), 256);
+	uint64_t k = dsi_hash64(dsi_hash_str(s));
 	uint32_t id;
 
 	if (!n || fo->nr_texts >= NONE - 1)
@@ -135,7 +135,7 @@ static bool name_eq(const void *ctx, uint32_t id, const void *key)
 
 static uint64_t name_hash(const struct frame_name *n)
 {
-	return ds_hash_pair(ds_hash_pair((uintptr_t)n->sym, (uintptr_t)n->dso), n->kind);
+	return dsi_hash_pair(dsi_hash_pair((uintptr_t)n->sym, (uintptr_t)n->dso), n->kind);
 }
 
 /* The text remembered for @key (its identity), NULL if none. */
@@ -149,7 +149,7 @@ static const char *name_find(const struct folded *fo, const struct frame_name *k
 /* Remember @text for @key (name_find found none): @text, NULL on ENOMEM. */
 static const char *name_keep(struct folded *fo, const struct frame_name *key, const char *text)
 {
-	struct frame_name *n = ds_grow(fo->names, &fo->cap_names, fo->nr_names + 1, sizeof(*n), 256);
+	struct frame_name *n = dsi_grow(fo->names, &fo->cap_names, fo->nr_names + 1, sizeof(*n), 256);
 
 	if (!n || !text || fo->nr_names >= NONE - 1)
 		return NULL;
@@ -241,7 +241,7 @@ static const char *comm_text(struct folded *fo, const char *comm)
 /* The node of @text under @parent (NONE: a root), made if new; NONE on ENOMEM. */
 static uint32_t node_for(struct folded *fo, uint32_t parent, const char *text)
 {
-	struct fnode *n = ds_grow(fo->nodes, &fo->cap, fo->nr + 1, sizeof(*n), 4096);
+	struct fnode *n = dsi_grow(fo->nodes, &fo->cap, fo->nr + 1, sizeof(*n), 4096);
 	uint32_t id;
 	bool added;
 
@@ -430,11 +430,11 @@ int cmd_folded(int argc, char **argv)
 	for (size_t i = 0; i < fo->nr_texts; i++)
 		free(fo->texts[i]);
 	free(fo->texts);
-	ds_idmap__exit(&fo->text_ids);
+	dsi_idmap__exit(&fo->text_ids);
 	free(fo->names);
-	ds_idmap__exit(&fo->name_ids);
-	ds_trie__exit(&fo->edges);
-	ds_idmap__exit(&fo->leaves);
+	dsi_idmap__exit(&fo->name_ids);
+	dsi_trie__exit(&fo->edges);
+	dsi_idmap__exit(&fo->leaves);
 	free(fo->memo);
 	free(fo->nodes);
 	free(fo);

@@ -45,7 +45,7 @@ static void pb_put(struct pb *p, const void *d, size_t n)
 {
 	if (p->err || !n)
 		return;
-	uint8_t *nb = n <= SIZE_MAX - p->len ? ds_grow(p->b, &p->cap, p->len + n, 1, 4096) : NULL;
+	uint8_t *nb = n <= SIZE_MAX - p->len ? dsi_grow(p->b, &p->cap, p->len + n, 1, 4096) : NULL;
 
 	if (!nb) {
 		p->err = ENOMEM;
@@ -117,11 +117,11 @@ struct pprof {
 
 static uint64_t chain_hash(const struct xent *e, size_t n)
 {
-	uint64_t h = ds_hash_pair(e[0].ip, e[n - 1].map);
+	uint64_t h = dsi_hash_pair(e[0].ip, e[n - 1].map);
 
 	for (size_t i = 0; i < n; i++)
-		h = ds_hash_pair(h, e[i].func);
-	return ds_hash64(h);
+		h = dsi_hash_pair(h, e[i].func);
+	return dsi_hash64(h);
 }
 
 /* A location looked up: its frames e[0 .. n) */
@@ -151,7 +151,7 @@ static bool same_chain(const void *ctx, uint32_t id, const void *key)
 static uint64_t location_id(struct pprof *pp, size_t off, size_t n)
 {
 	struct loc_key key = { pp->x->ents + off, n };
-	uint64_t *nk = ds_grow(pp->loc_key_off, &pp->cap_locs, pp->nr_locs + 1, sizeof(*nk), 1024);
+	uint64_t *nk = dsi_grow(pp->loc_key_off, &pp->cap_locs, pp->nr_locs + 1, sizeof(*nk), 1024);
 	uint32_t id;
 	bool added;
 
@@ -569,7 +569,7 @@ static void pprof_free(struct pprof *pp)
 	free(pp->map_of_dso);
 	free(pp->map_new_id);
 	free(pp->loc_ids);
-	ds_idmap__exit(&pp->locs);
+	dsi_idmap__exit(&pp->locs);
 }
 
 /* One profile (every event, or events[only]) written to @fd; 0 or an errno. */

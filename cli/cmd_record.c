@@ -335,8 +335,8 @@ static bool name_eq(const void *ctx, uint32_t id, const void *name)
 /* Is @name new (now kept)?  False when it was seen before, or on ENOMEM (its build id then goes unwritten). */
 static bool build_id_name_new(struct sink_ctx *c, const char *name)
 {
-	char **n = ds_grow(c->names, &c->cap_names, c->nr_names + 1, sizeof(*n), 64);
-	uint64_t k = ds_hash64(ds_hash_str(name));
+	char **n = dsi_grow(c->names, &c->cap_names, c->nr_names + 1, sizeof(*n), 64);
+	uint64_t k = dsi_hash64(dsi_hash_str(name));
 
 	if (!n || c->nr_names >= DS_IDMAP_NONE - 1)
 		return false;
@@ -358,7 +358,7 @@ static void sink_ctx_exit(struct sink_ctx *c)
 	for (size_t i = 0; i < c->nr_names; i++)
 		free(c->names[i]);
 	free(c->names);
-	ds_idmap__exit(&c->build_id_names);
+	dsi_idmap__exit(&c->build_id_names);
 }
 
 /* MMAP2 with a build id (attr.build_id): remember it for the header, once a file name */

@@ -143,18 +143,18 @@ static bool entry_eq(const struct report *r, const struct entry *a, const struct
 
 static uint64_t entry_hash(const struct report *r, const struct entry *e)
 {
-	uint64_t h = ds_hash64((uintptr_t)e->evsel);
+	uint64_t h = dsi_hash64((uintptr_t)e->evsel);
 
 	if (uses(r, SORT_COMM))
-		h = ds_hash_pair(h, (uintptr_t)e->comm);
+		h = dsi_hash_pair(h, (uintptr_t)e->comm);
 	if (uses(r, SORT_PID))
-		h = ds_hash_pair(h, (uint64_t)(uint32_t)e->pid);
+		h = dsi_hash_pair(h, (uint64_t)(uint32_t)e->pid);
 	if (uses(r, SORT_DSO))
-		h = ds_hash_pair(h, ds_hash_str(short_dso(e->dso)));
+		h = dsi_hash_pair(h, dsi_hash_str(short_dso(e->dso)));
 	if (uses(r, SORT_SYM))
-		h = ds_hash_pair(h, e->sym ? (uintptr_t)e->sym : e->addr);
+		h = dsi_hash_pair(h, e->sym ? (uintptr_t)e->sym : e->addr);
 	if (uses(r, SORT_SRCLINE))
-		h = ds_hash_pair(h, (uintptr_t)e->srcline);
+		h = dsi_hash_pair(h, (uintptr_t)e->srcline);
 	return h;
 }
 
@@ -173,7 +173,7 @@ static const char *keep(struct report *r, const char *s)
 /* Room for one more node: false on ENOMEM. */
 static bool node_room(struct report *r)
 {
-	struct node *n = ds_grow(r->nodes, &r->cap_nodes, r->nr_nodes + 1, sizeof(*n), 4096);
+	struct node *n = dsi_grow(r->nodes, &r->cap_nodes, r->nr_nodes + 1, sizeof(*n), 4096);
 
 	if (!n || r->nr_nodes >= NONE - 1)
 		return false;
@@ -223,7 +223,7 @@ static uint32_t dso_rank(const struct report *r, const struct ds_cc_frame *f)
 static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 {
 	struct nkey key = { .sym = f->cookie ? NULL : keep(r, f->sym), .dso = keep(r, f->dso), .inlined = f->inlined };
-	struct nkey *n = ds_grow(r->nkeys, &r->cap_nkeys, r->nr_nkeys + 1, sizeof(*n), 1024);
+	struct nkey *n = dsi_grow(r->nkeys, &r->cap_nkeys, r->nr_nkeys + 1, sizeof(*n), 1024);
 	uint64_t k;
 	uint32_t id;
 	bool added;
@@ -235,7 +235,7 @@ static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 	if (!n || r->nr_nkeys >= NONE - 1)
 		return NONE;
 	r->nkeys = n;
-	k = ds_hash64((uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
+	k = dsi_hash64((uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
 		      (key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL);
 	id = ds_idmap__find_or_add(&r->nkey_ids, k, nkey_eq, r, &key, (uint32_t)r->nr_nkeys, &added);
 	if (added)
@@ -253,7 +253,7 @@ static uint32_t frame_nkey(struct report *r, const struct ds_profile_sample *s, 
 	id = s->frame_ids[i];
 	if (id >= r->cap_fkeys) {
 		size_t old = r->cap_fkeys;
-		uint32_t *n = ds_grow(r->fkeys, &r->cap_fkeys, (size_t)id + 1, sizeof(*n), 1024);
+		uint32_t *n = dsi_grow(r->fkeys, &r->cap_fkeys, (size_t)id + 1, sizeof(*n), 1024);
 
 		if (!n)
 			return nkey_of(r, &s->frames[i]);
@@ -290,7 +290,7 @@ static bool entry_id_eq(const void *ctx, uint32_t id, const void *key)
 
 static struct entry *find_entry(struct report *r, const struct entry *key)
 {
-	struct entry *e = ds_grow(r->ents, &r->cap_ents, r->nr_ents + 1, sizeof(*e), 1024);
+	struct entry *e = dsi_grow(r->ents, &r->cap_ents, r->nr_ents + 1, sizeof(*e), 1024);
 	uint32_t id;
 	bool added;
 
@@ -334,7 +334,7 @@ static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_pr
 
 static uint32_t *path_room(struct report *r, size_t words)
 {
-	uint32_t *n = ds_grow(r->paths, &r->cap_paths, r->nr_paths + words, sizeof(*n), 4096);
+	uint32_t *n = dsi_grow(r->paths, &r->cap_paths, r->nr_paths + words, sizeof(*n), 4096);
 
 	if (!n)
 		return NULL;
@@ -382,7 +382,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 			size_t *at)
 {
 	long len = (from <= to ? to - from : from - to) + 1, step = from <= to ? 1 : -1;
-	uint64_t k = ds_hash_pair(s->shape_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
+	uint64_t k = dsi_hash_pair(s->shape_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
 	struct path_key key = { e->root, s->shape_id, from, to };
 	uint32_t *p, off;
 
@@ -529,7 +529,7 @@ static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 {
 	char buf[1024];
 
-	char **n = ds_grow(r->srclines, &r->cap_srclines, r->nr_srclines + 1, sizeof(*n), 256);
+	char **n = dsi_grow(r->srclines, &r->cap_srclines, r->nr_srclines + 1, sizeof(*n), 256);
 	uint64_t k;
 	uint32_t id;
 
@@ -537,7 +537,7 @@ static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 		return NULL;
 	r->srclines = n;
 	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
-	k = ds_hash64(ds_hash_str(buf));
+	k = dsi_hash64(dsi_hash_str(buf));
 	id = ds_idmap__find(&r->srcline_ids, k, srcline_eq, r, buf);
 	if (id != NONE)
 		return r->srclines[id];
@@ -594,7 +594,7 @@ static bool sample_ip_frame(const struct ds_profile_sample *s, struct ds_cc_fram
 static const char *inlined_name(struct report *r, const char *sym)
 {
 	bool found;
-	uint64_t *v = ds_hashmap__upsert(&r->inlined_names, (uintptr_t)sym, 0, &found);
+	uint64_t *v = dsi_hashmap__upsert(&r->inlined_names, (uintptr_t)sym, 0, &found);
 	char *n;
 
 	if (!v)
@@ -602,7 +602,7 @@ static const char *inlined_name(struct report *r, const char *sym)
 	if (found)
 		return (const char *)(uintptr_t)*v;
 	if (asprintf(&n, "%s (inlined)", sym) < 0) {
-		ds_hashmap__del(&r->inlined_names, (uintptr_t)sym, NULL);
+		dsi_hashmap__del(&r->inlined_names, (uintptr_t)sym, NULL);
 		return NULL;
 	}
 	*v = (uintptr_t)n;
@@ -671,7 +671,7 @@ static int32_t memo_pid(const struct report *r, const struct ds_profile_sample *
 
 static uint64_t memo_hash(const struct report *r, const struct ds_profile_sample *s)
 {
-	return ds_hash64(s->shape_id * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)s->evsel * 0xc2b2ae3d27d4eb4fULL ^
+	return dsi_hash64(s->shape_id * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)s->evsel * 0xc2b2ae3d27d4eb4fULL ^
 			 ((uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL);
 }
 
@@ -698,7 +698,7 @@ static struct memo *memo_find(struct report *r, const struct ds_profile_sample *
 
 static void memo_add(struct report *r, const struct ds_profile_sample *s, const struct entry *e, size_t path)
 {
-	struct memo *m = ds_grow(r->memo, &r->cap_memo, r->nr_memo + 1, sizeof(*m), 1024);
+	struct memo *m = dsi_grow(r->memo, &r->cap_memo, r->nr_memo + 1, sizeof(*m), 1024);
 	uint64_t k = memo_hash(r, s);
 
 	if (!m || r->nr_memo >= NONE - 1)
@@ -1583,18 +1583,18 @@ int cmd_report(int argc, char **argv)
 		report_at_end(r, w.profile, ret);
 		walk_finish(&w);
 	}
-	for (size_t i = 0; ds_hashmap__next(&r->inlined_names, &i, &k, &v);)
+	for (size_t i = 0; dsi_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
-	ds_hashmap__exit(&r->inlined_names);
+	dsi_hashmap__exit(&r->inlined_names);
 	for (size_t i = 0; i < r->nr_srclines; i++)
 		free(r->srclines[i]);
 	free(r->srclines);
-	ds_idmap__exit(&r->srcline_ids);
-	ds_idmap__exit(&r->ent_ids);
-	ds_trie__exit(&r->node_trie);
-	ds_idmap__exit(&r->nkey_ids);
-	ds_idmap__exit(&r->path_ids);
-	ds_idmap__exit(&r->memo_ids);
+	dsi_idmap__exit(&r->srcline_ids);
+	dsi_idmap__exit(&r->ent_ids);
+	dsi_trie__exit(&r->node_trie);
+	dsi_idmap__exit(&r->nkey_ids);
+	dsi_idmap__exit(&r->path_ids);
+	dsi_idmap__exit(&r->memo_ids);
 	free(r->memo);
 	free(r->paths);
 	free(r->ents);

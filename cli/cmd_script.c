@@ -100,7 +100,7 @@ struct script {
 /* The cached line for @slot, which has none yet; NULL on ENOMEM (then not cached). */
 static struct frame_line *line_alloc(struct script *sc, uint32_t *slot)
 {
-	struct frame_line *n = ds_grow(sc->lines, &sc->cap_lines, sc->nr_lines + 1, sizeof(*n), 256);
+	struct frame_line *n = dsi_grow(sc->lines, &sc->cap_lines, sc->nr_lines + 1, sizeof(*n), 256);
 
 	if (!n)
 		return NULL;
@@ -920,8 +920,8 @@ int cmd_script(int argc, char **argv)
 	sc.filter = w.filter;
 	sc.filtering = sample_filter_active(&sc.filter);
 	/* hashed into all over: populated now, not a fault per slot's page later */
-	sc.line_of = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
-	sc.chains = ds_calloc_populated(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
+	sc.line_of = dsi_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*sc.line_of));   /* NULL: no cache, same output */
+	sc.chains = dsi_calloc_populated(1u << CHAIN_TEXT_BITS, sizeof(*sc.chains));
 	sc.chain_arena = malloc(CHAIN_TEXT_ARENA);
 	sc.chain_epoch = 1;
 	if (!sc.chain_arena) {   /* no chain cache then: same output */

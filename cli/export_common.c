@@ -20,7 +20,7 @@
  */
 static int room(void **arr, size_t nr, size_t *cap, size_t size)
 {
-	void *n = nr < UINT32_MAX - 1 ? ds_grow(*arr, cap, nr + 1, size, 1024) : NULL;
+	void *n = nr < UINT32_MAX - 1 ? dsi_grow(*arr, cap, nr + 1, size, 1024) : NULL;
 
 	if (!n)
 		return -ENOMEM;
@@ -35,7 +35,7 @@ static bool str_eq(const void *ctx, uint32_t id, const void *s)
 
 uint32_t xdata_str(struct xdata *x, const char *s)
 {
-	uint64_t k = ds_hash64(ds_hash_str(s));
+	uint64_t k = dsi_hash64(dsi_hash_str(s));
 	uint32_t id;
 
 	if (room((void **)&x->strs, x->nr_strs, &x->cap_strs, sizeof(*x->strs)))
@@ -83,7 +83,7 @@ static uint32_t func_id(struct xdata *x, const struct ds_cc_frame *f)
 	if (key.name == UINT32_MAX || key.dso == UINT32_MAX ||
 	    room((void **)&x->funcs, x->nr_funcs, &x->cap_funcs, sizeof(*x->funcs)))
 		return UINT32_MAX;
-	id = ds_idmap__find_or_add(&x->func_ids, ds_hash_pair(ds_hash_pair(key.name, key.dso),
+	id = ds_idmap__find_or_add(&x->func_ids, dsi_hash_pair(dsi_hash_pair(key.name, key.dso),
 							      (uint64_t)f->kernel * 2 + f->inlined),
 				   func_eq, x, &key, (uint32_t)x->nr_funcs, &added);
 	if (added)
@@ -121,7 +121,7 @@ static uint32_t map_id(struct xdata *x, const struct ds_cc_frame *f)
 	if (!f->dso_obj || f->kernel)
 		return 0;
 	struct xmap key = { f->map_start, f->map_end, f->map_pgoff, xdata_str(x, f->dso), 0 };
-	uint64_t k = ds_hash_pair(ds_hash_pair(key.start, key.end), ds_hash_pair(key.pgoff, key.file));
+	uint64_t k = dsi_hash_pair(dsi_hash_pair(key.start, key.end), dsi_hash_pair(key.pgoff, key.file));
 	uint32_t id;
 
 	if (key.file == UINT32_MAX ||
@@ -143,7 +143,7 @@ static uint64_t ents_hash(const struct xent *e, size_t n)
 	uint64_t h = n;
 
 	for (size_t i = 0; i < n; i++)
-		h = ds_hash_pair(h ^ e[i].ip, (uint64_t)e[i].func << 32 | e[i].map);
+		h = dsi_hash_pair(h ^ e[i].ip, (uint64_t)e[i].func << 32 | e[i].map);
 	return h;
 }
 
@@ -178,7 +178,7 @@ static uint32_t intern_stack(struct xdata *x, size_t off)
 
 	if (room((void **)&x->stacks, x->nr_stacks, &x->cap_stacks, sizeof(*x->stacks)))
 		return UINT32_MAX;
-	id = ds_idmap__find_or_add(&x->stack_ids, ds_hash64(ents_hash(e, len)), stack_eq, x, &off,
+	id = ds_idmap__find_or_add(&x->stack_ids, dsi_hash64(ents_hash(e, len)), stack_eq, x, &off,
 				   (uint32_t)x->nr_stacks, &added);
 	if (added)
 		x->stacks[x->nr_stacks++] = (struct xstack){ off, len };
@@ -190,7 +190,7 @@ static uint32_t intern_stack(struct xdata *x, size_t off)
 /* The stack of @s's frames: by its chain id when the machine gave one. UINT32_MAX on ENOMEM. */
 static uint32_t stack_of(struct xdata *x, const struct ds_profile_sample *s)
 {
-	uint64_t *v = s->chain_id ? ds_hashmap__find(&x->chain_stacks, s->chain_id) : NULL;
+	uint64_t *v = s->chain_id ? dsi_hashmap__find(&x->chain_stacks, s->chain_id) : NULL;
 	size_t off = x->nr_ents;
 	uint32_t id;
 
@@ -218,20 +218,20 @@ static uint32_t stack_of(struct xdata *x, const struct ds_profile_sample *s)
 				x->funcs[fid].src = src;
 		}
 		if (fid == UINT32_MAX || map == UINT32_MAX || src == UINT32_MAX ||
-		    !(e = ds_grow(x->ents, &x->cap_ents, x->nr_ents + 1, sizeof(*e), 1024)))
+		    !(e = dsi_grow(x->ents, &x->cap_ents, x->nr_ents + 1, sizeof(*e), 1024)))
 			return UINT32_MAX;
 		x->ents = e;
 		x->ents[x->nr_ents++] = (struct xent){ f->ip, fid, map, src, line };
 	}
 	id = intern_stack(x, off);
-	if (id != UINT32_MAX && s->chain_id && ds_hashmap__set(&x->chain_stacks, s->chain_id, id) < 0)
+	if (id != UINT32_MAX && s->chain_id && dsi_hashmap__set(&x->chain_stacks, s->chain_id, id) < 0)
 		return UINT32_MAX;
 	return id;
 }
 
 static uint64_t sample_key(const struct xsample *xs)
 {
-	return ds_hash_pair(ds_hash_pair(xs->stack, (uint64_t)xs->comm << 32 | xs->evsel_name),
+	return dsi_hash_pair(dsi_hash_pair(xs->stack, (uint64_t)xs->comm << 32 | xs->evsel_name),
 			    ((uint64_t)(uint32_t)xs->pid << 32 | (uint32_t)xs->tid) ^ (uint64_t)(uint32_t)xs->cpu << 17);
 }
 
@@ -274,7 +274,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		}
 	}
 	/* (kept one by one, samples are not ids: only aggregated ones are) */
-	n = ds_grow(x->samples, &x->cap_samples, x->nr_samples + 1, sizeof(*n), 1024);
+	n = dsi_grow(x->samples, &x->cap_samples, x->nr_samples + 1, sizeof(*n), 1024);
 	if (!n || (x->aggregate && x->nr_samples >= UINT32_MAX - 1))
 		return -ENOMEM;
 	x->samples = n;
@@ -384,12 +384,12 @@ void xdata_free(struct xdata *x)
 	free(x->ents);
 	free(x->stacks);
 	free(x->samples);
-	ds_idmap__exit(&x->stack_ids);
-	ds_hashmap__exit(&x->chain_stacks);
-	ds_idmap__exit(&x->sample_ids);
-	ds_idmap__exit(&x->str_ids);
-	ds_idmap__exit(&x->func_ids);
-	ds_idmap__exit(&x->map_ids);
+	dsi_idmap__exit(&x->stack_ids);
+	dsi_hashmap__exit(&x->chain_stacks);
+	dsi_idmap__exit(&x->sample_ids);
+	dsi_idmap__exit(&x->str_ids);
+	dsi_idmap__exit(&x->func_ids);
+	dsi_idmap__exit(&x->map_ids);
 	memset(x, 0, sizeof(*x));
 }
 

@@ -15,16 +15,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *why = NULL;
 
 	fz_init();
-	if (uw_sframe__init(&sf, data, size, 0x2000, &why))
+	if (dsi_uw_sframe__init(&sf, data, size, 0x2000, &why))
 		return 0;
 	for (uint64_t pc = 0; pc < 0x3000; pc += 5)
-		(void)uw_sframe__find(&sf, pc, &r, &why);
+		(void)dsi_uw_sframe__find(&sf, pc, &r, &why);
 	for (size_t o = 8; o + 8 <= size && o < 136; o += 8) {
 		uint64_t v;
 
 		memcpy(&v, data + o, 8);
-		(void)uw_sframe__find(&sf, v, &r, &why);
-		(void)uw_sframe__find(&sf, v & 0xffff, &r, &why);
+		(void)dsi_uw_sframe__find(&sf, v, &r, &why);
+		(void)dsi_uw_sframe__find(&sf, v & 0xffff, &r, &why);
 	}
 	return 0;
 }

@@ -51,7 +51,7 @@ static void retire(struct ds_arena *a, struct ds_arena_chunk *c)
 	}
 }
 
-void *ds_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_arena_chunk **chunk)
+void *dsi_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_arena_chunk **chunk)
 {
 	size_t need = (len + 7) & ~(size_t)7;
 	struct ds_arena_chunk *c = a->cur;
@@ -73,7 +73,7 @@ void *ds_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_
 
 		if (step > c->size - c->populated)
 			step = c->size - c->populated;
-		ds_prefault_write(c->data + c->populated, step);
+		dsi_prefault_write(c->data + c->populated, step);
 		c->populated += step;
 	}
 	memcpy(p, src, len);
@@ -83,7 +83,7 @@ void *ds_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_
 	return p;
 }
 
-void ds_arena__release(struct ds_arena *a, struct ds_arena_chunk *c)
+void dsi_arena__release(struct ds_arena *a, struct ds_arena_chunk *c)
 {
 	if (--c->live)
 		return;
@@ -93,7 +93,7 @@ void ds_arena__release(struct ds_arena *a, struct ds_arena_chunk *c)
 		retire(a, c);
 }
 
-void ds_arena__exit(struct ds_arena *a)
+void dsi_arena__exit(struct ds_arena *a)
 {
 	struct ds_arena_chunk *c, *n;
 

@@ -24,8 +24,8 @@ struct ds_arena {
 };
 
 /* Copy @len bytes of @src into the arena; *@chunk receives the owner to release. NULL on ENOMEM. */
-void *ds_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_arena_chunk **chunk);
-void ds_arena__release(struct ds_arena *a, struct ds_arena_chunk *chunk);
-void ds_arena__exit(struct ds_arena *a);
+void *dsi_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_arena_chunk **chunk);
+void dsi_arena__release(struct ds_arena *a, struct ds_arena_chunk *chunk);
+void dsi_arena__exit(struct ds_arena *a);
 
 #endif

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Growing arrays, the one way: ds_grow(p, &cap, need, size, first) makes
+ * Growing arrays, the one way: dsi_grow(p, &cap, need, size, first) makes
  * room for @need elements of @size bytes in @p (capacity *@cap elements),
  * doubling from @first.  It returns the array, perhaps moved, with *@cap
  * updated; or NULL on ENOMEM or overflow, when @p and *@cap are unchanged
  * and still valid.  The caller stores the result:
  *
- *	struct x *n = ds_grow(v, &cap, nr + 1, sizeof(*v), 256);
+ *	struct x *n = dsi_grow(v, &cap, nr + 1, sizeof(*v), 256);
  *	if (!n)
  *		return -ENOMEM;
  *	v = n;
@@ -24,7 +24,7 @@
 
 #define GROW_POPULATE_MAX (4u << 20)
 
-static inline void *ds_grow(void *p, size_t *cap, size_t need, size_t size, size_t first)
+static inline void *dsi_grow(void *p, size_t *cap, size_t need, size_t size, size_t first)
 {
 	size_t ncap = *cap ? *cap : first;
 	void *n;
@@ -51,7 +51,7 @@ static inline void *ds_grow(void *p, size_t *cap, size_t need, size_t size, size
 		n = malloc(ncap * size);
 		if (!n)
 			return NULL;
-		ds_prefault_write(n, old + (add < GROW_POPULATE_MAX ? add : GROW_POPULATE_MAX));
+		dsi_prefault_write(n, old + (add < GROW_POPULATE_MAX ? add : GROW_POPULATE_MAX));
 		if (p) {
 			memcpy(n, p, old);
 			free(p);

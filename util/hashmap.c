@@ -4,7 +4,7 @@
 #include "util/hashmap.h"
 #include "util/prefault.h"
 
-void ds_hashmap__init(struct ds_hashmap *m)
+void dsi_hashmap__init(struct ds_hashmap *m)
 {
 	m->slots = NULL;
 	m->cap = 0;
@@ -13,18 +13,18 @@ void ds_hashmap__init(struct ds_hashmap *m)
 	m->zero_val = 0;
 }
 
-void ds_hashmap__exit(struct ds_hashmap *m)
+void dsi_hashmap__exit(struct ds_hashmap *m)
 {
 	free(m->slots);
-	ds_hashmap__init(m);
+	dsi_hashmap__init(m);
 }
 
 static size_t slot_of(const struct ds_hashmap *m, uint64_t key)
 {
-	return ds_hash64(key) & (m->cap - 1);
+	return dsi_hash64(key) & (m->cap - 1);
 }
 
-uint64_t *ds_hashmap__find(const struct ds_hashmap *m, uint64_t key)
+uint64_t *dsi_hashmap__find(const struct ds_hashmap *m, uint64_t key)
 {
 	if (!key)
 		return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
@@ -46,7 +46,7 @@ static int grow(struct ds_hashmap *m)
 	struct ds_hashmap_slot *old = m->slots;
 	size_t ocap = m->cap;
 	/* slots are written all over: populated in one call, not a fault per page */
-	struct ds_hashmap_slot *ns = ds_calloc_populated(ncap, sizeof(*ns));
+	struct ds_hashmap_slot *ns = dsi_calloc_populated(ncap, sizeof(*ns));
 
 	if (!ns)
 		return -ENOMEM;
@@ -65,7 +65,7 @@ static int grow(struct ds_hashmap *m)
 	return 0;
 }
 
-uint64_t *ds_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, bool *found)
+uint64_t *dsi_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, bool *found)
 {
 	bool dummy;
 
@@ -99,9 +99,9 @@ uint64_t *ds_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, 
 	}
 }
 
-int ds_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val)
+int dsi_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val)
 {
-	uint64_t *v = ds_hashmap__upsert(m, key, val, NULL);
+	uint64_t *v = dsi_hashmap__upsert(m, key, val, NULL);
 
 	if (!v)
 		return -ENOMEM;
@@ -109,7 +109,7 @@ int ds_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val)
 	return 0;
 }
 
-bool ds_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old)
+bool dsi_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old)
 {
 	size_t mask = m->cap - 1, i;
 
@@ -150,7 +150,7 @@ bool ds_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old)
 }
 
 /* *@iter: 0 is key 0's turn, i + 1 slot i's */
-bool ds_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val)
+bool dsi_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val)
 {
 	if (*iter == 0) {
 		(*iter)++;

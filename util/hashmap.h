@@ -11,7 +11,7 @@
  * is a third smaller and misses the cache less.
  *
  * Lifecycle: zero-initialise (struct ds_hashmap m = {0}) or call
- * ds_hashmap__init(); ds_hashmap__exit() frees the table.  Keys are any u64;
+ * dsi_hashmap__init(); dsi_hashmap__exit() frees the table.  Keys are any u64;
  * the map owns nothing the values point to.  A value pointer stays valid
  * until the next insertion or deletion.
  *
@@ -37,7 +37,7 @@ struct ds_hashmap {
 	uint64_t zero_val;   /* key 0's value, when has_zero */
 };
 
-static inline uint64_t ds_hash64(uint64_t x)
+static inline uint64_t dsi_hash64(uint64_t x)
 {
 	/* splitmix64 finaliser: cheap and good enough for tids and cookies */
 	x ^= x >> 30;
@@ -48,8 +48,8 @@ static inline uint64_t ds_hash64(uint64_t x)
 	return x;
 }
 
-/* FNV-1a of the NUL-terminated @s (not mixed: pass it to ds_hash64 to spread it over a table) */
-static inline uint64_t ds_hash_str(const char *s)
+/* FNV-1a of the NUL-terminated @s (not mixed: pass it to dsi_hash64 to spread it over a table) */
+static inline uint64_t dsi_hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
 
@@ -58,29 +58,29 @@ static inline uint64_t ds_hash_str(const char *s)
 	return h;
 }
 
-static inline uint64_t ds_hash_pair(uint64_t a, uint64_t b)
+static inline uint64_t dsi_hash_pair(uint64_t a, uint64_t b)
 {
-	return ds_hash64(a ^ ds_hash64(b + 0x9e3779b97f4a7c15ULL));
+	return dsi_hash64(a ^ dsi_hash64(b + 0x9e3779b97f4a7c15ULL));
 }
 
-void ds_hashmap__init(struct ds_hashmap *m);
-void ds_hashmap__exit(struct ds_hashmap *m);
+void dsi_hashmap__init(struct ds_hashmap *m);
+void dsi_hashmap__exit(struct ds_hashmap *m);
 /* Pointer to the value for @key, or NULL. */
-uint64_t *ds_hashmap__find(const struct ds_hashmap *m, uint64_t key);
+uint64_t *dsi_hashmap__find(const struct ds_hashmap *m, uint64_t key);
 /* Insert or overwrite. 0 or -ENOMEM. */
-int ds_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val);
+int dsi_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val);
 /* Value slot for @key, inserted as @init if absent (*@found tells). NULL on -ENOMEM. */
-uint64_t *ds_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, bool *found);
+uint64_t *dsi_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, bool *found);
 /* Remove; true if it was there (its value into *@old if @old). */
-bool ds_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old);
+bool dsi_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old);
 
 /* The number of keys. */
-static inline size_t ds_hashmap__count(const struct ds_hashmap *m)
+static inline size_t dsi_hashmap__count(const struct ds_hashmap *m)
 {
 	return m->len + m->has_zero;
 }
 
-/* Iterate: for (size_t i = 0; ds_hashmap__next(m, &i, &k, &v); ) ... */
-bool ds_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val);
+/* Iterate: for (size_t i = 0; dsi_hashmap__next(m, &i, &k, &v); ) ... */
+bool dsi_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val);
 
 #endif

@@ -4,7 +4,7 @@
 #include "util/idmap.h"
 #include "util/prefault.h"
 
-void ds_idmap__exit(struct ds_idmap *m)
+void dsi_idmap__exit(struct ds_idmap *m)
 {
 	free(m->slots);
 	m->slots = NULL;
@@ -13,7 +13,7 @@ void ds_idmap__exit(struct ds_idmap *m)
 }
 
 /* Double the table (from 16), every id moved by the hash bits it keeps: eq is not needed. */
-int ds_idmap__grow(struct ds_idmap *m)
+int dsi_idmap__grow(struct ds_idmap *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 16;
 	struct ds_idmap_slot *ns;
@@ -22,7 +22,7 @@ int ds_idmap__grow(struct ds_idmap *m)
 	if ((uint64_t)ncap - 1 > UINT32_MAX || ncap > SIZE_MAX / sizeof(*ns))
 		return -ENOMEM;
 	/* slots are written all over: populated in one call, not a fault per page */
-	ns = ds_calloc_populated(ncap, sizeof(*ns));
+	ns = dsi_calloc_populated(ncap, sizeof(*ns));
 	if (!ns)
 		return -ENOMEM;
 	for (size_t j = 0; j < m->cap; j++) {

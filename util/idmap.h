@@ -7,7 +7,7 @@
  * So "hash, compare, rehash on a collision" is written once, and two keys
  * with one hash cost a comparison, never a wrong answer.
  *
- *	struct thing *n = ds_grow(v, &cap, nr + 1, sizeof(*v), 256);
+ *	struct thing *n = dsi_grow(v, &cap, nr + 1, sizeof(*v), 256);
  *	...
  *	id = ds_idmap__find_or_add(&m, thing_hash(key), thing_eq, ctx, key, nr, &added);
  *	if (id == DS_IDMAP_NONE)
@@ -15,19 +15,19 @@
  *	if (added)
  *		v[nr++] = *key;         (room was made first: nothing can fail now)
  *
- * @hash must be mixed already (ds_hash64, ds_hash_pair, ds_hash64 of
- * ds_hash_str): its low 32 bits pick the slot and tell keys apart.  eq is
+ * @hash must be mixed already (dsi_hash64, dsi_hash_pair, dsi_hash64 of
+ * dsi_hash_str): its low 32 bits pick the slot and tell keys apart.  eq is
  * called with the ctx and key given, on ids added before, and must not
  * change the map.  Ids are any u32 but DS_IDMAP_NONE, given by the caller
  * (a dense index, an offset, an index + 1).
  *
  * Open addressing with linear probing, a power-of-two capacity and a load
  * under 1/2; a slot is 8 bytes (hash bits, id + 1; 0 is free).  Nothing is
- * ever removed but everything at once (ds_idmap__exit), so a map that has
+ * ever removed but everything at once (dsi_idmap__exit), so a map that has
  * grown never allocates again.  The probe loops are inline so that an eq
  * known at the call site is inlined into them.
  *
- * Lifecycle: zero-initialise (struct ds_idmap m = {0}); ds_idmap__exit()
+ * Lifecycle: zero-initialise (struct ds_idmap m = {0}); dsi_idmap__exit()
  * frees the table and leaves it empty, ready for use again.
  *
  * Who may use it: the library, the CLI and the tests (util/ is both's module).
@@ -56,9 +56,9 @@ struct ds_idmap {
 	size_t len;      /* ids in the map */
 };
 
-void ds_idmap__exit(struct ds_idmap *m);
+void dsi_idmap__exit(struct ds_idmap *m);
 /* Room for one more id (called by the adds): 0 or -ENOMEM, when the map is unchanged. */
-int ds_idmap__grow(struct ds_idmap *m);
+int dsi_idmap__grow(struct ds_idmap *m);
 
 static inline size_t ds_idmap__count(const struct ds_idmap *m)
 {
@@ -94,7 +94,7 @@ static inline uint32_t ds_idmap__find_or_add(struct ds_idmap *m, uint64_t hash, 
 	uint32_t h = (uint32_t)hash;
 
 	*added = false;
-	if ((m->len + 1) * 2 > m->cap && ds_idmap__grow(m))
+	if ((m->len + 1) * 2 > m->cap && dsi_idmap__grow(m))
 		return DS_IDMAP_NONE;
 	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		struct ds_idmap_slot *s = &m->slots[i];
@@ -120,7 +120,7 @@ static inline int ds_idmap__add(struct ds_idmap *m, uint64_t hash, uint32_t id)
 {
 	uint32_t h = (uint32_t)hash;
 
-	if ((m->len + 1) * 2 > m->cap && ds_idmap__grow(m))
+	if ((m->len + 1) * 2 > m->cap && dsi_idmap__grow(m))
 		return -ENOMEM;
 	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		struct ds_idmap_slot *s = &m->slots[i];

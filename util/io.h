@@ -17,7 +17,7 @@
  * @n bytes at @off of @fd into @buf, retrying short reads and EINTR: how
  * many were read (fewer only at the end of the file), or -errno.
  */
-static inline ssize_t ds_pread_full(int fd, void *buf, size_t n, uint64_t off)
+static inline ssize_t dsi_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
 	size_t have = 0;
 
@@ -45,7 +45,7 @@ static inline ssize_t ds_pread_full(int fd, void *buf, size_t n, uint64_t off)
  * errno EINVAL (the callers say "not a regular file").  /proc files are
  * regular.  Returns the fd (blocking again), or -1 with errno set.
  */
-static inline int ds_open_regular(const char *path)
+static inline int dsi_open_regular(const char *path)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 
 /* The page size, asked once (threads racing to ask store the same value, atomically). */
-static inline size_t ds_page_size(void)
+static inline size_t dsi_page_size(void)
 {
 	static size_t page;
 	size_t p = __atomic_load_n(&page, __ATOMIC_RELAXED);
@@ -32,9 +32,9 @@ static inline size_t ds_page_size(void)
 	return p;
 }
 
-static inline void ds_prefault(const void *p, size_t n, int advice)
+static inline void dsi_prefault(const void *p, size_t n, int advice)
 {
-	size_t page = ds_page_size();
+	size_t page = dsi_page_size();
 	uintptr_t a;
 
 	if (!n)
@@ -44,10 +44,10 @@ static inline void ds_prefault(const void *p, size_t n, int advice)
 }
 
 /* Pages about to be written (anonymous memory). */
-static inline void ds_prefault_write(void *p, size_t n)
+static inline void dsi_prefault_write(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-	ds_prefault(p, n, MADV_POPULATE_WRITE);
+	dsi_prefault(p, n, MADV_POPULATE_WRITE);
 #else
 	(void)p, (void)n;
 #endif
@@ -64,23 +64,23 @@ static inline void ds_prefault_write(void *p, size_t n)
  * memory that will be written soon (and not necessarily in order, like a
  * hash table's slots).  NULL on ENOMEM.
  */
-static inline void *ds_malloc_populated(size_t n)
+static inline void *dsi_malloc_populated(size_t n)
 {
 	void *p = malloc(n);
 
 	if (p && n >= DS_POPULATE_MIN)
-		ds_prefault_write(p, n);
+		dsi_prefault_write(p, n);
 	return p;
 }
 
 /* The same, zeroed (calloc would zero a heap block first, a fault per page). */
-static inline void *ds_calloc_populated(size_t nmemb, size_t size)
+static inline void *dsi_calloc_populated(size_t nmemb, size_t size)
 {
 	void *p;
 
 	if (size && nmemb > SIZE_MAX / size)
 		return NULL;
-	p = ds_malloc_populated(nmemb * size);
+	p = dsi_malloc_populated(nmemb * size);
 	if (p)
 		memset(p, 0, nmemb * size);
 	return p;

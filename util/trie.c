@@ -4,7 +4,7 @@
 #include "util/trie.h"
 #include "util/prefault.h"
 
-void ds_trie__exit(struct ds_trie *t)
+void dsi_trie__exit(struct ds_trie *t)
 {
 	free(t->slots);
 	t->slots = NULL;
@@ -13,14 +13,14 @@ void ds_trie__exit(struct ds_trie *t)
 }
 
 /* Double the table (from 16). */
-int ds_trie__grow(struct ds_trie *t)
+int dsi_trie__grow(struct ds_trie *t)
 {
 	struct ds_trie old = *t;
 	struct ds_trie_slot *ns;
 
 	t->cap = old.cap ? old.cap * 2 : 16;
 	/* slots are written all over: populated in one call, not a fault per page */
-	ns = t->cap <= SIZE_MAX / sizeof(*ns) ? ds_calloc_populated(t->cap, sizeof(*ns)) : NULL;
+	ns = t->cap <= SIZE_MAX / sizeof(*ns) ? dsi_calloc_populated(t->cap, sizeof(*ns)) : NULL;
 	if (!ns) {
 		*t = old;
 		return -ENOMEM;

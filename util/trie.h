@@ -8,7 +8,7 @@
  * children made.  Keys are any u64 (a frame's id, an interned pointer),
  * parents any u32 (DS_TRIE_NONE too: roots can be found by key under it).
  *
- *	struct node *n = ds_grow(v, &cap, nr + 1, sizeof(*v), 1024);
+ *	struct node *n = dsi_grow(v, &cap, nr + 1, sizeof(*v), 1024);
  *	...
  *	c = ds_trie__child(&t, parent, key, nr, &added);
  *	if (c == DS_TRIE_NONE)
@@ -19,10 +19,10 @@
  * Open addressing with linear probing, a power-of-two capacity and a load
  * under 1/2; a slot is 16 bytes (key, parent, node + 1; 0 is free) and
  * holds the whole edge, so a lookup reads no node.  Nothing is removed but
- * everything at once (ds_trie__exit), so a trie that has grown never
+ * everything at once (dsi_trie__exit), so a trie that has grown never
  * allocates again.
  *
- * Lifecycle: zero-initialise (struct ds_trie t = {0}); ds_trie__exit()
+ * Lifecycle: zero-initialise (struct ds_trie t = {0}); dsi_trie__exit()
  * frees the table and leaves it empty, ready for use again.
  *
  * Who may use it: the library, the CLI and the tests (util/ is both's module).
@@ -49,9 +49,9 @@ struct ds_trie {
 	size_t len;       /* edges */
 };
 
-void ds_trie__exit(struct ds_trie *t);
+void dsi_trie__exit(struct ds_trie *t);
 /* Room for one more edge (called by ds_trie__child): 0 or -ENOMEM, when the trie is unchanged. */
-int ds_trie__grow(struct ds_trie *t);
+int dsi_trie__grow(struct ds_trie *t);
 
 static inline size_t ds_trie__count(const struct ds_trie *t)
 {
@@ -60,7 +60,7 @@ static inline size_t ds_trie__count(const struct ds_trie *t)
 
 static inline size_t ds_trie__slot(const struct ds_trie *t, uint32_t parent, uint64_t key)
 {
-	return ds_hash64(key * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)parent << 32 | parent)) & (t->cap - 1);
+	return dsi_hash64(key * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)parent << 32 | parent)) & (t->cap - 1);
 }
 
 /* The child of @parent under @key, DS_TRIE_NONE if there is none. */
@@ -86,7 +86,7 @@ static inline uint32_t ds_trie__child(struct ds_trie *t, uint32_t parent, uint64
 				      bool *added)
 {
 	*added = false;
-	if ((t->len + 1) * 2 > t->cap && ds_trie__grow(t))
+	if ((t->len + 1) * 2 > t->cap && dsi_trie__grow(t))
 		return DS_TRIE_NONE;
 	for (size_t i = ds_trie__slot(t, parent, key);; i = (i + 1) & (t->cap - 1)) {
 		struct ds_trie_slot *s = &t->slots[i];

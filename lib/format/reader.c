@@ -20,7 +20,7 @@
 /* A decompressed stream larger than this between two records is hostile. */
 #define MAX_DECOMP_PENDING (256u << 20)
 
-int reader_fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...)
+int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -214,7 +214,7 @@ static int add_id(struct ds_reader *r, struct ds_evsel *e, uint64_t id)
 		return -ENOMEM;
 	e->ids = ni;
 	e->ids[e->nr_ids++] = id;
-	return ds_hashmap__set(&r->ids, id, (uint64_t)e->idx);
+	return dsi_hashmap__set(&r->ids, id, (uint64_t)e->idx);
 }
 
 /* Where the sample id sits: perf takes it from the first event's layout. */
@@ -262,7 +262,7 @@ struct ds_evsel *ds_reader__evsel_of(const struct ds_reader *r, const struct ds_
 	}
 	if (!id) /* records perf synthesizes (existing threads, maps) carry id 0 */
 		return r->evsels[0];
-	idx = ds_hashmap__find(&r->ids, id);
+	idx = dsi_hashmap__find(&r->ids, id);
 	return idx ? r->evsels[*idx] : NULL;
 }
 
@@ -340,7 +340,7 @@ static void replace_str(char **dst, char *s)
 	*dst = s;
 }
 
-int reader_add_build_id(struct ds_reader *r, const uint8_t *p, size_t len)
+int dsi_reader__add_build_id(struct ds_reader *r, const uint8_t *p, size_t len)
 {
 	struct ds_event_header h;
 	struct ds_build_id_entry *e, *ne;
@@ -379,7 +379,7 @@ static void parse_build_ids(struct ds_reader *r, struct cursor *c)
 		memcpy(&h, c->p + c->pos, 8);
 		if (h.size < 8 || h.size > c->len - c->pos)
 			break;
-		if (reader_add_build_id(r, c->p + c->pos, h.size))
+		if (dsi_reader__add_build_id(r, c->p + c->pos, h.size))
 			break;
 		c->pos += h.size;
 	}
@@ -414,7 +414,7 @@ static void parse_event_desc(struct ds_reader *r, struct cursor *c)
 			uint64_t id, *idx;
 
 			memcpy(&id, c->p + c->pos, 8);
-			idx = ds_hashmap__find(&r->ids, id);
+			idx = dsi_hashmap__find(&r->ids, id);
 			if (idx)
 				e = r->evsels[*idx];
 		}
@@ -445,7 +445,7 @@ static void keep_tracing_data(struct ds_reader *r, const uint8_t *p, uint64_t le
 	r->info.tracing_data_size = len;
 }
 
-void reader_parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len)
+void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len)
 {
 	struct cursor c = { p, len, 0 };
 	struct ds_header_info *in = &r->info;
@@ -504,7 +504,7 @@ static void read_features(struct ds_reader *r, const struct ds_file_header *h)
 		nr += !!(h->adds_features[f / 64] & (1ULL << (f % 64)));
 	if (!nr || h->data.size == 0)
 		return;
-	if (ds_source__get(&r->src, off, (size_t)nr * 16, &p)) {
+	if (dsi_source__get(&r->src, off, (size_t)nr * 16, &p)) {
 		ds_warn("%s: offset %#llx: feature section table past end of file; header features ignored\n",
 			r->path, (unsigned long long)off);
 		return;
@@ -519,12 +519,12 @@ static void read_features(struct ds_reader *r, const struct ds_file_header *h)
 			continue;
 		struct ds_file_section s = secs[i++];
 
-		if (s.size > (64u << 20) || ds_source__get(&r->src, s.offset, (size_t)s.size, &p)) {
+		if (s.size > (64u << 20) || dsi_source__get(&r->src, s.offset, (size_t)s.size, &p)) {
 			ds_warn("%s: offset %#llx: header feature %d (size %llu) is outside the file; ignored\n",
 				r->path, (unsigned long long)s.offset, f, (unsigned long long)s.size);
 			continue;
 		}
-		reader_parse_feature(r, f, p, s.size);
+		dsi_reader__parse_feature(r, f, p, s.size);
 	}
 	free(secs);
 }
@@ -537,13 +537,13 @@ static int read_attrs(struct ds_reader *r, const struct ds_file_header *h)
 	uint64_t fasz = h->attr_size;
 
 	if (fasz < DS_ATTR_SIZE_VER0 + 16 || fasz > 4096 + 16)
-		return reader_fail(r, 16, -EINVAL, "attr size %llu is not a valid perf_file_attr size",
+		return dsi_reader__fail(r, 16, -EINVAL, "attr size %llu is not a valid perf_file_attr size",
 				   (unsigned long long)fasz);
 	if (h->attrs.size % fasz || h->attrs.size / fasz > MAX_EVSELS)
-		return reader_fail(r, 24, -EINVAL, "attrs section size %llu is not a multiple of attr size %llu (or too many attrs)",
+		return dsi_reader__fail(r, 24, -EINVAL, "attrs section size %llu is not a multiple of attr size %llu (or too many attrs)",
 				   (unsigned long long)h->attrs.size, (unsigned long long)fasz);
 	if (h->attrs.size == 0)
-		return reader_fail(r, 24, -EINVAL, "file has no events (attrs section is empty)");
+		return dsi_reader__fail(r, 24, -EINVAL, "file has no events (attrs section is empty)");
 	size_t n = (size_t)(h->attrs.size / fasz);
 
 	for (size_t i = 0; i < n; i++) {
@@ -551,37 +551,37 @@ static int read_attrs(struct ds_reader *r, const struct ds_file_header *h)
 		struct ds_file_section ids;
 		struct ds_evsel *e;
 
-		if (ds_source__get(&r->src, off, (size_t)fasz, &p))
-			return reader_fail(r, off, -EINVAL, "attr %zu lies past the end of the file", i);
+		if (dsi_source__get(&r->src, off, (size_t)fasz, &p))
+			return dsi_reader__fail(r, off, -EINVAL, "attr %zu lies past the end of the file", i);
 		uint32_t asz;
 
 		memcpy(&asz, p + 4, 4);
 		if (asz == 0)
 			asz = DS_ATTR_SIZE_VER0;
 		if (asz > fasz - 16)
-			return reader_fail(r, off + 4, -EINVAL, "attr %zu size %u exceeds the file's attr size %llu",
+			return dsi_reader__fail(r, off + 4, -EINVAL, "attr %zu size %u exceeds the file's attr size %llu",
 					   i, asz, (unsigned long long)(fasz - 16));
 		e = add_evsel(r, p, asz);
 		if (!e)
-			return reader_fail(r, off, -ENOMEM, "out of memory");
+			return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
 		memcpy(&ids, p + fasz - 16, 16);
 		if (ids.size % 8 || ids.size > (64u << 20))
-			return reader_fail(r, off + fasz - 16, -EINVAL, "attr %zu id section size %llu is invalid",
+			return dsi_reader__fail(r, off + fasz - 16, -EINVAL, "attr %zu id section size %llu is invalid",
 					   i, (unsigned long long)ids.size);
 		if (ids.size) {
-			if (ds_source__get(&r->src, ids.offset, (size_t)ids.size, &p))
-				return reader_fail(r, off + fasz - 16, -EINVAL,
+			if (dsi_source__get(&r->src, ids.offset, (size_t)ids.size, &p))
+				return dsi_reader__fail(r, off + fasz - 16, -EINVAL,
 						   "attr %zu ids at %#llx lie past the end of the file",
 						   i, (unsigned long long)ids.offset);
 			uint64_t *tmp = malloc((size_t)ids.size);
 
 			if (!tmp)
-				return reader_fail(r, off, -ENOMEM, "out of memory");
+				return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
 			memcpy(tmp, p, (size_t)ids.size);
 			for (size_t k = 0; k < ids.size / 8; k++)
 				if (add_id(r, e, tmp[k])) {
 					free(tmp);
-					return reader_fail(r, off, -ENOMEM, "out of memory");
+					return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
 				}
 			free(tmp);
 		}
@@ -595,13 +595,13 @@ static int open_file(struct ds_reader *r)
 	const uint8_t *p;
 	int err;
 
-	err = ds_source__get(&r->src, 0, 16, &p);
+	err = dsi_source__get(&r->src, 0, 16, &p);
 	if (err)
-		return reader_fail(r, 0, -EINVAL, "file is too short for a perf.data header (%llu bytes)",
+		return dsi_reader__fail(r, 0, -EINVAL, "file is too short for a perf.data header (%llu bytes)",
 				   (unsigned long long)(r->src.pipe ? 0 : r->src.size));
 	memcpy(&h, p, 16);
 	if (h.magic != DS_PERF_MAGIC2)
-		return reader_fail(r, 0, -EINVAL, "not a perf.data file (bad magic %#llx)",
+		return dsi_reader__fail(r, 0, -EINVAL, "not a perf.data file (bad magic %#llx)",
 				   (unsigned long long)h.magic);
 	if (h.size == 16) {
 		r->info.pipe = true;
@@ -611,12 +611,12 @@ static int open_file(struct ds_reader *r)
 		return 0;
 	}
 	if (h.size != sizeof(h))
-		return reader_fail(r, 8, -EINVAL, "header size %llu is neither %zu (file) nor 16 (pipe)",
+		return dsi_reader__fail(r, 8, -EINVAL, "header size %llu is neither %zu (file) nor 16 (pipe)",
 				   (unsigned long long)h.size, sizeof(h));
 	if (r->src.pipe)
-		return reader_fail(r, 8, -EINVAL, "a perf.data file in file mode cannot be read from a pipe: give its path with -i (only pipe-mode streams, perf record -o -, can be piped)");
-	if (ds_source__get(&r->src, 0, sizeof(h), &p))
-		return reader_fail(r, 0, -EINVAL, "file is too short for a perf.data header (%llu bytes)",
+		return dsi_reader__fail(r, 8, -EINVAL, "a perf.data file in file mode cannot be read from a pipe: give its path with -i (only pipe-mode streams, perf record -o -, can be piped)");
+	if (dsi_source__get(&r->src, 0, sizeof(h), &p))
+		return dsi_reader__fail(r, 0, -EINVAL, "file is too short for a perf.data header (%llu bytes)",
 				   (unsigned long long)r->src.size);
 	memcpy(&h, p, sizeof(h));
 	err = read_attrs(r, &h);
@@ -624,7 +624,7 @@ static int open_file(struct ds_reader *r)
 		return err;
 	compute_id_pos(r);
 	if (h.data.offset > r->src.size)
-		return reader_fail(r, 40, -EINVAL, "data section offset %#llx is past the end of the file (%llu bytes)",
+		return dsi_reader__fail(r, 40, -EINVAL, "data section offset %#llx is past the end of the file (%llu bytes)",
 				   (unsigned long long)h.data.offset, (unsigned long long)r->src.size);
 	read_features(r, &h);
 	r->pos = h.data.offset;
@@ -658,7 +658,7 @@ struct ds_reader *ds_reader__open(const char *path, char **errmsg)
 		free(r);
 		return NULL;
 	}
-	err = ds_source__open(&r->src, path);
+	err = dsi_source__open(&r->src, path);
 	if (err) {
 		if (errmsg && asprintf(errmsg, "%s: %s", path, strerror(-err)) < 0)
 			*errmsg = NULL;
@@ -690,7 +690,7 @@ void ds_reader__close(struct ds_reader *r)
 	free(r->evsels);
 	for (int f = 0; f < DS_FEAT_BITS; f++)
 		free(r->feat_raw[f]);
-	ds_hashmap__exit(&r->ids);
+	dsi_hashmap__exit(&r->ids);
 	for (size_t i = 0; i < r->info.nr_build_ids; i++)
 		free(r->info.build_ids[i].filename);
 	free(r->info.build_ids);
@@ -706,7 +706,7 @@ void ds_reader__close(struct ds_reader *r)
 		ZSTD_freeDStream(r->zstd);
 	free(r->dbuf);
 	free(r->scratch);
-	ds_source__close(&r->src);
+	dsi_source__close(&r->src);
 	free(r->path);
 	free(r);
 }
@@ -727,21 +727,21 @@ static int handle_pipe_attr(struct ds_reader *r, uint64_t off, const uint8_t *p,
 	struct ds_evsel *e;
 
 	if (size < 8 + DS_ATTR_SIZE_VER0)
-		return reader_fail(r, off, -EINVAL, "HEADER_ATTR record of size %u is too small", size);
+		return dsi_reader__fail(r, off, -EINVAL, "HEADER_ATTR record of size %u is too small", size);
 	memcpy(&asz, p + 8 + 4, 4);
 	if (asz == 0)
 		asz = DS_ATTR_SIZE_VER0;
 	if (asz < DS_ATTR_SIZE_VER0 || asz > (uint32_t)size - 8)
-		return reader_fail(r, off, -EINVAL, "HEADER_ATTR attr size %u does not fit the record (%u bytes)", asz, size);
+		return dsi_reader__fail(r, off, -EINVAL, "HEADER_ATTR attr size %u does not fit the record (%u bytes)", asz, size);
 	e = add_evsel(r, p + 8, asz);
 	if (!e)
-		return reader_fail(r, off, -ENOMEM, "too many events or out of memory");
+		return dsi_reader__fail(r, off, -ENOMEM, "too many events or out of memory");
 	for (uint32_t o = 8 + asz; o + 8 <= size; o += 8) {
 		uint64_t id;
 
 		memcpy(&id, p + o, 8);
 		if (add_id(r, e, id))
-			return reader_fail(r, off, -ENOMEM, "out of memory");
+			return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
 	}
 	compute_id_pos(r);
 	return 0;
@@ -760,7 +760,7 @@ static void handle_id_index(struct ds_reader *r, const uint8_t *p, uint16_t size
 
 		memcpy(&id, p + 16 + i * 32, 8);
 		memcpy(&idx, p + 16 + i * 32 + 8, 8);
-		if (idx < r->nr_evsels && !ds_hashmap__find(&r->ids, id))
+		if (idx < r->nr_evsels && !dsi_hashmap__find(&r->ids, id))
 			add_id(r, r->evsels[idx], id);
 	}
 }
@@ -775,7 +775,7 @@ static void handle_event_update(struct ds_reader *r, const uint8_t *p, uint16_t 
 	memcpy(&id, p + 16, 8);
 	if (type != 2 /* PERF_EVENT_UPDATE__NAME */)
 		return;
-	idx = ds_hashmap__find(&r->ids, id);
+	idx = dsi_hashmap__find(&r->ids, id);
 	if (idx)
 		replace_str(&r->evsels[*idx]->name, strndup((const char *)p + 24, size - 24));
 }
@@ -812,11 +812,11 @@ static int absorb_record(struct ds_reader *r, uint64_t off, const uint8_t *p, ui
 
 			memcpy(&feat, p + 8, 8);
 			if (feat > 0 && feat < DS_FEAT_BITS)
-				reader_parse_feature(r, (int)feat, p + 16, size - 16);
+				dsi_reader__parse_feature(r, (int)feat, p + 16, size - 16);
 		}
 		break;
 	case DS_REC_HEADER_BUILD_ID:
-		reader_add_build_id(r, p, size);
+		dsi_reader__add_build_id(r, p, size);
 		break;
 	case DS_REC_ID_INDEX:
 		handle_id_index(r, p, size);
@@ -847,7 +847,7 @@ static int extra_payload(struct ds_reader *r, uint64_t off, const uint8_t *p, ui
 		*extra = ((uint64_t)n32 + 7) & ~7ULL;
 	}
 	if (*extra > (1ULL << 40))
-		return reader_fail(r, off, -EINVAL, "payload size %llu after record type %u is absurd",
+		return dsi_reader__fail(r, off, -EINVAL, "payload size %llu after record type %u is absurd",
 				   (unsigned long long)*extra, type);
 	return 0;
 }
@@ -877,10 +877,10 @@ static int feed_compressed(struct ds_reader *r, uint64_t off, const uint8_t *p, 
 		uint64_t dsz;
 
 		if (size < 16)
-			return reader_fail(r, off, -EINVAL, "COMPRESSED2 record of size %u is too small", size);
+			return dsi_reader__fail(r, off, -EINVAL, "COMPRESSED2 record of size %u is too small", size);
 		memcpy(&dsz, p + 8, 8);
 		if (dsz > (uint64_t)size - 16)
-			return reader_fail(r, off, -EINVAL, "COMPRESSED2 data size %llu exceeds the record (%u bytes)",
+			return dsi_reader__fail(r, off, -EINVAL, "COMPRESSED2 data size %llu exceeds the record (%u bytes)",
 					   (unsigned long long)dsz, size);
 		src = p + 16;
 		src_len = (size_t)dsz;
@@ -888,7 +888,7 @@ static int feed_compressed(struct ds_reader *r, uint64_t off, const uint8_t *p, 
 	if (!r->zstd) {
 		r->zstd = ZSTD_createDStream();
 		if (!r->zstd || ZSTD_isError(ZSTD_initDStream(r->zstd)))
-			return reader_fail(r, off, -ENOMEM, "cannot create a zstd decompressor");
+			return dsi_reader__fail(r, off, -ENOMEM, "cannot create a zstd decompressor");
 	}
 	/* keep the unparsed tail: a record may span two compressed records */
 	if (r->dhead) {
@@ -902,19 +902,19 @@ static int feed_compressed(struct ds_reader *r, uint64_t off, const uint8_t *p, 
 		if (r->dcap - r->dlen < (1u << 16)) {
 			/* doubled, from 1 MiB */
 			if (r->dcap > MAX_DECOMP_PENDING / 2)
-				return reader_fail(r, off, -EINVAL, "compressed data expands past %u MiB without a complete record",
+				return dsi_reader__fail(r, off, -EINVAL, "compressed data expands past %u MiB without a complete record",
 						   MAX_DECOMP_PENDING >> 20);
-			uint8_t *nb = ds_grow(r->dbuf, &r->dcap, r->dcap + 1, 1, 1u << 20);
+			uint8_t *nb = dsi_grow(r->dbuf, &r->dcap, r->dcap + 1, 1, 1u << 20);
 
 			if (!nb)
-				return reader_fail(r, off, -ENOMEM, "out of memory");
+				return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
 			r->dbuf = nb;
 		}
 		ZSTD_outBuffer out = { r->dbuf, r->dcap, r->dlen };
 		size_t ret = ZSTD_decompressStream(r->zstd, &out, &in);
 
 		if (ZSTD_isError(ret))
-			return reader_fail(r, off, -EINVAL, "corrupt zstd data in compressed record: %s",
+			return dsi_reader__fail(r, off, -EINVAL, "corrupt zstd data in compressed record: %s",
 					   ZSTD_getErrorName(ret));
 		r->dlen = out.pos;
 		if (ret == 0 && in.pos < in.size) /* frame ended, another may follow */
@@ -934,14 +934,14 @@ static int next_decompressed(struct ds_reader *r, struct ds_record *rec)
 		return 0;
 	memcpy(&h, r->dbuf + r->dhead, 8);
 	if (h.size < 8)
-		return reader_fail(r, r->doff, -EINVAL, "decompressed record (type %u) has size %u, smaller than its header",
+		return dsi_reader__fail(r, r->doff, -EINVAL, "decompressed record (type %u) has size %u, smaller than its header",
 				   h.type, h.size);
 	if (h.size > avail)
 		return 0;
 	const uint8_t *p = aligned(r, r->dbuf + r->dhead, h.size);
 
 	if (!p)
-		return reader_fail(r, r->doff, -ENOMEM, "out of memory");
+		return dsi_reader__fail(r, r->doff, -ENOMEM, "out of memory");
 	r->dhead += h.size;
 	rec->hdr = (const struct ds_event_header *)p;
 	rec->offset = r->doff;
@@ -971,43 +971,43 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 			return err;
 		if (r->pos >= r->end) {
 			if (r->dlen > r->dhead)
-				return reader_fail(r, r->doff, -EINVAL, "data ends inside a compressed record's payload (%zu bytes left over)",
+				return dsi_reader__fail(r, r->doff, -EINVAL, "data ends inside a compressed record's payload (%zu bytes left over)",
 						   r->dlen - r->dhead);
 			if (r->declared_end)
-				return reader_fail(r, r->end, -EINVAL, "truncated: the file ends here but its header says the data section ends at %#llx",
+				return dsi_reader__fail(r, r->end, -EINVAL, "truncated: the file ends here but its header says the data section ends at %#llx",
 						   (unsigned long long)r->declared_end);
 			return 0;
 		}
-		err = ds_source__get(&r->src, r->pos, 8, &p);
+		err = dsi_source__get(&r->src, r->pos, 8, &p);
 		if (err == -ENODATA) {
 			if (r->info.pipe && r->src.eof && r->src.size == r->pos)
 				return 0; /* a pipe ends where it ends */
-			return reader_fail(r, r->pos, -EINVAL, "truncated: %llu bytes where a record header needs 8",
+			return dsi_reader__fail(r, r->pos, -EINVAL, "truncated: %llu bytes where a record header needs 8",
 					   (unsigned long long)((r->info.pipe ? r->src.size : r->end) - r->pos));
 		}
 		if (err)
-			return reader_fail(r, r->pos, err, "read error: %s", strerror(-err));
+			return dsi_reader__fail(r, r->pos, err, "read error: %s", strerror(-err));
 		struct ds_event_header h;
 
 		memcpy(&h, p, 8);
 		if (h.size < 8)
-			return reader_fail(r, r->pos, -EINVAL, "record (type %u) has size %u, smaller than its 8-byte header",
+			return dsi_reader__fail(r, r->pos, -EINVAL, "record (type %u) has size %u, smaller than its 8-byte header",
 					   h.type, h.size);
 		if (h.size > r->end - r->pos)
-			return reader_fail(r, r->pos, -EINVAL, "record (type %u, size %u) extends past the end of the data (%llu bytes left)",
+			return dsi_reader__fail(r, r->pos, -EINVAL, "record (type %u, size %u) extends past the end of the data (%llu bytes left)",
 					   h.type, h.size, (unsigned long long)(r->end - r->pos));
-		err = ds_source__get(&r->src, r->pos, h.size, &p);
+		err = dsi_source__get(&r->src, r->pos, h.size, &p);
 		if (err == -ENODATA)
-			return reader_fail(r, r->pos, -EINVAL, "truncated: record (type %u, size %u) is cut off by the end of the input",
+			return dsi_reader__fail(r, r->pos, -EINVAL, "truncated: record (type %u, size %u) is cut off by the end of the input",
 					   h.type, h.size);
 		if (err)
-			return reader_fail(r, r->pos, err, "read error: %s", strerror(-err));
+			return dsi_reader__fail(r, r->pos, err, "read error: %s", strerror(-err));
 		uint64_t off = r->pos, extra;
 
 		if (extra_payload(r, off, p, h.type, h.size, &extra))
 			return r->errcode;
 		if (extra > r->end - r->pos - h.size)
-			return reader_fail(r, off, -EINVAL, "record (type %u) payload of %llu bytes extends past the end of the data",
+			return dsi_reader__fail(r, off, -EINVAL, "record (type %u) payload of %llu bytes extends past the end of the data",
 					   h.type, (unsigned long long)extra);
 		if (h.type == DS_REC_HEADER_TRACING_DATA && extra) {
 			uint32_t n32;
@@ -1015,8 +1015,8 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 			/* the record and its payload in one piece: a pipe keeps nothing before */
 			memcpy(&n32, p + 8, 4);
 			quiesce(r);
-			if (ds_source__get(&r->src, off, (size_t)h.size + n32, &p))
-				return reader_fail(r, off, -EINVAL, "truncated: tracing data cut off by the end of the input");
+			if (dsi_source__get(&r->src, off, (size_t)h.size + n32, &p))
+				return dsi_reader__fail(r, off, -EINVAL, "truncated: tracing data cut off by the end of the input");
 			keep_tracing_data(r, p + h.size, n32);
 		}
 		r->pos += h.size + extra;
@@ -1032,7 +1032,7 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 
 		p = aligned(r, p, h.size);
 		if (!p)
-			return reader_fail(r, off, -ENOMEM, "out of memory");
+			return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
 		rec->in_window = p == in_place && !r->src.pipe;
 		err = absorb_record(r, off, p, h.size, h.type);
 		if (err)

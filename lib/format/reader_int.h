@@ -42,14 +42,14 @@ struct ds_reader {
 };
 
 __attribute__((format(printf, 4, 5)))
-int reader_fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...);
-void reader_parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len);
-int reader_add_build_id(struct ds_reader *r, const uint8_t *p, size_t len);
+int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...);
+void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len);
+int dsi_reader__add_build_id(struct ds_reader *r, const uint8_t *p, size_t len);
 
-/* Pin the window the last record with in_window lies in (ds_source__pin). */
-static inline struct ds_source_window *ds_reader__pin(struct ds_reader *r)
+/* Pin the window the last record with in_window lies in (dsi_source__pin). */
+static inline struct ds_source_window *dsi_reader__pin(struct ds_reader *r)
 {
-	return ds_source__pin(&r->src);
+	return dsi_source__pin(&r->src);
 }
 
 #endif

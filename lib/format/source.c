@@ -29,7 +29,7 @@
 /* pinned windows beyond this: pin says no and the caller copies */
 #define PIN_LIMIT (64u << 20)
 
-int ds_source__open(struct ds_source *s, const char *path)
+int dsi_source__open(struct ds_source *s, const char *path)
 {
 	struct stat st;
 
@@ -45,11 +45,11 @@ int ds_source__open(struct ds_source *s, const char *path)
 	if (fstat(s->fd, &st) < 0) {
 		int err = -errno;
 
-		ds_source__close(s);
+		dsi_source__close(s);
 		return err;
 	}
 	if (S_ISDIR(st.st_mode)) {   /* read() says EISDIR only once reading: "0 bytes" misled */
-		ds_source__close(s);
+		dsi_source__close(s);
 		return -EISDIR;
 	}
 	s->pipe = !S_ISREG(st.st_mode);
@@ -69,7 +69,7 @@ static struct ds_source_window *window_new(struct ds_source *s, size_t cap)
 		s->nr_spare--;
 	} else {
 		w = calloc(1, sizeof(*w));
-		if (!w || !(w->data = ds_malloc_populated(cap))) {
+		if (!w || !(w->data = dsi_malloc_populated(cap))) {
 			free(w);
 			return NULL;
 		}
@@ -108,7 +108,7 @@ static void leave_window(struct ds_source *s)
 	s->win = NULL;
 }
 
-struct ds_source_window *ds_source__pin(struct ds_source *s)
+struct ds_source_window *dsi_source__pin(struct ds_source *s)
 {
 	if (s->pipe || !s->win || s->live_bytes > PIN_LIMIT)
 		return NULL;
@@ -116,14 +116,14 @@ struct ds_source_window *ds_source__pin(struct ds_source *s)
 	return s->win;
 }
 
-void ds_source__unpin(struct ds_source_window *w)
+void dsi_source__unpin(struct ds_source_window *w)
 {
 	if (--w->pins || !w->retired)
 		return;
 	window_put(w->src, w);
 }
 
-void ds_source__close(struct ds_source *s)
+void dsi_source__close(struct ds_source *s)
 {
 	leave_window(s);
 	while (s->spare) {
@@ -151,7 +151,7 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 		return 0;
 	}
 	/* a new window from @off's page: records keep the file's alignment */
-	uint64_t start = off & ~(uint64_t)(ds_page_size() - 1);
+	uint64_t start = off & ~(uint64_t)(dsi_page_size() - 1);
 	uint64_t want = off + len - start;
 	/* reading on from the window's end, or jumping elsewhere */
 	uint64_t least = w && off >= w->off && off <= w->off + w->len ? WINDOW : SMALL_WINDOW;
@@ -168,7 +168,7 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 	w = window_new(s, (size_t)want);
 	if (!w)
 		return -ENOMEM;
-	ssize_t got = ds_pread_full(s->fd, w->data, (size_t)want, start);
+	ssize_t got = dsi_pread_full(s->fd, w->data, (size_t)want, start);
 
 	if (got < 0) {
 		window_put(s, w);
@@ -247,7 +247,7 @@ static int pipe_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 	return 0;
 }
 
-int ds_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p)
+int dsi_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p)
 {
 	return s->pipe ? pipe_get(s, off, len, p) : file_get(s, off, len, p);
 }

@@ -44,23 +44,23 @@ struct ds_source {
 	bool eof;
 };
 
-int ds_source__open(struct ds_source *s, const char *path);
-void ds_source__close(struct ds_source *s);
+int dsi_source__open(struct ds_source *s, const char *path);
+void dsi_source__close(struct ds_source *s);
 /*
  * Point *@p at bytes [@off, @off + @len).  Valid until the next call.
  * 0, -ENODATA when the source ends before @off + @len, or -errno.
  * For pipes, @off must not go backwards past the last call's offset.
  */
-int ds_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p);
+int dsi_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p);
 
 /*
- * Keep what the last ds_source__get() of a file returned valid until
- * ds_source__unpin(): the window it lies in stays even after the source
+ * Keep what the last dsi_source__get() of a file returned valid until
+ * dsi_source__unpin(): the window it lies in stays even after the source
  * moves on.  NULL for a pipe (its buffer moves: copy instead), or when
  * pinned windows already hold PIN_LIMIT bytes (then copy too).  Every pin
- * is dropped before ds_source__close().
+ * is dropped before dsi_source__close().
  */
-struct ds_source_window *ds_source__pin(struct ds_source *s);
-void ds_source__unpin(struct ds_source_window *w);
+struct ds_source_window *dsi_source__pin(struct ds_source *s);
+void dsi_source__unpin(struct ds_source_window *w);
 
 #endif

@@ -1813,7 +1813,7 @@ void ds_tp_set__delete(struct ds_tp_set *set)
 		free(set->printk[i].text);
 	free(set->printk);
 	free(set->events);
-	ds_hashmap__exit(&set->by_id);
+	dsi_hashmap__exit(&set->by_id);
 	free(set);
 }
 
@@ -1824,7 +1824,7 @@ static bool set_add(struct ds_tp_set *set, struct ds_tp_event *ev)
 	if (!n)
 		return false;
 	set->events = n;
-	if (ds_hashmap__set(&set->by_id, ev->id, set->nr_events))
+	if (dsi_hashmap__set(&set->by_id, ev->id, set->nr_events))
 		return false;
 	set->events[set->nr_events++] = ev;
 	return true;
@@ -1892,7 +1892,7 @@ struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size
 
 	if (!set)
 		return NULL;
-	ds_hashmap__init(&set->by_id);
+	dsi_hashmap__init(&set->by_id);
 	if (len < sizeof(magic) || memcmp(data, magic, sizeof(magic))) {
 		blob_fail(&b, "no tracing-data magic");
 		goto fail;
@@ -1961,7 +1961,7 @@ fail:
 
 const struct ds_tp_event *ds_tp_set__find(const struct ds_tp_set *set, uint64_t id)
 {
-	const uint64_t *idx = set ? ds_hashmap__find(&set->by_id, id) : NULL;
+	const uint64_t *idx = set ? dsi_hashmap__find(&set->by_id, id) : NULL;
 
 	return idx ? set->events[*idx] : NULL;
 }
@@ -1990,7 +1990,7 @@ static char *tracefs_read(const char *rel, size_t *len)
 			continue;
 		do {
 			if (n == cap) {
-				char *nb = ds_grow(buf, &cap, cap + 1, 1, 4096);
+				char *nb = dsi_grow(buf, &cap, cap + 1, 1, 4096);
 
 				if (!nb) {
 					free(buf);
@@ -2036,7 +2036,7 @@ static void out_put(struct out *o, const void *p, size_t n)
 {
 	if (o->failed)
 		return;
-	uint8_t *np = n <= SIZE_MAX - o->len ? ds_grow(o->p, &o->cap, o->len + n, 1, 256) : NULL;
+	uint8_t *np = n <= SIZE_MAX - o->len ? dsi_grow(o->p, &o->cap, o->len + n, 1, 256) : NULL;
 
 	if (!np) {
 		o->failed = true;

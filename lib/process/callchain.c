@@ -78,15 +78,15 @@ struct callchain_cache {
 	size_t ids_cap;
 };
 
-struct callchain_cache *callchain_cache__new(void)
+struct callchain_cache *dsi_callchain_cache__new(void)
 {
 	struct callchain_cache *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	/* hashed into all over: populated now, not a fault per slot's page later */
-	c->fc.slots = ds_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*c->fc.slots));
-	c->chains.slots = ds_calloc_populated(1u << CHAIN_CACHE_BITS, sizeof(*c->chains.slots));
+	c->fc.slots = dsi_calloc_populated(FRAME_CACHE_SLOTS, sizeof(*c->fc.slots));
+	c->chains.slots = dsi_calloc_populated(1u << CHAIN_CACHE_BITS, sizeof(*c->chains.slots));
 	c->chains.arena = malloc(CHAIN_ARENA);
 	c->chains.epoch = 1;
 	if (!c->chains.slots || !c->chains.arena) {
@@ -98,7 +98,7 @@ struct callchain_cache *callchain_cache__new(void)
 	return c;
 }
 
-void callchain_cache__delete(struct callchain_cache *c)
+void dsi_callchain_cache__delete(struct callchain_cache *c)
 {
 	if (!c)
 		return;
@@ -109,7 +109,7 @@ void callchain_cache__delete(struct callchain_cache *c)
 	free(c->fc.ids);
 	free(c->chains.slots);
 	free(c->chains.arena);
-	shape_table__delete(c->shapes);
+	dsi_shape_table__delete(c->shapes);
 	free(c->ids);
 	free(c);
 }
@@ -118,13 +118,13 @@ void callchain_cache__delete(struct callchain_cache *c)
 
 static struct ds_cc_frame *out_grow(struct callchain_cache *c, size_t n, size_t more)
 {
-	struct ds_cc_frame *f = ds_grow(c->out, &c->out_cap, n + more, sizeof(*f), 256);
+	struct ds_cc_frame *f = dsi_grow(c->out, &c->out_cap, n + more, sizeof(*f), 256);
 	uint32_t *s;
 
 	if (!f)
 		return NULL;
 	c->out = f;
-	s = ds_grow(c->src, &c->src_cap, n + more, sizeof(*s), 256);
+	s = dsi_grow(c->src, &c->src_cap, n + more, sizeof(*s), 256);
 	if (!s)
 		return NULL;
 	c->src = s;
@@ -184,13 +184,13 @@ static bool frame_cache__hit(const struct frame_cache_slot *slot, uint64_t ip, u
 /* A frame in the dense array for @slot, which has none yet; false on ENOMEM (then not cached). */
 static bool frame_cache__alloc(struct frame_cache *fc, struct frame_cache_slot *slot)
 {
-	struct ds_cc_frame *n = ds_grow(fc->frames, &fc->frames_cap, fc->nr + 1, sizeof(*n), 256);
+	struct ds_cc_frame *n = dsi_grow(fc->frames, &fc->frames_cap, fc->nr + 1, sizeof(*n), 256);
 	uint32_t *ids;
 
 	if (!n)
 		return false;
 	fc->frames = n;
-	ids = ds_grow(fc->ids, &fc->ids_cap, fc->nr + 1, sizeof(*ids), 256);
+	ids = dsi_grow(fc->ids, &fc->ids_cap, fc->nr + 1, sizeof(*ids), 256);
 	if (!ids)
 		return false;
 	fc->ids = ids;
@@ -341,7 +341,7 @@ static uint64_t chain_hash(const struct ds_machine *m, const struct ds_thread *t
 		a ^= a >> 29;
 	}
 	/* lanes combined by rotation: equal lanes must not cancel */
-	return ds_hash64(a ^ (b << 17 | b >> 47) ^ (c << 31 | c >> 33) ^ (d << 47 | d >> 17) ^ nr);
+	return dsi_hash64(a ^ (b << 17 | b >> 47) ^ (c << 31 | c >> 33) ^ (d << 47 | d >> 17) ^ nr);
 }
 
 static bool chain_hit(const struct ds_machine *m, const struct chain_slot *s, const struct ds_thread *t,
@@ -366,7 +366,7 @@ static size_t chain_arena_take(struct chain_cache *cc, size_t need)
 	if (cc->used + need > cc->populated) {   /* in 64 KiB steps, not a fault per page */
 		size_t step = CHAIN_ARENA - cc->populated < (64u << 10) ? CHAIN_ARENA - cc->populated : (64u << 10);
 
-		ds_prefault_write(cc->arena + cc->populated, step);
+		dsi_prefault_write(cc->arena + cc->populated, step);
 		cc->populated += step;
 	}
 	at = cc->used;
@@ -437,10 +437,10 @@ static uint32_t frame_id_of(struct callchain_cache *c, const struct ds_cc_frame 
 	uint32_t id;
 
 	if (!src)
-		return shape_table__frame_id(c->shapes, f);
+		return dsi_shape_table__frame_id(c->shapes, f);
 	id = c->fc.ids[src - 1];
 	if (id == UINT32_MAX)
-		id = c->fc.ids[src - 1] = shape_table__frame_id(c->shapes, f);
+		id = c->fc.ids[src - 1] = dsi_shape_table__frame_id(c->shapes, f);
 	return id;
 }
 
@@ -461,16 +461,16 @@ static uint64_t shape_of(struct callchain_cache *c, const struct ds_cc_frame *f,
 	for (size_t i = 0; i < n; i++)
 		if (f[i].cookie)
 			return 0;
-	if (!c->shapes && !(c->shapes = shape_table__new()))
+	if (!c->shapes && !(c->shapes = dsi_shape_table__new()))
 		return 0;
-	ids = ds_grow(c->ids, &c->ids_cap, n, sizeof(*ids), 256);
+	ids = dsi_grow(c->ids, &c->ids_cap, n, sizeof(*ids), 256);
 	if (!ids)
 		return 0;
 	c->ids = ids;
 	for (size_t i = 0; i < n; i++)
 		if ((ids[i] = frame_id_of(c, &f[i], src ? src[i] : 0)) == UINT32_MAX)
 			return 0;
-	return shape_table__add(c->shapes, ids, n);
+	return dsi_shape_table__add(c->shapes, ids, n);
 }
 
 /* The shape of chain @out (cached in @s, if any): worked out when first asked, then kept with the chain. */
@@ -499,5 +499,5 @@ void ds_machine__callchain(struct ds_machine *m, struct ds_thread *t, const uint
 
 const uint32_t *ds_machine__shape_frames(const struct ds_machine *m, uint64_t shape, size_t *nr)
 {
-	return shape_table__frames(m->callchains->shapes, shape, nr);
+	return dsi_shape_table__frames(m->callchains->shapes, shape, nr);
 }

@@ -16,8 +16,8 @@ struct ds_machine *ds_machine__new(struct ds_symbols *syms)
 	if (!m)
 		return NULL;
 	m->syms = syms;
-	maps__init(&m->kmaps);
-	m->callchains = callchain_cache__new();
+	dsi_maps__init(&m->kmaps);
+	m->callchains = dsi_callchain_cache__new();
 	if (!m->callchains) {
 		free(m);
 		return NULL;
@@ -31,16 +31,16 @@ void ds_machine__delete(struct ds_machine *m)
 
 	if (!m)
 		return;
-	for (size_t i = 0; ds_hashmap__next(&m->threads, &i, &k, &v);)
-		thread__delete((struct ds_thread *)(uintptr_t)v);
+	for (size_t i = 0; dsi_hashmap__next(&m->threads, &i, &k, &v);)
+		dsi_thread__delete((struct ds_thread *)(uintptr_t)v);
 	for (size_t i = 0; i < m->nr_strings; i++)
 		free(m->strings[i]);
 	free(m->strings);
-	ds_idmap__exit(&m->string_ids);
-	ds_hashmap__exit(&m->threads);
-	ds_hashmap__exit(&m->map_names);
-	maps__exit(&m->kmaps);
-	callchain_cache__delete(m->callchains);
+	dsi_idmap__exit(&m->string_ids);
+	dsi_hashmap__exit(&m->threads);
+	dsi_hashmap__exit(&m->map_names);
+	dsi_maps__exit(&m->kmaps);
+	dsi_callchain_cache__delete(m->callchains);
 	free(m);
 }
 
@@ -51,8 +51,8 @@ static bool string_eq(const void *ctx, uint32_t id, const void *s)
 
 const char *ds_machine__intern(struct ds_machine *m, const char *s)
 {
-	char **n = ds_grow(m->strings, &m->cap_strings, m->nr_strings + 1, sizeof(*n), 256);
-	uint64_t k = ds_hash64(ds_hash_str(s));
+	char **n = dsi_grow(m->strings, &m->cap_strings, m->nr_strings + 1, sizeof(*n), 256);
+	uint64_t k = dsi_hash64(dsi_hash_str(s));
 	uint32_t id;
 
 	if (!n || m->nr_strings >= DS_IDMAP_NONE - 1)
@@ -72,7 +72,7 @@ const char *ds_machine__intern(struct ds_machine *m, const char *s)
 
 unsigned ds_machine__map_name_seq(const struct ds_machine *m, const char *name)
 {
-	const uint64_t *v = ds_hashmap__find(&m->map_names, (uintptr_t)name);
+	const uint64_t *v = dsi_hashmap__find(&m->map_names, (uintptr_t)name);
 
 	return v ? (unsigned)*v : 0;
 }
@@ -82,11 +82,11 @@ int ds_machine__process(struct ds_machine *m, const struct ds_event *ev)
 	if (!ev->evsel)
 		return 0;
 	switch (ev->hdr->type) {
-	case DS_REC_COMM: return machine__process_comm(m, ev);
-	case DS_REC_FORK: return machine__process_fork(m, ev);
-	case DS_REC_EXIT: return machine__process_exit(m, ev);
+	case DS_REC_COMM: return dsi_machine__process_comm(m, ev);
+	case DS_REC_FORK: return dsi_machine__process_fork(m, ev);
+	case DS_REC_EXIT: return dsi_machine__process_exit(m, ev);
 	case DS_REC_MMAP:
-	case DS_REC_MMAP2: return machine__process_mmap(m, ev);
+	case DS_REC_MMAP2: return dsi_machine__process_mmap(m, ev);
 	default: return 0;
 	}
 }

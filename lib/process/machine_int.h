@@ -59,45 +59,45 @@ struct ds_machine {
 /* ---- maps.c ---- */
 
 /* An empty map set with one reference and a fresh stamp. */
-void maps__init(struct ds_maps *mp);
-void maps__exit(struct ds_maps *mp);
-/* maps__init()'d on the heap; NULL on ENOMEM. */
-struct ds_maps *maps__new(void);
+void dsi_maps__init(struct ds_maps *mp);
+void dsi_maps__exit(struct ds_maps *mp);
+/* dsi_maps__init()'d on the heap; NULL on ENOMEM. */
+struct ds_maps *dsi_maps__new(void);
 /* Drop a reference; the last one frees @mp (NULL is fine). */
-void maps__put(struct ds_maps *mp);
+void dsi_maps__put(struct ds_maps *mp);
 /* A copy of @src with one reference (a forked process's); NULL on ENOMEM. */
-struct ds_maps *maps__clone(const struct ds_maps *src);
+struct ds_maps *dsi_maps__clone(const struct ds_maps *src);
 /* The map holding @addr, or NULL. */
-const struct ds_map *maps__find(struct ds_maps *mp, uint64_t addr);
+const struct ds_map *dsi_maps__find(struct ds_maps *mp, uint64_t addr);
 /* An MMAP or MMAP2 record into the kernel's or its thread's maps; 0 or -ENOMEM. */
-int machine__process_mmap(struct ds_machine *m, const struct ds_event *ev);
+int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev);
 
 /* ---- threads.c ---- */
 
-void thread__delete(struct ds_thread *t);
+void dsi_thread__delete(struct ds_thread *t);
 /* COMM, FORK and EXIT records into the threads; 0 or -ENOMEM. */
-int machine__process_comm(struct ds_machine *m, const struct ds_event *ev);
-int machine__process_fork(struct ds_machine *m, const struct ds_event *ev);
-int machine__process_exit(struct ds_machine *m, const struct ds_event *ev);
+int dsi_machine__process_comm(struct ds_machine *m, const struct ds_event *ev);
+int dsi_machine__process_fork(struct ds_machine *m, const struct ds_event *ev);
+int dsi_machine__process_exit(struct ds_machine *m, const struct ds_event *ev);
 
 /* ---- callchain.c ---- */
 
 /* The callchain buffer and caches of a machine (the caches left out on ENOMEM); NULL on ENOMEM. */
-struct callchain_cache *callchain_cache__new(void);
-void callchain_cache__delete(struct callchain_cache *c);
+struct callchain_cache *dsi_callchain_cache__new(void);
+void dsi_callchain_cache__delete(struct callchain_cache *c);
 
 /* ---- shapes.c ---- */
 
 struct shape_table;
 
 /* An empty table; NULL on ENOMEM. */
-struct shape_table *shape_table__new(void);
-void shape_table__delete(struct shape_table *st);
+struct shape_table *dsi_shape_table__new(void);
+void dsi_shape_table__delete(struct shape_table *st);
 /* The id of frame @f among the frames seen (dense, from 0), added if new; UINT32_MAX on ENOMEM. */
-uint32_t shape_table__frame_id(struct shape_table *st, const struct ds_cc_frame *f);
+uint32_t dsi_shape_table__frame_id(struct shape_table *st, const struct ds_cc_frame *f);
 /* The shape (index + 1) of the frames with ids @ids, added if new; 0 if none can be kept. */
-uint64_t shape_table__add(struct shape_table *st, const uint32_t *ids, size_t n);
+uint64_t dsi_shape_table__add(struct shape_table *st, const uint32_t *ids, size_t n);
 /* See ds_machine__shape_frames() (@st may be NULL: no shapes). */
-const uint32_t *shape_table__frames(const struct shape_table *st, uint64_t shape, size_t *nr);
+const uint32_t *dsi_shape_table__frames(const struct shape_table *st, uint64_t shape, size_t *nr);
 
 #endif

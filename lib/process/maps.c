@@ -21,37 +21,37 @@ static void maps__changed(struct ds_maps *mp)
 	mp->stamp = atomic_fetch_add(&maps_stamps, 1) + 1;
 }
 
-void maps__init(struct ds_maps *mp)
+void dsi_maps__init(struct ds_maps *mp)
 {
 	*mp = (struct ds_maps){ .refs = 1 };
 	maps__changed(mp);
 }
 
-void maps__exit(struct ds_maps *mp)
+void dsi_maps__exit(struct ds_maps *mp)
 {
 	free(mp->v);
 }
 
-struct ds_maps *maps__new(void)
+struct ds_maps *dsi_maps__new(void)
 {
 	struct ds_maps *mp = malloc(sizeof(*mp));
 
 	if (mp)
-		maps__init(mp);
+		dsi_maps__init(mp);
 	return mp;
 }
 
-void maps__put(struct ds_maps *mp)
+void dsi_maps__put(struct ds_maps *mp)
 {
 	if (mp && --mp->refs == 0) {
-		maps__exit(mp);
+		dsi_maps__exit(mp);
 		free(mp);
 	}
 }
 
-struct ds_maps *maps__clone(const struct ds_maps *src)
+struct ds_maps *dsi_maps__clone(const struct ds_maps *src)
 {
-	struct ds_maps *mp = maps__new();
+	struct ds_maps *mp = dsi_maps__new();
 
 	if (!mp || !src->nr)
 		return mp;
@@ -81,7 +81,7 @@ static size_t maps__lower(const struct ds_maps *mp, uint64_t addr)
 	return lo;
 }
 
-const struct ds_map *maps__find(struct ds_maps *mp, uint64_t addr)
+const struct ds_map *dsi_maps__find(struct ds_maps *mp, uint64_t addr)
 {
 	size_t i;
 
@@ -97,7 +97,7 @@ const struct ds_map *maps__find(struct ds_maps *mp, uint64_t addr)
 
 static int maps__reserve(struct ds_maps *mp, size_t n)
 {
-	struct ds_map *nv = ds_grow(mp->v, &mp->cap, mp->nr + n, sizeof(*nv), 16);
+	struct ds_map *nv = dsi_grow(mp->v, &mp->cap, mp->nr + n, sizeof(*nv), 16);
 
 	if (!nv)
 		return -ENOMEM;
@@ -210,12 +210,12 @@ static struct ds_map machine__map_of(struct ds_machine *m, const struct ds_mmap_
 /* Number user map name @name in the order of first mmap (ds_machine__map_name_seq). */
 static int machine__note_map_name(struct ds_machine *m, const char *name)
 {
-	if (ds_hashmap__find(&m->map_names, (uintptr_t)name))
+	if (dsi_hashmap__find(&m->map_names, (uintptr_t)name))
 		return 0;
-	return ds_hashmap__set(&m->map_names, (uintptr_t)name, m->map_names.len + 1) ? -ENOMEM : 0;
+	return dsi_hashmap__set(&m->map_names, (uintptr_t)name, m->map_names.len + 1) ? -ENOMEM : 0;
 }
 
-int machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)
+int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)
 {
 	struct ds_mmap_event me;
 	const char *why;
@@ -279,7 +279,7 @@ static const char *module_name(struct ds_machine *m, const char *path)
 
 static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved *out)
 {
-	const struct ds_map *map = maps__find(&m->kmaps, ip);
+	const struct ds_map *map = dsi_maps__find(&m->kmaps, ip);
 
 	out->kernel = true;
 	if (map && map->name[0] == '/') {
@@ -308,7 +308,7 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 
 const struct ds_map *ds_thread__find_map(struct ds_thread *t, uint64_t addr)
 {
-	return t ? maps__find(t->maps, addr) : NULL;
+	return t ? dsi_maps__find(t->maps, addr) : NULL;
 }
 
 /* @ip in @t's user map @map: its DSO's frames, else the JIT symbol of /tmp/perf-PID.map. */
@@ -349,7 +349,7 @@ void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpu
 		resolve_kernel(m, ip, out);
 		return;
 	}
-	map = t ? maps__find(t->maps, ip) : NULL;
+	map = t ? dsi_maps__find(t->maps, ip) : NULL;
 	if (map)
 		resolve_user(m, t, map, ip, out);
 	else

@@ -28,7 +28,7 @@ struct ds_offcpu *ds_offcpu__new(void)
 	struct ds_offcpu *oc = calloc(1, sizeof(*oc));
 
 	if (oc)
-		ds_hashmap__init(&oc->by_tid);
+		dsi_hashmap__init(&oc->by_tid);
 	return oc;
 }
 
@@ -39,7 +39,7 @@ void ds_offcpu__delete(struct ds_offcpu *oc)
 	for (size_t i = 0; i < oc->nr_held; i++)
 		free(oc->held[i].ips);
 	free(oc->held);
-	ds_hashmap__exit(&oc->by_tid);
+	dsi_hashmap__exit(&oc->by_tid);
 	free(oc);
 }
 
@@ -70,20 +70,20 @@ const char *ds_offcpu__state_name(enum ds_offcpu_state st)
 
 static struct held *held_of(struct ds_offcpu *oc, int32_t tid, bool create)
 {
-	uint64_t *v = ds_hashmap__find(&oc->by_tid, (uint32_t)tid);
+	uint64_t *v = dsi_hashmap__find(&oc->by_tid, (uint32_t)tid);
 
 	if (v)
 		return &oc->held[*v];
 	if (!create)
 		return NULL;
 	if (oc->nr_held == oc->cap_held) {
-		struct held *n = ds_grow(oc->held, &oc->cap_held, oc->nr_held + 1, sizeof(*n), 64);
+		struct held *n = dsi_grow(oc->held, &oc->cap_held, oc->nr_held + 1, sizeof(*n), 64);
 
 		if (!n)
 			return NULL;
 		oc->held = n;
 	}
-	if (ds_hashmap__set(&oc->by_tid, (uint32_t)tid, oc->nr_held))
+	if (dsi_hashmap__set(&oc->by_tid, (uint32_t)tid, oc->nr_held))
 		return NULL;
 	oc->held[oc->nr_held] = (struct held){ .tid = tid };
 	return &oc->held[oc->nr_held++];
@@ -116,7 +116,7 @@ int ds_offcpu__switch(struct ds_offcpu *oc, const struct ds_offcpu_switch *sw, s
 	if (h->pending)
 		oc->unmatched++;
 	if (sw->nr_ips > h->cap_ips) {
-		uint64_t *n = ds_grow(h->ips, &h->cap_ips, sw->nr_ips, sizeof(*n), 64);
+		uint64_t *n = dsi_grow(h->ips, &h->cap_ips, sw->nr_ips, sizeof(*n), 64);
 
 		if (!n)
 			return -ENOMEM;

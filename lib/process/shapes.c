@@ -38,17 +38,17 @@ struct shape_table {
 	size_t nr_ids, cap_ids;
 };
 
-struct shape_table *shape_table__new(void)
+struct shape_table *dsi_shape_table__new(void)
 {
 	return calloc(1, sizeof(struct shape_table));
 }
 
-void shape_table__delete(struct shape_table *st)
+void dsi_shape_table__delete(struct shape_table *st)
 {
 	if (!st)
 		return;
-	ds_idmap__exit(&st->frame_ids);
-	ds_idmap__exit(&st->shape_ids);
+	dsi_idmap__exit(&st->frame_ids);
+	dsi_idmap__exit(&st->shape_ids);
 	free(st->frames);
 	free(st->shapes);
 	free(st->ids);
@@ -81,8 +81,8 @@ static bool frame_same(const struct shape_frame *a, const struct shape_frame *b)
 
 static uint64_t frame_hash(const struct shape_frame *sf)
 {
-	return ds_hash_pair(ds_hash_pair((uintptr_t)sf->sym, (uintptr_t)sf->dso),
-			    ds_hash_pair((uintptr_t)sf->elf_sym ^ sf->flags, sf->ip ^ sf->addr * 0x9e3779b97f4a7c15ULL));
+	return dsi_hash_pair(dsi_hash_pair((uintptr_t)sf->sym, (uintptr_t)sf->dso),
+			    dsi_hash_pair((uintptr_t)sf->elf_sym ^ sf->flags, sf->ip ^ sf->addr * 0x9e3779b97f4a7c15ULL));
 }
 
 static bool frame_eq(const void *ctx, uint32_t id, const void *key)
@@ -90,10 +90,10 @@ static bool frame_eq(const void *ctx, uint32_t id, const void *key)
 	return frame_same(&((const struct shape_table *)ctx)->frames[id], key);
 }
 
-uint32_t shape_table__frame_id(struct shape_table *st, const struct ds_cc_frame *f)
+uint32_t dsi_shape_table__frame_id(struct shape_table *st, const struct ds_cc_frame *f)
 {
 	struct shape_frame sf = shape_frame_of(f);
-	struct shape_frame *n = ds_grow(st->frames, &st->cap_frames, st->nr_frames + 1, sizeof(*n), 1024);
+	struct shape_frame *n = dsi_grow(st->frames, &st->cap_frames, st->nr_frames + 1, sizeof(*n), 1024);
 	uint32_t id;
 	bool added;
 
@@ -117,7 +117,7 @@ static uint64_t ids_hash(const uint32_t *ids, size_t n)
 		k = (k ^ ids[i]) * 0x9e3779b97f4a7c15ULL;
 		k ^= k >> 29;
 	}
-	return ds_hash64(k);
+	return dsi_hash64(k);
 }
 
 struct shape_key {
@@ -142,11 +142,11 @@ static uint64_t shape_table__append(struct shape_table *st, uint64_t hash, const
 
 	if (st->nr_ids + n > SHAPE_IDS_MAX)
 		return 0;   /* full: later shapes go without an id */
-	ns = ds_grow(st->shapes, &st->cap_shapes, st->nr_shapes + 1, sizeof(*ns), 256);
+	ns = dsi_grow(st->shapes, &st->cap_shapes, st->nr_shapes + 1, sizeof(*ns), 256);
 	if (!ns)
 		return 0;
 	st->shapes = ns;
-	ni = ds_grow(st->ids, &st->cap_ids, st->nr_ids + n, sizeof(*ni), 4096);
+	ni = dsi_grow(st->ids, &st->cap_ids, st->nr_ids + n, sizeof(*ni), 4096);
 	if (!ni)
 		return 0;
 	st->ids = ni;
@@ -159,7 +159,7 @@ static uint64_t shape_table__append(struct shape_table *st, uint64_t hash, const
 	return ++st->nr_shapes;
 }
 
-uint64_t shape_table__add(struct shape_table *st, const uint32_t *ids, size_t n)
+uint64_t dsi_shape_table__add(struct shape_table *st, const uint32_t *ids, size_t n)
 {
 	struct shape_key key = { .ids = ids, .n = n };
 	uint64_t hash = ids_hash(ids, n);
@@ -170,7 +170,7 @@ uint64_t shape_table__add(struct shape_table *st, const uint32_t *ids, size_t n)
 	return shape_table__append(st, hash, ids, n);
 }
 
-const uint32_t *shape_table__frames(const struct shape_table *st, uint64_t shape, size_t *nr)
+const uint32_t *dsi_shape_table__frames(const struct shape_table *st, uint64_t shape, size_t *nr)
 {
 	if (!st || !shape || shape > st->nr_shapes) {
 		*nr = 0;

@@ -10,9 +10,9 @@
 #include "util/grow.h"
 #include "process/machine_int.h"
 
-void thread__delete(struct ds_thread *t)
+void dsi_thread__delete(struct ds_thread *t)
 {
-	maps__put(t->maps);
+	dsi_maps__put(t->maps);
 	free(t->comms);
 	free(t);
 }
@@ -26,7 +26,7 @@ static int thread__set_comm(struct ds_thread *t, const char *comm, uint64_t time
 		t->nr_comms = 0;
 		time = 0;
 	}
-	n = ds_grow(t->comms, &t->cap_comms, t->nr_comms + 1, sizeof(*n), 2);
+	n = dsi_grow(t->comms, &t->cap_comms, t->nr_comms + 1, sizeof(*n), 2);
 	if (!n)
 		return -ENOMEM;
 	t->comms = n;
@@ -63,7 +63,7 @@ static struct ds_thread *machine__find_thread(struct ds_machine *m, int32_t tid)
 
 	if (m->last_thread && m->last_thread->tid == tid)
 		return m->last_thread;
-	v = ds_hashmap__find(&m->threads, (uint32_t)tid);
+	v = dsi_hashmap__find(&m->threads, (uint32_t)tid);
 	if (v)
 		m->last_thread = (struct ds_thread *)(uintptr_t)*v;
 	return v ? m->last_thread : NULL;
@@ -82,7 +82,7 @@ static struct ds_maps *machine__maps_for(struct ds_machine *m, int32_t pid, int3
 		leader->maps->refs++;
 		return leader->maps;
 	}
-	return maps__new();
+	return dsi_maps__new();
 }
 
 /* A new thread for @tid, in place of any older one; NULL on ENOMEM. */
@@ -101,12 +101,12 @@ static struct ds_thread *machine__new_thread(struct ds_machine *m, int32_t pid, 
 	t->maps = machine__maps_for(m, pid, tid, maps);
 	old = machine__find_thread(m, tid);
 	/* no maps: not put in the table (it would keep a freed thread) */
-	if (!t->maps || ds_hashmap__set(&m->threads, (uint32_t)tid, (uint64_t)(uintptr_t)t)) {
-		thread__delete(t);
+	if (!t->maps || dsi_hashmap__set(&m->threads, (uint32_t)tid, (uint64_t)(uintptr_t)t)) {
+		dsi_thread__delete(t);
 		return NULL;
 	}
 	if (old)
-		thread__delete(old);
+		dsi_thread__delete(old);
 	m->last_thread = t;   /* never the freed one */
 	return t;
 }
@@ -123,7 +123,7 @@ struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t 
 	return machine__new_thread(m, pid, tid, NULL);
 }
 
-int machine__process_fork(struct ds_machine *m, const struct ds_event *ev)
+int dsi_machine__process_fork(struct ds_machine *m, const struct ds_event *ev)
 {
 	struct ds_task_event te;
 	const char *why;
@@ -139,19 +139,19 @@ int machine__process_fork(struct ds_machine *m, const struct ds_event *ev)
 		return -ENOMEM;
 	comm = parent->comm;   /* now: a child of the parent's own tid replaces (frees) it */
 	same_process = te.pid == te.ppid;
-	maps = same_process ? parent->maps : maps__clone(parent->maps);
+	maps = same_process ? parent->maps : dsi_maps__clone(parent->maps);
 	if (!maps)
 		return -ENOMEM;
 	child = machine__new_thread(m, (int32_t)te.pid, (int32_t)te.tid, maps);
 	if (!same_process)
-		maps__put(maps); /* the child holds its own reference */
+		dsi_maps__put(maps); /* the child holds its own reference */
 	if (!child)
 		return -ENOMEM;
 	/* the child starts with its parent's name; a later COMM adds to the history */
 	return thread__set_comm(child, comm, 0);
 }
 
-int machine__process_comm(struct ds_machine *m, const struct ds_event *ev)
+int dsi_machine__process_comm(struct ds_machine *m, const struct ds_event *ev)
 {
 	struct ds_comm_event ce;
 	const char *why;
@@ -167,7 +167,7 @@ int machine__process_comm(struct ds_machine *m, const struct ds_event *ev)
 }
 
 /* The thread's EXIT: its time is kept (ds_thread__exit_time); nothing else changes. */
-int machine__process_exit(struct ds_machine *m, const struct ds_event *ev)
+int dsi_machine__process_exit(struct ds_machine *m, const struct ds_event *ev)
 {
 	struct ds_task_event te;
 	const char *why;

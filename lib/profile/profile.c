@@ -148,7 +148,7 @@ static int read_split_init(struct read_split *rs, const struct ds_reader *rd)
 	size_t n = 0;
 
 	rs->ready = true;
-	ds_hashmap__init(&rs->ids);
+	dsi_hashmap__init(&rs->ids);
 	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
 		n += ds_reader__evsel(rd, i)->nr_ids;
 	rs->counters = calloc(n ? n : 1, sizeof(*rs->counters));
@@ -158,10 +158,10 @@ static int read_split_init(struct read_split *rs, const struct ds_reader *rd)
 		const struct ds_evsel *e = ds_reader__evsel(rd, i);
 
 		for (size_t k = 0; k < e->nr_ids; k++) {
-			if (ds_hashmap__find(&rs->ids, e->ids[k]))
+			if (dsi_hashmap__find(&rs->ids, e->ids[k]))
 				continue;
 			rs->counters[rs->nr].evsel = e;
-			if (ds_hashmap__set(&rs->ids, e->ids[k], ++rs->nr))
+			if (dsi_hashmap__set(&rs->ids, e->ids[k], ++rs->nr))
 				return -ENOMEM;
 		}
 	}
@@ -180,7 +180,7 @@ int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_
 		struct read_counter *c;
 
 		ds_sample__read_value(ev->evsel, &ev->sample, i, &value, &id);
-		idx = ds_hashmap__find(&rs->ids, id);
+		idx = dsi_hashmap__find(&rs->ids, id);
 		if (!idx)
 			continue;
 		c = &rs->counters[*idx - 1];
@@ -197,7 +197,7 @@ int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_
 static void read_split_exit(struct read_split *rs)
 {
 	if (rs->ready)
-		ds_hashmap__exit(&rs->ids);
+		dsi_hashmap__exit(&rs->ids);
 	free(rs->counters);
 	memset(rs, 0, sizeof(*rs));
 }
@@ -246,7 +246,7 @@ static int offcpu_emit(struct ds_profile *w, const struct ds_event *ev, const st
 		ds_machine__callchain(w->machine, ws.thread, wt->ips, wt->nr_ips, w->max_stack, 0, &cc);
 	f = cc.frames;
 	nr = cc.nr;
-	buf = ds_grow(w->frames, &w->cap_frames, nr + 1, sizeof(*buf), 64);
+	buf = dsi_grow(w->frames, &w->cap_frames, nr + 1, sizeof(*buf), 64);
 	if (!buf)
 		return -ENOMEM;
 	w->frames = buf;

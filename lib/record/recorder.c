@@ -174,7 +174,7 @@ static int add_tid(struct ds_recorder *r, pid_t tid)
 		return -ENOMEM;
 	r->tids = n;
 	r->tids[r->nr_tids++] = tid;
-	return ds_hashmap__set(&r->known_tids, (uint64_t)tid, 1);
+	return dsi_hashmap__set(&r->known_tids, (uint64_t)tid, 1);
 }
 
 static int read_threads(struct ds_recorder *r, pid_t pid)
@@ -658,8 +658,8 @@ void ds_recorder__free(struct ds_recorder *r)
 	free(r->tids);
 	free(r->bounce);
 	free(r->held);
-	ds_hashmap__exit(&r->cookies);
-	ds_hashmap__exit(&r->known_tids);
+	dsi_hashmap__exit(&r->cookies);
+	dsi_hashmap__exit(&r->known_tids);
 	free(r);
 }
 
@@ -895,7 +895,7 @@ static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
 		if (ctx != DS_CONTEXT_USER_DEFERRED)
 			return;
 		bool found;
-		uint64_t *v = ds_hashmap__upsert(&r->cookies, cookie_key(tid, cookie), 1, &found);
+		uint64_t *v = dsi_hashmap__upsert(&r->cookies, cookie_key(tid, cookie), 1, &found);
 		if (v && !found) /* else: known, or its record came first (sample on the way out) */
 			r->st.cookies_seen++;
 	} else if (h.type == DS_REC_CALLCHAIN_DEFERRED && len >= 24 + r->trailer_bytes) {
@@ -905,7 +905,7 @@ static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
 		memcpy(&cookie, rec + 8, 8);
 		memcpy(&tid, rec + len - r->trailer_bytes + 4, 4);
 		bool found;
-		uint64_t *v = ds_hashmap__upsert(&r->cookies, cookie_key(tid, cookie), 2, &found);
+		uint64_t *v = dsi_hashmap__upsert(&r->cookies, cookie_key(tid, cookie), 2, &found);
 		if (!v)
 			return;
 		if (!found) {
@@ -923,7 +923,7 @@ static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
 	} else if (h.type == DS_REC_FORK && len >= 24) {
 		uint32_t tid;   /* pid, ppid, tid, ptid after the header */
 		memcpy(&tid, rec + 16, 4);
-		ds_hashmap__set(&r->known_tids, tid, 1);
+		dsi_hashmap__set(&r->known_tids, tid, 1);
 	}
 }
 
@@ -938,7 +938,7 @@ static bool sink_record_wanted(struct ds_recorder *r, const uint8_t *rec, size_t
 	/* the system-wide defer sink sees every task: keep our targets' records */
 	uint32_t tid;
 	memcpy(&tid, rec + len - r->trailer_bytes + 4, 4);
-	if (ds_hashmap__find(&r->known_tids, tid))
+	if (dsi_hashmap__find(&r->known_tids, tid))
 		return true;
 	*hold = true;   /* its FORK may sit in a buffer drained later in this pass */
 	return false;
@@ -946,7 +946,7 @@ static bool sink_record_wanted(struct ds_recorder *r, const uint8_t *rec, size_t
 
 static int hold_record(struct ds_recorder *r, const uint8_t *rec, size_t len)
 {
-	uint8_t *n = ds_grow(r->held, &r->held_cap, r->held_len + len, 1, 65536);
+	uint8_t *n = dsi_grow(r->held, &r->held_cap, r->held_len + len, 1, 65536);
 
 	if (!n)
 		return -ENOMEM;
@@ -1019,7 +1019,7 @@ static int drain_all(struct ds_recorder *r, ds_record_sink sink, void *ctx)
 		memcpy(&h, r->held + off, sizeof(h));
 		uint32_t tid;
 		memcpy(&tid, r->held + off + h.size - r->trailer_bytes + 4, 4);
-		if (ds_hashmap__find(&r->known_tids, tid)) {
+		if (dsi_hashmap__find(&r->known_tids, tid)) {
 			account(r, r->held + off, h.size);
 			r->st.bytes += h.size;
 			err = sink(ctx, r->held + off, h.size);

@@ -21,7 +21,7 @@ static void *trampoline(void *p)
 	return st.fn(st.arg);
 }
 
-int ds_spawn_elsewhere(pthread_t *t, void *(*fn)(void *), void *arg)
+int dsi_spawn_elsewhere(pthread_t *t, void *(*fn)(void *), void *arg)
 {
 	struct start *st = malloc(sizeof(*st));
 	pthread_attr_t attr;

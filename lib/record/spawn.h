@@ -20,6 +20,6 @@
  * caller may use several (else where the scheduler puts it).  0 or an
  * errno value, as pthread_create.
  */
-int ds_spawn_elsewhere(pthread_t *t, void *(*fn)(void *), void *arg);
+int dsi_spawn_elsewhere(pthread_t *t, void *(*fn)(void *), void *arg);
 
 #endif

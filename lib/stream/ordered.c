@@ -13,26 +13,26 @@
 #include "stream/ordered.h"
 #include "format/source.h"
 
-void ds_ordered__init(struct ds_ordered *o, ds_ordered_deliver_fn fn, void *ctx)
+void dsi_ordered__init(struct ds_ordered *o, ds_ordered_deliver_fn fn, void *ctx)
 {
 	*o = (struct ds_ordered){ .deliver = fn, .ctx = ctx, .sorted = true };
 }
 
-void ds_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, struct ds_source_window *win)
+void dsi_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, struct ds_source_window *win)
 {
 	if (win)
-		ds_source__unpin(win);
+		dsi_source__unpin(win);
 	else
-		ds_arena__release(&o->arena, chunk);
+		dsi_arena__release(&o->arena, chunk);
 }
 
-void ds_ordered__exit(struct ds_ordered *o)
+void dsi_ordered__exit(struct ds_ordered *o)
 {
 	for (size_t i = o->head; i < o->len; i++)
-		ds_ordered__release(o, o->items[i].chunk, o->items[i].win);
+		dsi_ordered__release(o, o->items[i].chunk, o->items[i].win);
 	free(o->items);
 	free(o->tmp);
-	ds_arena__exit(&o->arena);
+	dsi_arena__exit(&o->arena);
 	o->items = o->tmp = NULL;
 	o->head = o->len = o->cap = 0;
 }
@@ -61,7 +61,7 @@ static int make_room(struct ds_ordered *o)
 		if (o->len < o->cap)
 			return 0;
 	}
-	n = ds_grow(o->items, &o->cap, o->len + 1, sizeof(*n), 4096);
+	n = dsi_grow(o->items, &o->cap, o->len + 1, sizeof(*n), 4096);
 	if (!n)
 		return -ENOMEM;
 	o->items = n;
@@ -90,30 +90,30 @@ static struct ds_ordered_item *append(struct ds_ordered *o, const struct ds_even
 	return it;
 }
 
-int ds_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time)
+int dsi_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time)
 {
 	struct ds_arena_chunk *chunk;
-	const struct ds_event_header *copy = ds_arena__copy(&o->arena, hdr, hdr->size, &chunk);
+	const struct ds_event_header *copy = dsi_arena__copy(&o->arena, hdr, hdr->size, &chunk);
 	struct ds_ordered_item *it;
 
 	if (!copy)
 		return -ENOMEM;
 	it = append(o, copy, offset, time);
 	if (!it) {
-		ds_arena__release(&o->arena, chunk);
+		dsi_arena__release(&o->arena, chunk);
 		return -ENOMEM;
 	}
 	it->chunk = chunk;
 	return check_budget(o);
 }
 
-int ds_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset,
+int dsi_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset,
 			     uint64_t time, struct ds_source_window *win)
 {
 	struct ds_ordered_item *it = append(o, hdr, offset, time);
 
 	if (!it) {
-		ds_source__unpin(win);
+		dsi_source__unpin(win);
 		return -ENOMEM;
 	}
 	it->win = win;
@@ -153,7 +153,7 @@ static int sort_queue(struct ds_ordered *o)
 		o->sorted = true;
 		return 0;
 	}
-	dst = ds_grow(o->tmp, &o->tmp_cap, n, sizeof(*dst), 4096);
+	dst = dsi_grow(o->tmp, &o->tmp_cap, n, sizeof(*dst), 4096);
 	if (!dst)
 		return -ENOMEM;
 	o->tmp = dst;
@@ -194,7 +194,7 @@ static int flush_upto(struct ds_ordered *o, uint64_t limit)
 		o->last_flush = it.time;
 		err = o->deliver(o->ctx, &it);
 		if (!o->handoff)
-			ds_ordered__release(o, it.chunk, it.win);
+			dsi_ordered__release(o, it.chunk, it.win);
 		if (err)
 			return err;
 	}
@@ -222,7 +222,7 @@ static int over_budget(struct ds_ordered *o)
 		o->nr_early++;
 		err = o->deliver(o->ctx, &it);
 		if (!o->handoff)
-			ds_ordered__release(o, it.chunk, it.win);
+			dsi_ordered__release(o, it.chunk, it.win);
 		if (err)
 			return err;
 	}
@@ -239,7 +239,7 @@ static inline int check_budget(struct ds_ordered *o)
 	return o->budget && o->held > o->budget ? over_budget(o) : 0;
 }
 
-int ds_ordered__round(struct ds_ordered *o)
+int dsi_ordered__round(struct ds_ordered *o)
 {
 	int err = flush_upto(o, o->next_flush);
 
@@ -247,7 +247,7 @@ int ds_ordered__round(struct ds_ordered *o)
 	return err;
 }
 
-int ds_ordered__flush_all(struct ds_ordered *o)
+int dsi_ordered__flush_all(struct ds_ordered *o)
 {
 	return flush_upto(o, UINT64_MAX);
 }

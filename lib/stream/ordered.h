@@ -37,7 +37,7 @@ struct ds_ordered_item {
 /*
  * Called with each record in order.  The record's memory is released after
  * the call unless the ordered queue is in handoff mode: then deliver owns
- * it and gives it back with ds_ordered__release(o, it->chunk, it->win).
+ * it and gives it back with dsi_ordered__release(o, it->chunk, it->win).
  */
 typedef int (*ds_ordered_deliver_fn)(void *ctx, const struct ds_ordered_item *it);
 
@@ -62,18 +62,18 @@ struct ds_ordered {
 	void *ctx;
 };
 
-void ds_ordered__init(struct ds_ordered *o, ds_ordered_deliver_fn fn, void *ctx);
-void ds_ordered__exit(struct ds_ordered *o);
+void dsi_ordered__init(struct ds_ordered *o, ds_ordered_deliver_fn fn, void *ctx);
+void dsi_ordered__exit(struct ds_ordered *o);
 /* Queue a copy of the record. 0 or -ENOMEM. */
-int ds_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time);
+int dsi_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time);
 /* Queue the record where it lies: @win (pinned by the caller) is unpinned when it is released. */
-int ds_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset,
+int dsi_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset,
 			     uint64_t time, struct ds_source_window *win);
 /* Give back a delivered record's memory (handoff mode). */
-void ds_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, struct ds_source_window *win);
+void dsi_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, struct ds_source_window *win);
 /* FINISHED_ROUND seen. Returns the first non-zero deliver result. */
-int ds_ordered__round(struct ds_ordered *o);
+int dsi_ordered__round(struct ds_ordered *o);
 /* Deliver everything (end of input or error). */
-int ds_ordered__flush_all(struct ds_ordered *o);
+int dsi_ordered__flush_all(struct ds_ordered *o);
 
 #endif

@@ -108,7 +108,7 @@ void ds_session__close(struct ds_session *s)
 {
 	if (!s)
 		return;
-	ds_ordered__exit(&s->ordered);
+	dsi_ordered__exit(&s->ordered);
 	ds_stitcher__delete(s->stitcher);
 	ds_reader__close(s->reader);
 	free(s);
@@ -202,7 +202,7 @@ static void pl_publish(struct ds_session *s)
 	if (!b)
 		return;
 	for (size_t i = 0; i < b->n; i++)
-		ds_ordered__release(&s->ordered, b->v[i].chunk, b->v[i].win);
+		dsi_ordered__release(&s->ordered, b->v[i].chunk, b->v[i].win);
 	b->n = 0;
 	b->bytes = 0;
 }
@@ -217,7 +217,7 @@ static struct batch *pl_slot(struct pipeline *pl)
 {
 	struct batch **b = &pl->slots[pl->prod % NR_BATCHES];
 
-	if (!*b && (*b = ds_malloc_populated(sizeof(**b)))) {
+	if (!*b && (*b = dsi_malloc_populated(sizeof(**b)))) {
 		(*b)->n = 0;
 		(*b)->bytes = 0;
 	}
@@ -231,12 +231,12 @@ static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, stru
 	struct batch *b;
 
 	if (atomic_load(&pl->stop)) {
-		ds_ordered__release(&s->ordered, chunk, win);
+		dsi_ordered__release(&s->ordered, chunk, win);
 		return -ECANCELED;
 	}
 	b = pl_slot(pl);
 	if (!b) {
-		ds_ordered__release(&s->ordered, chunk, win);
+		dsi_ordered__release(&s->ordered, chunk, win);
 		return -ENOMEM;
 	}
 	b->v[b->n++] = (struct handoff){ .hdr = hdr, .evsel = evsel, .offset = offset, .chunk = chunk, .win = win };
@@ -296,7 +296,7 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	if (rec->decompressed)
 		s->stats.compressed_bytes += hdr->size;
 	if (type == DS_REC_FINISHED_ROUND)
-		return ds_ordered__round(&s->ordered);
+		return dsi_ordered__round(&s->ordered);
 	if (type == DS_REC_AUXTRACE && hdr->size >= 16) {   /* its u64 size: the trace bytes after it */
 		uint64_t n;
 
@@ -321,18 +321,18 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	if (time == DS_NO_TIME) {
 		if (s->pl) {   /* the consumer reads it later: a copy that lasts */
 			struct ds_arena_chunk *chunk;
-			const struct ds_event_header *copy = ds_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
+			const struct ds_event_header *copy = dsi_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
 
 			return copy ? pl_push(s, copy, evsel, rec->offset, chunk, NULL) : -ENOMEM;
 		}
 		return make_event(s, evsel, hdr, rec->offset, &ev) ? consume(s, &ev) : 0;
 	}
 	/* a record in the input's window waits where it lies: no copy */
-	struct ds_source_window *win = rec->in_window ? ds_reader__pin(s->reader) : NULL;
+	struct ds_source_window *win = rec->in_window ? dsi_reader__pin(s->reader) : NULL;
 
 	if (win)
-		return ds_ordered__queue_pinned(&s->ordered, hdr, rec->offset, time, win);
-	return ds_ordered__queue(&s->ordered, hdr, rec->offset, time);
+		return dsi_ordered__queue_pinned(&s->ordered, hdr, rec->offset, time, win);
+	return dsi_ordered__queue(&s->ordered, hdr, rec->offset, time);
 }
 
 /* Read and queue every record: 0 or the first error; *ret: the reader's last result. */
@@ -360,7 +360,7 @@ static void *reading_thread(void *arg)
 	pthread_setname_np(pthread_self(), "dstack-read");   /* for top, perf --comm */
 	pl->read_err = read_all(s, &pl->read_ret);
 	if (!atomic_load(&pl->stop)) {   /* whatever was read is delivered */
-		int e = ds_ordered__flush_all(&s->ordered);
+		int e = dsi_ordered__flush_all(&s->ordered);
 
 		if (e && !pl->read_err && e != -ECANCELED)
 			pl->read_err = e;
@@ -442,7 +442,7 @@ static void pl_free(struct ds_session *s)
 		if (!pl->slots[i])
 			continue;
 		for (size_t j = 0; j < pl->slots[i]->n; j++)
-			ds_ordered__release(&s->ordered, pl->slots[i]->v[j].chunk, pl->slots[i]->v[j].win);
+			dsi_ordered__release(&s->ordered, pl->slots[i]->v[j].chunk, pl->slots[i]->v[j].win);
 		free(pl->slots[i]);
 	}
 	pthread_mutex_destroy(&pl->lock);
@@ -527,7 +527,7 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 	size_t budget = opts->memory_budget ? opts->memory_budget : DEFAULT_MEMORY_BUDGET;
 	struct ds_stitcher_opts sto = opts->stitch;
 
-	ds_ordered__init(&s->ordered, deliver_ordered, s);
+	dsi_ordered__init(&s->ordered, deliver_ordered, s);
 	s->ordered.budget = budget / 2;
 	if (!sto.max_held_bytes)
 		sto.max_held_bytes = budget / 2;
@@ -542,7 +542,7 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 		err = read_all(s, &ret);
 		/* whatever was read is delivered, even when the input ended badly */
 		if (!s->cb_err) {
-			int e = ds_ordered__flush_all(&s->ordered);
+			int e = dsi_ordered__flush_all(&s->ordered);
 
 			if (e && !err)
 				err = e;

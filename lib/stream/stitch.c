@@ -130,18 +130,18 @@ void ds_stitcher__delete(struct ds_stitcher *st)
 		struct held *h = &st->ring[s & (st->cap - 1)];
 
 		chain_put(h->chain);
-		ds_arena__release(&st->arena, h->chunk);
+		dsi_arena__release(&st->arena, h->chunk);
 	}
 	free(st->ring);
-	ds_arena__exit(&st->arena);
+	dsi_arena__exit(&st->arena);
 	for (size_t i = 0; i < st->nr_states; i++)
 		chain_put(st->states[i].chain);
 	free(st->states);
-	for (size_t i = 0; ds_hashmap__next(&st->orphans, &i, &k, &v);)
+	for (size_t i = 0; dsi_hashmap__next(&st->orphans, &i, &k, &v);)
 		chain_put((struct chain *)(uintptr_t)v);
-	ds_hashmap__exit(&st->orphans);
-	ds_hashmap__exit(&st->tids);
-	ds_hashmap__exit(&st->pending);
+	dsi_hashmap__exit(&st->orphans);
+	dsi_hashmap__exit(&st->tids);
+	dsi_hashmap__exit(&st->pending);
 	free(st->exits);
 	free(st->merged);
 	free(st);
@@ -156,13 +156,13 @@ static struct tid_state *tid_state(struct ds_stitcher *st, uint32_t tid)
 {
 	bool found;
 	/* room first: a tid in the map has its state */
-	struct tid_state *ts = ds_grow(st->states, &st->cap_states, st->nr_states + 1, sizeof(*ts), 256);
+	struct tid_state *ts = dsi_grow(st->states, &st->cap_states, st->nr_states + 1, sizeof(*ts), 256);
 	uint64_t *idx;
 
 	if (!ts)
 		return NULL;
 	st->states = ts;
-	idx = ds_hashmap__upsert(&st->tids, tid, st->nr_states, &found);
+	idx = dsi_hashmap__upsert(&st->tids, tid, st->nr_states, &found);
 	if (!idx)
 		return NULL;
 	if (found)
@@ -255,7 +255,7 @@ static int drain(struct ds_stitcher *st)
 			ds_record__parse_sample(h->evsel, h->hdr, &ev.sample, &why);
 		err = deliver(st, &ev, h->chain);
 		chain_put(h->chain);
-		ds_arena__release(&st->arena, h->chunk);
+		dsi_arena__release(&st->arena, h->chunk);
 		if (err)
 			return err;
 	}
@@ -287,13 +287,13 @@ static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c)
  */
 static uint64_t pending_key(const struct ds_stitcher *st, uint32_t tid, uint64_t cookie)
 {
-	return st->warned_tidless ? cookie : ds_hash_pair(tid, cookie);
+	return st->warned_tidless ? cookie : dsi_hash_pair(tid, cookie);
 }
 
 /* Rebuild the pending lists keyed by cookie alone (entering tid-less mode). */
 static int rekey_pending(struct ds_stitcher *st)
 {
-	ds_hashmap__exit(&st->pending);
+	dsi_hashmap__exit(&st->pending);
 	for (uint64_t s = st->head; s < st->tail; s++) {
 		struct held *h = held_at(st, s);
 		bool found;
@@ -301,7 +301,7 @@ static int rekey_pending(struct ds_stitcher *st)
 
 		if (h->state != HELD_PENDING)
 			continue;
-		headp = ds_hashmap__upsert(&st->pending, h->cookie, NO_SEQ, &found);
+		headp = dsi_hashmap__upsert(&st->pending, h->cookie, NO_SEQ, &found);
 		if (!headp)
 			return -ENOMEM;
 		h->next = *headp;   /* oldest first in, so the newest ends up first */
@@ -317,7 +317,7 @@ static int rekey_pending(struct ds_stitcher *st)
 static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, struct chain *c)
 {
 	uint64_t key = tid < 0 ? cookie : pending_key(st, (uint32_t)tid, cookie);
-	uint64_t *headp = ds_hashmap__find(&st->pending, key);
+	uint64_t *headp = dsi_hashmap__find(&st->pending, key);
 	uint64_t keep = NO_SEQ, *link = &keep;
 
 	if (!headp)
@@ -338,7 +338,7 @@ static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, 
 	}
 	*link = NO_SEQ;
 	if (keep == NO_SEQ)
-		ds_hashmap__del(&st->pending, key, NULL);
+		dsi_hashmap__del(&st->pending, key, NULL);
 	else
 		*headp = keep;
 }
@@ -356,7 +356,7 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	if (st->tail - st->head == st->cap && ring_grow(st))
 		return -ENOMEM;
 	h = held_at(st, st->tail);
-	h->hdr = ds_arena__copy(&st->arena, ev->hdr, ev->hdr->size, &h->chunk);
+	h->hdr = dsi_arena__copy(&st->arena, ev->hdr, ev->hdr->size, &h->chunk);
 	if (!h->hdr)
 		return -ENOMEM;
 	h->seq = st->tail++;
@@ -370,7 +370,7 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	h->next = NO_SEQ;
 	if (pending) {
 		bool found;
-		uint64_t *headp = ds_hashmap__upsert(&st->pending, pending_key(st, ev->sample.tid, ev->cookie),
+		uint64_t *headp = dsi_hashmap__upsert(&st->pending, pending_key(st, ev->sample.tid, ev->cookie),
 						     NO_SEQ, &found);
 
 		if (!headp)
@@ -393,7 +393,7 @@ static int emit(struct ds_stitcher *st, struct ds_event *ev, bool pending, struc
 
 static struct chain *orphan_chain(struct ds_stitcher *st, uint64_t cookie)
 {
-	uint64_t *v = ds_hashmap__find(&st->orphans, cookie);
+	uint64_t *v = dsi_hashmap__find(&st->orphans, cookie);
 
 	return v ? (struct chain *)(uintptr_t)*v : NULL;
 }
@@ -509,14 +509,14 @@ static int add_orphan(struct ds_stitcher *st, struct chain *c)
 		if (rekey_pending(st))
 			return -ENOMEM;
 	}
-	if (ds_hashmap__count(&st->orphans) >= MAX_ORPHANS) {
-		for (size_t i = 0; ds_hashmap__next(&st->orphans, &i, &k, &v);)
+	if (dsi_hashmap__count(&st->orphans) >= MAX_ORPHANS) {
+		for (size_t i = 0; dsi_hashmap__next(&st->orphans, &i, &k, &v);)
 			chain_put((struct chain *)(uintptr_t)v);
-		ds_hashmap__exit(&st->orphans);
+		dsi_hashmap__exit(&st->orphans);
 	}
 	if (orphan_chain(st, c->cookie))
 		return 1; /* duplicate */
-	if (ds_hashmap__set(&st->orphans, c->cookie, (uint64_t)(uintptr_t)chain_get(c)))
+	if (dsi_hashmap__set(&st->orphans, c->cookie, (uint64_t)(uintptr_t)chain_get(c)))
 		return -ENOMEM;
 	return 0;
 }
@@ -575,7 +575,7 @@ static int note_exit(struct ds_stitcher *st, struct ds_event *ev)
 
 	if (!ev->evsel || ds_task__parse(ev->evsel, ev->hdr, &t, &why))
 		return 0;
-	idx = ds_hashmap__find(&st->tids, t.tid);
+	idx = dsi_hashmap__find(&st->tids, t.tid);
 	if (!idx)
 		return 0;
 	if (!st->states[*idx].npending) {
@@ -589,7 +589,7 @@ static int note_exit(struct ds_stitcher *st, struct ds_event *ev)
 	 * (to a per-CPU tracking event) just after its EXIT: wait a little.
 	 */
 	st->states[*idx].exited = true;
-	struct exit_note *n = ds_grow(st->exits, &st->cap_exits, st->nr_exits + 1, sizeof(*n), 64);
+	struct exit_note *n = dsi_grow(st->exits, &st->cap_exits, st->nr_exits + 1, sizeof(*n), 64);
 
 	if (!n)
 		return -ENOMEM;
@@ -603,7 +603,7 @@ static void expire_exits(struct ds_stitcher *st, uint64_t now, bool all)
 {
 	while (st->exits_head < st->nr_exits &&
 	       (all || st->exits[st->exits_head].deadline < now)) {
-		uint64_t *idx = ds_hashmap__find(&st->tids, st->exits[st->exits_head].tid);
+		uint64_t *idx = dsi_hashmap__find(&st->tids, st->exits[st->exits_head].tid);
 
 		if (idx && st->states[*idx].exited) {
 			settle_tid(st, &st->states[*idx], NULL);
@@ -699,7 +699,7 @@ int ds_stitcher__flush(struct ds_stitcher *st)
 		if (h->state == HELD_PENDING)
 			resolve(st, h, NULL);
 	}
-	ds_hashmap__exit(&st->pending);
+	dsi_hashmap__exit(&st->pending);
 	for (size_t i = 0; i < st->nr_states; i++)
 		st->states[i].npending = 0;
 	return drain(st);

@@ -43,12 +43,12 @@ static const char *die_name(Dwarf_Die *die, struct ds_intern *in, bool demangle,
 
 	if (!raw)
 		raw = "??";        /* what perf prints for a nameless inline frame */
-	hit = ds_hashmap__find(cache, (uint64_t)(uintptr_t)raw);
+	hit = dsi_hashmap__find(cache, (uint64_t)(uintptr_t)raw);
 	if (hit)
 		return (const char *)(uintptr_t)*hit;
-	name = ds_intern__sym(in, raw, demangle);
+	name = dsi_intern__sym(in, raw, demangle);
 	if (name)
-		ds_hashmap__set(cache, (uint64_t)(uintptr_t)raw, (uint64_t)(uintptr_t)name);
+		dsi_hashmap__set(cache, (uint64_t)(uintptr_t)raw, (uint64_t)(uintptr_t)name);
 	return name;
 }
 
@@ -245,7 +245,7 @@ static void add_ranges(struct cu_scopes *c, Dwarf_Die *die, unsigned depth)
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		struct scope_range *n = ds_grow(c->v, &c->cap, c->nr + 1, sizeof(*n), 64);
+		struct scope_range *n = dsi_grow(c->v, &c->cap, c->nr + 1, sizeof(*n), 64);
 
 		if (!n) {
 			c->failed = true;
@@ -310,13 +310,13 @@ static struct cu_scopes *cu_scopes_build(Dwarf_Die *cu)
 static struct cu_scopes *cu_scopes_of(struct ds_dwarf_cache *cache, Dwarf_Die *cu)
 {
 	uint64_t key = dwarf_dieoffset(cu);
-	uint64_t *slot = ds_hashmap__find(&cache->cus, key);
+	uint64_t *slot = dsi_hashmap__find(&cache->cus, key);
 	struct cu_scopes *c;
 
 	if (slot)
 		return (struct cu_scopes *)(uintptr_t)*slot;
 	c = cu_scopes_build(cu);
-	if (c && ds_hashmap__set(&cache->cus, key, (uint64_t)(uintptr_t)c) < 0) {
+	if (c && dsi_hashmap__set(&cache->cus, key, (uint64_t)(uintptr_t)c) < 0) {
 		free(c->v);
 		free(c);
 		return NULL;
@@ -366,29 +366,29 @@ static void cu_walk(Dwarf *dw, struct ds_dwarf_cache *cache, struct walk *w, Dwa
 	walk_scopes(w, &w->chain[0], r->depth + 1);
 }
 
-void ds_dwarf_cache__init(struct ds_dwarf_cache *c)
+void dsi_dwarf_cache__init(struct ds_dwarf_cache *c)
 {
-	ds_hashmap__init(&c->names);
-	ds_hashmap__init(&c->cus);
-	ds_hashmap__init(&c->a2l);
+	dsi_hashmap__init(&c->names);
+	dsi_hashmap__init(&c->cus);
+	dsi_hashmap__init(&c->a2l);
 }
 
-void ds_dwarf_cache__exit(struct ds_dwarf_cache *c)
+void dsi_dwarf_cache__exit(struct ds_dwarf_cache *c)
 {
 	uint64_t k, v;
 
-	for (size_t i = 0; ds_hashmap__next(&c->cus, &i, &k, &v);) {
+	for (size_t i = 0; dsi_hashmap__next(&c->cus, &i, &k, &v);) {
 		struct cu_scopes *cs = (struct cu_scopes *)(uintptr_t)v;
 
 		free(cs->v);
 		free(cs);
 	}
-	ds_hashmap__exit(&c->cus);
-	ds_hashmap__exit(&c->names);
-	ds_hashmap__exit(&c->a2l);
+	dsi_hashmap__exit(&c->cus);
+	dsi_hashmap__exit(&c->names);
+	dsi_hashmap__exit(&c->a2l);
 }
 
-size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
+size_t dsi_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
 			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max)
 {
 	struct walk walk = { .pc = vaddr }, *w = &walk;   /* a few KB of stack */
@@ -398,7 +398,7 @@ size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool d
 	size_t n = 0;
 	int lang;
 
-	ds_hashmap__init(&no_cache);
+	dsi_hashmap__init(&no_cache);
 	if (!dwarf_addrdie(dw, vaddr, &cu))
 		return 0;
 	lang = dwarf_srclang(&cu);
@@ -418,6 +418,6 @@ size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool d
 		if (tag == DW_TAG_subprogram)
 			break;
 	}
-	ds_hashmap__exit(&no_cache);   /* empty when there is a cache */
+	dsi_hashmap__exit(&no_cache);   /* empty when there is a cache */
 	return n;
 }

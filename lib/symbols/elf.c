@@ -36,7 +36,7 @@ struct rawvec {
 
 static bool rawvec_push(struct rawvec *rv, const struct ds_rawsym *s)
 {
-	struct ds_rawsym *v = ds_grow(rv->v, &rv->cap, rv->nr + 1, sizeof(*v), 256);
+	struct ds_rawsym *v = dsi_grow(rv->v, &rv->cap, rv->nr + 1, sizeof(*v), 256);
 
 	if (!v)
 		return false;
@@ -81,22 +81,22 @@ static Elf_Scn *section_by_type(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
 
 /* ---- opening, build-id, segments -------------------------------------- */
 
-int ds_elf__open(struct ds_elf_image *img, const char *path)
+int dsi_elf__open(struct ds_elf_image *img, const char *path)
 {
 	memset(img, 0, sizeof(*img));
 	img->dbg_fd = -1;
-	img->fd = ds_open_regular(path);
+	img->fd = dsi_open_regular(path);
 	if (img->fd < 0)
 		return -errno;
 	img->elf = elf_begin(img->fd, ELF_C_READ_MMAP, NULL);
 	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF) {
-		ds_elf__close(img);
+		dsi_elf__close(img);
 		return -ENOEXEC;
 	}
 	return 0;
 }
 
-void ds_elf__close(struct ds_elf_image *img)
+void dsi_elf__close(struct ds_elf_image *img)
 {
 	if (img->dwarf)
 		dwarf_end(img->dwarf);
@@ -110,7 +110,7 @@ void ds_elf__close(struct ds_elf_image *img)
 		close(img->dbg_fd);
 	free(img->symtab.syms);
 	free(img->segs);
-	ds_strblock__free(&img->names);
+	dsi_strblock__free(&img->names);
 	memset(img, 0, sizeof(*img));
 	img->fd = -1;
 	img->dbg_fd = -1;
@@ -180,7 +180,7 @@ static bool read_segments(struct ds_elf_image *img)
 	return true;
 }
 
-bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr)
+bool dsi_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < img->nr_segs; i++) {
 		const struct ds_load_seg *s = &img->segs[i];
@@ -273,7 +273,7 @@ static bool push_plt(struct plt_ctx *c, uint64_t start, uint64_t size, const cha
 	struct ds_rawsym r = { .start = start, .size = size, .bind = STB_GLOBAL, .type = STT_FUNC };
 	size_t len = strlen(name);
 
-	r.name = ds_strblock__add(&c->img->names, name, len > PLT_NAME_MAX ? PLT_NAME_MAX : len);
+	r.name = dsi_strblock__add(&c->img->names, name, len > PLT_NAME_MAX ? PLT_NAME_MAX : len);
 	r.raw = true;
 	return r.name && rawvec_push(c->rv, &r);
 }
@@ -281,7 +281,7 @@ static bool push_plt(struct plt_ctx *c, uint64_t start, uint64_t size, const cha
 /* "name@plt", the name demangled first if @demangle (perf prints it so). */
 static void plt_format(char *buf, size_t sz, const char *name, bool demangle)
 {
-	char *dm = demangle ? ds_demangle(name) : NULL;
+	char *dm = demangle ? dsi_demangle(name) : NULL;
 
 	snprintf(buf, sz, "%s@plt", dm ? dm : name);
 	free(dm);
@@ -644,7 +644,7 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 		};
 		sorted = sorted && (i == 0 || syms[i - 1].start <= syms[i].start);
 	}
-	/* the ELF symbols come sorted (ds_rawsym__finish), the PLT entries
+	/* the ELF symbols come sorted (dsi_rawsym__finish), the PLT entries
 	 * after them may not be: the runs are merged, where a qsort of every
 	 * symbol was a large share of loading libc (docs/performance.md) */
 	if (!sorted && rv->nr > 1 && !merge_runs(syms, rv->nr))
@@ -666,13 +666,13 @@ static bool try_debug_file(struct ds_elf_image *img, const char *file)
 {
 	struct ds_elf_image dbg;
 
-	if (access(file, R_OK) || ds_elf__open(&dbg, file))
+	if (access(file, R_OK) || dsi_elf__open(&dbg, file))
 		return false;
 	read_build_id(&dbg);
 	if (!img->bid_len || dbg.bid_len != img->bid_len || memcmp(dbg.build_id, img->build_id, img->bid_len)) {
 		/* no build-id to match: a debuglink file is taken on its name alone, as gdb does */
 		if (img->bid_len || dbg.bid_len) {
-			ds_elf__close(&dbg);
+			dsi_elf__close(&dbg);
 			return false;
 		}
 	}
@@ -727,7 +727,7 @@ static void find_debug_file(struct ds_elf_image *img, const char *root, const ch
 		try_debug_file(img, file);
 }
 
-bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
+bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
 		  const char *dicache)
 {
 	struct rawvec rv = { 0 };
@@ -769,7 +769,7 @@ bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, con
 	if (scn && !load_symtab(sym_elf, scn, &sh, demangle, &rv))
 		goto out;
 	img->bad = "out of memory, or its PLT is unreadable";
-	rv.nr = ds_rawsym__finish(rv.v, rv.nr);
+	rv.nr = dsi_rawsym__finish(rv.v, rv.nr);
 	c.nr_elf = rv.nr;
 	if (!synth_plt(&c) || !to_symtab(img, &rv))
 		goto out;

@@ -123,7 +123,7 @@ static bool module_line(const char *l, size_t n)
 static bool open_text(struct ds_kallsyms *ks, const char *path)
 {
 	struct stat st;
-	int fd = ds_open_regular(path);
+	int fd = dsi_open_regular(path);
 
 	if (fd < 0)
 		return false;
@@ -134,7 +134,7 @@ static bool open_text(struct ds_kallsyms *ks, const char *path)
 		return true;
 	}
 	close(fd);
-	ks->text = ds_read_file(path, &ks->len);
+	ks->text = dsi_read_file(path, &ks->len);
 	return ks->text != NULL;
 }
 
@@ -191,19 +191,19 @@ static const char *copy_name(struct ds_kallsyms *ks, uint64_t off)
 	end = ks->len - off < NAME_MAX_LEN ? ks->text + ks->len : n + NAME_MAX_LEN;
 	for (stop = n; stop < end && *stop != '\n' && *stop != '\t'; stop++)
 		;
-	return ds_strblock__add(&ks->blocks, n, (size_t)(stop - n));
+	return dsi_strblock__add(&ks->blocks, n, (size_t)(stop - n));
 }
 
 /* The name at @off, copied on its first use; NULL on error. */
 static const char *name_at(struct ds_kallsyms *ks, uint64_t off)
 {
-	uint64_t *slot = ds_hashmap__find(&ks->names, off);
+	uint64_t *slot = dsi_hashmap__find(&ks->names, off);
 	const char *name;
 
 	if (slot)
 		return (const char *)(uintptr_t)*slot;
 	name = copy_name(ks, off);
-	if (!name || ds_hashmap__set(&ks->names, off, (uint64_t)(uintptr_t)name) < 0)
+	if (!name || dsi_hashmap__set(&ks->names, off, (uint64_t)(uintptr_t)name) < 0)
 		return NULL;
 	return name;
 }
@@ -220,7 +220,7 @@ struct ksym_vec {
 static inline bool ksym_push(struct ksym_vec *k, struct ds_ksym e)
 {
 	if (k->nr == k->cap) {
-		struct ds_ksym *n = ds_grow(k->v, &k->cap, k->nr + 1, sizeof(*n), 4096);
+		struct ds_ksym *n = dsi_grow(k->v, &k->cap, k->nr + 1, sizeof(*n), 4096);
 
 		if (!n)
 			return false;
@@ -330,7 +330,7 @@ static DS_ALWAYS_INLINE bool check_one(void *ctx, const char *l, size_t off, siz
 	c->prev_lo = lo;
 	c->tail = off + n;
 	if (c->since++ % SAMPLE_EVERY == 0) {
-		struct ds_ksample *nv = ds_grow(c->v, &c->cap, c->nr + 1, sizeof(*nv), 1024);
+		struct ds_ksample *nv = dsi_grow(c->v, &c->cap, c->nr + 1, sizeof(*nv), 1024);
 
 		if (!nv)
 			return false;
@@ -466,19 +466,19 @@ static bool to_full_index(struct ds_kallsyms *ks)
 
 /* ---- the API ----------------------------------------------------------- */
 
-bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path)
+bool dsi_kallsyms__load(struct ds_kallsyms *ks, const char *path)
 {
 	memset(ks, 0, sizeof(*ks));
-	ds_hashmap__init(&ks->names);
+	dsi_hashmap__init(&ks->names);
 	if (!open_text(ks, path))
 		return false;
 	if ((check_sorted(ks) || index_text(ks)) && map_text(ks))
 		return true;
-	ds_kallsyms__exit(ks);
+	dsi_kallsyms__exit(ks);
 	return false;
 }
 
-bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start)
+bool dsi_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start)
 {
 	struct ds_ksym k;
 	int r = ks->in_place ? find_in_place(ks, addr, &k) : -1;
@@ -495,7 +495,7 @@ bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name,
 	return *name != NULL;
 }
 
-void ds_kallsyms__exit(struct ds_kallsyms *ks)
+void dsi_kallsyms__exit(struct ds_kallsyms *ks)
 {
 	if (ks->mapped)
 		munmap(ks->text, ks->len);
@@ -505,7 +505,7 @@ void ds_kallsyms__exit(struct ds_kallsyms *ks)
 		close(ks->fd);
 	free(ks->v);
 	free(ks->samples);
-	ds_hashmap__exit(&ks->names);
-	ds_strblock__free(&ks->blocks);
+	dsi_hashmap__exit(&ks->names);
+	dsi_strblock__free(&ks->blocks);
 	memset(ks, 0, sizeof(*ks));
 }

@@ -202,12 +202,12 @@ static DS_ALWAYS_INLINE bool ds_kscan_file(int fd, ds_kline_fn *on_line, void *c
 {
 	size_t have = 0, base = 0, used;
 	bool ok = true, skipping = false;
-	char *buf = ds_malloc_populated(DS_KSCAN_CHUNK);
+	char *buf = dsi_malloc_populated(DS_KSCAN_CHUNK);
 
 	if (!buf)
 		return false;
 	for (;;) {
-		ssize_t got = ds_pread_full(fd, buf + have, DS_KSCAN_CHUNK - have, base + have);
+		ssize_t got = dsi_pread_full(fd, buf + have, DS_KSCAN_CHUNK - have, base + have);
 		size_t len = have + (got > 0 ? (size_t)got : 0);
 		bool eof = got <= 0;
 

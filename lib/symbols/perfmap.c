@@ -3,7 +3,7 @@
  * JIT symbol maps (/tmp/perf-PID.map: "START SIZE NAME" per line, hex),
  * read in chunks and parsed line by line; only the names of the symbols
  * kept are copied.  The symbols then go through perf's end fix-up and
- * de-duplication (ds_rawsym__finish) into a sorted table.
+ * de-duplication (dsi_rawsym__finish) into a sorted table.
  */
 #include <elf.h>
 #include <errno.h>
@@ -87,7 +87,7 @@ static bool add_line(struct ds_strblock **names, struct rawsyms *raw, char *line
 		raw->cap = ncap;
 	}
 	n = strlen(r.name);
-	r.name = ds_strblock__add(names, r.name, n < NAME_MAX_LEN ? n : NAME_MAX_LEN);
+	r.name = dsi_strblock__add(names, r.name, n < NAME_MAX_LEN ? n : NAME_MAX_LEN);
 	if (!r.name)
 		return false;
 	r.order = (uint32_t)raw->nr;
@@ -150,11 +150,11 @@ static bool read_lines(int fd, char *buf, struct ds_strblock **names, struct raw
 	return true;
 }
 
-bool ds_perfmap__load(struct ds_textsyms *ts, const char *path)
+bool dsi_perfmap__load(struct ds_textsyms *ts, const char *path)
 {
 	struct rawsyms raw = { 0 };
 	char *buf = malloc(CHUNK + 1);
-	int fd = ds_open_regular(path);
+	int fd = dsi_open_regular(path);
 	bool ok;
 
 	memset(ts, 0, sizeof(*ts));
@@ -164,16 +164,16 @@ bool ds_perfmap__load(struct ds_textsyms *ts, const char *path)
 	free(buf);
 	if (!ok) {
 		free(raw.v);
-		ds_textsyms__exit(ts);
+		dsi_textsyms__exit(ts);
 		return false;
 	}
-	to_table(ts, raw.v, ds_rawsym__finish(raw.v, raw.nr));
+	to_table(ts, raw.v, dsi_rawsym__finish(raw.v, raw.nr));
 	return true;
 }
 
-void ds_textsyms__exit(struct ds_textsyms *ts)
+void dsi_textsyms__exit(struct ds_textsyms *ts)
 {
-	ds_strblock__free(&ts->names);
+	dsi_strblock__free(&ts->names);
 	free(ts->tab.syms);
 	memset(ts, 0, sizeof(*ts));
 }

@@ -31,15 +31,15 @@ struct ds_srcline_cache {
 	size_t nr_names, cap_names;
 };
 
-void ds_srcline_cache__free(struct ds_srcline_cache *c)
+void dsi_srcline_cache__free(struct ds_srcline_cache *c)
 {
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nr_names; i++)
 		free(c->names[i]);
 	free(c->names);
-	ds_idmap__exit(&c->name_ids);
-	ds_hashmap__exit(&c->at);
+	dsi_idmap__exit(&c->name_ids);
+	dsi_hashmap__exit(&c->at);
 	free(c->pool);
 	free(c);
 }
@@ -52,8 +52,8 @@ static bool name_eq(const void *ctx, uint32_t id, const void *s)
 /* Our copy of the file name @s, one per name; NULL on ENOMEM. */
 static const char *keep_name(struct ds_srcline_cache *c, const char *s)
 {
-	char **n = ds_grow(c->names, &c->cap_names, c->nr_names + 1, sizeof(*n), 64);
-	uint64_t k = ds_hash64(ds_hash_str(s));
+	char **n = dsi_grow(c->names, &c->cap_names, c->nr_names + 1, sizeof(*n), 64);
+	uint64_t k = dsi_hash64(dsi_hash_str(s));
 	uint32_t id;
 
 	if (!n || c->nr_names >= DS_IDMAP_NONE - 1)
@@ -202,28 +202,28 @@ int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth,
 	/* the cache hangs off the DSO: asking is not a change of what the DSO means */
 	struct ds_dso *d = (struct ds_dso *)dso;
 	struct ds_srcline_cache **cp, *c;
-	const struct ds_elf_image *img = d ? ds_dso__image(d) : NULL;
+	const struct ds_elf_image *img = d ? dsi_dso__image(d) : NULL;
 	struct ds_srcline tmp[MAX_DEPTH];
 	uint64_t *hit, vaddr;
 	size_t n;
 
-	if (!img || !img->dwarf || !ds_elf__off_to_vaddr(img, file_off, &vaddr))
+	if (!img || !img->dwarf || !dsi_elf__off_to_vaddr(img, file_off, &vaddr))
 		return -ENOENT;
-	cp = ds_dso__srclines(d);
+	cp = dsi_dso__srclines(d);
 	if (!(c = *cp) && !(c = *cp = calloc(1, sizeof(*c))))
 		return -ENOMEM;
-	if ((hit = ds_hashmap__find(&c->at, file_off))) {
+	if ((hit = dsi_hashmap__find(&c->at, file_off))) {
 		if (depth >= (*hit & 0xff))
 			return -ENOENT;
 		*out = c->pool[(*hit >> 8) + depth];
 		return 0;
 	}
 	n = compute(c, img, vaddr, tmp);
-	struct ds_srcline *np = ds_grow(c->pool, &c->cap, c->nr + n, sizeof(*np), 256);
+	struct ds_srcline *np = dsi_grow(c->pool, &c->cap, c->nr + n, sizeof(*np), 256);
 
 	if (np) {
 		c->pool = np;
-		if (!ds_hashmap__set(&c->at, file_off, (uint64_t)c->nr << 8 | n)) {
+		if (!dsi_hashmap__set(&c->at, file_off, (uint64_t)c->nr << 8 | n)) {
 			memcpy(c->pool + c->nr, tmp, n * sizeof(*tmp));
 			c->nr += n;
 		}

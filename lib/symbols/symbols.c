@@ -204,10 +204,10 @@ struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
 static void dso_unload(struct ds_dso *d)
 {
 	if (d->img.elf || d->img.fd >= 0)
-		ds_elf__close(&d->img);
-	ds_hashmap__exit(&d->cache);
-	ds_dwarf_cache__exit(&d->dw);
-	ds_srcline_cache__free(d->srclines);   /* its lines came from the image */
+		dsi_elf__close(&d->img);
+	dsi_hashmap__exit(&d->cache);
+	dsi_dwarf_cache__exit(&d->dw);
+	dsi_srcline_cache__free(d->srclines);   /* its lines came from the image */
 	d->srclines = NULL;
 	d->pool_nr = 0;
 	d->usable = false;
@@ -270,12 +270,12 @@ static void kernel_ready(struct ds_symbols *s)
 			pthread_cond_wait(&s->pf_cond, &s->pf_lock);
 	pthread_mutex_unlock(&s->pf_lock);
 	if (!queued)
-		s->kernel_ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
+		s->kernel_ok = dsi_kallsyms__load(&s->kernel, kallsyms_path(s));
 	s->kernel_tried = true;
 	if (!s->kernel_ok) {
 		struct stat st;
 
-		if (!stat(kallsyms_path(s), &st) && !S_ISREG(st.st_mode))   /* refused unopened (ds_open_regular) */
+		if (!stat(kallsyms_path(s), &st) && !S_ISREG(st.st_mode))   /* refused unopened (dsi_open_regular) */
 			ds_warn("%s: not a regular file, not read: no kernel symbols\n", kallsyms_path(s));
 		else
 			ds_warn("%s: cannot load kernel symbols\n", kallsyms_path(s));
@@ -294,19 +294,19 @@ void ds_symbols__delete(struct ds_symbols *s)
 		dso_free(s->all);
 		s->all = next;
 	}
-	ds_hashmap__exit(&s->dsos);
-	for (size_t i = 0; ds_hashmap__next(&s->jit, &i, &k, &v);) {
+	dsi_hashmap__exit(&s->dsos);
+	for (size_t i = 0; dsi_hashmap__next(&s->jit, &i, &k, &v);) {
 		struct ds_textsyms *ts = (struct ds_textsyms *)(uintptr_t)v;
 
 		if (ts) {
-			ds_textsyms__exit(ts);
+			dsi_textsyms__exit(ts);
 			free(ts);
 		}
 	}
-	ds_hashmap__exit(&s->jit);
+	dsi_hashmap__exit(&s->jit);
 	prefetch_stop(s);   /* a kernel preload nobody needed: no warning if it failed */
-	ds_kallsyms__exit(&s->kernel);
-	ds_intern__exit(&s->in);
+	dsi_kallsyms__exit(&s->kernel);
+	dsi_intern__exit(&s->in);
 	free(s->symfs);
 	free(s->kallsyms);
 	free(s->debuginfod_cache);
@@ -330,7 +330,7 @@ static char *symfs_file(const struct ds_symbols *s, const char *path)
 /* The request for @file, or NULL; under pf_lock. */
 static struct prefetch *prefetch_find(struct ds_symbols *s, const char *file)
 {
-	uint64_t *slot = ds_hashmap__find(&s->pf_files, path_hash(file));
+	uint64_t *slot = dsi_hashmap__find(&s->pf_files, path_hash(file));
 	struct prefetch *p;
 
 	for (p = slot ? (struct prefetch *)(uintptr_t)*slot : NULL; p; p = p->next_hash)
@@ -342,10 +342,10 @@ static struct prefetch *prefetch_find(struct ds_symbols *s, const char *file)
 /* Load one file the way try_file() does, quietly (its caller warns, in order, if it must load it again). */
 static bool prefetch_load(const struct ds_symbols *s, struct prefetch *p)
 {
-	if (ds_elf__open(&p->img, p->file))
+	if (dsi_elf__open(&p->img, p->file))
 		return false;
-	if (!ds_elf__load(&p->img, !s->no_demangle, s->symfs, p->path, s->debuginfod_cache)) {
-		ds_elf__close(&p->img);
+	if (!dsi_elf__load(&p->img, !s->no_demangle, s->symfs, p->path, s->debuginfod_cache)) {
+		dsi_elf__close(&p->img);
 		return false;
 	}
 	return true;
@@ -392,7 +392,7 @@ static void *helper_thread(void *arg)
 			break;
 		if (s->kernel_queued && !s->kernel_done) {   /* first: the first sample waits for them */
 			pthread_mutex_unlock(&s->pf_lock);
-			bool ok = ds_kallsyms__load(&s->kernel, kallsyms_path(s));
+			bool ok = dsi_kallsyms__load(&s->kernel, kallsyms_path(s));
 
 			pthread_mutex_lock(&s->pf_lock);
 			s->kernel_ok = ok;
@@ -413,7 +413,7 @@ static int helper_start(struct ds_symbols *s)
 
 	if (s->pf_started || s->pf_quit)
 		return s->pf_started ? 0 : -EAGAIN;
-	err = ds_spawn_elsewhere(&s->pf_thread, helper_thread, s);
+	err = dsi_spawn_elsewhere(&s->pf_thread, helper_thread, s);
 	s->pf_started = !err;
 	if (err)   /* no thread: every binary is loaded at its first lookup */
 		s->pf_quit = true;
@@ -444,10 +444,10 @@ int ds_symbols__prefetch(struct ds_symbols *s, const char *path)
 	p->file = file;
 	file = NULL;
 	p->img.fd = -1;
-	uint64_t h = path_hash(p->file), *slot = ds_hashmap__find(&s->pf_files, h);
+	uint64_t h = path_hash(p->file), *slot = dsi_hashmap__find(&s->pf_files, h);
 
 	p->next_hash = slot ? (struct prefetch *)(uintptr_t)*slot : NULL;
-	if (ds_hashmap__set(&s->pf_files, h, (uint64_t)(uintptr_t)p)) {
+	if (dsi_hashmap__set(&s->pf_files, h, (uint64_t)(uintptr_t)p)) {
 		free(p->file);
 		free(p->path);
 		free(p);
@@ -521,14 +521,14 @@ static void prefetch_stop(struct ds_symbols *s)
 		struct prefetch *next = s->pf_all->next_all;
 
 		if (s->pf_all->state == PF_DONE && s->pf_all->ok)
-			ds_elf__close(&s->pf_all->img);
+			dsi_elf__close(&s->pf_all->img);
 		free(s->pf_all->file);
 		free(s->pf_all->path);
 		free(s->pf_all);
 		s->pf_all = next;
 	}
 	s->pf_head = s->pf_tail = NULL;
-	ds_hashmap__exit(&s->pf_files);
+	dsi_hashmap__exit(&s->pf_files);
 }
 
 /* ---- DSO objects ------------------------------------------------------ */
@@ -539,7 +539,7 @@ static uint64_t path_hash(const char *p)
 
 	while (*p)
 		h = (h ^ (unsigned char)*p++) * 0x100000001b3ULL;
-	return ds_hash64(h);
+	return dsi_hash64(h);
 }
 
 static void set_bid(struct ds_dso *d, const uint8_t *bid, size_t len)
@@ -554,7 +554,7 @@ struct ds_dso *ds_symbols__dso(struct ds_symbols *s, const char *path,
 			       const uint8_t *build_id, size_t bid_len)
 {
 	uint64_t h = path_hash(path);
-	uint64_t *slot = ds_hashmap__find(&s->dsos, h);
+	uint64_t *slot = dsi_hashmap__find(&s->dsos, h);
 	struct ds_dso *d;
 
 	for (d = slot ? (struct ds_dso *)(uintptr_t)*slot : NULL; d; d = d->next_hash)
@@ -573,7 +573,7 @@ struct ds_dso *ds_symbols__dso(struct ds_symbols *s, const char *path,
 	if (build_id && bid_len)
 		set_bid(d, build_id, bid_len);
 	d->next_hash = slot ? (struct ds_dso *)(uintptr_t)*slot : NULL;
-	if (ds_hashmap__set(&s->dsos, h, (uint64_t)(uintptr_t)d)) {
+	if (dsi_hashmap__set(&s->dsos, h, (uint64_t)(uintptr_t)d)) {
 		dso_free(d);
 		return NULL;
 	}
@@ -629,7 +629,7 @@ static bool try_file(struct ds_dso *d, const char *file)
 	struct ds_symbols *s = d->syms;
 
 	if (!prefetch_take(s, file, d->path, &d->img)) {
-		int err = ds_elf__open(&d->img, file);
+		int err = dsi_elf__open(&d->img, file);
 
 		if (err == -ENOEXEC)
 			ds_warn("%s: not an ELF file\n", file);
@@ -641,10 +641,10 @@ static bool try_file(struct ds_dso *d, const char *file)
 			d->rejected |= err != -ENOENT && err != -ENOTDIR;
 			return false;
 		}
-		if (!ds_elf__load(&d->img, !s->no_demangle, s->symfs, d->path, s->debuginfod_cache)) {
+		if (!dsi_elf__load(&d->img, !s->no_demangle, s->symfs, d->path, s->debuginfod_cache)) {
 			ds_warn("%s: corrupt or unreadable ELF (%s), no symbols\n", file,
 				d->img.bad ? d->img.bad : "unreadable");
-			ds_elf__close(&d->img);
+			dsi_elf__close(&d->img);
 			d->rejected = true;
 			return false;
 		}
@@ -653,7 +653,7 @@ static bool try_file(struct ds_dso *d, const char *file)
 		d->mismatch = true;
 		if (!d->mismatch_file)
 			d->mismatch_file = strdup(file);
-		ds_elf__close(&d->img);
+		dsi_elf__close(&d->img);
 		return false;
 	}
 	return true;
@@ -692,12 +692,12 @@ bool ds_dso__load(struct ds_dso *d)
 	return d->usable;
 }
 
-const struct ds_elf_image *ds_dso__image(struct ds_dso *d)
+const struct ds_elf_image *dsi_dso__image(struct ds_dso *d)
 {
 	return ds_dso__load(d) && !d->mismatch ? &d->img : NULL;
 }
 
-struct ds_srcline_cache **ds_dso__srclines(struct ds_dso *d)
+struct ds_srcline_cache **dsi_dso__srclines(struct ds_dso *d)
 {
 	return &d->srclines;
 }
@@ -707,7 +707,7 @@ struct ds_srcline_cache **ds_dso__srclines(struct ds_dso *d)
 static struct ds_frame *pool_reserve(struct ds_dso *d, size_t n)
 {
 	struct ds_frame *p = n <= SIZE_MAX - d->pool_nr ?
-			     ds_grow(d->pool, &d->pool_cap, d->pool_nr + n, sizeof(*p), 1024) : NULL;
+			     dsi_grow(d->pool, &d->pool_cap, d->pool_nr + n, sizeof(*p), 1024) : NULL;
 
 	if (!p)
 		return NULL;
@@ -721,7 +721,7 @@ static const char *sym_name(struct ds_dso *d, const struct ds_sym *found)
 	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];   /* the DSO's own */
 
 	if (sym->raw) {
-		const char *name = ds_intern__sym(&d->syms->in, sym->name, sym->demangle);
+		const char *name = dsi_intern__sym(&d->syms->in, sym->name, sym->demangle);
 
 		if (!name)
 			return NULL;
@@ -737,7 +737,7 @@ static const char *a2l_name(struct ds_dso *d, const struct ds_sym *found)
 	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];
 
 	if (sym->a2l_raw) {
-		const char *name = ds_intern__sym(&d->syms->in, sym->a2l_name, sym->a2l_demangle);
+		const char *name = dsi_intern__sym(&d->syms->in, sym->a2l_name, sym->a2l_demangle);
 
 		if (!name)
 			return NULL;
@@ -768,13 +768,13 @@ static const char *a2l_inline_name(struct ds_dso *d, const struct ds_inline_fram
 
 	if (!f->unlinked)
 		return f->name;
-	named = ds_hashmap__find(&d->dw.a2l, f->die);
+	named = dsi_hashmap__find(&d->dw.a2l, f->die);
 	if (named)
 		return *named == A2L_DWARF_NAME ? f->name : (const char *)(uintptr_t)*named;
 	if (!innermost)
 		return f->name;
 	/* on ENOMEM the next address in it is named the same way again */
-	ds_hashmap__set(&d->dw.a2l, f->die,
+	dsi_hashmap__set(&d->dw.a2l, f->die,
 			sym->start == f->low ? (uint64_t)(uintptr_t)elf_name : A2L_DWARF_NAME);
 	return elf_name;
 }
@@ -783,7 +783,7 @@ static const char *a2l_inline_name(struct ds_dso *d, const struct ds_inline_fram
 static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *out)
 {
 	struct ds_symbols *s = d->syms;
-	const struct ds_sym *sym = ds_symtab__find(&d->img.symtab, vaddr);
+	const struct ds_sym *sym = dsi_symtab__find(&d->img.symtab, vaddr);
 	struct ds_inline_frame inl[MAX_INLINE];
 	const char *alias;
 	size_t n = 0;
@@ -793,7 +793,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 		return 1;
 	}
 	if (d->img.dwarf && !s->no_inline)
-		n = ds_dwarf__inlines(d->img.dwarf, vaddr, &s->in, !s->no_demangle,
+		n = dsi_dwarf__inlines(d->img.dwarf, vaddr, &s->in, !s->no_demangle,
 				      &d->dw, inl, MAX_INLINE);
 	if (n == 0 && d->img.dwarf && !s->no_inline && sym->a2l_name && (alias = a2l_name(d, sym)) && alias != sym->name) {
 		/*
@@ -844,16 +844,16 @@ size_t ds_dso__resolve(struct ds_dso *d, uint64_t file_off, struct ds_frame *fra
 		return 0;
 	ds_dso__load(d);
 	dso_warn(d);
-	if (!d->usable || !ds_elf__off_to_vaddr(&d->img, file_off, &vaddr)) {
+	if (!d->usable || !dsi_elf__off_to_vaddr(&d->img, file_off, &vaddr)) {
 		frames[0] = (struct ds_frame){ .name = NULL };
 		return 1;
 	}
-	hit = ds_hashmap__find(&d->cache, file_off);
+	hit = dsi_hashmap__find(&d->cache, file_off);
 	if (hit)
 		return copy_out(&d->pool[*hit >> 8], *hit & 0xff, frames, max);
 	n = compute_frames(d, vaddr, tmp);
 	slot = pool_reserve(d, n);
-	if (slot && !ds_hashmap__set(&d->cache, file_off, (uint64_t)d->pool_nr << 8 | n)) {
+	if (slot && !dsi_hashmap__set(&d->cache, file_off, (uint64_t)d->pool_nr << 8 | n)) {
 		memcpy(slot, tmp, n * sizeof(*slot));
 		d->pool_nr += n;
 	}
@@ -864,7 +864,7 @@ size_t ds_dso__resolve(struct ds_dso *d, uint64_t file_off, struct ds_frame *fra
 
 static bool textsyms_frame(const struct ds_textsyms *ts, uint64_t addr, struct ds_frame *f)
 {
-	const struct ds_sym *sym = ds_symtab__find(&ts->tab, addr);
+	const struct ds_sym *sym = dsi_symtab__find(&ts->tab, addr);
 
 	if (!sym)
 		return false;
@@ -879,7 +879,7 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 	const char *name;
 	uint64_t start;
 
-	if (!ds_kallsyms__find(&s->kernel, addr, &name, &start))
+	if (!dsi_kallsyms__find(&s->kernel, addr, &name, &start))
 		return false;
 	*frame = (struct ds_frame){ .name = name, .offset = addr - start, .elf_name = name };
 	return true;
@@ -894,7 +894,7 @@ static struct ds_textsyms *jit_load(struct ds_symbols *s, int pid)
 	if (!ts)
 		return NULL;
 	rc = asprintf(&path, "%s/tmp/perf-%d.map", s->symfs ? s->symfs : "", pid);
-	if (rc < 0 || !ds_perfmap__load(ts, path)) {
+	if (rc < 0 || !dsi_perfmap__load(ts, path)) {
 		free(ts);
 		ts = NULL;
 	}
@@ -905,7 +905,7 @@ static struct ds_textsyms *jit_load(struct ds_symbols *s, int pid)
 bool ds_symbols__jit(struct ds_symbols *s, int pid, uint64_t addr, struct ds_frame *frame)
 {
 	bool found;
-	uint64_t *v = ds_hashmap__upsert(&s->jit, (uint64_t)(uint32_t)pid, 0, &found);
+	uint64_t *v = dsi_hashmap__upsert(&s->jit, (uint64_t)(uint32_t)pid, 0, &found);
 
 	if (!v)
 		return false;

@@ -20,17 +20,17 @@
 
 struct ds_istr;
 
-/* Equal strings get the same pointer; they live until ds_intern__exit(). */
+/* Equal strings get the same pointer; they live until dsi_intern__exit(). */
 struct ds_intern {
 	struct ds_hashmap map;     /* string hash -> struct ds_istr * (chained) */
 	struct ds_istr *all;       /* every string, for freeing */
 };
 
-const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len);
+const char *dsi_intern__str(struct ds_intern *in, const char *s, size_t len);
 /* Intern @s, demangled first when it is a C++ name ("_Z...") and @demangle. */
-const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle);
+const char *dsi_intern__sym(struct ds_intern *in, const char *s, bool demangle);
 /* @s demangled (malloc'd, the caller frees) if it is a C++ name that demangles, else NULL. Thread-safe. */
-char *ds_demangle(const char *s);
+char *dsi_demangle(const char *s);
 
 /*
  * Strings that live as long as their owner (an ELF image's made-up PLT
@@ -38,9 +38,9 @@ char *ds_demangle(const char *s);
  * Not interned, so a loader on another thread can make them.
  */
 struct ds_strblock;
-const char *ds_strblock__add(struct ds_strblock **blocks, const char *s, size_t len);
-void ds_strblock__free(struct ds_strblock **blocks);
-void ds_intern__exit(struct ds_intern *in);
+const char *dsi_strblock__add(struct ds_strblock **blocks, const char *s, size_t len);
+void dsi_strblock__free(struct ds_strblock **blocks);
+void dsi_intern__exit(struct ds_intern *in);
 
 /* ---- symbol tables --------------------------------------------------- */
 
@@ -49,7 +49,7 @@ void ds_intern__exit(struct ds_intern *in);
  * element whose uint64_t at @key_off is <= @addr (0: none is), for
  * DS_UPPER_BOUND(array, n, field, addr).
  */
-static inline size_t ds_upper_bound(const void *base, size_t n, size_t size, size_t key_off, uint64_t addr)
+static inline size_t dsi_upper_bound(const void *base, size_t n, size_t size, size_t key_off, uint64_t addr)
 {
 	const unsigned char *b = base;
 	size_t lo = 0, hi = n;
@@ -68,7 +68,7 @@ static inline size_t ds_upper_bound(const void *base, size_t n, size_t size, siz
 }
 
 #define DS_UPPER_BOUND(v, n, field, addr) \
-	ds_upper_bound((v), (n), sizeof(*(v)), offsetof(__typeof__(*(v)), field), (addr))
+	dsi_upper_bound((v), (n), sizeof(*(v)), offsetof(__typeof__(*(v)), field), (addr))
 
 struct ds_sym {
 	uint64_t start;
@@ -98,7 +98,7 @@ struct ds_symtab {
 };
 
 /* The symbol with start <= addr < end, or NULL. */
-const struct ds_sym *ds_symtab__find(const struct ds_symtab *t, uint64_t addr);
+const struct ds_sym *dsi_symtab__find(const struct ds_symtab *t, uint64_t addr);
 
 /* A symbol candidate before end fix-up and de-duplication (perf's rules). */
 struct ds_rawsym {
@@ -110,7 +110,7 @@ struct ds_rawsym {
 	uint8_t bind;              /* STB_* */
 	uint8_t type;              /* STT_* */
 	bool ifunc_alias;          /* survived a duplicate that was an IFUNC */
-	/* ds_rawsym__finish: addr2line's pick among the symbols of this start (struct ds_sym) */
+	/* dsi_rawsym__finish: addr2line's pick among the symbols of this start (struct ds_sym) */
 	const char *a2l_name;
 	bool a2l_raw, a2l_demangle;
 	uint8_t a2l_type;
@@ -122,7 +122,7 @@ struct ds_rawsym {
  * symbols__fixup_duplicate; the last one gets at most a page).
  * Returns the new count; raw[i].size becomes end - start.
  */
-size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr);
+size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr);
 
 /* ---- ELF ------------------------------------------------------------- */
 
@@ -143,14 +143,14 @@ struct ds_elf_image {
 	int dbg_fd;
 	Elf *dbg_elf;
 	struct ds_strblock *names; /* the made-up "name@plt" names */
-	const char *bad;           /* after a failed ds_elf__load: what is wrong (a static string) */
+	const char *bad;           /* after a failed dsi_elf__load: what is wrong (a static string) */
 };
 
 /*
  * Open @path: 0, -errno if it cannot be opened, -ENOEXEC if it is not an
  * ELF file (the caller says so: a loader on another thread stays quiet).
  */
-int ds_elf__open(struct ds_elf_image *img, const char *path);
+int dsi_elf__open(struct ds_elf_image *img, const char *path);
 /*
  * Symbols (+ PLT), program headers. false on a corrupt file.  When the
  * file has no .symtab or no DWARF, they are taken from its debug file if
@@ -168,22 +168,22 @@ int ds_elf__open(struct ds_elf_image *img, const char *path);
 
 struct ds_srcline_cache;
 struct ds_dso;
-void ds_srcline_cache__free(struct ds_srcline_cache *c);
+void dsi_srcline_cache__free(struct ds_srcline_cache *c);
 /* Where @d's line cache hangs, for symbols/srcline.c (freed with the image). */
-struct ds_srcline_cache **ds_dso__srclines(struct ds_dso *d);
+struct ds_srcline_cache **dsi_dso__srclines(struct ds_dso *d);
 
-bool ds_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
+bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
 		  const char *dicache);
-void ds_elf__close(struct ds_elf_image *img);
+void dsi_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
-bool ds_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
+bool dsi_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
 /*
  * The loaded image of @d (loading it if needed), NULL if it has no usable
  * file (none, or another build-id): the unwinder reads its tables,
  * symbols/srcline.c its DWARF.
  */
 struct ds_dso;
-const struct ds_elf_image *ds_dso__image(struct ds_dso *d);
+const struct ds_elf_image *dsi_dso__image(struct ds_dso *d);
 
 /* ---- DWARF inline chains ---------------------------------------------- */
 
@@ -201,8 +201,8 @@ struct ds_dwarf_cache {
 	struct ds_hashmap a2l;     /* unlinked function DIE -> what addr2line names it now (symbols.c) */
 };
 
-void ds_dwarf_cache__init(struct ds_dwarf_cache *c);
-void ds_dwarf_cache__exit(struct ds_dwarf_cache *c);
+void dsi_dwarf_cache__init(struct ds_dwarf_cache *c);
+void dsi_dwarf_cache__exit(struct ds_dwarf_cache *c);
 
 /*
  * The functions containing @vaddr, innermost first (inlined subroutines, then
@@ -210,7 +210,7 @@ void ds_dwarf_cache__exit(struct ds_dwarf_cache *c);
  * @cache: kept for @dw between lookups; NULL walks the DIEs every time
  * (the same result: the tests compare the two).
  */
-size_t ds_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
+size_t dsi_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
 			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max);
 
 /* ---- kallsyms (symbols/kallsyms.c) and perf maps (symbols/perfmap.c) -- */
@@ -247,15 +247,15 @@ struct ds_kallsyms {
 };
 
 /* Load @path; false if it cannot be read (or no memory). */
-bool ds_kallsyms__load(struct ds_kallsyms *ks, const char *path);
+bool dsi_kallsyms__load(struct ds_kallsyms *ks, const char *path);
 /* The symbol containing @addr: its name and start; false if none. */
-bool ds_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
-void ds_kallsyms__exit(struct ds_kallsyms *ks);
+bool dsi_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
+void dsi_kallsyms__exit(struct ds_kallsyms *ks);
 /* Load the JIT map @path; false if it cannot be read (or no memory). */
-bool ds_perfmap__load(struct ds_textsyms *ts, const char *path);
-void ds_textsyms__exit(struct ds_textsyms *ts);
+bool dsi_perfmap__load(struct ds_textsyms *ts, const char *path);
+void dsi_textsyms__exit(struct ds_textsyms *ts);
 
 /* Read a whole file, NUL-terminated; NULL on failure (errno set). */
-char *ds_read_file(const char *path, size_t *len);
+char *dsi_read_file(const char *path, size_t *len);
 
 #endif

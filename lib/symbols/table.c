@@ -32,13 +32,13 @@ static uint64_t str_hash(const char *s, size_t len)
 
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return ds_hash64(h);
+	return dsi_hash64(h);
 }
 
-const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len)
+const char *dsi_intern__str(struct ds_intern *in, const char *s, size_t len)
 {
 	uint64_t h = str_hash(s, len);
-	uint64_t *slot = ds_hashmap__find(&in->map, h);
+	uint64_t *slot = dsi_hashmap__find(&in->map, h);
 	struct ds_istr *is;
 
 	for (is = slot ? (struct ds_istr *)(uintptr_t)*slot : NULL; is; is = is->next_hash)
@@ -51,7 +51,7 @@ const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len)
 	is->str[len] = '\0';
 	is->len = len;
 	is->next_hash = slot ? (struct ds_istr *)(uintptr_t)*slot : NULL;
-	if (ds_hashmap__set(&in->map, h, (uint64_t)(uintptr_t)is)) {
+	if (dsi_hashmap__set(&in->map, h, (uint64_t)(uintptr_t)is)) {
 		free(is);
 		return NULL;
 	}
@@ -60,7 +60,7 @@ const char *ds_intern__str(struct ds_intern *in, const char *s, size_t len)
 	return is->str;
 }
 
-char *ds_demangle(const char *s)
+char *dsi_demangle(const char *s)
 {
 	char *dm;
 	int status = -1;
@@ -75,14 +75,14 @@ char *ds_demangle(const char *s)
 	return NULL;
 }
 
-const char *ds_intern__sym(struct ds_intern *in, const char *s, bool demangle)
+const char *dsi_intern__sym(struct ds_intern *in, const char *s, bool demangle)
 {
 	const char *ret;
-	char *dm = demangle ? ds_demangle(s) : NULL;
+	char *dm = demangle ? dsi_demangle(s) : NULL;
 
 	if (!dm)
-		return ds_intern__str(in, s, strlen(s));
-	ret = ds_intern__str(in, dm, strlen(dm));
+		return dsi_intern__str(in, s, strlen(s));
+	ret = dsi_intern__str(in, dm, strlen(dm));
 	free(dm);
 	return ret;
 }
@@ -97,7 +97,7 @@ struct ds_strblock {
 	char data[];
 };
 
-const char *ds_strblock__add(struct ds_strblock **blocks, const char *s, size_t len)
+const char *dsi_strblock__add(struct ds_strblock **blocks, const char *s, size_t len)
 {
 	struct ds_strblock *b = *blocks;
 	char *dst;
@@ -120,7 +120,7 @@ const char *ds_strblock__add(struct ds_strblock **blocks, const char *s, size_t 
 	return dst;
 }
 
-void ds_strblock__free(struct ds_strblock **blocks)
+void dsi_strblock__free(struct ds_strblock **blocks)
 {
 	while (*blocks) {
 		struct ds_strblock *next = (*blocks)->next;
@@ -130,7 +130,7 @@ void ds_strblock__free(struct ds_strblock **blocks)
 	}
 }
 
-void ds_intern__exit(struct ds_intern *in)
+void dsi_intern__exit(struct ds_intern *in)
 {
 	while (in->all) {
 		struct ds_istr *next = in->all->next_all;
@@ -138,7 +138,7 @@ void ds_intern__exit(struct ds_intern *in)
 		free(in->all);
 		in->all = next;
 	}
-	ds_hashmap__exit(&in->map);
+	dsi_hashmap__exit(&in->map);
 }
 
 /* ---- perf's symbol fix-ups -------------------------------------------- */
@@ -184,7 +184,7 @@ static bool first_is_best(const struct ds_rawsym *a, const struct ds_rawsym *b)
 	if (!a->demangle && !b->demangle)
 		return first_is_best_named(a->name, b->name);
 	/* perf compares the demangled names: made for this rare tie only */
-	char *da = a->demangle ? ds_demangle(a->name) : NULL, *db = b->demangle ? ds_demangle(b->name) : NULL;
+	char *da = a->demangle ? dsi_demangle(a->name) : NULL, *db = b->demangle ? dsi_demangle(b->name) : NULL;
 	bool best = first_is_best_named(da ? da : a->name, db ? db : b->name);
 
 	free(da);
@@ -226,7 +226,7 @@ static void a2l_first(struct ds_rawsym *r)
 	r->a2l_type = r->type;
 }
 
-size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr)
+size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 {
 	size_t out = 0;
 
@@ -272,7 +272,7 @@ size_t ds_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 	return out + 1;
 }
 
-const struct ds_sym *ds_symtab__find(const struct ds_symtab *t, uint64_t addr)
+const struct ds_sym *dsi_symtab__find(const struct ds_symtab *t, uint64_t addr)
 {
 	size_t lo = DS_UPPER_BOUND(t->syms, t->nr, start, addr);   /* first symbol with start > addr */
 
@@ -284,12 +284,12 @@ const struct ds_sym *ds_symtab__find(const struct ds_symtab *t, uint64_t addr)
 }
 
 /* Read until EOF: /proc files report a size of 0, so the size is only a hint. */
-char *ds_read_file(const char *path, size_t *lenp)
+char *dsi_read_file(const char *path, size_t *lenp)
 {
 	struct stat st;
 	size_t len = 0, cap;
 	char *buf = NULL;
-	int fd = ds_open_regular(path);
+	int fd = dsi_open_regular(path);
 
 	if (fd < 0)
 		return NULL;
@@ -305,7 +305,7 @@ char *ds_read_file(const char *path, size_t *lenp)
 		ssize_t n;
 
 		if (len + 1 == cap) {
-			char *nb = ds_grow(buf, &cap, cap + 1, 1, cap);
+			char *nb = dsi_grow(buf, &cap, cap + 1, 1, cap);
 
 			if (!nb)
 				goto fail;

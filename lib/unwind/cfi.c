@@ -18,7 +18,7 @@ static int ops_keep(struct uw_opstore *st, const Dwarf_Op *ops, size_t n, uint32
 	if (n > 4096)
 		return -1;
 	if (st->nr + n > st->cap) {
-		struct uw_op *v = ds_grow(st->v, &st->cap, st->nr + n, sizeof(*v), 256);
+		struct uw_op *v = dsi_grow(st->v, &st->cap, st->nr + n, sizeof(*v), 256);
 
 		if (!v)
 			return -1;
@@ -81,7 +81,7 @@ static int rule_of(Dwarf_Frame *fr, unsigned regno, struct uw_rule *r, struct uw
 	return ops_keep(st, ops, n, &r->expr);
 }
 
-int uw_cfi__row(Dwarf_CFI *cfi, uint64_t vaddr, unsigned nregs, unsigned ra_reg,
+int dsi_uw_cfi__row(Dwarf_CFI *cfi, uint64_t vaddr, unsigned nregs, unsigned ra_reg,
 		struct uw_row *row, struct uw_opstore *st)
 {
 	Dwarf_Frame *fr = NULL;
@@ -119,7 +119,7 @@ out:
 	return rc;
 }
 
-bool uw_mem__read(const struct uw_mem *m, uint64_t addr, uint64_t *val)
+bool dsi_uw_mem__read(const struct uw_mem *m, uint64_t addr, uint64_t *val)
 {
 	if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < m->word)
 		return false;
@@ -136,7 +136,7 @@ bool uw_mem__read(const struct uw_mem *m, uint64_t addr, uint64_t *val)
 
 #define STACK_MAX 64
 
-int uw_expr__eval(const struct uw_op *ops, size_t n, const uint64_t *regs, uint32_t valid,
+int dsi_uw_expr__eval(const struct uw_op *ops, size_t n, const uint64_t *regs, uint32_t valid,
 		  bool have_cfa, uint64_t cfa, const struct uw_mem *mem, uint64_t *out, bool *is_value)
 {
 	uint64_t st[STACK_MAX], a, b;
@@ -197,7 +197,7 @@ int uw_expr__eval(const struct uw_op *ops, size_t n, const uint64_t *regs, uint3
 		case DW_OP_rot: NEED(3); a = st[sp - 1]; st[sp - 1] = st[sp - 2]; st[sp - 2] = st[sp - 3]; st[sp - 3] = a; break;
 		case DW_OP_deref:
 			NEED(1);
-			if (!uw_mem__read(mem, st[sp - 1], &st[sp - 1]))
+			if (!dsi_uw_mem__read(mem, st[sp - 1], &st[sp - 1]))
 				return -EFAULT;
 			break;
 		case DW_OP_deref_size: {
@@ -208,7 +208,7 @@ int uw_expr__eval(const struct uw_op *ops, size_t n, const uint64_t *regs, uint3
 			if (o->n1 != 4 && o->n1 != 8)
 				return -EINVAL;
 			m8.word = (unsigned)o->n1;
-			if (!uw_mem__read(&m8, st[sp - 1], &v))
+			if (!dsi_uw_mem__read(&m8, st[sp - 1], &v))
 				return -EFAULT;
 			st[sp - 1] = v;
 			break;

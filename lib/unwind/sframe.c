@@ -28,7 +28,7 @@
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
-int uw_sframe__init(struct uw_sframe *sf, const void *p, size_t size, uint64_t vaddr, const char **why)
+int dsi_uw_sframe__init(struct uw_sframe *sf, const void *p, size_t size, uint64_t vaddr, const char **why)
 {
 	const uint8_t *b = p;
 	size_t hdr, fde_size;
@@ -192,7 +192,7 @@ static int fre_get(const struct uw_sframe *sf, unsigned type, size_t *pos, struc
 	return 0;
 }
 
-int uw_sframe__find(const struct uw_sframe *sf, uint64_t pc, struct uw_sframe_row *row, const char **why)
+int dsi_uw_sframe__find(const struct uw_sframe *sf, uint64_t pc, struct uw_sframe_row *row, const char **why)
 {
 	struct fde f;
 	struct fre r, best = { 0 };

@@ -85,7 +85,7 @@ struct ds_unwinder *ds_unwinder__new(struct ds_machine *m)
 	if (!u)
 		return NULL;
 	u->machine = m;
-	ds_hashmap__init(&u->dsos);
+	dsi_hashmap__init(&u->dsos);
 	return u;
 }
 
@@ -105,7 +105,7 @@ void ds_unwinder__delete(struct ds_unwinder *u)
 	for (size_t i = 0; i < u->dsos.cap; i++)
 		if (u->dsos.slots[i].key)
 			uw_dso_free((struct uw_dso *)(uintptr_t)u->dsos.slots[i].val);
-	ds_hashmap__exit(&u->dsos);
+	dsi_hashmap__exit(&u->dsos);
 	free(u);
 }
 
@@ -145,7 +145,7 @@ static void find_sframe(struct uw_dso *d, Elf *elf, const char *path)
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf)
 			return;
-		if (uw_sframe__init(&d->sf, data->d_buf, data->d_size, sh.sh_addr, &why)) {
+		if (dsi_uw_sframe__init(&d->sf, data->d_buf, data->d_size, sh.sh_addr, &why)) {
 			ds_warn("%s: .sframe at file offset %#llx not used: %s", path,
 				(unsigned long long)sh.sh_offset, why);
 			return;
@@ -161,7 +161,7 @@ static void find_sframe(struct uw_dso *d, Elf *elf, const char *path)
  */
 static uint64_t entry_end(const struct ds_elf_image *img, uint64_t entry)
 {
-	const struct ds_sym *s = ds_symtab__find(&img->symtab, entry);
+	const struct ds_sym *s = dsi_symtab__find(&img->symtab, entry);
 	uint64_t end = entry + 64;
 
 	if (s)
@@ -174,7 +174,7 @@ static uint64_t entry_end(const struct ds_elf_image *img, uint64_t entry)
 
 static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
 {
-	uint64_t *hit = ds_hashmap__find(&u->dsos, (uint64_t)(uintptr_t)dso);
+	uint64_t *hit = dsi_hashmap__find(&u->dsos, (uint64_t)(uintptr_t)dso);
 	struct uw_dso *d;
 	GElf_Ehdr eh;
 
@@ -182,11 +182,11 @@ static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
 		return (struct uw_dso *)(uintptr_t)*hit;
 	if (!(d = calloc(1, sizeof(*d))))
 		return NULL;
-	if (ds_hashmap__set(&u->dsos, (uint64_t)(uintptr_t)dso, (uint64_t)(uintptr_t)d)) {
+	if (dsi_hashmap__set(&u->dsos, (uint64_t)(uintptr_t)dso, (uint64_t)(uintptr_t)d)) {
 		free(d);
 		return NULL;
 	}
-	d->img = ds_dso__image(dso);
+	d->img = dsi_dso__image(dso);
 	if (!d->img || !d->img->elf || !gelf_getehdr(d->img->elf, &eh)) {
 		d->img = NULL;
 		return d;
@@ -256,11 +256,11 @@ static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 		return &d->rows[i];
 	at = i < d->nr ? i + 1 : 0;
 	if (d->img) {
-		rc = uw_cfi__row(d->eh, vaddr, nregs, ra, &row, &d->ops);
+		rc = dsi_uw_cfi__row(d->eh, vaddr, nregs, ra, &row, &d->ops);
 		if (rc <= 0)
-			rc = uw_cfi__row(d->dbg, vaddr, nregs, ra, &row, &d->ops);
+			rc = dsi_uw_cfi__row(d->dbg, vaddr, nregs, ra, &row, &d->ops);
 		if (rc <= 0 && d->has_sframe && d->is64) {
-			int src = uw_sframe__find(&d->sf, vaddr, &sr, &why);
+			int src = dsi_uw_sframe__find(&d->sf, vaddr, &sr, &why);
 
 			if (src > 0) {
 				sframe_row(&sr, true, &row);
@@ -283,7 +283,7 @@ static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 	if (at < d->nr && row.end > d->rows[at].start)
 		row.end = d->rows[at].start;
 	if (d->nr == d->cap) {
-		struct uw_row *v = ds_grow(d->rows, &d->cap, d->nr + 1, sizeof(*v), 64);
+		struct uw_row *v = dsi_grow(d->rows, &d->cap, d->nr + 1, sizeof(*v), 64);
 
 		if (!v)
 			return NULL;
@@ -326,7 +326,7 @@ static int step_row(struct walk *w, const struct uw_row *row, const struct uw_op
 			return DS_UNWIND_END_NO_INFO;
 		cfa = (cfa + (uint64_t)row->cfa_off) & w->mask;
 	} else {
-		int rc = uw_expr__eval(ops->v + row->cfa_expr, row->cfa_nexpr, w->regs, w->valid, false, 0,
+		int rc = dsi_uw_expr__eval(ops->v + row->cfa_expr, row->cfa_nexpr, w->regs, w->valid, false, 0,
 				       &w->mem, &cfa, &is_value);
 		if (rc)
 			return rc == -EFAULT ? DS_UNWIND_END_LEFT_STACK : DS_UNWIND_END_NO_INFO;
@@ -342,7 +342,7 @@ static int step_row(struct walk *w, const struct uw_row *row, const struct uw_op
 		case UW_UNDEF:
 			break;
 		case UW_AT_CFA:
-			ok = uw_mem__read(&w->mem, (cfa + (uint64_t)ru->off) & w->mask, &v);
+			ok = dsi_uw_mem__read(&w->mem, (cfa + (uint64_t)ru->off) & w->mask, &v);
 			break;
 		case UW_VAL_CFA:
 			v = (cfa + (uint64_t)ru->off) & w->mask;
@@ -353,10 +353,10 @@ static int step_row(struct walk *w, const struct uw_row *row, const struct uw_op
 			break;
 		case UW_EXPR:
 		case UW_VAL_EXPR:
-			ok = !uw_expr__eval(ops->v + ru->expr, ru->nexpr, w->regs, w->valid, true, cfa, &w->mem,
+			ok = !dsi_uw_expr__eval(ops->v + ru->expr, ru->nexpr, w->regs, w->valid, true, cfa, &w->mem,
 					    &v, &is_value);
 			if (ok && ru->loc == UW_EXPR && !is_value)
-				ok = uw_mem__read(&w->mem, v, &v);
+				ok = dsi_uw_mem__read(&w->mem, v, &v);
 			break;
 		}
 		if (ok) {
@@ -385,7 +385,7 @@ static int step_fp(struct walk *w)
 
 	if (!reg_get(w, w->fp, &bp) || !reg_get(w, w->sp, &sp) || bp < sp)
 		return DS_UNWIND_END_NO_INFO;
-	if (!uw_mem__read(&w->mem, bp, &nbp) || !uw_mem__read(&w->mem, (bp + w->word) & w->mask, &ra))
+	if (!dsi_uw_mem__read(&w->mem, bp, &nbp) || !dsi_uw_mem__read(&w->mem, (bp + w->word) & w->mask, &ra))
 		return DS_UNWIND_END_LEFT_STACK;
 	w->regs[w->fp] = nbp;
 	w->regs[w->sp] = (bp + 2 * w->word) & w->mask;
@@ -489,7 +489,7 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 										   : DS_UNWIND_END_NO_INFO;
 			return;
 		}
-		if (!(d = dso_tables(u, dso)) || !d->img || !ds_elf__off_to_vaddr(d->img, off, &vaddr) ||
+		if (!(d = dso_tables(u, dso)) || !d->img || !dsi_elf__off_to_vaddr(d->img, off, &vaddr) ||
 		    !(row = rules(d, vaddr))) {
 			res->end = DS_UNWIND_END_NO_INFO;
 			return;

@@ -67,7 +67,7 @@ struct uw_opstore {
  * The CFI row of libdw's @cfi at @vaddr into @row (expressions copied into
  * @ops).  1 found, 0 none, -1 malformed.  @nregs: 17 (x86_64) or 9 (i386).
  */
-int uw_cfi__row(Dwarf_CFI *cfi, uint64_t vaddr, unsigned nregs, unsigned ra_reg,
+int dsi_uw_cfi__row(Dwarf_CFI *cfi, uint64_t vaddr, unsigned nregs, unsigned ra_reg,
 		struct uw_row *row, struct uw_opstore *ops);
 
 /* A value source for expressions: registers (valid bits) and memory. */
@@ -78,7 +78,7 @@ struct uw_mem {
 };
 
 /* Read a word of the snapshot: false if outside it. */
-bool uw_mem__read(const struct uw_mem *m, uint64_t addr, uint64_t *val);
+bool dsi_uw_mem__read(const struct uw_mem *m, uint64_t addr, uint64_t *val);
 
 /*
  * Evaluate @n ops (DWARF expression) with @cfa (if have_cfa) and the
@@ -87,7 +87,7 @@ bool uw_mem__read(const struct uw_mem *m, uint64_t addr, uint64_t *val);
  * unknown).  *is_value: the expression ended in DW_OP_stack_value or
  * named a register (DW_OP_regN): the result is the value, not its address.
  */
-int uw_expr__eval(const struct uw_op *ops, size_t n, const uint64_t *regs, uint32_t valid,
+int dsi_uw_expr__eval(const struct uw_op *ops, size_t n, const uint64_t *regs, uint32_t valid,
 		  bool have_cfa, uint64_t cfa, const struct uw_mem *mem, uint64_t *out, bool *is_value);
 
 /* ---- SFrame ---------------------------------------------------------- */
@@ -114,8 +114,8 @@ struct uw_sframe_row {
 };
 
 /* Check the header of a .sframe section at @vaddr: 0, or -EINVAL with *why. */
-int uw_sframe__init(struct uw_sframe *sf, const void *p, size_t size, uint64_t vaddr, const char **why);
+int dsi_uw_sframe__init(struct uw_sframe *sf, const void *p, size_t size, uint64_t vaddr, const char **why);
 /* The row for @pc: 1, 0 none, -EINVAL malformed (*why set). */
-int uw_sframe__find(const struct uw_sframe *sf, uint64_t pc, struct uw_sframe_row *row, const char **why);
+int dsi_uw_sframe__find(const struct uw_sframe *sf, uint64_t pc, struct uw_sframe_row *row, const char **why);
 
 #endif

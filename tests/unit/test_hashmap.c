@@ -41,17 +41,17 @@ static void check_all(const struct ds_hashmap *m, const char *when)
 	bool ok = true;
 
 	for (size_t i = 0; i < UNIVERSE; i++) {
-		uint64_t *p = ds_hashmap__find(m, keys[i]);
+		uint64_t *p = dsi_hashmap__find(m, keys[i]);
 
 		if (has[i] ? !p || *p != vals[i] : p != NULL)
 			ok = false;
 		n += has[i];
 	}
 	CHECK(ok, "%s: finds agree with the model", when);
-	CHECK(ds_hashmap__count(m) == n, "%s: count %zu, model %zu", when, ds_hashmap__count(m), n);
+	CHECK(dsi_hashmap__count(m) == n, "%s: count %zu, model %zu", when, dsi_hashmap__count(m), n);
 	memset(seen, 0, sizeof(seen));
 	ok = true;
-	for (size_t it = 0; ds_hashmap__next(m, &it, &k, &v);) {
+	for (size_t it = 0; dsi_hashmap__next(m, &it, &k, &v);) {
 		size_t i;
 
 		for (i = 0; i < UNIVERSE && keys[i] != k; i++)
@@ -80,7 +80,7 @@ static void random_ops(void)
 		bool found;
 
 		if (op == 0) {
-			uint64_t *p = ds_hashmap__upsert(&m, keys[i], round, &found);
+			uint64_t *p = dsi_hashmap__upsert(&m, keys[i], round, &found);
 
 			CHECK(p && found == has[i], "upsert %#llx: found %d, model %d", (unsigned long long)keys[i], found,
 			      has[i]);
@@ -96,16 +96,16 @@ static void random_ops(void)
 		} else if (op == 1) {
 			vals[i] = rnd();
 			has[i] = true;
-			CHECK(ds_hashmap__set(&m, keys[i], vals[i]) == 0, "set");
+			CHECK(dsi_hashmap__set(&m, keys[i], vals[i]) == 0, "set");
 		} else if (op == 2) {
 			uint64_t old = 0;
-			bool was = ds_hashmap__del(&m, keys[i], &old);
+			bool was = dsi_hashmap__del(&m, keys[i], &old);
 
 			CHECK(was == has[i] && (!was || old == vals[i]), "del %#llx: was %d, model %d",
 			      (unsigned long long)keys[i], was, has[i]);
 			has[i] = false;
 		} else {
-			uint64_t *p = ds_hashmap__find(&m, keys[i]);
+			uint64_t *p = dsi_hashmap__find(&m, keys[i]);
 
 			CHECK(has[i] ? p && *p == vals[i] : !p, "find %#llx", (unsigned long long)keys[i]);
 		}
@@ -115,12 +115,12 @@ static void random_ops(void)
 	check_all(&m, "after random operations");
 	for (size_t i = 0; i < UNIVERSE; i++)
 		if (has[i]) {
-			CHECK(ds_hashmap__del(&m, keys[i], NULL), "delete all: %#llx", (unsigned long long)keys[i]);
+			CHECK(dsi_hashmap__del(&m, keys[i], NULL), "delete all: %#llx", (unsigned long long)keys[i]);
 			has[i] = false;
 		}
 	check_all(&m, "emptied");
-	CHECK(ds_hashmap__count(&m) == 0, "empty count");
-	ds_hashmap__exit(&m);
+	CHECK(dsi_hashmap__count(&m) == 0, "empty count");
+	dsi_hashmap__exit(&m);
 }
 
 /* a map that grows from nothing keeps every key, and exit leaves it usable as empty */
@@ -129,21 +129,21 @@ static void grow_and_exit(void)
 	struct ds_hashmap m;
 	bool ok = true;
 
-	ds_hashmap__init(&m);
-	CHECK(!ds_hashmap__find(&m, 0) && !ds_hashmap__find(&m, 7), "an empty map finds nothing");
-	CHECK(!ds_hashmap__del(&m, 0, NULL) && !ds_hashmap__del(&m, 7, NULL), "an empty map deletes nothing");
+	dsi_hashmap__init(&m);
+	CHECK(!dsi_hashmap__find(&m, 0) && !dsi_hashmap__find(&m, 7), "an empty map finds nothing");
+	CHECK(!dsi_hashmap__del(&m, 0, NULL) && !dsi_hashmap__del(&m, 7, NULL), "an empty map deletes nothing");
 	for (uint64_t k = 0; k < 100000; k++)
-		if (ds_hashmap__set(&m, k * 4096, k))
+		if (dsi_hashmap__set(&m, k * 4096, k))
 			ok = false;
 	for (uint64_t k = 0; k < 100000; k++) {
-		uint64_t *v = ds_hashmap__find(&m, k * 4096);
+		uint64_t *v = dsi_hashmap__find(&m, k * 4096);
 
 		if (!v || *v != k)
 			ok = false;
 	}
-	CHECK(ok && ds_hashmap__count(&m) == 100000, "100000 page-aligned keys (0 among them) kept through growth");
-	ds_hashmap__exit(&m);
-	CHECK(ds_hashmap__count(&m) == 0 && !ds_hashmap__find(&m, 0), "exit leaves an empty map");
+	CHECK(ok && dsi_hashmap__count(&m) == 100000, "100000 page-aligned keys (0 among them) kept through growth");
+	dsi_hashmap__exit(&m);
+	CHECK(dsi_hashmap__count(&m) == 0 && !dsi_hashmap__find(&m, 0), "exit leaves an empty map");
 }
 
 int main(void)

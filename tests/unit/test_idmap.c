@@ -44,7 +44,7 @@ static bool key_eq(const void *ctx, uint32_t id, const void *key)
 /* @buckets distinct hashes in all (1: every key collides with every other) */
 static uint64_t bad_hash(uint64_t k, unsigned buckets)
 {
-	return ds_hash64(k % buckets);
+	return dsi_hash64(k % buckets);
 }
 
 static void collisions(unsigned buckets)
@@ -75,7 +75,7 @@ static void collisions(unsigned buckets)
 			ok = false;
 	}
 	CHECK(ok && ds_idmap__count(&m) == n, "%u hash values: each key found again as itself, absent keys not", buckets);
-	ds_idmap__exit(&m);
+	dsi_idmap__exit(&m);
 	CHECK(!ds_idmap__count(&m) && ds_idmap__find(&m, 1, key_eq, &k, &k.v[0]) == DS_IDMAP_NONE,
 	      "exit leaves an empty map");
 	free(k.v);
@@ -89,14 +89,14 @@ static void hash_bits_filter(void)
 
 	for (size_t i = 0; i < MANY; i++) {
 		k.v[i] = i;
-		if (ds_idmap__add(&m, ds_hash64(i), (uint32_t)i))
+		if (ds_idmap__add(&m, dsi_hash64(i), (uint32_t)i))
 			break;
 	}
 	k.eq_calls = 0;
 	for (uint64_t i = MANY; i < 2 * MANY; i++)
-		ds_idmap__find(&m, ds_hash64(i), key_eq, &k, &i);
+		ds_idmap__find(&m, dsi_hash64(i), key_eq, &k, &i);
 	CHECK(k.eq_calls < MANY / 1000, "absent keys: %u comparisons for %d lookups", k.eq_calls, MANY);
-	ds_idmap__exit(&m);
+	dsi_idmap__exit(&m);
 	free(k.v);
 }
 
@@ -111,15 +111,15 @@ static void any_ids(void)
 	/* ids 0, 1000000 and UINT32_MAX - 1 name keys held in slots 0, 1, 2 of a table mapped by hand */
 	v[0] = 5, v[1] = 6, v[2] = 7;
 	key = 5;
-	CHECK(ds_idmap__find_or_add(&m, ds_hash64(key), key_eq, &k, &key, 0, &added) == 0 && added, "id 0");
-	CHECK(!ds_idmap__add(&m, ds_hash64(6), 1), "add id 1");
+	CHECK(ds_idmap__find_or_add(&m, dsi_hash64(key), key_eq, &k, &key, 0, &added) == 0 && added, "id 0");
+	CHECK(!ds_idmap__add(&m, dsi_hash64(6), 1), "add id 1");
 	key = 6;
-	CHECK(ds_idmap__find(&m, ds_hash64(key), key_eq, &k, &key) == 1, "found id 1");
+	CHECK(ds_idmap__find(&m, dsi_hash64(key), key_eq, &k, &key) == 1, "found id 1");
 	key = 7;
-	CHECK(ds_idmap__find_or_add(&m, ds_hash64(key), key_eq, &k, &key, 2, &added) == 2 && added, "id 2");
+	CHECK(ds_idmap__find_or_add(&m, dsi_hash64(key), key_eq, &k, &key, 2, &added) == 2 && added, "id 2");
 	key = 5;
-	CHECK(ds_idmap__find(&m, ds_hash64(key), key_eq, &k, &key) == 0, "id 0 found again");
-	ds_idmap__exit(&m);
+	CHECK(ds_idmap__find(&m, dsi_hash64(key), key_eq, &k, &key) == 0, "id 0 found again");
+	dsi_idmap__exit(&m);
 }
 
 struct str_keys {
@@ -141,15 +141,15 @@ static void strings(void)
 	bool ok = true, added;
 
 	for (uint32_t i = 0; i < 4; i++)
-		if (ds_idmap__find_or_add(&m, ds_hash64(ds_hash_str(v[i])), str_eq, &k, v[i], i, &added) != i || !added)
+		if (ds_idmap__find_or_add(&m, dsi_hash64(dsi_hash_str(v[i])), str_eq, &k, v[i], i, &added) != i || !added)
 			ok = false;
 	for (uint32_t i = 0; i < 4; i++) {
 		strcpy(copy, v[i]);
-		if (ds_idmap__find(&m, ds_hash64(ds_hash_str(copy)), str_eq, &k, copy) != i)
+		if (ds_idmap__find(&m, dsi_hash64(dsi_hash_str(copy)), str_eq, &k, copy) != i)
 			ok = false;
 	}
 	CHECK(ok, "strings found by content (the empty one too)");
-	ds_idmap__exit(&m);
+	dsi_idmap__exit(&m);
 }
 
 static void trie(void)
@@ -188,16 +188,16 @@ static void trie(void)
 			    ds_trie__find(&t, parent, key << 40 | parent) != DS_TRIE_NONE)
 				ok = false;
 	CHECK(ok && ds_trie__count(&t) == MANY, "every edge found again, the same key under another parent not");
-	ds_trie__exit(&t);
+	dsi_trie__exit(&t);
 	CHECK(!ds_trie__count(&t) && ds_trie__find(&t, DS_TRIE_NONE, 0) == DS_TRIE_NONE, "exit leaves an empty trie");
 	CHECK(ds_trie__child(&t, 5, 5, 0, &added) == 0 && added, "and usable again");
-	ds_trie__exit(&t);
+	dsi_trie__exit(&t);
 }
 
 /* ds_machine__intern: one copy per string, two strings with one slot hash two copies */
 static void machine_intern(void)
 {
-	/* found by search: the low 32 bits of their ds_hash64(ds_hash_str()) are equal */
+	/* found by search: the low 32 bits of their dsi_hash64(dsi_hash_str()) are equal */
 	const char *a = "lib45140.so", *b = "lib106742.so";
 	struct ds_machine *m = ds_machine__new(NULL);
 	const char *ia, *ib, **kept;
@@ -207,7 +207,7 @@ static void machine_intern(void)
 	CHECK(m, "a machine");
 	if (!m)
 		return;
-	CHECK((uint32_t)ds_hash64(ds_hash_str(a)) == (uint32_t)ds_hash64(ds_hash_str(b)),
+	CHECK((uint32_t)dsi_hash64(dsi_hash_str(a)) == (uint32_t)dsi_hash64(dsi_hash_str(b)),
 	      "%s and %s collide in the id map's hash bits (else this test tests less)", a, b);
 	ia = ds_machine__intern(m, a);
 	ib = ds_machine__intern(m, b);
@@ -239,7 +239,7 @@ static void machine_intern(void)
 /* shape_table: frames and shapes numbered by content, found again as the same ids */
 static void shapes(void)
 {
-	struct shape_table *st = shape_table__new();
+	struct shape_table *st = dsi_shape_table__new();
 	struct ds_cc_frame f = { .dso = "[unknown]" };
 	bool ok = true;
 	uint32_t ids[2];
@@ -251,22 +251,22 @@ static void shapes(void)
 	/* frames with no symbol: told apart by their addresses */
 	for (uint32_t i = 0; i < MANY; i++) {
 		f.ip = 0x400000 + i;
-		if (shape_table__frame_id(st, &f) != i)
+		if (dsi_shape_table__frame_id(st, &f) != i)
 			ok = false;
 	}
 	for (uint32_t i = 0; i < MANY; i++) {
 		f.ip = 0x400000 + i;
-		if (shape_table__frame_id(st, &f) != i)
+		if (dsi_shape_table__frame_id(st, &f) != i)
 			ok = false;
 	}
 	f.ip = 0x400000;
 	f.kernel = true;
-	CHECK(ok && shape_table__frame_id(st, &f) == MANY, "%d frames, each its id again; the flags tell apart", MANY);
+	CHECK(ok && dsi_shape_table__frame_id(st, &f) == MANY, "%d frames, each its id again; the flags tell apart", MANY);
 	ok = true;
 	for (uint32_t i = 0; i < MANY; i++) {
 		ids[0] = i;
 		ids[1] = i + 1;
-		if (shape_table__add(st, ids, 2) != (uint64_t)i + 1)
+		if (dsi_shape_table__add(st, ids, 2) != (uint64_t)i + 1)
 			ok = false;
 	}
 	for (uint32_t i = 0; i < MANY && ok; i++) {
@@ -274,14 +274,14 @@ static void shapes(void)
 
 		ids[0] = i;
 		ids[1] = i + 1;
-		got = shape_table__frames(st, (uint64_t)i + 1, &nr);
-		if (shape_table__add(st, ids, 2) != (uint64_t)i + 1 || nr != 2 || got[0] != i || got[1] != i + 1)
+		got = dsi_shape_table__frames(st, (uint64_t)i + 1, &nr);
+		if (dsi_shape_table__add(st, ids, 2) != (uint64_t)i + 1 || nr != 2 || got[0] != i || got[1] != i + 1)
 			ok = false;
 	}
 	CHECK(ok, "%d shapes, each found again with its frames", MANY);
-	CHECK(shape_table__add(st, ids, 1) == MANY + 1 && shape_table__add(st, NULL, 0) == MANY + 2 &&
-	      shape_table__add(st, NULL, 0) == MANY + 2, "a prefix is another shape, the empty one too");
-	shape_table__delete(st);
+	CHECK(dsi_shape_table__add(st, ids, 1) == MANY + 1 && dsi_shape_table__add(st, NULL, 0) == MANY + 2 &&
+	      dsi_shape_table__add(st, NULL, 0) == MANY + 2, "a prefix is another shape, the empty one too");
+	dsi_shape_table__delete(st);
 }
 
 int main(void)

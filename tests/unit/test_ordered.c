@@ -48,7 +48,7 @@ static int queue(struct ds_ordered *o, uint64_t time, uint64_t id)
 {
 	struct rec r = { .hdr = { .type = 9, .size = sizeof(r) }, .time = time, .id = id };
 
-	return ds_ordered__queue(o, &r.hdr, id, time);
+	return dsi_ordered__queue(o, &r.hdr, id, time);
 }
 
 /*
@@ -65,7 +65,7 @@ static void test_rounds(int ncpu, int per_round, int rounds, unsigned seed)
 
 	memset(&s, 0, sizeof(s));
 	srand(seed);
-	ds_ordered__init(&o, collect, &s);
+	dsi_ordered__init(&o, collect, &s);
 	for (int r = 0; r < rounds; r++) {
 		for (int c = 0; c < ncpu; c++) {
 			uint64_t t = (uint64_t)r * 100000;
@@ -76,17 +76,17 @@ static void test_rounds(int ncpu, int per_round, int rounds, unsigned seed)
 					ordered = false;
 			}
 		}
-		if (ds_ordered__round(&o))
+		if (dsi_ordered__round(&o))
 			ordered = false;
 	}
-	CHECK(ds_ordered__flush_all(&o) == 0, "flush_all");
+	CHECK(dsi_ordered__flush_all(&o) == 0, "flush_all");
 	CHECK(s.n == id, "delivered %zu of %llu", s.n, (unsigned long long)id);
 	for (size_t i = 1; i < s.n; i++)
 		if (s.time[i] < s.time[i - 1] || (s.time[i] == s.time[i - 1] && s.id[i] < s.id[i - 1]))
 			ordered = false;
 	CHECK(ordered, "%d cpus x %d x %d rounds: out of order", ncpu, per_round, rounds);
 	CHECK(o.nr_unordered == 0, "nothing counted late (%llu)", (unsigned long long)o.nr_unordered);
-	ds_ordered__exit(&o);
+	dsi_ordered__exit(&o);
 }
 
 /* Random times, no rounds: one sort of everything at the end. */
@@ -98,16 +98,16 @@ static void test_random(size_t n)
 
 	memset(&s, 0, sizeof(s));
 	srand(7);
-	ds_ordered__init(&o, collect, &s);
+	dsi_ordered__init(&o, collect, &s);
 	for (size_t i = 0; i < n; i++)
 		queue(&o, (uint64_t)(rand() % 1000), i);
-	CHECK(ds_ordered__flush_all(&o) == 0, "flush_all");
+	CHECK(dsi_ordered__flush_all(&o) == 0, "flush_all");
 	CHECK(s.n == n, "delivered %zu of %zu", s.n, n);
 	for (size_t i = 1; i < s.n; i++)
 		if (s.time[i] < s.time[i - 1] || (s.time[i] == s.time[i - 1] && s.id[i] < s.id[i - 1]))
 			ordered = false;
 	CHECK(ordered, "random %zu: out of order", n);
-	ds_ordered__exit(&o);
+	dsi_ordered__exit(&o);
 }
 
 /* A record older than what a round delivered: delivered late, counted. */
@@ -117,22 +117,22 @@ static void test_late(void)
 	struct ds_ordered o;
 
 	memset(&s, 0, sizeof(s));
-	ds_ordered__init(&o, collect, &s);
+	dsi_ordered__init(&o, collect, &s);
 	queue(&o, 10, 0);
 	queue(&o, 20, 1);
-	ds_ordered__round(&o);           /* flushes nothing: limit is the previous round's */
+	dsi_ordered__round(&o);           /* flushes nothing: limit is the previous round's */
 	CHECK(s.n == 0, "first round delivers nothing (%zu)", s.n);
 	queue(&o, 30, 2);
-	ds_ordered__round(&o);           /* up to 20 */
+	dsi_ordered__round(&o);           /* up to 20 */
 	CHECK(s.n == 2 && s.time[0] == 10 && s.time[1] == 20, "second round delivers 10, 20 (%zu)", s.n);
 	queue(&o, 15, 3);                /* older than 20: late */
 	queue(&o, 40, 4);
-	ds_ordered__round(&o);           /* up to 30 */
+	dsi_ordered__round(&o);           /* up to 30 */
 	CHECK(s.n == 4 && s.time[2] == 15 && s.time[3] == 30, "late 15 then 30 (%zu)", s.n);
 	CHECK(o.nr_unordered == 1, "one late record (%llu)", (unsigned long long)o.nr_unordered);
-	ds_ordered__flush_all(&o);
+	dsi_ordered__flush_all(&o);
 	CHECK(s.n == 5 && s.time[4] == 40, "flush_all delivers 40");
-	ds_ordered__exit(&o);
+	dsi_ordered__exit(&o);
 }
 
 /* deliver fails: the flush stops there, exit releases the rest. */
@@ -143,12 +143,12 @@ static void test_error(void)
 
 	memset(&s, 0, sizeof(s));
 	s.fail_at = 3;
-	ds_ordered__init(&o, collect, &s);
+	dsi_ordered__init(&o, collect, &s);
 	for (uint64_t i = 0; i < 10; i++)
 		queue(&o, 100 - i, i);
-	CHECK(ds_ordered__flush_all(&o) == -EIO, "error returned");
+	CHECK(dsi_ordered__flush_all(&o) == -EIO, "error returned");
 	CHECK(s.n == 2 && s.time[0] == 91 && s.time[1] == 92, "two delivered before the error (%zu)", s.n);
-	ds_ordered__exit(&o);
+	dsi_ordered__exit(&o);
 }
 
 /*
@@ -164,7 +164,7 @@ static void test_budget(void)
 	uint64_t newest = 0;
 
 	memset(&s, 0, sizeof(s));
-	ds_ordered__init(&o, collect, &s);
+	dsi_ordered__init(&o, collect, &s);
 	o.budget = 64 << 10;
 	for (size_t i = 0; i < n; i++) {
 		errs += queue(&o, (i % 8) * 1000 + i / 8, i) != 0;
@@ -174,7 +174,7 @@ static void test_budget(void)
 	CHECK(!errs, "%zu queue errors", errs);
 	CHECK(peak <= o.budget, "held at most the budget: %zu of %zu", peak, o.budget);
 	CHECK(o.nr_early > 0, "records went early: %llu", (unsigned long long)o.nr_early);
-	CHECK(ds_ordered__flush_all(&o) == 0 && s.n == n, "all %zu delivered (%zu)", n, s.n);
+	CHECK(dsi_ordered__flush_all(&o) == 0 && s.n == n, "all %zu delivered (%zu)", n, s.n);
 	for (size_t i = 0; i < s.n; i++) {
 		late += s.time[i] < newest;
 		if (s.time[i] > newest)
@@ -183,7 +183,7 @@ static void test_budget(void)
 	CHECK(late > 0 && late <= o.nr_unordered, "%zu delivered late, %llu counted", late,
 	      (unsigned long long)o.nr_unordered);
 	CHECK(o.held == 0, "nothing held at the end: %zu", o.held);
-	ds_ordered__exit(&o);
+	dsi_ordered__exit(&o);
 }
 
 int main(void)

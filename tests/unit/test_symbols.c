@@ -418,7 +418,7 @@ static bool ks_agrees(struct ds_kallsyms *ks, const struct ref_sym *ref, size_t 
 	const struct ref_sym *want = ref_find(ref, nref, addr);
 	const char *kname;
 	uint64_t kstart;
-	bool kgot = ds_kallsyms__find(ks, addr, &kname, &kstart);
+	bool kgot = dsi_kallsyms__find(ks, addr, &kname, &kstart);
 
 	return kgot == (want != NULL) && (!kgot || (!strcmp(kname, want->name) && kstart == want->start));
 }
@@ -488,7 +488,7 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 	unsigned agree = 0, agree_ks = 0, again = 0, nagain = 0;
 	uint64_t *asked = calloc(QUERIES, sizeof(*asked));
 
-	CHECK(ds_kallsyms__load(&ks, path), "load %s", fname);
+	CHECK(dsi_kallsyms__load(&ks, path), "load %s", fname);
 	CHECK(ks.in_place == (mode != KS_SHAPES), "%s: searched %s", fname, ks.in_place ? "in place" : "by the full index");
 
 	for (unsigned q = 0; q < QUERIES; q++) {
@@ -505,7 +505,7 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 
 		const char *kname;
 		uint64_t kstart;
-		bool kgot = ds_kallsyms__find(&ks, addr, &kname, &kstart);
+		bool kgot = dsi_kallsyms__find(&ks, addr, &kname, &kstart);
 
 		if (kgot == (want != NULL) && (!kgot || (!strcmp(kname, want->name) && kstart == want->start)))
 			agree_ks++;
@@ -532,7 +532,7 @@ static void test_kallsyms_file(const char *dir, enum ks_mode mode)
 		CHECK(!ks.in_place, "%s: the long run sent the search to the full index", fname);
 	if (mode == KS_SORTED || mode == KS_LONGNAMES)
 		CHECK(ks.in_place, "%s: still searched in place after every lookup", fname);
-	ds_kallsyms__exit(&ks);
+	dsi_kallsyms__exit(&ks);
 	ds_symbols__delete(s);
 	for (size_t i = 0; i < nref; i++)
 		free(ref[i].name);
@@ -681,8 +681,8 @@ static void dwarf_same(struct ds_elf_image *img, struct ds_intern *in, struct ds
 		       uint64_t a, size_t *nr, size_t *with_inlines, const char *bin)
 {
 	struct ds_inline_frame x[16], y[16];
-	size_t nx = ds_dwarf__inlines(img->dwarf, a, in, true, cache, x, 16);
-	size_t ny = ds_dwarf__inlines(img->dwarf, a, in, true, NULL, y, 16);
+	size_t nx = dsi_dwarf__inlines(img->dwarf, a, in, true, cache, x, 16);
+	size_t ny = dsi_dwarf__inlines(img->dwarf, a, in, true, NULL, y, 16);
 	bool same = nx == ny;
 
 	for (size_t i = 0; same && i < nx; i++)
@@ -707,11 +707,11 @@ static void test_dwarf_scopes(const char *symfs)
 		size_t nr = 0, with_inlines = 0, failed_before = (size_t)failed;
 
 		snprintf(path, sizeof(path), "%s%s", symfs, bins[b]);
-		if (ds_elf__open(&img, path) || !ds_elf__load(&img, true, symfs, bins[b], NULL) || !img.dwarf) {
+		if (dsi_elf__open(&img, path) || !dsi_elf__load(&img, true, symfs, bins[b], NULL) || !img.dwarf) {
 			CHECK(false, "%s: no DWARF to test", bins[b]);
 			continue;
 		}
-		ds_dwarf_cache__init(&cache);
+		dsi_dwarf_cache__init(&cache);
 		for (size_t i = 0; i < img.symtab.nr; i++) {
 			const struct ds_sym *f = &img.symtab.syms[i];
 
@@ -728,9 +728,9 @@ static void test_dwarf_scopes(const char *symfs)
 		CHECK(nr > 1000 && with_inlines > 0, "%s: %zu addresses, %zu with inline frames", bins[b], nr, with_inlines);
 		if ((size_t)failed == failed_before)
 			printf("dwarf scopes %s: %zu addresses the same (%zu with inline frames)\n", bins[b], nr, with_inlines);
-		ds_dwarf_cache__exit(&cache);
-		ds_intern__exit(&in);
-		ds_elf__close(&img);
+		dsi_dwarf_cache__exit(&cache);
+		dsi_intern__exit(&in);
+		dsi_elf__close(&img);
 	}
 }
 
@@ -750,7 +750,7 @@ static void test_symtab_sorted(const char *symfs)
 		size_t plt = 0, found = 0, unsorted = 0;
 
 		snprintf(path, sizeof(path), "%s%s", symfs, bins[b]);
-		if (ds_elf__open(&img, path) || !ds_elf__load(&img, true, symfs, bins[b], NULL)) {
+		if (dsi_elf__open(&img, path) || !dsi_elf__load(&img, true, symfs, bins[b], NULL)) {
 			CHECK(false, "%s: cannot load", bins[b]);
 			continue;
 		}
@@ -761,12 +761,12 @@ static void test_symtab_sorted(const char *symfs)
 			if (!f->raw || !strstr(f->name, "@plt"))
 				continue;
 			plt++;
-			g = ds_symtab__find(&img.symtab, f->start);
+			g = dsi_symtab__find(&img.symtab, f->start);
 			found += g && g->start == f->start;
 		}
 		CHECK(!unsorted && plt > 0 && found == plt, "%s: %zu symbols, %zu out of order, %zu PLT entries, %zu found",
 		      bins[b], img.symtab.nr, unsorted, plt, found);
-		ds_elf__close(&img);
+		dsi_elf__close(&img);
 	}
 }
 

@@ -90,7 +90,7 @@ static void check_sframe(const char *name, uint64_t vaddr, int version)
 	CHECK(sec && text, "%s: test data missing under %s", name, data_dir);
 	if (!sec || !text)
 		return;
-	CHECK(uw_sframe__init(&sf, sec, size, vaddr, &why) == 0, "%s: init: %s", name, why);
+	CHECK(dsi_uw_sframe__init(&sf, sec, size, vaddr, &why) == 0, "%s: init: %s", name, why);
 	CHECK(sf.version == version, "%s: version %d", name, sf.version);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long a, b;
@@ -103,7 +103,7 @@ static void check_sframe(const char *name, uint64_t vaddr, int version)
 			fdes++;
 			have_prev = false;
 			/* past the end: not this function's rule */
-			CHECK(uw_sframe__find(&sf, fpc + fsize, &r, &why) >= 0, "%s: past %llx", name, a + b);
+			CHECK(dsi_uw_sframe__find(&sf, fpc + fsize, &r, &why) >= 0, "%s: past %llx", name, a + b);
 			continue;
 		}
 		if (strstr(line, "STARTPC")) {
@@ -114,7 +114,7 @@ static void check_sframe(const char *name, uint64_t vaddr, int version)
 			continue;
 		{
 			uint64_t at = mask ? fpc + a : a;
-			int rc = uw_sframe__find(&sf, at, &r, &why);
+			int rc = dsi_uw_sframe__find(&sf, at, &r, &why);
 			bool has_fp = fp[0] == 'c';
 			int fpoff = has_fp ? atoi(fp + 1) : 0;
 
@@ -134,7 +134,7 @@ static void check_sframe(const char *name, uint64_t vaddr, int version)
 			if (have_prev && !mask && at > prev.at) {
 				struct uw_sframe_row q;
 
-				CHECK(uw_sframe__find(&sf, at - 1, &q, &why) == 1 && q.start == prev.at &&
+				CHECK(dsi_uw_sframe__find(&sf, at - 1, &q, &why) == 1 && q.start == prev.at &&
 				      q.cfa_off == prev.cfa && q.sp_based == prev.sp,
 				      "%s: %#llx (the row before %#llx)", name, (unsigned long long)(at - 1),
 				      (unsigned long long)at);
@@ -157,9 +157,9 @@ static void check_sframe(const char *name, uint64_t vaddr, int version)
 			struct uw_sframe_row r;
 
 			memcpy(copy, sec, n);
-			if (uw_sframe__init(&s2, copy, n, vaddr, &why) == 0)
+			if (dsi_uw_sframe__init(&s2, copy, n, vaddr, &why) == 0)
 				for (uint64_t pc = vaddr - 0x1200; pc < vaddr; pc += 3)
-					(void)uw_sframe__find(&s2, pc, &r, &why);
+					(void)dsi_uw_sframe__find(&s2, pc, &r, &why);
 			else
 				refused++;
 		}
@@ -171,9 +171,9 @@ static void check_sframe(const char *name, uint64_t vaddr, int version)
 
 				memcpy(copy, sec, size);
 				copy[i] ^= (uint8_t)(1u << bit);
-				if (uw_sframe__init(&s2, copy, size, vaddr, &why) == 0)
+				if (dsi_uw_sframe__init(&s2, copy, size, vaddr, &why) == 0)
 					for (uint64_t pc = vaddr - 0x1200; pc < vaddr; pc += 7)
-						(void)uw_sframe__find(&s2, pc, &r, &why);
+						(void)dsi_uw_sframe__find(&s2, pc, &r, &why);
 			}
 		passed++;
 		free(copy);
@@ -203,23 +203,23 @@ static void check_expr(void)
 
 	regs[7] = 0x1000;
 	regs[16] = 0x40100a;
-	CHECK(uw_expr__eval(plt, 9, regs, valid, false, 0, &mem, &out, &isval) == 0 && out == 0x1008,
+	CHECK(dsi_uw_expr__eval(plt, 9, regs, valid, false, 0, &mem, &out, &isval) == 0 && out == 0x1008,
 	      "PLT CFA at rip&15 = 10: %#" PRIx64, out);
 	regs[16] = 0x40100b;
-	CHECK(uw_expr__eval(plt, 9, regs, valid, false, 0, &mem, &out, &isval) == 0 && out == 0x1010,
+	CHECK(dsi_uw_expr__eval(plt, 9, regs, valid, false, 0, &mem, &out, &isval) == 0 && out == 0x1010,
 	      "PLT CFA at rip&15 = 11: %#" PRIx64, out);
 	regs[6] = 0x1010;
 	memcpy(stack + 8, &v, 8);
-	CHECK(uw_expr__eval(deref, 2, regs, valid, false, 0, &mem, &out, &isval) == 0 && out == v,
+	CHECK(dsi_uw_expr__eval(deref, 2, regs, valid, false, 0, &mem, &out, &isval) == 0 && out == v,
 	      "realigned CFA through rbp: %#" PRIx64, out);
-	CHECK(uw_expr__eval(deref, 2, regs, 1u << 7, false, 0, &mem, &out, &isval) == -EINVAL, "unknown register");
-	CHECK(uw_expr__eval(loop, 1, regs, valid, false, 0, &mem, &out, &isval) == -EINVAL, "a loop ends");
-	CHECK(uw_expr__eval(out_of_stack, 2, regs, valid, false, 0, &mem, &out, &isval) == -EFAULT, "outside the snapshot");
-	CHECK(uw_expr__eval(cfa_val, 4, regs, valid, true, 0x2000, &mem, &out, &isval) == 0 && out == 0x1ff0 && isval,
+	CHECK(dsi_uw_expr__eval(deref, 2, regs, 1u << 7, false, 0, &mem, &out, &isval) == -EINVAL, "unknown register");
+	CHECK(dsi_uw_expr__eval(loop, 1, regs, valid, false, 0, &mem, &out, &isval) == -EINVAL, "a loop ends");
+	CHECK(dsi_uw_expr__eval(out_of_stack, 2, regs, valid, false, 0, &mem, &out, &isval) == -EFAULT, "outside the snapshot");
+	CHECK(dsi_uw_expr__eval(cfa_val, 4, regs, valid, true, 0x2000, &mem, &out, &isval) == 0 && out == 0x1ff0 && isval,
 	      "CFA - 16 as a value: %#" PRIx64, out);
 	mem.word = 4;
 	regs[6] = 0x1010;
-	CHECK(uw_expr__eval(deref, 2, regs, valid, false, 0, &mem, &out, &isval) == 0 && out == 0xdeadbeef,
+	CHECK(dsi_uw_expr__eval(deref, 2, regs, valid, false, 0, &mem, &out, &isval) == 0 && out == 0xdeadbeef,
 	      "i386: 4-byte deref: %#" PRIx64, out);
 }
 
