@@ -38,13 +38,14 @@
 #define FRAME_TEXT_MAX 112
 
 /* What a callchain line or the sample's ip shows besides the address (-F). */
-enum { PO_SYM = 1, PO_SYMOFF = 2, PO_DSO = 4, PO_DSOFF = 8 };
+enum { PO_SYM = 1, PO_SYMOFF = 2, PO_DSO = 4, PO_DSOFF = 8, PO_SRCLINE = 16 };
 
 struct frame_line {
 	uint64_t ip, offset;
 	const char *sym, *dso;
 	bool inlined, cookie;
 	uint8_t opts;              /* the PO_* it was formatted with */
+	uint8_t depth;             /* with PO_SRCLINE: the frame's place in its inline chain */
 	uint8_t len;               /* 0: empty slot */
 	char text[FRAME_TEXT_MAX];
 };
@@ -210,8 +211,28 @@ static void print_sym(struct outbuf *o, const char *sym, uint64_t offset, uint8_
 	}
 }
 
-/* One callchain line: perf's sample__fprintf_callchain() */
-static void format_frame(struct outbuf *o, const struct ds_cc_frame *f, uint8_t opts)
+/*
+ * perf's srcline line under a frame ("\n  wl.c:15"): what
+ * ds_cc_frame__srcline says for frame @depth of the frame's inline chain,
+ * " (inlined)" after it for an inlined one.  A frame outside any map
+ * ("[unknown]", a deferred cookie) has none.
+ */
+static void print_srcline(struct outbuf *o, const struct ds_cc_frame *f, unsigned depth)
+{
+	char buf[512];
+	size_t n;
+
+	if (f->cookie || !strcmp(f->dso, "[unknown]"))
+		return;
+	n = ds_cc_frame__srcline(f, depth, false, buf, sizeof(buf));
+	outbuf_puts(o, "\n  ");
+	outbuf_write(o, buf, n);
+	if (f->inlined)
+		outbuf_puts(o, " (inlined)");
+}
+
+/* One callchain line: perf's sample__fprintf_callchain(); @depth: the frame's place in its inline chain */
+static void format_frame(struct outbuf *o, const struct ds_cc_frame *f, uint8_t opts, unsigned depth)
 {
 	outbuf_putc(o, '\t');
 	outbuf_hex(o, f->ip, 16);
@@ -225,20 +246,23 @@ static void format_frame(struct outbuf *o, const struct ds_cc_frame *f, uint8_t 
 	}
 	if (opts & PO_SYM)
 		print_sym(o, f->sym, f->offset, opts);
-	if (f->inlined)
+	/* with a srcline, " (inlined)" goes after it */
+	if (f->inlined && !(opts & PO_SRCLINE))
 		outbuf_puts(o, " (inlined)");
-	else if (opts & PO_DSO)
+	else if (!f->inlined && (opts & PO_DSO))
 		print_dso(o, f->dso, f->map_end != 0, f->addr, opts);
+	if (opts & PO_SRCLINE)
+		print_srcline(o, f, depth);
 	outbuf_putc(o, '\n');
 }
 
-static bool same_frame(const struct frame_line *l, const struct ds_cc_frame *f, uint8_t opts)
+static bool same_frame(const struct frame_line *l, const struct ds_cc_frame *f, uint8_t opts, uint8_t depth)
 {
 	return l->len && l->ip == f->ip && l->sym == f->sym && l->offset == f->offset && l->opts == opts &&
-	       l->dso == f->dso && l->inlined == f->inlined && l->cookie == f->cookie;
+	       l->dso == f->dso && l->inlined == f->inlined && l->cookie == f->cookie && l->depth == depth;
 }
 
-static void print_frame(struct script *sc, const struct ds_cc_frame *f, uint8_t opts)
+static void print_frame(struct script *sc, const struct ds_cc_frame *f, uint8_t opts, unsigned depth)
 {
 	struct outbuf *o = sc->out;
 	struct frame_line *l;
@@ -247,13 +271,13 @@ static void print_frame(struct script *sc, const struct ds_cc_frame *f, uint8_t 
 	size_t start;
 
 	/* the offset in the DSO is not in the key: such lines are made each time */
-	if (!sc->line_of || (opts & PO_DSOFF)) {
-		format_frame(o, f, opts);
+	if (!sc->line_of || (opts & PO_DSOFF) || depth > UINT8_MAX) {
+		format_frame(o, f, opts, depth);
 		return;
 	}
 	slot = &sc->line_of[((f->ip ^ (uintptr_t)f->sym << 16) * 0x9e3779b97f4a7c15ULL) >> (64 - FRAME_CACHE_BITS)];
 	l = *slot ? &sc->lines[*slot - 1] : NULL;
-	if (l && same_frame(l, f, opts)) {
+	if (l && same_frame(l, f, opts, (uint8_t)depth)) {
 		outbuf_write(o, l->text, l->len);
 		return;
 	}
@@ -261,14 +285,32 @@ static void print_frame(struct script *sc, const struct ds_cc_frame *f, uint8_t 
 		outbuf_flush(o);
 	start = o->len;
 	flushes = o->flushes;
-	format_frame(o, f, opts);
+	format_frame(o, f, opts, depth);
 	/* cache the line if it is short and still whole in the buffer */
 	if (o->flushes == flushes && o->len - start < FRAME_TEXT_MAX && (l || (l = line_alloc(sc, slot)))) {
 		*l = (struct frame_line){ .ip = f->ip, .offset = f->offset, .sym = f->sym, .dso = f->dso,
 					  .inlined = f->inlined, .cookie = f->cookie, .opts = opts,
-					  .len = (uint8_t)(o->len - start) };
+					  .depth = (uint8_t)depth, .len = (uint8_t)(o->len - start) };
 		memcpy(l->text, o->buf + start, l->len);
 	}
+}
+
+/*
+ * How many frames ds_machine__callchain() made of @f's address: its
+ * inline chain.  Not from the frames themselves: an inlined function named
+ * as the symbol is not marked inlined (perf 7.2 prints main as "step_c"
+ * when step_c is inlined into it), and recursion repeats an address.
+ */
+static size_t inline_chain_len(const struct ds_cc_frame *f)
+{
+	struct ds_frame frames[64];   /* as many as ds_resolved holds */
+	size_t n;
+
+	if (f->cookie || f->kernel || !f->dso_obj)
+		return 1;
+	/* a lookup of the DSO's per-address cache: the same frames the chain was made of */
+	n = ds_dso__resolve((struct ds_dso *)f->dso_obj, f->addr, frames, sizeof(frames) / sizeof(*frames));
+	return n ? n : 1;
 }
 
 static void keep_chain_text(struct script *sc, struct chain_text *c, uint64_t id, uint8_t opts, const char *text,
@@ -303,8 +345,15 @@ static void print_callchain(struct script *sc, struct ds_thread *t, const uint64
 		outbuf_flush(o);   /* so that the chain's text is whole in the buffer */
 	start = o->len;
 	flushes = o->flushes;
-	for (size_t i = 0; i < cc.nr; i++)
-		print_frame(sc, &cc.frames[i], opts);
+	for (size_t i = 0, group = 0, len = 0; i < cc.nr; i++) {
+		/* the frames of one entry's address: its inline chain, innermost first */
+		if (i - group >= len) {
+			group = i;
+			len = (opts & PO_SRCLINE) && i + 1 < cc.nr && cc.frames[i + 1].ip == cc.frames[i].ip ?
+			      inline_chain_len(&cc.frames[i]) : 1;
+		}
+		print_frame(sc, &cc.frames[i], opts, (unsigned)(i - group));
+	}
 	if (c && o->flushes == flushes && o->len - start <= CHAIN_TEXT_MAX)
 		keep_chain_text(sc, c, cc.id, opts, o->buf + start, o->len - start);
 }
@@ -337,6 +386,15 @@ static void print_ip_line(struct script *sc, const struct ds_event *ev, struct d
 		print_sym(o, fr->elf_name ? fr->elf_name : fr->name, fr->offset, opts);
 	if (opts & PO_DSO)
 		print_dso(o, r.dso, r.map_end != 0, r.addr, opts);
+	if (opts & PO_SRCLINE) {
+		/* the innermost position, as for a frame that is not inlined */
+		struct ds_cc_frame f = { .ip = s->ip, .sym = fr->name, .offset = fr->offset, .dso = r.dso,
+					 .kernel = r.kernel, .elf_sym = fr->elf_name, .addr = r.addr,
+					 .map_start = r.map_start, .map_end = r.map_end, .map_pgoff = r.map_pgoff,
+					 .dso_obj = r.dso_obj };
+
+		print_srcline(o, &f, 0);
+	}
 }
 
 /* Page faults' addresses are data addresses worth resolving (perf's sample_addr_correlates_sym). */
@@ -711,7 +769,8 @@ static int prepare(struct script *sc)
 		uint64_t fl = sc->f.fields[t];
 
 		sc->ip_opts[t] = (uint8_t)(((fl & SF(SYM)) ? PO_SYM : 0) | ((fl & SF(SYMOFFSET)) ? PO_SYMOFF : 0) |
-					   ((fl & SF(DSO)) ? PO_DSO : 0) | ((fl & SF(DSOFF)) ? PO_DSOFF : 0));
+					   ((fl & SF(DSO)) ? PO_DSO : 0) | ((fl & SF(DSOFF)) ? PO_DSOFF : 0) |
+					   ((fl & SF(SRCLINE)) ? PO_SRCLINE : 0));
 	}
 	return 0;
 }

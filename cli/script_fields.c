@@ -18,7 +18,7 @@ static const struct {
 	[SF_TIME] = { "time", true }, [SF_CPU] = { "cpu", true }, [SF_EVNAME] = { "event", true },
 	[SF_TRACE] = { "trace", true }, [SF_IP] = { "ip", true }, [SF_SYM] = { "sym", true },
 	[SF_DSO] = { "dso", true }, [SF_DSOFF] = { "dsoff", true }, [SF_ADDR] = { "addr", true },
-	[SF_SYMOFFSET] = { "symoff", true }, [SF_SRCLINE] = { "srcline", false },
+	[SF_SYMOFFSET] = { "symoff", true }, [SF_SRCLINE] = { "srcline", true },
 	[SF_PERIOD] = { "period", true }, [SF_IREGS] = { "iregs", false }, [SF_UREGS] = { "uregs", false },
 	[SF_BRSTACK] = { "brstack", false }, [SF_BRSTACKSYM] = { "brstacksym", false },
 	[SF_DATA_SRC] = { "data_src", true }, [SF_WEIGHT] = { "weight", true },
@@ -304,6 +304,11 @@ static int check_evsel(struct script_fields *f, int t, const struct ds_evsel *e,
 	}
 	if ((fl & SF(DSO)) && !(st & (DS_SAMPLE_IP | DS_SAMPLE_ADDR))) {
 		fprintf(stderr, "Display of DSO requested but no address to convert.\n");
+		return -1;
+	}
+	if ((fl & SF(SRCLINE)) && !(fl & SF(IP))) {
+		fprintf(stderr, "Display of source line number requested but sample IP is not\n"
+				"selected. Hence, no address to lookup the source line number.\n");
 		return -1;
 	}
 	if ((fl & (SF(PID) | SF(TID))) &&

@@ -92,7 +92,10 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *scope)
  * global one (_start); NULL when no function of .symtab holds it (a PLT
  * entry: perf then prints the symbol and offset).  A function of size 0
  * (crtstuff.c's) holds what follows it up to the next one, as the nearest
- * symbol before the address.
+ * symbol before the address.  Untyped symbols count as functions, as they
+ * do for addr2line: an assembler's local label (".L413", size 0, in a
+ * static binary's libc-start.o) is nearer than the global function around
+ * it, and names its file.
  */
 static const char *symtab_file(Elf *elf, uint64_t vaddr)
 {
@@ -129,7 +132,8 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 			local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
 			if (GELF_ST_TYPE(sym.st_info) == STT_FILE)
 				file = elf_strptr(elf, sh.sh_link, sym.st_name);
-			else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx == shndx &&
+			else if ((GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_NOTYPE) &&
+				 sym.st_shndx == shndx &&
 				 sym.st_value <= vaddr && (!found || sym.st_value >= best)) {
 				if (sym.st_size && vaddr >= sym.st_value + sym.st_size)
 					continue;   /* ends before the address */
@@ -144,16 +148,68 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 	return NULL;
 }
 
+/* Scopes that may hold code (their ranges are checked), as libdw's getscopes. */
+static bool is_code_scope(int tag)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_entry_point:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_module:
+		return true;
+	}
+	return false;
+}
+
+/* Scopes without addresses that may hold function definitions (C++). */
+static bool is_container(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+	       tag == DW_TAG_union_type;
+}
+
+/*
+ * The code scopes holding @pc below @parent into @chain (outermost
+ * first), from *@n on, descending only into scopes that hold it (the
+ * walk of symbols/dwarf.c, whose inline frames these positions go with);
+ * true once one was found.
+ */
+static bool scopes_at(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *chain, size_t *n, unsigned depth)
+{
+	Dwarf_Die child;
+
+	if (depth >= MAX_DEPTH || dwarf_child(parent, &child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (is_code_scope(tag)) {
+			if (dwarf_haspc(&child, pc) <= 0 || *n >= MAX_DEPTH)
+				continue;
+			chain[(*n)++] = child;
+			scopes_at(&chain[*n - 1], pc, chain, n, depth + 1);
+			return true;
+		}
+		if (is_container(tag) && scopes_at(&child, pc, chain, n, depth + 1))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
 /* Positions at @vaddr, innermost first, into @out; their number (0: none). */
 static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img, uint64_t vaddr,
 		      struct ds_srcline *out)
 {
 	Dwarf *dw = img->dwarf;
-	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Die cu, chain[MAX_DEPTH];   /* a few KB of stack */
 	Dwarf_Line *l;
 	const char *f;
-	int lineno = 0, ns;
-	size_t n = 0;
+	int lineno = 0;
+	size_t n = 0, nc;
 
 	if (!dw)
 		return 0;
@@ -174,9 +230,11 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 		lineno = 0;
 	}
 	out[n++] = (struct ds_srcline){ keep_name(c, f), lineno > 0 ? (unsigned)lineno : 0 };
-	ns = dwarf_getscopes(&cu, vaddr, &scopes);
-	for (int i = 0; i < ns && n < MAX_DEPTH; i++) {
-		int tag = dwarf_tag(&scopes[i]);
+	/* from the innermost inlined instance out: where each was called, up to the function */
+	nc = 0;
+	scopes_at(&cu, vaddr, chain, &nc, 0);
+	for (size_t i = nc; i-- > 0 && n < MAX_DEPTH;) {
+		int tag = dwarf_tag(&chain[i]);
 		Dwarf_Attribute a;
 		Dwarf_Word line;
 
@@ -184,13 +242,11 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 			break;
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		/* where this inlined function was called: a position in the frame outside it */
-		if (!(f = call_file(&cu, &scopes[i])) || !dwarf_attr(&scopes[i], DW_AT_call_line, &a) ||
+		if (!(f = call_file(&cu, &chain[i])) || !dwarf_attr(&chain[i], DW_AT_call_line, &a) ||
 		    dwarf_formudata(&a, &line))
 			break;
 		out[n++] = (struct ds_srcline){ keep_name(c, f), (unsigned)line };
 	}
-	free(scopes);
 	for (size_t i = 0; i < n; i++)
 		if (!out[i].file)
 			return i;   /* out of memory keeping a name: what was kept */
@@ -234,10 +290,23 @@ int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth,
 	return 0;
 }
 
+/* The process of a perf map DSO ("/tmp/perf-PID.map", JIT code's symbols); -1 for any other. */
+static long perf_map_pid(const char *dso)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(dso, "/tmp/perf-", 10) || dso[10] < '0' || dso[10] > '9')
+		return -1;
+	pid = strtol(dso + 10, &end, 10);
+	return strcmp(end, ".map") || pid > INT32_MAX ? -1 : pid;
+}
+
 size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n)
 {
 	struct ds_srcline sl;
 	const char *sym = f->elf_sym ? f->elf_sym : f->sym, *b, *dso = f->dso ? f->dso : "[unknown]";
+	long pid;
 	int len;
 
 	if (!n)
@@ -246,6 +315,8 @@ size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool wi
 		len = snprintf(buf, n, "%s:%u", (b = strrchr(sl.file, '/')) ? b + 1 : sl.file, sl.line);
 	else if (with_sym && sym && !f->cookie)
 		len = snprintf(buf, n, "%s+%llu", sym, (unsigned long long)f->offset);
+	else if ((pid = perf_map_pid(dso)) >= 0)   /* perf's short name of a perf map's DSO */
+		len = snprintf(buf, n, "[JIT] tid %ld[%llx]", pid, (unsigned long long)f->addr);
 	else
 		len = snprintf(buf, n, "%s[%llx]", (b = strrchr(dso, '/')) ? b + 1 : dso, (unsigned long long)f->addr);
 	return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;

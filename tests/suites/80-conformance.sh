@@ -42,6 +42,7 @@ nomerge|script --no-merge-callchains
 F1|script -F comm,tid,time,event,ip,sym,dso
 F2|script -F +period,-cpu
 F3|script -F pid,tid,time,period,event,ip,sym,symoff,dso
+F4|script -F +srcline
 report|report --stdio --no-children
 children|report --stdio --children
 flat|report --stdio --no-children -g none --sort dso,sym

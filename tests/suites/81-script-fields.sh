@@ -235,9 +235,9 @@ fields_cli_suite() {
 	"$DSTACK" script -i "$ROOT/examples/cpu.defer.data" --itrace=i100 >/dev/null 2>"$o/err"; rc=$?
 	if [ $rc = 2 ] && grep -q "not supported: --itrace" "$o/err"; then ok "script: a perf-only option is refused by name"
 	else bad "script --itrace: exit $rc, $(head -2 "$o/err")"; fi
-	"$DSTACK" script -i "$ROOT/examples/cpu.defer.data" -F +srcline >/dev/null 2>"$o/err"; rc=$?
-	if [ $rc = 2 ] && grep -q "not supported: -F srcline" "$o/err"; then ok "script: a perf field dstack lacks is refused by name"
-	else bad "script -F +srcline: exit $rc, $(head -2 "$o/err")"; fi
+	"$DSTACK" script -i "$ROOT/examples/cpu.defer.data" -F +insn >/dev/null 2>"$o/err"; rc=$?
+	if [ $rc = 2 ] && grep -q "not supported: -F insn" "$o/err"; then ok "script: a perf field dstack lacks is refused by name"
+	else bad "script -F +insn: exit $rc, $(head -2 "$o/err")"; fi
 	"$DSTACK" script --help >"$o/help" 2>&1; rc=$?
 	if [ $rc = 0 ] && grep -q -- "--fields" "$o/help" && grep -q -- "--time" "$o/help" && grep -q -- "--cpu" "$o/help"; then
 		ok "script --help: the whole option list, exit 0"
