@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,33 +143,69 @@ static int parse_percent_item(const char *s, size_t n, uint64_t first, uint64_t 
 }
 
 /*
- * --time: ranges separated by spaces, or percent items separated by
- * commas.  @first/@last: the recording's sample times (percent only).
+ * --time START,END ranges, split the way perf splits them: as many ranges
+ * as commas; each range's END is the word after its comma (spaces after
+ * the comma skipped), which may hold no comma; the next range starts after
+ * the space that ends it.  Ranges come in order: each ends before the next
+ * starts (compared as written, an open end being 0, as perf compares).
  */
-static int parse_times(struct sample_filter *f, const char *v, uint64_t first, uint64_t last)
+static int parse_time_ranges(struct sample_filter *f, const char *v)
 {
-	bool percent = strchr(v, '%') != NULL;
-	const char sep = percent ? ',' : ' ';
+	size_t commas = 0;
+	const char *p = v;
 
-	f->nr_times = 0;
+	for (const char *c = v; *c; c++)
+		commas += *c == ',';
+	if (!commas || commas > MAX_FILTER)
+		return -1;
+	for (size_t i = 0; i < commas; i++) {
+		const char *arg = p, *end;
+
+		if (i + 1 < commas) {
+			for (p = strchr(p, ',') + 1; isspace((unsigned char)*p); p++)
+				;
+			for (; *p && !isspace((unsigned char)*p); p++)
+				if (*p == ',')
+					return -1;
+			end = p;
+			p += *p != 0;
+		} else {
+			end = arg + strlen(arg);
+		}
+		while (arg < end && isspace((unsigned char)*arg))
+			arg++;
+		if (parse_range(arg, (size_t)(end - arg), &f->times[i].start, &f->times[i].end))
+			return -1;
+		f->nr_times = i + 1;
+	}
+	for (size_t i = 0; i + 1 < f->nr_times; i++)
+		if (f->times[i].end >= f->times[i + 1].start)
+			return -1;
+	return 0;
+}
+
+/* --time percent items separated by commas, of the time from @first to @last. */
+static int parse_time_percents(struct sample_filter *f, const char *v, uint64_t first, uint64_t last)
+{
 	while (*v) {
-		const char *e = strchr(v, sep);
+		const char *e = strchr(v, ',');
 		size_t n = e ? (size_t)(e - v) : strlen(v);
 
-		if (!n)
+		if (!n || f->nr_times >= MAX_FILTER)
 			return -1;   /* perf takes no empty item, nor doubled or trailing separators */
-		{
-			if (f->nr_times >= MAX_FILTER)
-				return -1;
-			if (percent ? parse_percent_item(v, n, first, last, &f->times[f->nr_times].start,
-							 &f->times[f->nr_times].end)
-				    : parse_range(v, n, &f->times[f->nr_times].start, &f->times[f->nr_times].end))
-				return -1;
-			f->nr_times++;
-		}
+		if (parse_percent_item(v, n, first, last, &f->times[f->nr_times].start, &f->times[f->nr_times].end))
+			return -1;
+		f->nr_times++;
 		v += n + (e != NULL);
 	}
 	return f->nr_times ? 0 : -1;
+}
+
+/* --time: START,END ranges, or percent items.  @first/@last: the recording's sample times (percent only). */
+static int parse_times(struct sample_filter *f, const char *v, uint64_t first, uint64_t last)
+{
+	f->nr_times = 0;
+	return strchr(v, '%') ? parse_time_percents(f, v, first, last) : parse_time_ranges(f, v);
 }
 
 static int parse_time_opt(const char *cmd, const char *v, struct sample_filter *f)
