@@ -13,6 +13,7 @@
 
 #include "util/io.h"
 #include "symbols/kallsyms_scan.h"
+#include "util/grow.h"
 #include "symbols/symbols_int.h"
 
 #define CHUNK (256u << 10)
@@ -77,15 +78,11 @@ static bool add_line(struct ds_strblock **names, struct rawsyms *raw, char *line
 
 	if (!perfmap_line(line, &r))
 		return true;
-	if (raw->nr == raw->cap) {
-		size_t ncap = raw->cap ? raw->cap * 2 : 4096;
-		struct ds_rawsym *v = realloc(raw->v, ncap * sizeof(*v));
+	struct ds_rawsym *v = dsi_grow(raw->v, &raw->cap, raw->nr + 1, sizeof(*v), 4096);
 
-		if (!v)
-			return false;
-		raw->v = v;
-		raw->cap = ncap;
-	}
+	if (!v)
+		return false;
+	raw->v = v;
 	n = strlen(r.name);
 	r.name = dsi_strblock__add(names, r.name, n < NAME_MAX_LEN ? n : NAME_MAX_LEN);
 	if (!r.name)
