@@ -295,24 +295,6 @@ static void print_frame(struct script *sc, const struct ds_cc_frame *f, uint8_t 
 	}
 }
 
-/*
- * How many frames ds_machine__callchain() made of @f's address: its
- * inline chain.  Not from the frames themselves: an inlined function named
- * as the symbol is not marked inlined (perf 7.2 prints main as "step_c"
- * when step_c is inlined into it), and recursion repeats an address.
- */
-static size_t inline_chain_len(const struct ds_cc_frame *f)
-{
-	struct ds_frame frames[64];   /* as many as ds_resolved holds */
-	size_t n;
-
-	if (f->cookie || f->kernel || !f->dso_obj)
-		return 1;
-	/* a lookup of the DSO's per-address cache: the same frames the chain was made of */
-	n = ds_dso__resolve((struct ds_dso *)f->dso_obj, f->addr, frames, sizeof(frames) / sizeof(*frames));
-	return n ? n : 1;
-}
-
 static void keep_chain_text(struct script *sc, struct chain_text *c, uint64_t id, uint8_t opts, const char *text,
 			    size_t len)
 {
@@ -350,7 +332,7 @@ static void print_callchain(struct script *sc, struct ds_thread *t, const uint64
 		if (i - group >= len) {
 			group = i;
 			len = (opts & PO_SRCLINE) && i + 1 < cc.nr && cc.frames[i + 1].ip == cc.frames[i].ip ?
-			      inline_chain_len(&cc.frames[i]) : 1;
+			      ds_cc_frame__inline_chain(&cc.frames[i]) : 1;
 		}
 		print_frame(sc, &cc.frames[i], opts, (unsigned)(i - group));
 	}

@@ -196,7 +196,7 @@ static uint32_t stack_of(struct xdata *x, const struct ds_profile_sample *s)
 
 	if (v)
 		return (uint32_t)*v;
-	size_t group = 0;   /* where the frames of the current address (its inline chain) start */
+	size_t group = 0, len = 0;   /* the current address's inline chain: its first frame, its length */
 
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct ds_cc_frame *f = &s->frames[i];
@@ -206,8 +206,10 @@ static uint32_t stack_of(struct xdata *x, const struct ds_profile_sample *s)
 
 		if (f->cookie)
 			continue; /* an unresolved deferred chain has no frames to show */
-		if (!i || f->ip != s->frames[i - 1].ip || !s->frames[i - 1].inlined)
+		if (i - group >= len) {
 			group = i;
+			len = i + 1 < s->nr_frames && s->frames[i + 1].ip == f->ip ? ds_cc_frame__inline_chain(f) : 1;
+		}
 		fid = func_id(x, f);
 		map = map_id(x, f);
 		/* the source position of this frame of its inline chain, from DWARF */

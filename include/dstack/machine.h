@@ -94,6 +94,17 @@ struct ds_cc_frame {
  */
 size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n);
 
+/*
+ * How many frames @f's address resolved to (its inline chain, innermost
+ * first, the out-of-line function last; implemented in symbols/srcline.c):
+ * 1 for a kernel frame, a cookie or a frame of no binary.  A chain's frames
+ * of one address are that many in a row, @f the first: the depth of each
+ * in its chain is what ds_cc_frame__srcline() takes.  (Telling the chains
+ * apart by the "inlined" mark does not work: an address's innermost frame
+ * can carry its function's own name, unmarked, as perf names it.)
+ */
+size_t ds_cc_frame__inline_chain(const struct ds_cc_frame *f);
+
 /* A callchain as ds_machine__callchain() resolved it. */
 struct ds_callchain {
 	const struct ds_cc_frame *frames; /* callee first; the machine's, valid until its next

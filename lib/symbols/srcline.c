@@ -302,6 +302,18 @@ static long perf_map_pid(const char *dso)
 	return strcmp(end, ".map") || pid > INT32_MAX ? -1 : pid;
 }
 
+size_t ds_cc_frame__inline_chain(const struct ds_cc_frame *f)
+{
+	struct ds_frame frames[64];   /* as many as a resolved address holds */
+	size_t n;
+
+	if (f->cookie || f->kernel || !f->dso_obj)
+		return 1;
+	/* a lookup of the DSO's per-address cache: the frames the chain was made of */
+	n = ds_dso__resolve((struct ds_dso *)f->dso_obj, f->addr, frames, sizeof(frames) / sizeof(*frames));
+	return n ? n : 1;
+}
+
 size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n)
 {
 	struct ds_srcline sl;
