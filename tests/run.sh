@@ -90,7 +90,7 @@ check_pipe() {
 # dstack keeps nothing across runs: a report with HOME and XDG_CACHE_HOME
 # in a fresh directory leaves it empty, and prints what it prints elsewhere.
 check_no_cache() {
-	local o="$WORK/out/nocache" h="$WORK/out/nocache.home"
+	local o="$WORK/out/nocache" h="$WORK/out/nocache-home"
 	local args=(report --stdio --symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms" -i "$WORK/data/mix.fp.data")
 	rm -rf "$h" "$o".*
 	mkdir -p "$h"
