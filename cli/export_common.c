@@ -153,10 +153,14 @@ static bool stack_eq(const void *ctx, uint32_t id, const void *key)
 	const struct xdata *x = ctx;
 	const struct xstack *st = &x->stacks[id];
 	size_t off = *(const size_t *)key, len = x->nr_ents - off;
-	const struct xent *a = x->ents + st->off, *b = x->ents + off;
+	const struct xent *a, *b;
 
 	if (st->len != len)
 		return false;
+	if (!len)
+		return true;   /* (ents may be NULL: no pointer arithmetic on it) */
+	a = x->ents + st->off;
+	b = x->ents + off;
 	for (size_t i = 0; i < len; i++)
 		if (a[i].ip != b[i].ip || a[i].func != b[i].func || a[i].map != b[i].map)
 			return false;

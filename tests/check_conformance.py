@@ -96,6 +96,13 @@ def compare_blocks(ptext, dtext):
     kept = [b for b in d_rest if rest_of_head(b.strip('\n').split('\n')[0]) in held_in]
     d_rest = [b for b in d_rest if b not in kept]
     excused += sum(nlines(b) for b in kept)
+    # and the other way: perf's filter may take such a sample (by the
+    # thread's comm when the sample came) and print it as ":TID" where ours
+    # leaves it out
+    held_p = [b for b in p_rest if b.lstrip().startswith(':') and
+              rest_of_head(b.strip('\n').split('\n')[0]) in held_in]
+    p_rest = [b for b in p_rest if b not in held_p]
+    excused += sum(nlines(b) for b in held_p)
     total = sum(nlines(b) for b in pb)
     notes = []
     if excused:

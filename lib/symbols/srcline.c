@@ -139,7 +139,7 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 					continue;   /* ends before the address */
 				found = true;
 				best = sym.st_value;
-				best_file = local && file && *file ? file : "??";
+				best_file = local && file ? file : "??";   /* an unnamed FILE names "" */
 			}
 		}
 		if (found)
@@ -224,15 +224,22 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 		out[0] = (struct ds_srcline){ keep_name(c, f), 0 };
 		return out[0].file ? 1 : 0;
 	}
-	/* a unit holds the address but says no line (an assembler file): "??" line 0, as addr2line */
+	nc = 0;
+	scopes_at(&cu, vaddr, chain, &nc, 0);
+	/*
+	 * a unit holds the address but says no line (an assembler file, or
+	 * asm() in a C one): line 0 of "??", or, when no function of the unit
+	 * holds it either, of the symbol table's file (ld.so's _dl_start_user:
+	 * an unnamed FILE, so ":0"), as addr2line
+	 */
 	if (!(l = dwarf_getsrc_die(&cu, vaddr)) || !(f = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, &lineno)) {
-		f = "??";
+		f = nc ? NULL : symtab_file(img->dbg_elf ? img->dbg_elf : img->elf, vaddr);
+		if (!f)
+			f = "??";
 		lineno = 0;
 	}
 	out[n++] = (struct ds_srcline){ keep_name(c, f), lineno > 0 ? (unsigned)lineno : 0 };
 	/* from the innermost inlined instance out: where each was called, up to the function */
-	nc = 0;
-	scopes_at(&cu, vaddr, chain, &nc, 0);
 	for (size_t i = nc; i-- > 0 && n < MAX_DEPTH;) {
 		int tag = dwarf_tag(&chain[i]);
 		Dwarf_Attribute a;

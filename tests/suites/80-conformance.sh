@@ -69,7 +69,8 @@ tids, times = collections.Counter(), []
 info = {}
 for line in open(sys.argv[1], errors='replace'):
     m = hdr.match(line)
-    if m:
+    # a ":TID" name is perf's for a sample it printed after its thread's exit: not a comm to filter by
+    if m and not m.group(1).startswith(':'):
         tids[m.group(3)] += 1
         info[m.group(3)] = (m.group(1), m.group(2))
         times.append(float(m.group(4)))
