@@ -270,6 +270,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		x->time_first = xs.time < x->time_first ? xs.time : x->time_first;
 		x->time_last = xs.time > x->time_last ? xs.time : x->time_last;
 	}
+	if (x->sample_sink)
+		return x->sample_sink(x->sink_ctx, &xs);
 	if (x->aggregate) {
 		uint32_t id = ds_idmap__find(&x->sample_ids, key, sample_eq, x, &xs);
 

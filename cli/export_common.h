@@ -77,6 +77,13 @@ struct xdata {
 	struct ds_idmap stack_ids;      /* a stack's entries -> index in stacks */
 	struct ds_hashmap chain_stacks; /* machine chain id -> index in stacks */
 	bool aggregate;                 /* set before export_collect: equal samples merge */
+	/*
+	 * Set before export_collect to keep the samples elsewhere (speedscope
+	 * spills them to a file): each one is handed to it instead of being
+	 * stored in samples; a negative errno stops the walk.
+	 */
+	int (*sample_sink)(void *ctx, const struct xsample *xs);
+	void *sink_ctx;
 	struct ds_idmap sample_ids;     /* aggregating: (stack, comm, event, pid, tid, cpu) -> index in samples */
 	struct xsample *samples;
 	size_t nr_samples, cap_samples;
