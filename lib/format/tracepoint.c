@@ -220,22 +220,43 @@ static bool type_is_long(const char *t)
 	return n == 4 || (t[n - 5] == ' ' && !(n >= 9 && !strcmp(t + n - 9, "long long")));
 }
 
-/* One "field:TYPE NAME[N];\toffset:N;\tsize:N;\tsigned:N;" line. */
-static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
+/*
+ * The type of a declaration "TYPE NAME[N]": the text from @decl to the
+ * spaces before @name, then the brackets [@br, @br_end) (empty when not an
+ * array), as libtraceevent keeps them.  NULL when out of memory.
+ */
+static char *field_type_new(const char *decl, const char *name, const char *br, const char *br_end)
 {
-	const char *semi = memchr(line, ';', len), *p;
-	const char *decl = line + 6, *name_end, *name;
-	char num[32];
+	const char *te = name;
+	size_t tl, bl = (size_t)(br_end - br);
+	char *type;
 
-	if (!semi || len < 7)
-		return false;
-	/* the declaration: TYPE NAME or TYPE NAME[N] */
-	name_end = semi;
+	while (te > decl && te[-1] == ' ')
+		te--;
+	tl = (size_t)(te - decl);
+	type = malloc(tl + bl + 1);
+	if (type) {
+		memcpy(type, decl, tl);
+		memcpy(type + tl, br, bl);
+		type[tl + bl] = 0;
+	}
+	return type;
+}
+
+/*
+ * The declaration [@decl, @end) "TYPE NAME" or "TYPE NAME[N]" into
+ * f->name, f->type and (arrays) F_ARRAY and f->arraylen.  False when it
+ * has no name, a ']' without '[', or memory runs out.
+ */
+static bool parse_field_decl(const char *decl, const char *end, struct tp_field *f)
+{
+	const char *name_end = end, *br, *name;
+
 	while (name_end > decl && name_end[-1] == ' ')
 		name_end--;
-	p = name_end;
-	if (p > decl && p[-1] == ']') {
-		const char *lb = p;
+	br = name_end;
+	if (br > decl && br[-1] == ']') {
+		const char *lb = br;
 
 		while (lb > decl && *lb != '[')
 			lb--;
@@ -243,31 +264,37 @@ static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
 			return false;
 		f->flags |= F_ARRAY;
 		f->arraylen = (uint32_t)strtoul(lb + 1, NULL, 0);
-		p = lb;
+		br = lb;
 	}
-	name = p;
+	name = br;
 	while (name > decl && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
 		name--;
-	if (name == p)
+	if (name == br)
 		return false;
-	f->name = xstrndup(name, (size_t)(p - name));
-	{
-		const char *te = name;
+	f->name = xstrndup(name, (size_t)(br - name));
+	f->type = field_type_new(decl, name, br, name_end);
+	return f->name && f->type;
+}
 
-		while (te > decl && te[-1] == ' ')
-			te--;
-		/* the type keeps the array brackets, as libtraceevent's does */
-		size_t tl = (size_t)(te - decl), bl = (size_t)(name_end - p);
+/* Whether @type, without its brackets and trailing spaces, is a "long" (not "long long"). */
+static bool base_type_is_long(const char *type)
+{
+	const char *br = strchr(type, '[');
+	char base[128];
+	size_t bl = br ? (size_t)(br - type) : strlen(type);
 
-		f->type = malloc(tl + bl + 1);
-		if (f->type) {
-			memcpy(f->type, decl, tl);
-			memcpy(f->type + tl, p, bl);
-			f->type[tl + bl] = 0;
-		}
-	}
-	if (!f->name || !f->type)
+	if (bl >= sizeof(base))
 		return false;
+	memcpy(base, type, bl);
+	base[bl] = 0;
+	while (bl && base[bl - 1] == ' ')
+		base[--bl] = 0;
+	return type_is_long(base);
+}
+
+/* The flags f->type implies: dynamic (__data_loc, __rel_loc), string, pointer, long. */
+static void field_type_flags(struct tp_field *f)
+{
 	if (!strncmp(f->type, "__data_loc", 10))
 		f->flags |= F_DYNAMIC;
 	if (!strncmp(f->type, "__rel_loc", 9))
@@ -276,33 +303,29 @@ static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
 		f->flags |= F_STRING;
 	if (strchr(f->type, '*'))
 		f->flags |= F_POINTER;
-	{
-		/* the base type, without brackets, for "long" */
-		char *br = strchr(f->type, '[');
-		char base[128];
-		size_t bl2 = br ? (size_t)(br - f->type) : strlen(f->type);
+	if (base_type_is_long(f->type))
+		f->flags |= F_LONG;
+}
 
-		if (bl2 < sizeof(base)) {
-			memcpy(base, f->type, bl2);
-			base[bl2] = 0;
-			while (bl2 && base[bl2 - 1] == ' ')
-				base[--bl2] = 0;
-			if (type_is_long(base))
-				f->flags |= F_LONG;
-		}
-	}
-	/* offset, size, signed */
-	for (const char *k = semi + 1; k < line + len;) {
-		const char *colon = memchr(k, ':', (size_t)(line + len - k));
-		const char *end;
+/*
+ * The "\toffset:N;\tsize:N;\tsigned:N;" attributes in [@k, @end) into @f;
+ * other keys are skipped.  False when a value is longer than 31 bytes.
+ */
+static bool parse_field_attrs(const char *k, const char *end, struct tp_field *f)
+{
+	char num[32];
+
+	while (k < end) {
+		const char *colon = memchr(k, ':', (size_t)(end - k));
+		const char *semi;
 		size_t nl;
 
 		if (!colon)
 			break;
-		end = memchr(colon, ';', (size_t)(line + len - colon));
-		if (!end)
+		semi = memchr(colon, ';', (size_t)(end - colon));
+		if (!semi)
 			break;
-		nl = (size_t)(end - colon - 1);
+		nl = (size_t)(semi - colon - 1);
 		if (nl >= sizeof(num))
 			return false;
 		memcpy(num, colon + 1, nl);
@@ -315,28 +338,55 @@ static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
 			f->size = (uint32_t)strtoul(num, NULL, 0);
 		else if (!strncmp(k, "signed", 6) && strtoul(num, NULL, 0))
 			f->flags |= F_SIGNED;
-		k = end + 1;
+		k = semi + 1;
 	}
+	return true;
+}
+
+/* The element size of a dynamic array's type "__data_loc TYPE[]": its size if TYPE is a plain one, else 4. */
+static uint32_t dynamic_elsize(const struct tp_field *f)
+{
+	const char *t = f->type + ((f->flags & F_RELATIVE) ? 9 : 10);
+
+	while (*t == ' ')
+		t++;
+	return strstr(t, "long long") || strstr(t, "64") ? 8 :
+	       strstr(t, "long") ? 8 : strstr(t, "short") || strstr(t, "16") ? 2 :
+	       strstr(t, "char") || strstr(t, "8") ? 1 : 4;
+}
+
+/* f->elsize, once the type and the size are known; a 2-byte __data_loc is a string. */
+static void field_set_elsize(struct tp_field *f)
+{
 	if ((f->flags & F_DYNAMIC) && f->size == 2)
 		f->flags |= F_STRING | F_ARRAY;
-	if (f->flags & (F_ARRAY | F_DYNAMIC)) {
-		if (f->arraylen)
-			f->elsize = f->size / f->arraylen;
-		else if (f->flags & F_STRING)
-			f->elsize = 1;
-		else if (f->flags & F_DYNAMIC) {
-			/* the element type of __data_loc TYPE[]: its size if it is a plain one */
-			const char *t = f->type + ((f->flags & F_RELATIVE) ? 9 : 10);
-
-			while (*t == ' ')
-				t++;
-			f->elsize = strstr(t, "long long") || strstr(t, "64") ? 8 :
-				    strstr(t, "long") ? 8 : strstr(t, "short") || strstr(t, "16") ? 2 :
-				    strstr(t, "char") || strstr(t, "8") ? 1 : 4;
-		}
-	} else {
+	if (!(f->flags & (F_ARRAY | F_DYNAMIC)))
 		f->elsize = f->size;
-	}
+	else if (f->arraylen)
+		f->elsize = f->size / f->arraylen;
+	else if (f->flags & F_STRING)
+		f->elsize = 1;
+	else if (f->flags & F_DYNAMIC)
+		f->elsize = dynamic_elsize(f);
+}
+
+/*
+ * One "field:TYPE NAME[N];\toffset:N;\tsize:N;\tsigned:N;" line into @f
+ * (zeroed by the caller).  False when malformed; @f may then hold what was
+ * parsed so far (the caller frees it).
+ */
+static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
+{
+	const char *semi = memchr(line, ';', len);
+
+	if (!semi || len < 7)
+		return false;
+	if (!parse_field_decl(line + 6, semi, f))
+		return false;
+	field_type_flags(f);
+	if (!parse_field_attrs(semi + 1, line + len, f))
+		return false;
+	field_set_elsize(f);
 	return true;
 }
 
@@ -1151,133 +1201,189 @@ static const char *printk_text(const struct ds_tp_set *set, uint64_t addr)
 	return NULL;
 }
 
-static void print_str_arg(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg, const struct node *n)
+/* Bytes @p[0..@len) as a C string through the conversion, cut to 1023 bytes. */
+static void put_bytes(struct sbuf *s, const struct piece *pc, int len_arg, const uint8_t *p, size_t len)
 {
 	char buf[1024];
 
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, p, len);
+	buf[len] = 0;
+	put_str(s, pc, len_arg, buf);
+}
+
+/*
+ * A field as a string: a pointer-sized scalar is a printk format's address
+ * (its text when the tracing data names it, else the address in hex); else
+ * the field's bytes, up to its end or the record's.
+ */
+static void print_field_str(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg,
+			    const struct tp_field *f)
+{
+	size_t len;
+
+	if (!f)
+		return;
+	if (!(f->flags & F_ARRAY) && f->size == (uint32_t)c->ev->long_size) {
+		uint64_t addr = read_num(&c->raw, f->offset, f->size);
+		const char *text = printk_text(c->ev->set, addr);
+
+		if (text)
+			sb_puts(s, text);
+		else
+			sb_printf(s, "%" PRIx64, addr);
+		return;
+	}
+	if (f->offset > c->raw.size)
+		return;
+	len = f->size ? f->size : c->raw.size - f->offset;
+	if (len > c->raw.size - f->offset)
+		len = c->raw.size - f->offset;
+	put_bytes(s, pc, len_arg, c->raw.p + f->offset, len);
+}
+
+/*
+ * __print_flags(): the names of the flags set in the value, joined by the
+ * node's delimiter, then what no name covers in hex; a zero value prints
+ * the first name whose value is not a number libtraceevent knows.
+ */
+static void print_flags(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg,
+			const struct node *n)
+{
+	uint64_t val = eval_num(c, n->a);
+	bool printed = false;
+
+	for (size_t i = 0; i < n->nr_syms; i++) {
+		int64_t fv = flag_value(n->syms[i].value);
+
+		if (!val && fv < 0) {
+			put_str(s, pc, len_arg, n->syms[i].str);
+			break;
+		}
+		if (fv > 0 && (val & (uint64_t)fv) == (uint64_t)fv) {
+			if (printed && n->text)
+				sb_puts(s, n->text);
+			put_str(s, pc, len_arg, n->syms[i].str);
+			printed = true;
+			val &= ~(uint64_t)fv;
+		}
+	}
+	if (val) {
+		if (printed && n->text)
+			sb_puts(s, n->text);
+		sb_printf(s, "0x%" PRIx64, val);
+	}
+}
+
+/* __print_symbolic(): the name of the value, else the value in hex. */
+static void print_symbolic(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg,
+			   const struct node *n)
+{
+	uint64_t val = eval_num(c, n->a);
+
+	for (size_t i = 0; i < n->nr_syms; i++)
+		if ((int64_t)val == flag_value(n->syms[i].value)) {
+			put_str(s, pc, len_arg, n->syms[i].str);
+			return;
+		}
+	sb_printf(s, "0x%" PRIx64, val);
+}
+
+/* __get_str(): the dynamic string up to its NUL or its end; nothing when empty or outside the record. */
+static void print_dynamic_str(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg,
+			      const struct tp_field *f)
+{
+	uint32_t o, len;
+
+	if (!f || !dyn_loc(&c->raw, f, &o, &len) || !len)
+		return;
+	len = (uint32_t)strnlen((const char *)c->raw.p + o, len);
+	put_bytes(s, pc, len_arg, c->raw.p + o, len);
+}
+
+/* Where an array argument's bytes start: a dynamic array's data or a field's offset (0 if neither). */
+static uint32_t array_offset(struct ctx *c, const struct node *arr)
+{
+	uint32_t o = 0, len;
+
+	if (arr->kind == N_DYNARR && arr->field)
+		dyn_loc(&c->raw, arr->field, &o, &len);
+	else if (arr->kind == N_FIELD && arr->field)
+		o = arr->field->offset;
+	return o;
+}
+
+/*
+ * __print_array(): "{0x1,0x2}", elements of 1, 2, 4 or 8 bytes; another
+ * element size prints "BAD SIZE" with one byte per element, as
+ * libtraceevent does.  At most 4096 elements.
+ */
+static void print_int_array(struct ctx *c, struct sbuf *s, const struct node *n)
+{
+	uint32_t o = array_offset(c, n->a);
+	uint64_t cnt = eval_num(c, n->b), el = eval_num(c, n->c);
+	uint32_t es = el == 1 || el == 2 || el == 4 || el == 8 ? (uint32_t)el : 1;
+
+	sb_put(s, "{", 1);
+	for (uint64_t i = 0; i < cnt && i < 4096; i++) {
+		if (i)
+			sb_put(s, ",", 1);
+		if (es != el)
+			sb_printf(s, "BAD SIZE:%" PRIu64 " 0x%" PRIx64, el, read_num(&c->raw, o, 1));
+		else
+			sb_printf(s, "0x%" PRIx64, read_num(&c->raw, o, es));
+		o += es;
+	}
+	sb_put(s, "}", 1);
+}
+
+/* __print_hex() (bytes apart) and __print_hex_str() (bytes together): at most 4096 bytes. */
+static void print_hex(struct ctx *c, struct sbuf *s, const struct node *n)
+{
+	uint32_t o = array_offset(c, n->a);
+	uint64_t cnt = eval_num(c, n->b);
+
+	for (uint64_t i = 0; i < cnt && i < 4096; i++) {
+		if (i && n->kind == N_HEX)
+			sb_put(s, " ", 1);
+		sb_printf(s, "%02" PRIx64, read_num(&c->raw, o + i, 1));
+	}
+}
+
+/*
+ * Argument @n printed as a string through @pc.  Nodes nest at most 400
+ * deep; past that (hostile formats) it prints nothing, and the depth
+ * is not given back: the record's later arguments stop at the guard too.
+ */
+static void print_str_arg(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg, const struct node *n)
+{
 	if (!n || ++c->depth > 400)
 		return;
 	switch (n->kind) {
 	case N_ATOM:
-		put_str(s, pc, len_arg, n->text);
-		break;
 	case N_STR:
 		put_str(s, pc, len_arg, n->text);
 		break;
-	case N_FIELD: {
-		const struct tp_field *f = n->field;
-		size_t len;
-
-		if (!f)
-			break;
-		if (!(f->flags & F_ARRAY) && f->size == (uint32_t)c->ev->long_size) {
-			/* a pointer: to a printk format string the tracing data names, else its value */
-			uint64_t addr = read_num(&c->raw, f->offset, f->size);
-			const char *text = printk_text(c->ev->set, addr);
-
-			if (text)
-				sb_puts(s, text);
-			else
-				sb_printf(s, "%" PRIx64, addr);
-			break;
-		}
-		if (f->offset > c->raw.size)
-			break;
-		len = f->size ? f->size : c->raw.size - f->offset;
-		if (len > c->raw.size - f->offset)
-			len = c->raw.size - f->offset;
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
-		memcpy(buf, c->raw.p + f->offset, len);
-		buf[len] = 0;
-		put_str(s, pc, len_arg, buf);
+	case N_FIELD:
+		print_field_str(c, s, pc, len_arg, n->field);
 		break;
-	}
-	case N_FLAGS: {
-		uint64_t val = eval_num(c, n->a);
-		bool printed = false;
-
-		for (size_t i = 0; i < n->nr_syms; i++) {
-			int64_t fv = flag_value(n->syms[i].value);
-
-			if (!val && fv < 0) {
-				put_str(s, pc, len_arg, n->syms[i].str);
-				break;
-			}
-			if (fv > 0 && (val & (uint64_t)fv) == (uint64_t)fv) {
-				if (printed && n->text)
-					sb_puts(s, n->text);
-				put_str(s, pc, len_arg, n->syms[i].str);
-				printed = true;
-				val &= ~(uint64_t)fv;
-			}
-		}
-		if (val) {
-			if (printed && n->text)
-				sb_puts(s, n->text);
-			sb_printf(s, "0x%" PRIx64, val);
-		}
+	case N_FLAGS:
+		print_flags(c, s, pc, len_arg, n);
 		break;
-	}
-	case N_SYMBOL: {
-		uint64_t val = eval_num(c, n->a);
-		size_t i;
-
-		for (i = 0; i < n->nr_syms; i++)
-			if ((int64_t)val == flag_value(n->syms[i].value)) {
-				put_str(s, pc, len_arg, n->syms[i].str);
-				break;
-			}
-		if (i == n->nr_syms)
-			sb_printf(s, "0x%" PRIx64, val);
+	case N_SYMBOL:
+		print_symbolic(c, s, pc, len_arg, n);
 		break;
-	}
-	case N_GETSTR: {
-		uint32_t o, len;
-
-		if (!n->field || !dyn_loc(&c->raw, n->field, &o, &len) || !len)
-			break;
-		len = (uint32_t)strnlen((const char *)c->raw.p + o, len);
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
-		memcpy(buf, c->raw.p + o, len);
-		buf[len] = 0;
-		put_str(s, pc, len_arg, buf);
+	case N_GETSTR:
+		print_dynamic_str(c, s, pc, len_arg, n->field);
 		break;
-	}
 	case N_HEX:
 	case N_HEXSTR:
-	case N_INTARR: {
-		uint32_t o = 0, dl;
-		uint64_t cnt = eval_num(c, n->b), el = n->kind == N_INTARR ? eval_num(c, n->c) : 1;
-
-		if (n->a->kind == N_DYNARR && n->a->field)
-			dyn_loc(&c->raw, n->a->field, &o, &dl);
-		else if (n->a->kind == N_FIELD && n->a->field)
-			o = n->a->field->offset;
-		if (n->kind == N_INTARR)
-			sb_put(s, "{", 1);
-		for (uint64_t i = 0; i < cnt && i < 4096; i++) {
-			if (n->kind == N_INTARR) {
-				uint32_t es = el == 1 || el == 2 || el == 4 || el == 8 ? (uint32_t)el : 1;
-
-				if (i)
-					sb_put(s, ",", 1);
-				if (es != el)
-					sb_printf(s, "BAD SIZE:%" PRIu64 " 0x%" PRIx64, el, read_num(&c->raw, o, 1));
-				else
-					sb_printf(s, "0x%" PRIx64, read_num(&c->raw, o, es));
-				o += es;
-			} else {
-				if (i && n->kind == N_HEX)
-					sb_put(s, " ", 1);
-				sb_printf(s, "%02" PRIx64, read_num(&c->raw, o + i, 1));
-			}
-		}
-		if (n->kind == N_INTARR)
-			sb_put(s, "}", 1);
+		print_hex(c, s, n);
 		break;
-	}
+	case N_INTARR:
+		print_int_array(c, s, n);
+		break;
 	case N_OP:   /* the only operator a string takes: ?: */
 		if (n->op[0] == '?' && n->b && n->b->op[0] == ':')
 			print_str_arg(c, s, pc, len_arg, eval_num(c, n->a) ? n->b->a : n->b->b);
