@@ -364,7 +364,12 @@ static int add_event(struct ds_recorder *r, enum ev_role role, const char *name,
 	return 0;
 }
 
-static int setup_events(struct ds_recorder *r, char **errmsg)
+/*
+ * A sampling event for each name of --event (cycles by default; without a
+ * PMU, as in VMs, the default falls back to cpu-clock as perf's does).
+ * 0 or a negative errno, *errmsg saying why.
+ */
+static int open_sampling_events(struct ds_recorder *r, char **errmsg)
 {
 	static const char *const dflt[] = { "cycles" };
 	const char *const *names = r->opts.nr_events ? r->opts.events : dflt;
@@ -373,6 +378,8 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 
 	for (size_t i = 0; i < nr; i++) {
 		const struct ev_name *en = lookup_event(names[i]);
+		struct rec_event *e;
+
 		if (!en) {
 			set_err(errmsg, "unknown event '%s' (known: cycles, instructions, cache-misses, "
 				"branch-misses, cpu-clock, task-clock, page-faults, context-switches, "
@@ -381,11 +388,10 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 		}
 		if ((err = add_event(r, ROLE_SAMPLE, en->name, false)))
 			return err;
-		struct rec_event *e = &r->ev[r->nr_ev - 1];
+		e = &r->ev[r->nr_ev - 1];
 		init_attr(r, e, en->type, en->config);
 		err = open_event(r, e);
 		if (err && !r->opts.nr_events && (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV)) {
-			/* no PMU (VMs): perf's default falls back to cpu-clock too */
 			close_event(e);
 			snprintf(e->name, sizeof(e->name), "cpu-clock");
 			init_attr(r, e, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
@@ -396,55 +402,89 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 			return err;
 		}
 	}
+	return 0;
+}
 
-	if (r->opts.off_cpu) {
-		uint64_t id = 0;
+/*
+ * --off-cpu: sched:sched_switch, sampling every switch with the first
+ * event's sample fields (PERIOD included, so that records parse alike)
+ * plus the tracepoint's raw fields.  0 or a negative errno, *errmsg saying why.
+ */
+static int open_off_cpu_event(struct ds_recorder *r, char **errmsg)
+{
+	struct rec_event *e;
+	uint64_t id = 0;
+	int err;
 
-		if ((err = ds_tp_tracefs_id("sched", "sched_switch", &id))) {
-			set_err(errmsg, "--off-cpu: cannot read the id of sched:sched_switch from tracefs "
-				"(/sys/kernel/tracing/events/sched/sched_switch/id): %s", strerror(-err));
-			return err;
-		}
-		if ((err = add_event(r, ROLE_SAMPLE, "sched:sched_switch", false)))
-			return err;
-		struct rec_event *e = &r->ev[r->nr_ev - 1];
-		init_attr(r, e, DS_PERF_TYPE_TRACEPOINT, id);
-		/* every switch; the same fields as the first event (PERIOD included), so
-		 * that records parse alike, and the tracepoint's fields */
-		e->attr.sample_period = 1;
-		e->attr.flags &= ~(1ULL << DS_ATTR_FREQ);
-		e->attr.sample_type = r->ev[0].attr.sample_type | DS_SAMPLE_RAW;
-		if ((err = open_event(r, e))) {
-			open_error(r, e, err, errmsg);
-			return err;
-		}
-		nr++;   /* the tracking event follows the sampling ones */
+	if ((err = ds_tp_tracefs_id("sched", "sched_switch", &id))) {
+		set_err(errmsg, "--off-cpu: cannot read the id of sched:sched_switch from tracefs "
+			"(/sys/kernel/tracing/events/sched/sched_switch/id): %s", strerror(-err));
+		return err;
 	}
+	if ((err = add_event(r, ROLE_SAMPLE, "sched:sched_switch", false)))
+		return err;
+	e = &r->ev[r->nr_ev - 1];
+	init_attr(r, e, DS_PERF_TYPE_TRACEPOINT, id);
+	e->attr.sample_period = 1;
+	e->attr.flags &= ~(1ULL << DS_ATTR_FREQ);
+	e->attr.sample_type = r->ev[0].attr.sample_type | DS_SAMPLE_RAW;
+	if ((err = open_event(r, e))) {
+		open_error(r, e, err, errmsg);
+		return err;
+	}
+	return 0;
+}
 
-	/* tracking: per target (mmap, comm, task); defer_output on exactly one event */
+/*
+ * The system-wide sink of deferred records: a task that exits in the
+ * kernel gets its record after its own events are gone, and only a
+ * system-wide event still receives it.  1 when it opened; 0 when it did
+ * not (it is removed again: the tracking event takes the records); a
+ * negative errno when it could not be added.  r->ev may move.
+ */
+static int open_defer_sink(struct ds_recorder *r)
+{
+	struct rec_event *s;
+	int err = add_event(r, ROLE_DEFER_SINK, "dummy:u", true);
+
+	if (err)
+		return err;
+	s = &r->ev[r->nr_ev - 1];
+	init_attr(r, s, 0, 0);
+	/* only side-band events (mmap, comm, task, ksymbol, ...) are on the
+	 * CPU-wide list the kernel walks for records; ksymbol is the rarest */
+	s->attr.flags |= 1ULL << DS_ATTR_DEFER_OUTPUT | 1ULL << DS_ATTR_KSYMBOL;
+	if (open_event(r, s) == 0)
+		return 1;
+	close_event(s);
+	r->nr_ev--;
+	return 0;
+}
+
+/*
+ * The tracking event (mmap, comm, task; per target), after the sampling
+ * ones; defer_output goes on exactly one event, the system-wide sink when
+ * one opens.  0 or a negative errno, *errmsg saying why.
+ */
+static int open_tracking_events(struct ds_recorder *r, char **errmsg)
+{
+	size_t track = r->nr_ev;
+	bool sink_on_track = r->deferred;
+	struct rec_event *t;
+	int err;
+
 	if ((err = add_event(r, ROLE_TRACK, "dummy:u", false)))
 		return err;
-	struct rec_event *t = &r->ev[r->nr_ev - 1];
-	init_attr(r, t, 0, 0);
-	bool sink_on_track = r->deferred;
+	init_attr(r, &r->ev[track], 0, 0);
 	if (r->deferred && r->opts.target != DS_TARGET_ALL_CPUS) {
-		/* a task that exits in the kernel gets its record after its own events are
-		 * gone: only a system-wide event still receives it.  Try, else fall back. */
-		if ((err = add_event(r, ROLE_DEFER_SINK, "dummy:u", true)))
-			return err;
-		struct rec_event *s = &r->ev[r->nr_ev - 1];
-		init_attr(r, s, 0, 0);
-		/* only side-band events (mmap, comm, task, ksymbol, ...) are on the
-		 * CPU-wide list the kernel walks for records; ksymbol is the rarest */
-		s->attr.flags |= 1ULL << DS_ATTR_DEFER_OUTPUT | 1ULL << DS_ATTR_KSYMBOL;
-		if (open_event(r, s) == 0) {
+		int opened = open_defer_sink(r);
+
+		if (opened < 0)
+			return opened;
+		if (opened)
 			sink_on_track = false;
-		} else {
-			close_event(s);
-			r->nr_ev--;
-		}
-		t = &r->ev[nr];  /* realloc moved it: the tracking event follows the sampling ones */
 	}
+	t = &r->ev[track];
 	if (sink_on_track)
 		t->attr.flags |= 1ULL << DS_ATTR_DEFER_OUTPUT;
 	if (r->opts.off_cpu)
@@ -455,6 +495,18 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 		return err;
 	}
 	return 0;
+}
+
+/* The events to open, in the order the file lists them: sampling, off-cpu, tracking (and sink). */
+static int setup_events(struct ds_recorder *r, char **errmsg)
+{
+	int err;
+
+	if ((err = open_sampling_events(r, errmsg)))
+		return err;
+	if (r->opts.off_cpu && (err = open_off_cpu_event(r, errmsg)))
+		return err;
+	return open_tracking_events(r, errmsg);
 }
 
 /* ---- ring buffers ---- */
