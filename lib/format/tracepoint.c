@@ -723,6 +723,111 @@ static void p_paren(struct parser *ps, struct node *n)
 	}
 }
 
+/*
+ * The parse functions below leave ps->depth as they found it when they
+ * succeed; a failure (ps->failed, never cleared) ends the parse, so what
+ * the depth is then does not matter.
+ */
+
+/* "REC->name": a field (an unknown name reads 0). */
+static void p_field_ref(struct parser *ps, struct node *n)
+{
+	struct lexer *lx = &ps->lx;
+
+	lex_next(lx);
+	if (!expect(ps, "->"))
+		return;
+	if (lx->kind != T_IDENT) {
+		ps->failed = true;
+		return;
+	}
+	n->kind = N_FIELD;
+	n->field = find_field(ps->ev, lx->tok, lx->len);
+	lex_next(lx);
+}
+
+/* "__builtin_expect(cond, N)", the lexer past its '(': the condition, a primary. */
+static void p_builtin_expect(struct parser *ps, struct node *n)
+{
+	struct lexer *lx = &ps->lx;
+
+	p_arg(ps, n);
+	if (ps->failed || !expect(ps, ","))
+		return;
+	if (!cur_item(lx))
+		ps->failed = true;
+	else
+		lex_next(lx);
+	expect(ps, ")");
+}
+
+/*
+ * An atom, [@name, @name + @nlen) and the words that follow it ("unsigned
+ * long"), joined by single spaces.  NULL when out of memory.
+ */
+static char *take_words(struct lexer *lx, const char *name, size_t nlen)
+{
+	size_t len = nlen;
+	char *t = xstrndup(name, nlen);
+
+	while (t && cur_item(lx)) {
+		char *nt = realloc(t, len + lx->len + 2);
+
+		if (!nt) {
+			free(t);
+			return NULL;
+		}
+		t = nt;
+		t[len++] = ' ';
+		memcpy(t + len, lx->tok, lx->len);
+		len += lx->len;
+		t[len] = 0;
+		lex_next(lx);
+	}
+	return t;
+}
+
+/* A name: a function call, __builtin_expect() or an atom of one or more words. */
+static void p_name(struct parser *ps, struct node *n)
+{
+	struct lexer *lx = &ps->lx;
+	const char *name = lx->tok;
+	size_t nlen = lx->len;
+
+	lex_next(lx);
+	if (cur_delim(lx, '(') && nlen == 16 && !memcmp(name, "__builtin_expect", 16)) {
+		lex_next(lx);
+		p_builtin_expect(ps, n);
+	} else if (cur_delim(lx, '(')) {
+		lex_next(lx);
+		parse_call(ps, n, name, nlen);
+	} else {
+		n->kind = N_ATOM;
+		n->text = take_words(lx, name, nlen);
+		if (!n->text)
+			ps->failed = true;
+	}
+}
+
+/* A unary operator (~ ! + -): its operand is a primary; a tighter binary operator after it applies to the operand. */
+static void p_unary(struct parser *ps, struct node *n)
+{
+	struct lexer *lx = &ps->lx;
+
+	n->kind = N_OP;
+	n->op[0] = *lx->tok;
+	n->prio = 0;
+	lex_next(lx);
+	if (!(n->b = node_new(ps, N_ATOM)))
+		return;
+	p_arg(ps, n->b);
+	if (!ps->failed && cur_op(lx) && !is_op(lx, ":")) {
+		if (op_prio((char[3]){ lx->tok[0], lx->len > 1 ? lx->tok[1] : 0, 0 }) > n->prio)
+			p_op(ps, n);
+	}
+}
+
+/* A primary: a field, a call, an atom, a string, a parenthesized expression or cast, a unary operation. */
 static void p_arg(struct parser *ps, struct node *n)
 {
 	struct lexer *lx = &ps->lx;
@@ -732,60 +837,9 @@ static void p_arg(struct parser *ps, struct node *n)
 		return;
 	}
 	if (is_ident(lx, "REC")) {
-		lex_next(lx);
-		if (!expect(ps, "->"))
-			return;
-		if (lx->kind != T_IDENT) {
-			ps->failed = true;
-			return;
-		}
-		n->kind = N_FIELD;
-		n->field = find_field(ps->ev, lx->tok, lx->len);   /* unknown: reads 0 */
-		lex_next(lx);
+		p_field_ref(ps, n);
 	} else if (cur_item(lx)) {
-		const char *name = lx->tok;
-		size_t nlen = lx->len;
-
-		lex_next(lx);
-		if (cur_delim(lx, '(') && nlen == 16 && !memcmp(name, "__builtin_expect", 16)) {
-			/* __builtin_expect(cond, N): the condition, a primary */
-			lex_next(lx);
-			p_arg(ps, n);
-			if (!ps->failed && expect(ps, ",")) {
-				if (!cur_item(lx))
-					ps->failed = true;
-				else
-					lex_next(lx);
-				expect(ps, ")");
-			}
-		} else if (cur_delim(lx, '(')) {
-			lex_next(lx);
-			parse_call(ps, n, name, nlen);
-		} else {
-			/* an atom may be several words: "unsigned long" */
-			size_t len = nlen;
-			char *t = xstrndup(name, nlen);
-
-			while (t && cur_item(lx)) {
-				char *nt = realloc(t, len + lx->len + 2);
-
-				if (!nt) {
-					free(t);
-					t = NULL;
-					break;
-				}
-				t = nt;
-				t[len++] = ' ';
-				memcpy(t + len, lx->tok, lx->len);
-				len += lx->len;
-				t[len] = 0;
-				lex_next(lx);
-			}
-			n->kind = N_ATOM;
-			n->text = t;
-			if (!t)
-				ps->failed = true;
-		}
+		p_name(ps, n);
 	} else if (lx->kind == T_STR) {
 		n->kind = N_STR;
 		n->text = take_string(ps);
@@ -793,18 +847,7 @@ static void p_arg(struct parser *ps, struct node *n)
 		lex_next(lx);
 		p_paren(ps, n);
 	} else if (cur_op(lx) && lx->len == 1 && strchr("~!+-", *lx->tok)) {
-		/* a unary operator: its operand is a primary */
-		n->kind = N_OP;
-		n->op[0] = *lx->tok;
-		n->prio = 0;
-		lex_next(lx);
-		if (!(n->b = node_new(ps, N_ATOM)))
-			return;
-		p_arg(ps, n->b);
-		if (!ps->failed && cur_op(lx) && !is_op(lx, ":")) {
-			if (op_prio((char[3]){ lx->tok[0], lx->len > 1 ? lx->tok[1] : 0, 0 }) > n->prio)
-				p_op(ps, n);
-		}
+		p_unary(ps, n);
 	} else {
 		ps->failed = true;
 	}
@@ -829,11 +872,113 @@ static void p_cond(struct parser *ps, struct node *q)
 	q->b = colon;
 }
 
+/*
+ * @n becomes the operator node "@op" (at @prio) whose left operand is what
+ * @n was; the lexer moves past the operator.  The left operand, or NULL
+ * when out of memory.
+ */
+static struct node *op_node_over(struct parser *ps, struct node *n, const char *op, int prio)
+{
+	struct node *left = node_move(ps, n);
+
+	if (!left)
+		return NULL;
+	n->kind = N_OP;
+	strcpy(n->op, op);
+	n->a = left;
+	n->prio = prio;
+	lex_next(&ps->lx);
+	return left;
+}
+
+/* "left[index]": the index is a primary, as libtraceevent reads it. */
+static void p_index(struct parser *ps, struct node *n)
+{
+	if (!op_node_over(ps, n, "[", 0))
+		return;
+	if (!(n->b = node_new(ps, N_ATOM)))
+		return;
+	p_arg(ps, n->b);
+	if (!ps->failed)
+		expect(ps, "]");
+}
+
+/* "(type *)": the atom before the star gets it, and @n is that atom again.  False when it cannot. */
+static bool p_pointer_type(struct node *n, struct node *left)
+{
+	size_t l = left->text ? strlen(left->text) : 0;
+	char *t;
+
+	if (left->kind != N_ATOM || !(t = realloc(left->text, l + 3)))
+		return false;
+	memcpy(t + l, " *", 3);
+	left->text = t;
+	node_swap(n, left);
+	return true;
+}
+
+/*
+ * "left OP right", right a primary; when right is itself an operation that
+ * binds more loosely, the tree rotates so that OP takes left and right's
+ * left operand.  Its right operand into *right (NULL after a cast's
+ * "(type *)").  False when nothing may follow (the cast, or a failure).
+ */
+static bool p_binary(struct parser *ps, struct node *n, const char *op, struct node **right)
+{
+	struct node *left = op_node_over(ps, n, op, op_prio(op)), *r;
+
+	if (!left)
+		return false;
+	if (!strcmp(op, "*") && cur_delim(&ps->lx, ')')) {
+		if (!p_pointer_type(n, left))
+			ps->failed = true;
+		return false;
+	}
+	if (!(r = node_new(ps, N_ATOM)))
+		return false;
+	p_arg(ps, r);
+	if (ps->failed)
+		return false;
+	if (r->kind == N_OP && op_prio(n->op) < op_prio(r->op)) {
+		/* rotate: n takes right's operator, with (left n right.a) as its left */
+		n->b = r->a;
+		node_swap(n, r);
+		n->a = r;
+	} else {
+		n->b = r;
+	}
+	*right = r;
+	return true;
+}
+
+/*
+ * The operator after "n OP right": it applies to the whole of @n when it
+ * binds more loosely than OP (or OP had no right operand, as ?: and []),
+ * else to @right.
+ */
+static void p_next_op(struct parser *ps, struct node *n, struct node *right)
+{
+	struct lexer *lx = &ps->lx;
+	char next[4] = { 0 };
+
+	if (lx->len > 2) {
+		ps->failed = true;
+		return;
+	}
+	memcpy(next, lx->tok, lx->len);
+	if (op_prio(next) > n->prio || !right)
+		p_op(ps, n);
+	else
+		p_op(ps, right);
+}
+
+/* The operator at the lexer, applied to @n (its left operand), then the operators that follow. */
 static void p_op(struct parser *ps, struct node *n)
 {
 	struct lexer *lx = &ps->lx;
-	struct node *right = NULL, *left;
+	struct node *right = NULL;
 	char op[4] = { 0 };
+	bool more = true;
 
 	if (ps->failed || ++ps->depth > 200 || lx->len > 2) {
 		ps->failed = true;
@@ -841,80 +986,17 @@ static void p_op(struct parser *ps, struct node *n)
 	}
 	memcpy(op, lx->tok, lx->len);
 	if (!strcmp(op, "?")) {
-		if (!(left = node_move(ps, n)))
-			return;
-		n->kind = N_OP;
-		strcpy(n->op, "?");
-		n->a = left;
-		n->prio = 0;
-		lex_next(lx);
-		p_cond(ps, n);
+		if (op_node_over(ps, n, "?", 0))
+			p_cond(ps, n);
 	} else if (!strcmp(op, "[")) {
-		if (!(left = node_move(ps, n)))
-			return;
-		n->kind = N_OP;
-		strcpy(n->op, "[");
-		n->a = left;
-		n->prio = 0;
-		lex_next(lx);
-		if (!(n->b = node_new(ps, N_ATOM)))
-			return;
-		p_arg(ps, n->b);   /* the index: a primary, as libtraceevent reads it */
-		if (ps->failed || !expect(ps, "]"))
-			return;
-	} else if (op_prio(op) > 4 && strcmp(op, "?")) {
-		if (!(left = node_move(ps, n)))
-			return;
-		n->kind = N_OP;
-		strcpy(n->op, op);
-		n->a = left;
-		n->prio = op_prio(op);
-		lex_next(lx);
-		if (!strcmp(op, "*") && cur_delim(lx, ')')) {
-			/* "(type *)": the atom before gets its star */
-			size_t l = left->text ? strlen(left->text) : 0;
-			char *t;
-
-			if (left->kind != N_ATOM || !(t = realloc(left->text, l + 3))) {
-				ps->failed = true;
-				return;
-			}
-			memcpy(t + l, " *", 3);
-			left->text = t;
-			node_swap(n, left);
-			ps->depth--;
-			return;
-		}
-		if (!(right = node_new(ps, N_ATOM)))
-			return;
-		p_arg(ps, right);
-		if (ps->failed)
-			return;
-		if (right->kind == N_OP && op_prio(n->op) < op_prio(right->op)) {
-			/* rotate: n takes right's operator, with (left n right.a) as its left */
-			n->b = right->a;
-			node_swap(n, right);
-			n->a = right;
-		} else {
-			n->b = right;
-		}
+		p_index(ps, n);
+	} else if (op_prio(op) > 4) {
+		more = p_binary(ps, n, op, &right);
 	} else {
 		ps->failed = true;   /* libtraceevent fails the print fmt on an unknown operator */
-		return;
 	}
-	if (!ps->failed && cur_op(lx) && !is_op(lx, ":")) {
-		char next[4] = { 0 };
-
-		if (lx->len > 2) {
-			ps->failed = true;
-			return;
-		}
-		memcpy(next, lx->tok, lx->len);
-		if (op_prio(next) > n->prio || !right)
-			p_op(ps, n);
-		else
-			p_op(ps, right);
-	}
+	if (more && !ps->failed && cur_op(lx) && !is_op(lx, ":"))
+		p_next_op(ps, n, right);
 	ps->depth--;
 }
 
