@@ -1295,17 +1295,16 @@ static const char *thread_comm(const struct report *r, int32_t tid, const char *
 	return t ? ds_thread__comm(t) : fallback;
 }
 
-static void print_section(struct report *r, size_t ev, bool first, struct entry **list, size_t nr)
+/*
+ * The sort columns' widths into @w (SORT_MAX entries): each title's, or
+ * wider for the longest value of the section's entries, as perf sizes them.
+ */
+static void column_widths(const struct report *r, struct entry **list, size_t nr, size_t *w)
 {
-	struct outbuf *o = r->out;
-	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
-	uint64_t total = r->ev_period[ev];
-	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
-	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
-	size_t w[SORT_MAX] = { 7, 13, 6, 15, 11 };
-	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line" };
+	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11 };
 	char buf[1024];
 
+	memcpy(w, title_width, sizeof(title_width));
 	for (size_t i = 0; i < nr; i++) {
 		size_t l;
 
@@ -1325,13 +1324,21 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		if (list[i]->srcline && (l = strlen(list[i]->srcline)) > w[SORT_SRCLINE])
 			w[SORT_SRCLINE] = l;
 	}
+}
+
+/* The section's head: samples, event, event count, then the column titles and their dotted rule. */
+static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
+{
+	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line" };
+	struct outbuf *o = r->out;
+
 	/* perf's "#" line above the first section only */
 	outbuf_puts(o, !first ? "# Samples: " : "#\n# Samples: ");
 	print_unit(o, r->ev_samples[ev]);
 	outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
 	if (r->wo.filter.time_str)
 		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
-	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)total);
+	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)r->ev_period[ev]);
 	outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
@@ -1344,6 +1351,47 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 			outbuf_putc(o, '.');
 	}
 	outbuf_puts(o, "\n#\n");
+}
+
+/* An entry's sort columns, each padded to its width but a last symbol or source line (as perf). */
+static void print_entry_columns(struct report *r, const struct entry *e, const size_t *w)
+{
+	struct outbuf *o = r->out;
+	char buf[1024];
+
+	for (int k = 0; k < r->nr_sort; k++) {
+		bool last = k + 1 == r->nr_sort && (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE);
+
+		switch (r->sort[k]) {
+		case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
+		case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
+		case SORT_PID:
+			snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
+			column(o, buf, last ? 0 : w[SORT_PID]);
+			break;
+		case SORT_SYM:
+			sym_text(e, buf, sizeof(buf));
+			column(o, buf, last ? 0 : w[SORT_SYM]);
+			break;
+		case SORT_SRCLINE:
+			column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
+			break;
+		}
+	}
+}
+
+/* One event's section of the report: its head, then each entry above --percent-limit with its call graph. */
+static void print_section(struct report *r, size_t ev, bool first, struct entry **list, size_t nr)
+{
+	struct outbuf *o = r->out;
+	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
+	uint64_t total = r->ev_period[ev];
+	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
+	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
+	size_t w[SORT_MAX];
+
+	column_widths(r, list, nr, w);
+	print_section_head(r, ev, first, children, w);
 	for (size_t i = 0; i < nr; i++) {
 		const struct entry *e = list[i];
 
@@ -1357,26 +1405,7 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		outbuf_puts(o, "  ");
 		outbuf_fixed2(o, total ? e->self * 100.0 / total : 0.0, 7);
 		outbuf_putc(o, '%');
-		for (int k = 0; k < r->nr_sort; k++) {
-			/* perf pads every column to its width but a last symbol or source line */
-			bool last = k + 1 == r->nr_sort && (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE);
-
-			switch (r->sort[k]) {
-			case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
-			case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
-			case SORT_PID:
-				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
-				column(o, buf, last ? 0 : w[SORT_PID]);
-				break;
-			case SORT_SYM:
-				sym_text(e, buf, sizeof(buf));
-				column(o, buf, last ? 0 : w[SORT_SYM]);
-				break;
-			case SORT_SRCLINE:
-				column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
-				break;
-			}
-		}
+		print_entry_columns(r, e, w);
 		outbuf_putc(o, '\n');
 		if (graph)
 			print_graph(r, e, total, min);
