@@ -2067,84 +2067,121 @@ static void parse_printk(struct ds_tp_set *set, const char *p, size_t len)
 		qsort(set->printk, set->nr_printk, sizeof(*set->printk), printk_cmp);
 }
 
-struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size_t errlen)
+/*
+ * The tracing data's head: magic, version, byte order (into b->swap), long
+ * size (4 or 8, into *long_size), page size, and the header_page and
+ * header_event sections (skipped).  False, b's error set, when malformed.
+ */
+static bool read_set_head(struct blob *b, int *long_size)
 {
 	static const uint8_t magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	struct blob b = { data, len, 0, false, err, errlen };
-	struct ds_tp_set *set = calloc(1, sizeof(*set));
 	const char *version = NULL, *s = NULL;
-	uint64_t v, nsys, nev;
 	const uint8_t *chunk;
 	size_t clen;
-	int long_size;
+	uint64_t v;
+
+	if (b->len < sizeof(magic) || memcmp(b->p, magic, sizeof(magic)))
+		return blob_fail(b, "no tracing-data magic");
+	b->pos = sizeof(magic);
+	if (!blob_string(b, &version) || b->len - b->pos < 6) {
+		if (b->len - b->pos < 6)
+			blob_fail(b, "header cut short");
+		return false;
+	}
+	b->swap = b->p[b->pos] != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+	*long_size = b->p[b->pos + 1];
+	b->pos += 2;
+	if (*long_size != 4 && *long_size != 8)
+		return blob_fail(b, "long size %d is neither 4 nor 8", *long_size);
+	if (!blob_num(b, 4, &v))   /* page size */
+		return false;
+	/* header_page, header_event: a name and a section each */
+	for (int i = 0; i < 2; i++)
+		if (!blob_string(b, &s) || !blob_chunk(b, &chunk, &clen))
+			return false;
+	return true;
+}
+
+/* ftrace's own events' formats: skipped.  False when malformed. */
+static bool skip_ftrace_formats(struct blob *b)
+{
+	const uint8_t *chunk;
+	size_t clen;
+	uint64_t nev;
+
+	if (!blob_num(b, 4, &nev))
+		return false;
+	for (uint64_t i = 0; i < nev; i++)
+		if (!blob_chunk(b, &chunk, &clen))
+			return false;
+	return true;
+}
+
+/*
+ * The systems' event formats into @set; a format that cannot be read is
+ * left out (its samples print no fields).  False, b's error set, when
+ * malformed or out of memory.
+ */
+static bool read_system_formats(struct blob *b, struct ds_tp_set *set, int long_size)
+{
+	const uint8_t *chunk;
+	size_t clen;
+	uint64_t nsys, nev;
+
+	if (!blob_num(b, 4, &nsys))
+		return false;
+	for (uint64_t i = 0; i < nsys; i++) {
+		const char *sys = NULL;
+
+		if (!blob_string(b, &sys) || !blob_num(b, 4, &nev))
+			return false;
+		for (uint64_t j = 0; j < nev; j++) {
+			struct ds_tp_event *ev;
+
+			if (!blob_chunk(b, &chunk, &clen))
+				return false;
+			ev = ds_tp_event__parse(sys, (const char *)chunk, clen, long_size);
+			if (!ev)
+				continue;
+			ev->swap = b->swap;
+			ev->set = set;
+			if (!set_add(set, ev)) {
+				ds_tp_event__delete(ev);
+				return blob_fail(b, "out of memory");
+			}
+		}
+	}
+	return true;
+}
+
+/* kallsyms (not used: perf resolves through its own kernel map), then the printk formats; both optional. */
+static void read_printk_formats(struct blob *b, struct ds_tp_set *set)
+{
+	uint64_t v;
+
+	if (b->len - b->pos >= 4 && blob_num(b, 4, &v) && v <= b->len - b->pos) {
+		b->pos += (size_t)v;
+		if (b->len - b->pos >= 4 && blob_num(b, 4, &v) && v <= b->len - b->pos)
+			parse_printk(set, (const char *)b->p + b->pos, (size_t)v);
+	}
+}
+
+struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size_t errlen)
+{
+	struct blob b = { data, len, 0, false, err, errlen };
+	struct ds_tp_set *set = calloc(1, sizeof(*set));
+	int long_size = 0;
 
 	if (!set)
 		return NULL;
 	dsi_hashmap__init(&set->by_id);
-	if (len < sizeof(magic) || memcmp(data, magic, sizeof(magic))) {
-		blob_fail(&b, "no tracing-data magic");
-		goto fail;
+	if (!read_set_head(&b, &long_size) || !skip_ftrace_formats(&b) ||
+	    !read_system_formats(&b, set, long_size)) {
+		ds_tp_set__delete(set);
+		return NULL;
 	}
-	b.pos = sizeof(magic);
-	if (!blob_string(&b, &version) || b.len - b.pos < 6) {
-		if (b.len - b.pos < 6)
-			blob_fail(&b, "header cut short");
-		goto fail;
-	}
-	b.swap = b.p[b.pos] != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
-	long_size = b.p[b.pos + 1];
-	b.pos += 2;
-	if (long_size != 4 && long_size != 8) {
-		blob_fail(&b, "long size %d is neither 4 nor 8", long_size);
-		goto fail;
-	}
-	if (!blob_num(&b, 4, &v))   /* page size */
-		goto fail;
-	/* header_page, header_event: a name and a section each */
-	for (int i = 0; i < 2; i++)
-		if (!blob_string(&b, &s) || !blob_chunk(&b, &chunk, &clen))
-			goto fail;
-	/* ftrace's own events: skipped */
-	if (!blob_num(&b, 4, &nev))
-		goto fail;
-	for (uint64_t i = 0; i < nev; i++)
-		if (!blob_chunk(&b, &chunk, &clen))
-			goto fail;
-	if (!blob_num(&b, 4, &nsys))
-		goto fail;
-	for (uint64_t i = 0; i < nsys; i++) {
-		const char *sys = NULL;
-
-		if (!blob_string(&b, &sys) || !blob_num(&b, 4, &nev))
-			goto fail;
-		for (uint64_t j = 0; j < nev; j++) {
-			struct ds_tp_event *ev;
-
-			if (!blob_chunk(&b, &chunk, &clen))
-				goto fail;
-			ev = ds_tp_event__parse(sys, (const char *)chunk, clen, long_size);
-			if (!ev)
-				continue;   /* a format we cannot read: its samples print no fields */
-			ev->swap = b.swap;
-			ev->set = set;
-			if (!set_add(set, ev)) {
-				ds_tp_event__delete(ev);
-				blob_fail(&b, "out of memory");
-				goto fail;
-			}
-		}
-	}
-	/* kallsyms (not used: perf resolves through its own kernel map), then the printk formats */
-	if (b.len - b.pos >= 4 && blob_num(&b, 4, &v) && v <= b.len - b.pos) {
-		b.pos += (size_t)v;
-		if (b.len - b.pos >= 4 && blob_num(&b, 4, &v) && v <= b.len - b.pos)
-			parse_printk(set, (const char *)b.p + b.pos, (size_t)v);
-	}
-	(void)version;
+	read_printk_formats(&b, set);
 	return set;
-fail:
-	ds_tp_set__delete(set);
-	return NULL;
 }
 
 const struct ds_tp_event *ds_tp_set__find(const struct ds_tp_set *set, uint64_t id)
