@@ -452,12 +452,93 @@ void ds_unwinder__unwind(struct ds_unwinder *u, struct ds_thread *t, const struc
 	ds_unwinder__unwind_regs(u, thread_map, t, &in, ips, max, res);
 }
 
+/* A frame's unwinding rules: its binary's tables and the row at its address there. */
+struct frame {
+	struct uw_dso *d;
+	const struct uw_row *row;
+	uint64_t vaddr;
+};
+
+/*
+ * The binary mapped at @look and the offset of @look in it (*off): the
+ * map's, or for a [vdso] map without one, the kept 64-bit vDSO image
+ * (offsets from the map's start; a 32-bit task maps vdso32).  NULL when
+ * none is known.
+ */
+static struct ds_dso *frame_dso(const struct ds_unwinder *u, const struct ds_map *map, uint64_t look,
+				unsigned word, uint64_t *off)
+{
+	if (!map)
+		return NULL;
+	*off = look - map->start + map->pgoff;
+	if (!map->dso && u->vdso && word == 8 && map->name && !strcmp(map->name, "[vdso]")) {
+		*off = look - map->start;
+		return u->vdso;
+	}
+	return map->dso;
+}
+
+/*
+ * The rules of the frame at @look into *fr: -1, or the DS_UNWIND_END_*
+ * that ends the walk there.  A frame is reported only where a binary is
+ * mapped, as perf does (its libdw walk stops at an address no ELF file
+ * holds): a garbage return address ends the walk unreported.
+ */
+static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx, uint64_t look,
+		      unsigned word, struct frame *fr)
+{
+	const struct ds_map *map = find(ctx, look);
+	uint64_t off = 0;
+	struct ds_dso *dso = frame_dso(u, map, look, word, &off);
+
+	if (!dso)
+		return map && map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
+	if (!(fr->d = dso_tables(u, dso)) || !fr->d->img || !dsi_elf__off_to_vaddr(fr->d->img, off, &fr->vaddr) ||
+	    !(fr->row = rules(fr->d, fr->vaddr)))
+		return DS_UNWIND_END_NO_INFO;
+	return -1;
+}
+
+/*
+ * The caller's registers into @w by the frame's rules (CFI, SFrame, else
+ * the frame pointer), counted in res->steps: -1, or the DS_UNWIND_END_*
+ * that ends the walk (the ELF entry point, a rule that cannot be applied,
+ * a stack pointer that did not move up but in a signal frame).  @sp: the
+ * frame's own stack pointer.
+ */
+static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, struct ds_unwind_result *res)
+{
+	const struct uw_row *row = fr->row;
+	enum ds_unwind_method how;
+	int end;
+
+	if (row->kind == UW_ROW_NONE && fr->vaddr >= fr->d->entry && fr->vaddr < fr->d->entry_end) {
+		/* the ELF entry point (_start) has no caller; only binaries
+		 * stripped of their CFI get here */
+		return DS_UNWIND_END_OUTERMOST;
+	}
+	if (row->kind != UW_ROW_NONE) {
+		how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : DS_UNWIND_SFRAME;
+		end = step_row(w, row, &fr->d->ops);
+	} else {
+		how = DS_UNWIND_FP;
+		end = step_fp(w);
+	}
+	if (end >= 0)
+		return end;
+	if (!(w->valid & (1u << w->sp)) || (w->regs[w->sp] <= sp && !row->signal))
+		return DS_UNWIND_END_NO_PROGRESS;
+	res->steps[how]++;
+	return -1;
+}
+
 void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
 			      const struct ds_unwind_regs *in, uint64_t *ips, size_t max,
 			      struct ds_unwind_result *res)
 {
 	struct walk w;
 	bool activation = true;   /* the pc is exact, not a return address */
+	int end;
 
 	memset(res, 0, sizeof(*res));
 	if (!in->regs || (in->abi != DS_REGS_ABI_32 && in->abi != DS_REGS_ABI_64) || !walk_init(&w, in) || !max) {
@@ -465,67 +546,24 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 		return;
 	}
 	for (;;) {
-		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, vaddr, sp = w.regs[w.sp];
-		const struct ds_map *map = find(ctx, look);
-		const struct uw_row *row;
-		struct uw_dso *d;
-		struct ds_dso *dso = map ? map->dso : NULL;
-		uint64_t off = map ? look - map->start + map->pgoff : 0;
-		enum ds_unwind_method how;
-		int end;
+		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, sp = w.regs[w.sp];
+		struct frame fr;
 
-		/*
-		 * A frame is reported only where a binary is mapped, as perf
-		 * does (its libdw walk stops at an address no ELF file
-		 * holds): a garbage return address ends the walk unreported.
-		 */
-		/* the kept image is the 64-bit one (a 32-bit task maps vdso32) */
-		if (map && !dso && u->vdso && w.word == 8 && map->name && !strcmp(map->name, "[vdso]")) {
-			dso = u->vdso;   /* the kept image: offsets from the map's start */
-			off = look - map->start;
-		}
-		if (!dso) {
-			res->end = map && map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO
-										   : DS_UNWIND_END_NO_INFO;
-			return;
-		}
-		if (!(d = dso_tables(u, dso)) || !d->img || !dsi_elf__off_to_vaddr(d->img, off, &vaddr) ||
-		    !(row = rules(d, vaddr))) {
-			res->end = DS_UNWIND_END_NO_INFO;
-			return;
-		}
+		if ((end = find_frame(u, find, ctx, look, w.word, &fr)) >= 0)
+			break;
 		/* a signal frame's own address is exact too (its caller's pc is) */
-		ips[res->nr++] = activation || row->signal ? pc : pc - 1;
+		ips[res->nr++] = activation || fr.row->signal ? pc : pc - 1;
 		if (res->nr >= max) {
-			res->end = DS_UNWIND_END_MAX_FRAMES;
-			return;
+			end = DS_UNWIND_END_MAX_FRAMES;
+			break;
 		}
-		if (row->kind == UW_ROW_NONE && vaddr >= d->entry && vaddr < d->entry_end) {
-			/* the ELF entry point (_start) has no caller; only binaries
-			 * stripped of their CFI get here */
-			res->end = DS_UNWIND_END_OUTERMOST;
-			return;
-		}
-		if (row->kind != UW_ROW_NONE) {
-			how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : DS_UNWIND_SFRAME;
-			end = step_row(&w, row, &d->ops);
-		} else {
-			how = DS_UNWIND_FP;
-			end = step_fp(&w);
-		}
-		if (end >= 0) {
-			res->end = (enum ds_unwind_end)end;
-			return;
-		}
-		if (!(w.valid & (1u << w.sp)) || (w.regs[w.sp] <= sp && !row->signal)) {
-			res->end = DS_UNWIND_END_NO_PROGRESS;
-			return;
-		}
-		res->steps[how]++;
-		activation = row->signal;
+		if ((end = step_frame(&w, &fr, sp, res)) >= 0)
+			break;
+		activation = fr.row->signal;
 		if (!w.regs[w.ra]) {
-			res->end = DS_UNWIND_END_OUTERMOST;
-			return;
+			end = DS_UNWIND_END_OUTERMOST;
+			break;
 		}
 	}
+	res->end = (enum ds_unwind_end)end;
 }
