@@ -1602,6 +1602,55 @@ static bool add_text(struct ds_tp_event *ev, const char *f, size_t *i)
 	return true;
 }
 
+/*
+ * The flags, width, precision and length modifiers after the '%' at
+ * fmt[*i], up to the conversion character (*i then on it): pc->ls counts
+ * the l's less the h's, a '*' takes the next argument as pc->len_arg.
+ * False when the format ends first, or at a second '*' or one without its
+ * argument.
+ */
+static bool parse_conv_modifiers(const char *fmt, size_t *i, struct piece *pc, struct node **args,
+				 size_t nr_args, size_t *ai)
+{
+	for (++*i; fmt[*i]; ++*i) {
+		char ch = fmt[*i];
+
+		if (ch == 'h')
+			pc->ls--;
+		else if (ch == 'l')
+			pc->ls++;
+		else if (ch == 'L')
+			pc->ls = 2;
+		else if (ch == 'z' || ch == 'Z')
+			pc->ls = 1;
+		else if (ch == '*') {
+			if (*ai >= nr_args || pc->len_arg)
+				return false;
+			pc->len_arg = args[(*ai)++];
+		} else if (!strchr("#.0123456789-+ ", ch))
+			break;
+	}
+	return fmt[*i] != 0;
+}
+
+/* libtraceevent prints an unknown conversion @conv as ">c<" and takes no argument. */
+static bool add_unknown_conversion(struct ds_tp_event *ev, char conv)
+{
+	struct piece t = { .kind = P_TEXT };
+	char txt[4] = { '>', conv, '<', 0 };
+
+	if (!(t.text = strdup(txt)) || !add_piece(ev, &t)) {
+		free(t.text);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The print fmt's format string into ev->pieces: literal text, and one
+ * piece per conversion with its argument from @args.  False when it cannot
+ * be rendered as libtraceevent would (then the raw fields are printed).
+ */
 static bool parse_print_fmt(struct ds_tp_event *ev, const char *fmt, struct node **args, size_t nr_args)
 {
 	size_t ai = 0, i = 0;
@@ -1615,25 +1664,7 @@ static bool parse_print_fmt(struct ds_tp_event *ev, const char *fmt, struct node
 				return false;
 			continue;
 		}
-		for (i++; fmt[i]; i++) {
-			char ch = fmt[i];
-
-			if (ch == 'h')
-				pc.ls--;
-			else if (ch == 'l')
-				pc.ls++;
-			else if (ch == 'L')
-				pc.ls = 2;
-			else if (ch == 'z' || ch == 'Z')
-				pc.ls = 1;
-			else if (ch == '*') {
-				if (ai >= nr_args || pc.len_arg)
-					return false;
-				pc.len_arg = args[ai++];
-			} else if (!strchr("#.0123456789-+ ", ch))
-				break;
-		}
-		if (!fmt[i])
+		if (!parse_conv_modifiers(fmt, &i, &pc, args, nr_args, &ai))
 			return false;
 		pc.conv = fmt[i];
 		if (pc.conv == 'p') {
@@ -1645,14 +1676,8 @@ static bool parse_print_fmt(struct ds_tp_event *ev, const char *fmt, struct node
 		} else if (pc.conv == 's') {
 			pc.kind = P_STR;
 		} else if (!strchr("cduixXo", pc.conv)) {
-			/* libtraceevent prints an unknown conversion as ">c<" and takes no argument */
-			struct piece t = { .kind = P_TEXT };
-			char txt[4] = { '>', pc.conv, '<', 0 };
-
-			if (!(t.text = strdup(txt)) || !add_piece(ev, &t)) {
-				free(t.text);
+			if (!add_unknown_conversion(ev, pc.conv))
 				return false;
-			}
 			i++;
 			continue;
 		}
