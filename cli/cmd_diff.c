@@ -825,15 +825,48 @@ static void diff_colour(char *buf, size_t n, double delta)
 		snprintf(buf, n, "rgb(255,255,255)");
 }
 
+/* The deepest frame drawn (visible at @total); 64 when memory runs out.  Nodes follow their parents: one pass. */
+static unsigned flame_depth(const struct diff *d, double total)
+{
+	unsigned *dep = calloc(d->nr + 1, sizeof(*dep)), depth = 0;
+
+	if (!dep)
+		return 64;
+	for (size_t i = 1; i < d->nr; i++) {
+		dep[i] = dep[d->nodes[i].parent] + 1;
+		if (flame_svg_visible(d->nodes[i].total[1], total) && dep[i] > depth)
+			depth = dep[i];
+	}
+	free(dep);
+	return depth;
+}
+
+/* One frame of the graph: node @id at @off and @depth, coloured by its change from BASE to NEW. */
+static void draw_diff_frame(struct diff *d, struct flame_svg *svg, uint32_t id, double off, unsigned depth)
+{
+	const struct dnode *n = &d->nodes[id];
+	char frame[4096], status[4400], fill[40];
+	double b = pct(d, 0, n->total[0]), nw = pct(d, 1, n->total[1]);
+
+	if (id)
+		folded_text(d, n, frame, sizeof(frame));
+	else
+		snprintf(frame, sizeof(frame), "all");
+	diff_colour(fill, sizeof(fill), nw - b);
+	snprintf(status, sizeof(status), "%s: %.0f -> %.0f samples (%.2f%% -> %.2f%%, %+.2f)", frame, n->total[0],
+		 n->total[1], b, nw, nw - b);
+	flame_svg_frame(svg, frame, status, status, fill, off, n->total[1], depth, n->flags & F_KERNEL);
+}
+
+/* The differential flame graph as SVG on @fd: frames sized by NEW, depth first, children by name.  0 or an errno. */
 static int write_flame(struct diff *d, int fd)
 {
 	struct flame_svg svg;
-	/* depth first, children by name, frames sized by NEW */
 	struct item { uint32_t id; double off; unsigned depth; } *stack = malloc((d->nr + 1) * sizeof(*stack));
 	uint32_t *kids = malloc((d->nr + 1) * sizeof(*kids));
 	double total = d->nodes[0].total[1];
 	size_t sp = 0;
-	unsigned depth = 0;
+	char title[600];
 	int err;
 
 	if (!stack || !kids) {
@@ -841,26 +874,9 @@ static int write_flame(struct diff *d, int fd)
 		free(kids);
 		return ENOMEM;
 	}
-	/* the deepest frame drawn: nodes follow their parents, so one pass */
-	{
-		unsigned *dep = calloc(d->nr + 1, sizeof(*dep));
-
-		if (dep) {
-			for (size_t i = 1; i < d->nr; i++) {
-				dep[i] = dep[d->nodes[i].parent] + 1;
-				if (flame_svg_visible(d->nodes[i].total[1], total) && dep[i] > depth)
-					depth = dep[i];
-			}
-			free(dep);
-		} else {
-			depth = 64;
-		}
-	}
-	char title[600];
-
 	snprintf(title, sizeof(title), "Differential Flame Graph: %s -> %s", base_name(d->side[0].path),
 		 base_name(d->side[1].path));
-	if (flame_svg_begin(&svg, fd, title, total, depth)) {
+	if (flame_svg_begin(&svg, fd, title, total, flame_depth(d, total))) {
 		free(stack);
 		free(kids);
 		return ENOMEM;
@@ -869,25 +885,14 @@ static int write_flame(struct diff *d, int fd)
 	flame_d = d;
 	while (sp) {
 		struct item it = stack[--sp];
-		const struct dnode *n = &d->nodes[it.id];
-		char frame[4096], status[4400], fill[40];
-		double b = pct(d, 0, n->total[0]), nw = pct(d, 1, n->total[1]);
+		double off = it.off;
 		size_t nk = 0;
 
-		if (it.id)
-			folded_text(d, n, frame, sizeof(frame));
-		else
-			snprintf(frame, sizeof(frame), "all");
-		diff_colour(fill, sizeof(fill), nw - b);
-		snprintf(status, sizeof(status), "%s: %.0f -> %.0f samples (%.2f%% -> %.2f%%, %+.2f)", frame, n->total[0],
-			 n->total[1], b, nw, nw - b);
-		flame_svg_frame(&svg, frame, status, status, fill, it.off, n->total[1], it.depth, n->flags & F_KERNEL);
-		for (uint32_t c = n->first_child; c != NONE; c = d->nodes[c].next)
+		draw_diff_frame(d, &svg, it.id, it.off, it.depth);
+		for (uint32_t c = d->nodes[it.id].first_child; c != NONE; c = d->nodes[c].next)
 			if (flame_svg_visible(d->nodes[c].total[1], total))
 				kids[nk++] = c;
 		qsort(kids, nk, sizeof(*kids), cmp_child);
-		double off = it.off;
-
 		/* pushed last first, so the first name is drawn first */
 		for (size_t k = 0; k < nk; k++) {
 			stack[sp + nk - 1 - k] = (struct item){ kids[k], off, it.depth + 1 };
