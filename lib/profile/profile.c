@@ -519,6 +519,49 @@ static bool wants_kernel(const struct ds_reader *rd, const struct ds_symbols_opt
 	return false;
 }
 
+/* The binaries the header names by build-id, looked up now: symbols then reject a wrong binary. */
+static void list_build_ids(struct ds_profile *p, const struct ds_header_info *hi)
+{
+	p->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*p->listed));
+	for (size_t i = 0; i < hi->nr_build_ids; i++) {
+		struct ds_dso *d;
+
+		if (hi->build_ids[i].filename[0] != '/')
+			continue;
+		d = ds_symbols__dso(p->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
+		if (d && p->listed)
+			p->listed[p->nr_listed++] = d;
+	}
+}
+
+/* Out of memory while opening: said, @p closed, errno ENOMEM.  NULL, for ds_profile__open to return. */
+static struct ds_profile *open_out_of_memory(struct ds_profile *p, const struct ds_profile_opts *opts,
+					     const char *path)
+{
+	say_error(opts, path, -ENOMEM, "out of memory");
+	ds_profile__close(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* The input's session; when it cannot be opened: said, @p closed, errno set, false. */
+static bool open_session(struct ds_profile *p, const struct ds_profile_opts *opts, const char *path)
+{
+	char *err = NULL;
+	int saved;
+
+	p->session = ds_session__open(path, &err);
+	if (p->session)
+		return true;
+	saved = errno;
+	say_error(opts, path, saved ? -saved : -EINVAL, err ? err : strerror(saved));
+	saved = saved ? saved : EINVAL;
+	free(err);
+	ds_profile__close(p);
+	errno = saved;
+	return false;
+}
+
 struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_opts *opts)
 {
 	static const struct ds_profile_opts defaults;
@@ -526,8 +569,6 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	const struct ds_header_info *hi;
 	const struct ds_reader *rd;
 	struct ds_profile *p;
-	char *err = NULL;
-	int saved;
 
 	if (!opts)
 		opts = &defaults;
@@ -546,47 +587,21 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	if (p->syms && so->kallsyms)
 		ds_symbols__preload_kernel(p->syms);
 	p->machine = p->syms ? ds_machine__new(p->syms) : NULL;
-	if (!p->machine) {
-		say_error(opts, path, -ENOMEM, "out of memory");
-		ds_profile__close(p);
-		errno = ENOMEM;
+	if (!p->machine)
+		return open_out_of_memory(p, opts, path);
+	if (!open_session(p, opts, path))
 		return NULL;
-	}
-	p->session = ds_session__open(path, &err);
-	if (!p->session) {
-		saved = errno;
-		say_error(opts, path, saved ? -saved : -EINVAL, err ? err : strerror(saved));
-		saved = saved ? saved : EINVAL;
-		free(err);
-		ds_profile__close(p);
-		errno = saved;
-		return NULL;
-	}
-	/* build-ids recorded in the header let symbols reject a wrong binary */
 	rd = ds_session__reader(p->session);
 	hi = ds_reader__info(rd);
 	if (wants_kernel(rd, so))
 		ds_symbols__preload_kernel(p->syms);   /* no-op if started above */
 	if (p->o.before_symbols)
 		p->o.before_symbols(p->o.hook_ctx, p);
-	p->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*p->listed));
-	for (size_t i = 0; i < hi->nr_build_ids; i++) {
-		struct ds_dso *d;
-
-		if (hi->build_ids[i].filename[0] != '/')
-			continue;
-		d = ds_symbols__dso(p->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
-		if (d && p->listed)
-			p->listed[p->nr_listed++] = d;
-	}
+	list_build_ids(p, hi);
 	p->uu = ds_user_unwind__new(p->machine, p->syms, hi, p->o.buildid_dir);
 	p->tt = (struct trace_text){ .session = p->session, .machine = p->machine };
-	if (!p->uu) {
-		say_error(opts, path, -ENOMEM, "out of memory");
-		ds_profile__close(p);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p->uu)
+		return open_out_of_memory(p, opts, path);
 	return p;
 }
 
