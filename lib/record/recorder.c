@@ -622,10 +622,50 @@ static bool release_command(struct ds_recorder *r)
 
 /* ---- construction ---- */
 
+/*
+ * The tasks to record: the command (forked now, stopped before its exec;
+ * also with -a), the threads of -p PID, or the thread -t TID.  0 or a
+ * negative errno, *errmsg saying why where a reason is known.
+ */
+static int add_targets(struct ds_recorder *r, char **errmsg)
+{
+	const struct ds_recorder_opts *opts = &r->opts;
+	char p[64];
+	int err;
+
+	if (opts->target == DS_TARGET_CMD && (!opts->argv || !opts->argv[0])) {
+		set_err(errmsg, "no command to record (give one after --, or -a, -p or -t)");
+		return -EINVAL;
+	}
+	if (opts->argv && opts->argv[0] &&
+	    (opts->target == DS_TARGET_CMD || opts->target == DS_TARGET_ALL_CPUS)) {
+		if ((err = fork_command(r, errmsg)))
+			return err;
+	}
+	switch (opts->target) {
+	case DS_TARGET_CMD:
+		return add_tid(r, r->child);
+	case DS_TARGET_PID:
+		if ((err = read_threads(r, opts->pid)))
+			set_err(errmsg, "no such process: %d", (int)opts->pid);
+		return err;
+	case DS_TARGET_TID:
+		snprintf(p, sizeof(p), "/proc/%d", (int)opts->pid);
+		if (access(p, F_OK) < 0) {
+			set_err(errmsg, "no such thread: %d", (int)opts->pid);
+			return -ESRCH;
+		}
+		return add_tid(r, opts->pid);
+	default:
+		return 0;
+	}
+}
+
 struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char **errmsg)
 {
 	struct ds_recorder *r = calloc(1, sizeof(*r));
 	int err;
+
 	if (errmsg)
 		*errmsg = NULL;
 	if (!r) {
@@ -636,45 +676,14 @@ struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char *
 	r->child = -1;
 	r->go_fd = r->err_fd = -1;
 	r->st.child_status = -1;
-	if ((err = read_online_cpus(r)))
+	if ((err = read_online_cpus(r)) || (err = add_targets(r, errmsg)))
 		goto fail;
-	if (opts->target == DS_TARGET_CMD && (!opts->argv || !opts->argv[0])) {
-		set_err(errmsg, "no command to record (give one after --, or -a, -p or -t)");
-		err = -EINVAL;
-		goto fail;
-	}
-	if (opts->argv && opts->argv[0] &&
-	    (opts->target == DS_TARGET_CMD || opts->target == DS_TARGET_ALL_CPUS)) {
-		if ((err = fork_command(r, errmsg)))
-			goto fail;
-	}
-	if (opts->target == DS_TARGET_CMD) {
-		if ((err = add_tid(r, r->child)))
-			goto fail;
-	} else if (opts->target == DS_TARGET_PID) {
-		if ((err = read_threads(r, opts->pid))) {
-			set_err(errmsg, "no such process: %d", (int)opts->pid);
-			goto fail;
-		}
-	} else if (opts->target == DS_TARGET_TID) {
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/%d", (int)opts->pid);
-		if (access(p, F_OK) < 0) {
-			set_err(errmsg, "no such thread: %d", (int)opts->pid);
-			err = -ESRCH;
-			goto fail;
-		}
-		if ((err = add_tid(r, opts->pid)))
-			goto fail;
-	}
 	r->deferred = opts->callchain && opts->defer && probe_defer(r);
 	r->sample_type = BASE_SAMPLE_TYPE;
 	if (opts->target == DS_TARGET_ALL_CPUS)
 		r->sample_type |= DS_SAMPLE_CPU;
 	r->trailer_bytes = 8 * (3 + !!(r->sample_type & DS_SAMPLE_CPU));
-	if ((err = setup_events(r, errmsg)))
-		goto fail;
-	if ((err = map_rings(r, errmsg)))
+	if ((err = setup_events(r, errmsg)) || (err = map_rings(r, errmsg)))
 		goto fail;
 	return r;
 fail:
