@@ -311,6 +311,54 @@ static bool reg_get(const struct walk *w, unsigned r, uint64_t *v)
 	return true;
 }
 
+/* The CFA of @row into *cfa: -1, or the end reason when it cannot be computed. */
+static int row_cfa(const struct walk *w, const struct uw_row *row, const struct uw_opstore *ops, uint64_t *cfa)
+{
+	bool is_value;
+	int rc;
+
+	if (row->cfa == UW_CFA_REG) {
+		if (!reg_get(w, row->cfa_reg, cfa))
+			return DS_UNWIND_END_NO_INFO;
+		*cfa = (*cfa + (uint64_t)row->cfa_off) & w->mask;
+		return -1;
+	}
+	rc = dsi_uw_expr__eval(ops->v + row->cfa_expr, row->cfa_nexpr, w->regs, w->valid, false, 0,
+			       &w->mem, cfa, &is_value);
+	if (rc)
+		return rc == -EFAULT ? DS_UNWIND_END_LEFT_STACK : DS_UNWIND_END_NO_INFO;
+	return -1;
+}
+
+/* The caller's register @r by rule @ru into *v; false when the rule leaves it unknown. */
+static bool caller_reg(const struct walk *w, const struct uw_rule *ru, unsigned r, uint64_t cfa,
+		       const struct uw_opstore *ops, uint64_t *v)
+{
+	bool ok, is_value;
+
+	switch (ru->loc) {
+	case UW_SAME:
+		return reg_get(w, r, v);
+	case UW_AT_CFA:
+		return dsi_uw_mem__read(&w->mem, (cfa + (uint64_t)ru->off) & w->mask, v);
+	case UW_VAL_CFA:
+		*v = (cfa + (uint64_t)ru->off) & w->mask;
+		return true;
+	case UW_IN_REG:
+		return reg_get(w, ru->reg, v);
+	case UW_EXPR:
+	case UW_VAL_EXPR:
+		ok = !dsi_uw_expr__eval(ops->v + ru->expr, ru->nexpr, w->regs, w->valid, true, cfa, &w->mem,
+					v, &is_value);
+		if (ok && ru->loc == UW_EXPR && !is_value)
+			ok = dsi_uw_mem__read(&w->mem, *v, v);
+		return ok;
+	case UW_UNDEF:
+	default:
+		return false;
+	}
+}
+
 /*
  * One caller from @row: the registers of @w replaced by the caller's.
  * Returns an end reason, or -1 when the step succeeded.
@@ -319,47 +367,12 @@ static int step_row(struct walk *w, const struct uw_row *row, const struct uw_op
 {
 	uint64_t cfa, nregs[UW_MAX_REGS], v;
 	uint32_t nvalid = 0;
-	bool is_value;
+	int end;
 
-	if (row->cfa == UW_CFA_REG) {
-		if (!reg_get(w, row->cfa_reg, &cfa))
-			return DS_UNWIND_END_NO_INFO;
-		cfa = (cfa + (uint64_t)row->cfa_off) & w->mask;
-	} else {
-		int rc = dsi_uw_expr__eval(ops->v + row->cfa_expr, row->cfa_nexpr, w->regs, w->valid, false, 0,
-				       &w->mem, &cfa, &is_value);
-		if (rc)
-			return rc == -EFAULT ? DS_UNWIND_END_LEFT_STACK : DS_UNWIND_END_NO_INFO;
-	}
+	if ((end = row_cfa(w, row, ops, &cfa)) >= 0)
+		return end;
 	for (unsigned r = 0; r < w->nregs; r++) {
-		const struct uw_rule *ru = &row->regs[r];
-		bool ok = false;
-
-		switch (ru->loc) {
-		case UW_SAME:
-			ok = reg_get(w, r, &v);
-			break;
-		case UW_UNDEF:
-			break;
-		case UW_AT_CFA:
-			ok = dsi_uw_mem__read(&w->mem, (cfa + (uint64_t)ru->off) & w->mask, &v);
-			break;
-		case UW_VAL_CFA:
-			v = (cfa + (uint64_t)ru->off) & w->mask;
-			ok = true;
-			break;
-		case UW_IN_REG:
-			ok = reg_get(w, ru->reg, &v);
-			break;
-		case UW_EXPR:
-		case UW_VAL_EXPR:
-			ok = !dsi_uw_expr__eval(ops->v + ru->expr, ru->nexpr, w->regs, w->valid, true, cfa, &w->mem,
-					    &v, &is_value);
-			if (ok && ru->loc == UW_EXPR && !is_value)
-				ok = dsi_uw_mem__read(&w->mem, v, &v);
-			break;
-		}
-		if (ok) {
+		if (caller_reg(w, &row->regs[r], r, cfa, ops, &v)) {
 			nregs[r] = v;
 			nvalid |= 1u << r;
 		}
