@@ -1565,53 +1565,11 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 	r->out = NULL;
 }
 
-int cmd_report(int argc, char **argv)
+/* The report and everything it holds. */
+static void report_free(struct report *r)
 {
-	struct report *r = calloc(1, sizeof(*r));
 	uint64_t k, v;
-	int ret;
 
-	if (!r) {
-		fprintf(stderr, "dstack report: out of memory\n");
-		return EXIT_INPUT;
-	}
-	walk_opts_init(&r->wo);
-	r->wo.want_shapes = true;
-	r->nr_sort = 3;
-	r->sort[0] = SORT_COMM;
-	r->sort[1] = SORT_DSO;
-	r->sort[2] = SORT_SYM;
-	ret = parse_args(r, argc, argv);
-	if (ret) {
-		free(r);
-		return ret < 0 ? EXIT_OK : ret;
-	}
-	/* one --comm: its column says nothing and perf leaves it out */
-	if (r->wo.filter.nr_comms == 1 && r->nr_sort > 1) {
-		int n = 0;
-
-		for (int i = 0; i < r->nr_sort; i++)
-			if (r->sort[i] != SORT_COMM)
-				r->sort[n++] = r->sort[i];
-		r->nr_sort = n;
-	}
-	for (int i = 0; i < r->nr_sort; i++)
-		r->sort_mask |= 1u << r->sort[i];
-	r->wo.keep_filtered = true;
-	if (r->header_only) {
-		ret = header_print_only("report", r->wo.common.input);
-		free(r);
-		return ret;
-	}
-	struct walk w;
-
-	ret = walk_open(&w, "report", &r->wo);
-	if (ret == EXIT_OK) {
-		r->reader = ds_profile__reader(w.profile);
-		ret = walk_run(&w, on_sample, r);
-		report_at_end(r, w.profile, ret);
-		walk_finish(&w);
-	}
 	for (size_t i = 0; dsi_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	dsi_hashmap__exit(&r->inlined_names);
@@ -1631,5 +1589,58 @@ int cmd_report(int argc, char **argv)
 	free(r->nkeys);
 	free(r->fkeys);
 	free(r);
+}
+
+/* The sort keys as used: without the comm column under a single --comm (perf leaves it out), and as a mask. */
+static void settle_sort_keys(struct report *r)
+{
+	if (r->wo.filter.nr_comms == 1 && r->nr_sort > 1) {
+		int n = 0;
+
+		for (int i = 0; i < r->nr_sort; i++)
+			if (r->sort[i] != SORT_COMM)
+				r->sort[n++] = r->sort[i];
+		r->nr_sort = n;
+	}
+	for (int i = 0; i < r->nr_sort; i++)
+		r->sort_mask |= 1u << r->sort[i];
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report *r = calloc(1, sizeof(*r));
+	struct walk w;
+	int ret;
+
+	if (!r) {
+		fprintf(stderr, "dstack report: out of memory\n");
+		return EXIT_INPUT;
+	}
+	walk_opts_init(&r->wo);
+	r->wo.want_shapes = true;
+	r->nr_sort = 3;
+	r->sort[0] = SORT_COMM;
+	r->sort[1] = SORT_DSO;
+	r->sort[2] = SORT_SYM;
+	ret = parse_args(r, argc, argv);
+	if (ret) {
+		free(r);
+		return ret < 0 ? EXIT_OK : ret;
+	}
+	settle_sort_keys(r);
+	r->wo.keep_filtered = true;
+	if (r->header_only) {
+		ret = header_print_only("report", r->wo.common.input);
+		free(r);
+		return ret;
+	}
+	ret = walk_open(&w, "report", &r->wo);
+	if (ret == EXIT_OK) {
+		r->reader = ds_profile__reader(w.profile);
+		ret = walk_run(&w, on_sample, r);
+		report_at_end(r, w.profile, ret);
+		walk_finish(&w);
+	}
+	report_free(r);
 	return ret;
 }
