@@ -710,54 +710,60 @@ static void memo_add(struct report *r, const struct ds_profile_sample *s, const 
 					       .pid = memo_pid(r, s), .ent = (uint32_t)(e - r->ents), .path = path };
 }
 
-static int on_sample(void *ctx, const struct ds_profile_sample *s)
+/* The index of @evsel among r->evsels, added when new; SIZE_MAX when the table is full (its samples are not counted). */
+static size_t event_index(struct report *r, const struct ds_evsel *evsel)
 {
-	struct report *r = ctx;
-	struct entry key, *e;
-	struct memo *m;
-	size_t ev, path = SIZE_MAX;
+	size_t ev;
 
-	if (!s->nr_frames && !s->filtered)
-		return 0;
-	/*
-	 * perf sets up the cumulative profile before a pipe's events are
-	 * known, so it has none there (the call graph keeps --children's
-	 * caller order).
-	 */
-	if (!r->seq && r->children && r->reader && ds_reader__info(r->reader)->pipe)
-		r->children = false;
-	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != s->evsel; ev++)
+	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != evsel; ev++)
 		;
 	if (ev == r->nr_evsels) {
 		if (ev == sizeof(r->evsels) / sizeof(*r->evsels))
-			return 0;
-		r->ev_names[r->nr_evsels] = keep(r, s->evsel->name);
-		r->evsels[r->nr_evsels++] = s->evsel;
+			return SIZE_MAX;
+		r->ev_names[r->nr_evsels] = keep(r, evsel->name);
+		r->evsels[r->nr_evsels++] = evsel;
 	}
-	r->ev_samples[ev]++;
-	r->ev_period[ev] += s->period;
-	if (s->filtered)   /* hidden by --pid/--tid/--comm, counted in the totals as perf does */
-		return 0;
-	r->seq++;
-	r->machine = s->machine;
-	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
-	bool cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
+	return ev;
+}
 
-	r->any_callchain |= cc;
-	/* a shape hides the addresses that tell source lines apart: no memo for them */
-	if ((!r->children || !cc) && s->shape_id && !uses(r, SORT_SRCLINE) && (m = memo_find(r, s))) {
-		e = &r->ents[m->ent];
-		e->self += s->period;
-		e->samples++;
-		e->acc += s->period;
-		if (m->path != SIZE_MAX)
-			path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
-		return 0;
-	}
+/*
+ * A sample whose chain's shape was seen before, counted from the memo of
+ * its entry and graph path; false when it has none (@cc: the sample has a
+ * callchain).  Not with --children (a callchain's every caller is an
+ * entry), nor with srcline keys (a shape hides the addresses that tell
+ * source lines apart).
+ */
+static bool count_from_memo(struct report *r, const struct ds_profile_sample *s, bool cc)
+{
+	struct memo *m;
+	struct entry *e;
+
+	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE))
+		return false;
+	m = memo_find(r, s);
+	if (!m)
+		return false;
+	e = &r->ents[m->ent];
+	e->self += s->period;
+	e->samples++;
+	e->acc += s->period;
+	if (m->path != SIZE_MAX)
+		path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
+	return true;
+}
+
+/*
+ * A sample counted in its entry (its leaf; its own ip when the chain is
+ * only a deferred cookie, as perf), its callers' entries (--children) or
+ * its graph path, then memoized by shape.  0 or -ENOMEM.
+ */
+static int count_sample(struct report *r, const struct ds_profile_sample *s, bool cc)
+{
 	const struct ds_cc_frame *leaf = &s->frames[leaf_frame(s)];
 	struct ds_cc_frame at_ip;
+	struct entry key, *e;
+	size_t path = SIZE_MAX;
 
-	/* a chain that is only a deferred cookie: perf's entry is the sample's own ip */
 	if (leaf->cookie && sample_ip_frame(s, &at_ip))
 		leaf = &at_ip;
 	key_of(r, s, leaf, true, &key);
@@ -776,6 +782,37 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	if (s->shape_id && (!r->graph || !cc || path != SIZE_MAX))
 		memo_add(r, s, e, path);
 	return 0;
+}
+
+static int on_sample(void *ctx, const struct ds_profile_sample *s)
+{
+	struct report *r = ctx;
+	size_t ev;
+	bool cc;
+
+	if (!s->nr_frames && !s->filtered)
+		return 0;
+	/*
+	 * perf sets up the cumulative profile before a pipe's events are
+	 * known, so it has none there (the call graph keeps --children's
+	 * caller order).
+	 */
+	if (!r->seq && r->children && r->reader && ds_reader__info(r->reader)->pipe)
+		r->children = false;
+	if ((ev = event_index(r, s->evsel)) == SIZE_MAX)
+		return 0;
+	r->ev_samples[ev]++;
+	r->ev_period[ev] += s->period;
+	if (s->filtered)   /* hidden by --pid/--tid/--comm, counted in the totals as perf does */
+		return 0;
+	r->seq++;
+	r->machine = s->machine;
+	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
+	cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
+	r->any_callchain |= cc;
+	if (count_from_memo(r, s, cc))
+		return 0;
+	return count_sample(r, s, cc);
 }
 
 /* ---- output ------------------------------------------------------------ */
