@@ -231,15 +231,12 @@ static int memo_add(struct diff *d, const struct memo *key)
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct ds_profile_sample *s)
+/*
+ * Whether a sample of event @ev is compared: the first event seen is, when
+ * -e named none.  1, 0 (counted as another event's), or -ENOMEM.
+ */
+static int compared_event(struct diff *d, const char *ev)
 {
-	struct diff *d = ctx;
-	const char *ev = s->evsel && s->evsel->name ? s->evsel->name : "unknown";
-	bool by_period = d->weight == W_PERIOD || (d->weight == W_DEFAULT && d->mode == M_REPORT);
-	double w = by_period ? (double)s->period : 1.0;
-	uint32_t n, name, dso;
-	struct memo mk = { .chain_id = s->chain_id };
-
 	if (!d->event) {
 		uint32_t id = xdata_str(&d->strs, ev);
 
@@ -251,19 +248,14 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		d->side[d->cur].other_events++;
 		return 0;
 	}
-	d->side[d->cur].samples++;
-	name = xdata_str(&d->strs, s->comm ? s->comm : ":-1");
-	if (name == NONE || (n = child(d, 0, name, 0, F_COMM)) == NONE)
-		return -ENOMEM;
-	mk.root = n;
-	if (s->chain_id) {
-		uint32_t id = memo_find(d, &mk);
+	return 1;
+}
 
-		if (id != DS_IDMAP_NONE) {
-			add_weight(d, d->memo[id].leaf, w);
-			return 0;
-		}
-	}
+/* The node of the sample's stack under @n (its comm), from the outermost frame in; NONE when out of memory. */
+static uint32_t stack_node(struct diff *d, const struct ds_profile_sample *s, uint32_t n)
+{
+	uint32_t name, dso;
+
 	for (size_t i = s->nr_frames; i-- > 0;) {
 		const struct ds_cc_frame *f = &s->frames[i];
 
@@ -271,13 +263,19 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 			continue;   /* an unresolved deferred chain: no frames to show */
 		if (frame_ids(d, f, &name, &dso) < 0 ||
 		    (n = child(d, n, name, dso, (uint8_t)(f->kernel * F_KERNEL | f->inlined * F_INLINED))) == NONE)
-			return -ENOMEM;
+			return NONE;
 	}
-	/*
-	 * the self weight goes to the symbol-table symbol at the sample's
-	 * address, as perf diff's (and report's flat profile): a function
-	 * inlined there, or a clone DWARF names otherwise, is not it
-	 */
+	return n;
+}
+
+/*
+ * The self weight goes to the symbol-table symbol at the sample's address,
+ * as perf diff's (and report's flat profile): a function inlined there, or
+ * a clone DWARF names otherwise, is not it.  Leaf node @n keeps the first
+ * one named.  0 or -ENOMEM.
+ */
+static int set_self_name(struct diff *d, const struct ds_profile_sample *s, uint32_t n)
+{
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct ds_cc_frame *f = &s->frames[i];
 
@@ -292,6 +290,36 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		}
 		break;
 	}
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct ds_profile_sample *s)
+{
+	struct diff *d = ctx;
+	const char *ev = s->evsel && s->evsel->name ? s->evsel->name : "unknown";
+	bool by_period = d->weight == W_PERIOD || (d->weight == W_DEFAULT && d->mode == M_REPORT);
+	double w = by_period ? (double)s->period : 1.0;
+	uint32_t n, name;
+	struct memo mk = { .chain_id = s->chain_id };
+	int rc = compared_event(d, ev);
+
+	if (rc <= 0)
+		return rc;
+	d->side[d->cur].samples++;
+	name = xdata_str(&d->strs, s->comm ? s->comm : ":-1");
+	if (name == NONE || (n = child(d, 0, name, 0, F_COMM)) == NONE)
+		return -ENOMEM;
+	mk.root = n;
+	if (s->chain_id) {
+		uint32_t id = memo_find(d, &mk);
+
+		if (id != DS_IDMAP_NONE) {
+			add_weight(d, d->memo[id].leaf, w);
+			return 0;
+		}
+	}
+	if ((n = stack_node(d, s, n)) == NONE || set_self_name(d, s, n))
+		return -ENOMEM;
 	mk.leaf = n;
 	if (s->chain_id && memo_add(d, &mk) < 0)
 		return -ENOMEM;
