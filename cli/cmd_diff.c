@@ -231,15 +231,12 @@ static int memo_add(struct diff *d, const struct memo *key)
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct ds_profile_sample *s)
+/*
+ * Whether a sample of event @ev is compared: the first event seen is, when
+ * -e named none.  1, 0 (counted as another event's), or -ENOMEM.
+ */
+static int compared_event(struct diff *d, const char *ev)
 {
-	struct diff *d = ctx;
-	const char *ev = s->evsel && s->evsel->name ? s->evsel->name : "unknown";
-	bool by_period = d->weight == W_PERIOD || (d->weight == W_DEFAULT && d->mode == M_REPORT);
-	double w = by_period ? (double)s->period : 1.0;
-	uint32_t n, name, dso;
-	struct memo mk = { .chain_id = s->chain_id };
-
 	if (!d->event) {
 		uint32_t id = xdata_str(&d->strs, ev);
 
@@ -251,19 +248,14 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		d->side[d->cur].other_events++;
 		return 0;
 	}
-	d->side[d->cur].samples++;
-	name = xdata_str(&d->strs, s->comm ? s->comm : ":-1");
-	if (name == NONE || (n = child(d, 0, name, 0, F_COMM)) == NONE)
-		return -ENOMEM;
-	mk.root = n;
-	if (s->chain_id) {
-		uint32_t id = memo_find(d, &mk);
+	return 1;
+}
 
-		if (id != DS_IDMAP_NONE) {
-			add_weight(d, d->memo[id].leaf, w);
-			return 0;
-		}
-	}
+/* The node of the sample's stack under @n (its comm), from the outermost frame in; NONE when out of memory. */
+static uint32_t stack_node(struct diff *d, const struct ds_profile_sample *s, uint32_t n)
+{
+	uint32_t name, dso;
+
 	for (size_t i = s->nr_frames; i-- > 0;) {
 		const struct ds_cc_frame *f = &s->frames[i];
 
@@ -271,13 +263,19 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 			continue;   /* an unresolved deferred chain: no frames to show */
 		if (frame_ids(d, f, &name, &dso) < 0 ||
 		    (n = child(d, n, name, dso, (uint8_t)(f->kernel * F_KERNEL | f->inlined * F_INLINED))) == NONE)
-			return -ENOMEM;
+			return NONE;
 	}
-	/*
-	 * the self weight goes to the symbol-table symbol at the sample's
-	 * address, as perf diff's (and report's flat profile): a function
-	 * inlined there, or a clone DWARF names otherwise, is not it
-	 */
+	return n;
+}
+
+/*
+ * The self weight goes to the symbol-table symbol at the sample's address,
+ * as perf diff's (and report's flat profile): a function inlined there, or
+ * a clone DWARF names otherwise, is not it.  Leaf node @n keeps the first
+ * one named.  0 or -ENOMEM.
+ */
+static int set_self_name(struct diff *d, const struct ds_profile_sample *s, uint32_t n)
+{
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct ds_cc_frame *f = &s->frames[i];
 
@@ -292,6 +290,36 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		}
 		break;
 	}
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct ds_profile_sample *s)
+{
+	struct diff *d = ctx;
+	const char *ev = s->evsel && s->evsel->name ? s->evsel->name : "unknown";
+	bool by_period = d->weight == W_PERIOD || (d->weight == W_DEFAULT && d->mode == M_REPORT);
+	double w = by_period ? (double)s->period : 1.0;
+	uint32_t n, name;
+	struct memo mk = { .chain_id = s->chain_id };
+	int rc = compared_event(d, ev);
+
+	if (rc <= 0)
+		return rc;
+	d->side[d->cur].samples++;
+	name = xdata_str(&d->strs, s->comm ? s->comm : ":-1");
+	if (name == NONE || (n = child(d, 0, name, 0, F_COMM)) == NONE)
+		return -ENOMEM;
+	mk.root = n;
+	if (s->chain_id) {
+		uint32_t id = memo_find(d, &mk);
+
+		if (id != DS_IDMAP_NONE) {
+			add_weight(d, d->memo[id].leaf, w);
+			return 0;
+		}
+	}
+	if ((n = stack_node(d, s, n)) == NONE || set_self_name(d, s, n))
+		return -ENOMEM;
 	mk.leaf = n;
 	if (s->chain_id && memo_add(d, &mk) < 0)
 		return -ENOMEM;
@@ -825,15 +853,48 @@ static void diff_colour(char *buf, size_t n, double delta)
 		snprintf(buf, n, "rgb(255,255,255)");
 }
 
+/* The deepest frame drawn (visible at @total); 64 when memory runs out.  Nodes follow their parents: one pass. */
+static unsigned flame_depth(const struct diff *d, double total)
+{
+	unsigned *dep = calloc(d->nr + 1, sizeof(*dep)), depth = 0;
+
+	if (!dep)
+		return 64;
+	for (size_t i = 1; i < d->nr; i++) {
+		dep[i] = dep[d->nodes[i].parent] + 1;
+		if (flame_svg_visible(d->nodes[i].total[1], total) && dep[i] > depth)
+			depth = dep[i];
+	}
+	free(dep);
+	return depth;
+}
+
+/* One frame of the graph: node @id at @off and @depth, coloured by its change from BASE to NEW. */
+static void draw_diff_frame(struct diff *d, struct flame_svg *svg, uint32_t id, double off, unsigned depth)
+{
+	const struct dnode *n = &d->nodes[id];
+	char frame[4096], status[4400], fill[40];
+	double b = pct(d, 0, n->total[0]), nw = pct(d, 1, n->total[1]);
+
+	if (id)
+		folded_text(d, n, frame, sizeof(frame));
+	else
+		snprintf(frame, sizeof(frame), "all");
+	diff_colour(fill, sizeof(fill), nw - b);
+	snprintf(status, sizeof(status), "%s: %.0f -> %.0f samples (%.2f%% -> %.2f%%, %+.2f)", frame, n->total[0],
+		 n->total[1], b, nw, nw - b);
+	flame_svg_frame(svg, frame, status, status, fill, off, n->total[1], depth, n->flags & F_KERNEL);
+}
+
+/* The differential flame graph as SVG on @fd: frames sized by NEW, depth first, children by name.  0 or an errno. */
 static int write_flame(struct diff *d, int fd)
 {
 	struct flame_svg svg;
-	/* depth first, children by name, frames sized by NEW */
 	struct item { uint32_t id; double off; unsigned depth; } *stack = malloc((d->nr + 1) * sizeof(*stack));
 	uint32_t *kids = malloc((d->nr + 1) * sizeof(*kids));
 	double total = d->nodes[0].total[1];
 	size_t sp = 0;
-	unsigned depth = 0;
+	char title[600];
 	int err;
 
 	if (!stack || !kids) {
@@ -841,26 +902,9 @@ static int write_flame(struct diff *d, int fd)
 		free(kids);
 		return ENOMEM;
 	}
-	/* the deepest frame drawn: nodes follow their parents, so one pass */
-	{
-		unsigned *dep = calloc(d->nr + 1, sizeof(*dep));
-
-		if (dep) {
-			for (size_t i = 1; i < d->nr; i++) {
-				dep[i] = dep[d->nodes[i].parent] + 1;
-				if (flame_svg_visible(d->nodes[i].total[1], total) && dep[i] > depth)
-					depth = dep[i];
-			}
-			free(dep);
-		} else {
-			depth = 64;
-		}
-	}
-	char title[600];
-
 	snprintf(title, sizeof(title), "Differential Flame Graph: %s -> %s", base_name(d->side[0].path),
 		 base_name(d->side[1].path));
-	if (flame_svg_begin(&svg, fd, title, total, depth)) {
+	if (flame_svg_begin(&svg, fd, title, total, flame_depth(d, total))) {
 		free(stack);
 		free(kids);
 		return ENOMEM;
@@ -869,25 +913,14 @@ static int write_flame(struct diff *d, int fd)
 	flame_d = d;
 	while (sp) {
 		struct item it = stack[--sp];
-		const struct dnode *n = &d->nodes[it.id];
-		char frame[4096], status[4400], fill[40];
-		double b = pct(d, 0, n->total[0]), nw = pct(d, 1, n->total[1]);
+		double off = it.off;
 		size_t nk = 0;
 
-		if (it.id)
-			folded_text(d, n, frame, sizeof(frame));
-		else
-			snprintf(frame, sizeof(frame), "all");
-		diff_colour(fill, sizeof(fill), nw - b);
-		snprintf(status, sizeof(status), "%s: %.0f -> %.0f samples (%.2f%% -> %.2f%%, %+.2f)", frame, n->total[0],
-			 n->total[1], b, nw, nw - b);
-		flame_svg_frame(&svg, frame, status, status, fill, it.off, n->total[1], it.depth, n->flags & F_KERNEL);
-		for (uint32_t c = n->first_child; c != NONE; c = d->nodes[c].next)
+		draw_diff_frame(d, &svg, it.id, it.off, it.depth);
+		for (uint32_t c = d->nodes[it.id].first_child; c != NONE; c = d->nodes[c].next)
 			if (flame_svg_visible(d->nodes[c].total[1], total))
 				kids[nk++] = c;
 		qsort(kids, nk, sizeof(*kids), cmp_child);
-		double off = it.off;
-
 		/* pushed last first, so the first name is drawn first */
 		for (size_t k = 0; k < nk; k++) {
 			stack[sp + nk - 1 - k] = (struct item){ kids[k], off, it.depth + 1 };

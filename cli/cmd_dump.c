@@ -81,6 +81,80 @@ static void dump_id(const struct ds_sample *s)
 		printf(" time %llu", (unsigned long long)s->time);
 }
 
+/* A SAMPLE record: event, ip, period, id fields, then its callchain, registers and stack copy. */
+static void dump_sample(const struct ds_evsel *e, const struct ds_event_header *h)
+{
+	struct ds_sample s;
+	const char *why = NULL;
+
+	if (ds_sample__parse(e, h, &s, &why)) {
+		printf(" BAD: %s\n", why);
+		return;
+	}
+	printf(" %s ip %#llx period %llu", e->name, (unsigned long long)s.ip, (unsigned long long)s.period);
+	dump_id(&s);
+	printf("\n");
+	if (s.callchain)
+		dump_chain(s.callchain, s.callchain_nr);
+	if (s.regs_user)
+		dump_regs("user", e->attr.sample_regs_user, s.regs_user_abi, s.regs_user);
+	if (s.regs_intr)
+		dump_regs("intr", e->attr.sample_regs_intr, s.regs_intr_abi, s.regs_intr);
+	if ((e->attr.sample_type & DS_SAMPLE_STACK_USER) && s.stack_user)
+		dump_stack(h, &s);
+}
+
+/* An MMAP or MMAP2 record's body: pid/tid [start(len) @ pgoff <build id>]: file.  *why when malformed. */
+static void dump_mmap(const struct ds_evsel *e, const struct ds_event_header *h, const char **why)
+{
+	struct ds_mmap_event m;
+
+	if (ds_mmap__parse(e, h, &m, why))
+		return;
+	printf(" %d/%d [%#llx(%#llx) @ %#llx", (int)m.pid, (int)m.tid, (unsigned long long)m.start,
+	       (unsigned long long)m.len, (unsigned long long)m.pgoff);
+	if (m.has_build_id) {
+		printf(" <");
+		for (int i = 0; i < m.build_id_size; i++)
+			printf("%02x", m.build_id[i]);
+		printf(">");
+	}
+	printf("]: %s", m.filename);
+}
+
+/* A COMM, FORK or EXIT record's body.  *why when malformed. */
+static void dump_task_record(const struct ds_evsel *e, const struct ds_event_header *h, const char **why)
+{
+	struct ds_comm_event c;
+	struct ds_task_event t;
+
+	if (h->type == DS_REC_COMM) {
+		if (ds_comm__parse(e, h, &c, why) == 0)
+			printf(" %s%s: %d/%d", c.exec ? "exec " : "", c.comm, (int)c.pid, (int)c.tid);
+	} else if (ds_task__parse(e, h, &t, why) == 0) {
+		printf(" (%d:%d):(%d:%d)", (int)t.pid, (int)t.tid, (int)t.ppid, (int)t.ptid);
+	}
+}
+
+/*
+ * A CALLCHAIN_DEFERRED record: its cookie, id fields and user chain, whole
+ * lines.  False (nothing printed, *why set) when it is malformed.
+ */
+static bool dump_deferred(const struct ds_evsel *e, const struct ds_event_header *h, const struct ds_sample *s,
+			  const char **why)
+{
+	struct ds_deferred_event d;
+
+	if (ds_deferred__parse(e, h, &d, why))
+		return false;
+	printf(" cookie %#llx", (unsigned long long)d.cookie);
+	dump_id(s);
+	printf("\n");
+	dump_chain(d.ips, d.nr);
+	return true;
+}
+
+/* A kernel record of an event of the file: its fields after the header line's start, ending the line. */
 static void dump_kernel_record(const struct ds_reader *r, const struct ds_event_header *h)
 {
 	struct ds_evsel *e = ds_reader__evsel_of(r, h);
@@ -92,69 +166,24 @@ static void dump_kernel_record(const struct ds_reader *r, const struct ds_event_
 		return;
 	}
 	if (h->type == DS_REC_SAMPLE) {
-		if (ds_sample__parse(e, h, &s, &why)) {
-			printf(" BAD: %s\n", why);
-			return;
-		}
-		printf(" %s ip %#llx period %llu", e->name, (unsigned long long)s.ip, (unsigned long long)s.period);
-		dump_id(&s);
-		printf("\n");
-		if (s.callchain)
-			dump_chain(s.callchain, s.callchain_nr);
-		if (s.regs_user)
-			dump_regs("user", e->attr.sample_regs_user, s.regs_user_abi, s.regs_user);
-		if (s.regs_intr)
-			dump_regs("intr", e->attr.sample_regs_intr, s.regs_intr_abi, s.regs_intr);
-		if ((e->attr.sample_type & DS_SAMPLE_STACK_USER) && s.stack_user)
-			dump_stack(h, &s);
+		dump_sample(e, h);
 		return;
 	}
 	ds_sample_id__parse(e, h, &s, &why);
 	switch (h->type) {
 	case DS_REC_MMAP:
-	case DS_REC_MMAP2: {
-		struct ds_mmap_event m;
-
-		if (ds_mmap__parse(e, h, &m, &why) == 0) {
-			printf(" %d/%d [%#llx(%#llx) @ %#llx", (int)m.pid, (int)m.tid, (unsigned long long)m.start,
-			       (unsigned long long)m.len, (unsigned long long)m.pgoff);
-			if (m.has_build_id) {
-				printf(" <");
-				for (int i = 0; i < m.build_id_size; i++)
-					printf("%02x", m.build_id[i]);
-				printf(">");
-			}
-			printf("]: %s", m.filename);
-		}
+	case DS_REC_MMAP2:
+		dump_mmap(e, h, &why);
 		break;
-	}
-	case DS_REC_COMM: {
-		struct ds_comm_event c;
-
-		if (ds_comm__parse(e, h, &c, &why) == 0)
-			printf(" %s%s: %d/%d", c.exec ? "exec " : "", c.comm, (int)c.pid, (int)c.tid);
-		break;
-	}
+	case DS_REC_COMM:
 	case DS_REC_FORK:
-	case DS_REC_EXIT: {
-		struct ds_task_event t;
-
-		if (ds_task__parse(e, h, &t, &why) == 0)
-			printf(" (%d:%d):(%d:%d)", (int)t.pid, (int)t.tid, (int)t.ppid, (int)t.ptid);
+	case DS_REC_EXIT:
+		dump_task_record(e, h, &why);
 		break;
-	}
-	case DS_REC_CALLCHAIN_DEFERRED: {
-		struct ds_deferred_event d;
-
-		if (ds_deferred__parse(e, h, &d, &why) == 0) {
-			printf(" cookie %#llx", (unsigned long long)d.cookie);
-			dump_id(&s);
-			printf("\n");
-			dump_chain(d.ips, d.nr);
+	case DS_REC_CALLCHAIN_DEFERRED:
+		if (dump_deferred(e, h, &s, &why))
 			return;
-		}
 		break;
-	}
 	default:
 		break;
 	}

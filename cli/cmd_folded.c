@@ -372,61 +372,59 @@ static void folded_usage(FILE *f)
 		walk_usage());
 }
 
-int cmd_folded(int argc, char **argv)
+/*
+ * The options into @fo and *output (NULL: stdout).  EXIT_OK, EXIT_USAGE
+ * after saying why (at the first bad option), or -1 after printing the
+ * help.
+ */
+static int parse_args(struct folded *fo, int argc, char **argv, const char **output)
 {
-	struct folded *fo = calloc(1, sizeof(*fo));
-	const char *output = NULL, *v;
-	int ret = EXIT_OK, fd = STDOUT_FILENO;
-	if (!fo) {
-		fprintf(stderr, "dstack folded: out of memory\n");
-		return EXIT_INPUT;
-	}
-	walk_opts_init(&fo->wo);
-	fo->wo.script_comms = true;
-	for (int i = 1; i < argc && ret == EXIT_OK; i++) {
+	const char *v;
+
+	for (int i = 1; i < argc; i++) {
 		int c = walk_opt(&fo->wo, "folded", argc, argv, &i);
 
 		if (c < 0)
-			ret = EXIT_USAGE;
+			return EXIT_USAGE;
 		else if (c)
 			continue;
 		else if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i)))
-			output = strcmp(v, "-") ? v : NULL;   /* "-": stdout, as every -o */
+			*output = strcmp(v, "-") ? v : NULL;   /* "-": stdout, as every -o */
 		else if (!strcmp(argv[i], "--period"))
 			fo->period = true;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			folded_usage(stdout);
-			free(fo);
-			return EXIT_OK;
+			return -1;
 		} else {
 			usage_error("folded", "unknown option '%s'", argv[i]);
 			folded_usage(stderr);
-			ret = EXIT_USAGE;
+			return EXIT_USAGE;
 		}
 	}
-	if (fo->wo.time_mode != WALK_CPU)
-		fo->period = true;   /* --off-cpu/--wall: stacks weigh their ns */
-	if (ret == EXIT_OK && output && (fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		fprintf(stderr, "dstack folded: %s: %s\n", output, strerror(errno));
-		ret = EXIT_USAGE;
-	}
-	if (output)
-		output_file(output);
-	if (ret == EXIT_OK) {
-		ret = walk_samples("folded", &fo->wo, on_sample, fo);
-		int err = print_folded(fo, fd);
+	return EXIT_OK;
+}
 
-		if (err == -ENOMEM) {
-			fprintf(stderr, "dstack folded: %s\n", strerror(-err));
-			ret = EXIT_INPUT;
-		} else if (err) {
-			ret = EXIT_OUTPUT;   /* reported by the buffer */
-		}
-		if (output && close(fd) && !err) {   /* a file system may report a failed write only at close */
-			output_failed(output, errno);
-			ret = EXIT_OUTPUT;
-		}
+/* The samples folded and printed to @fd (closed when it is @output's).  The exit code. */
+static int fold_and_print(struct folded *fo, const char *output, int fd)
+{
+	int ret = walk_samples("folded", &fo->wo, on_sample, fo);
+	int err = print_folded(fo, fd);
+
+	if (err == -ENOMEM) {
+		fprintf(stderr, "dstack folded: %s\n", strerror(-err));
+		ret = EXIT_INPUT;
+	} else if (err) {
+		ret = EXIT_OUTPUT;   /* reported by the buffer */
 	}
+	if (output && close(fd) && !err) {   /* a file system may report a failed write only at close */
+		output_failed(output, errno);
+		ret = EXIT_OUTPUT;
+	}
+	return ret;
+}
+
+static void folded_free(struct folded *fo)
+{
 	for (size_t i = 0; i < fo->nr_texts; i++)
 		free(fo->texts[i]);
 	free(fo->texts);
@@ -438,5 +436,35 @@ int cmd_folded(int argc, char **argv)
 	free(fo->memo);
 	free(fo->nodes);
 	free(fo);
+}
+
+int cmd_folded(int argc, char **argv)
+{
+	struct folded *fo = calloc(1, sizeof(*fo));
+	const char *output = NULL;
+	int ret, fd = STDOUT_FILENO;
+
+	if (!fo) {
+		fprintf(stderr, "dstack folded: out of memory\n");
+		return EXIT_INPUT;
+	}
+	walk_opts_init(&fo->wo);
+	fo->wo.script_comms = true;
+	ret = parse_args(fo, argc, argv, &output);
+	if (ret < 0) {
+		free(fo);
+		return EXIT_OK;
+	}
+	if (fo->wo.time_mode != WALK_CPU)
+		fo->period = true;   /* --off-cpu/--wall: stacks weigh their ns */
+	if (ret == EXIT_OK && output && (fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "dstack folded: %s: %s\n", output, strerror(errno));
+		ret = EXIT_USAGE;
+	}
+	if (output)
+		output_file(output);
+	if (ret == EXIT_OK)
+		ret = fold_and_print(fo, output, fd);
+	folded_free(fo);
 	return ret;
 }

@@ -356,53 +356,40 @@ static void print_summary(const struct inject *inj, const char *out)
 			(unsigned long long)inj->n.truncated);
 }
 
-static int run(struct ds_session *s, const char *out, const struct common_opts *co)
+static void inject_free(struct inject *inj)
 {
-	struct inject *inj = calloc(1, sizeof(*inj));
-	char *err = NULL;
+	ds_user_unwind__delete(inj->uu);
+	ds_machine__delete(inj->machine);
+	ds_symbols__delete(inj->syms);
+	free(inj);
+}
+
+/* Inputs with stack copies are unwound: the symbols, machine and user unwinder for it.  False when out of memory. */
+static bool setup_unwinding(struct inject *inj, const struct common_opts *co)
+{
+	struct ds_symbols_opts so = { .symfs = co->symfs, .kallsyms = co->kallsyms, .no_inline = true };
+
+	inj->syms = ds_symbols__new(&so);
+	inj->machine = inj->syms ? ds_machine__new(inj->syms) : NULL;
+	if (inj->machine)
+		inj->uu = ds_user_unwind__new(inj->machine, inj->syms, ds_reader__info(inj->r), cli_buildid_dir());
+	return inj->uu != NULL;
+}
+
+/*
+ * After the session (@ret its result): what was read is written, even
+ * when the input ended badly; errors said once (the writer's first: it
+ * stopped the session), then the summary unless a write failed.  The exit
+ * code.
+ */
+static int finish_output(struct inject *inj, struct ds_session *s, const char *out, int ret)
+{
 	bool failed, werr;
-	int ret, cret;
+	int cret;
 
-	if (!inj) {
-		fprintf(stderr, "dstack inject: out of memory\n");
-		return EXIT_INPUT;
-	}
-	inj->r = ds_session__reader(s);
-	for (size_t i = 0; i < ds_reader__nr_evsels(inj->r); i++)
-		inj->unwind |= has_copy(ds_reader__evsel(inj->r, i));
-	if (inj->unwind) {
-		struct ds_symbols_opts so = { .symfs = co->symfs, .kallsyms = co->kallsyms, .no_inline = true };
-
-		inj->syms = ds_symbols__new(&so);
-		inj->machine = inj->syms ? ds_machine__new(inj->syms) : NULL;
-		if (inj->machine)
-			inj->uu = ds_user_unwind__new(inj->machine, inj->syms, ds_reader__info(inj->r), cli_buildid_dir());
-		if (!inj->uu) {
-			fprintf(stderr, "dstack inject: out of memory\n");
-			ds_machine__delete(inj->machine);
-			ds_symbols__delete(inj->syms);
-			free(inj);
-			return EXIT_INPUT;
-		}
-	}
-	inj->w = ds_writer__open(out, false, &err);
-	if (!inj->w) {
-		fprintf(stderr, "dstack inject: %s\n", err ? err : strerror(errno));
-		free(err);
-		ds_user_unwind__delete(inj->uu);
-		ds_machine__delete(inj->machine);
-		ds_symbols__delete(inj->syms);
-		free(inj);
-		return EXIT_INPUT;
-	}
-	struct ds_session_opts so = { .memory_budget = cli_memory_budget() };
-
-	ret = ds_session__run(s, &so, on_event, inj);
-	/* what was read is written, even when the input ended badly */
 	if (!inj->set_up)
 		set_up(inj);
 	copy_build_ids(inj);
-	/* the writer's failure stopped the session: it is the one to report */
 	werr = ds_writer__error(inj->w)[0] != 0;
 	if (ds_session__error(s)[0] && !werr)
 		fprintf(stderr, "dstack inject: %s\n", ds_session__error(s));
@@ -412,19 +399,46 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 	cret = ds_writer__close(inj->w);
 	if (cret && !werr)
 		output_failed(strcmp(out, "-") ? out : "stdout", -cret);
-	if (!werr && !cret) {   /* no success line after a failed write */
-		print_summary(inj, out);
-		if (inj->unwind)
-			fprintf(stderr, "dstack inject: %llu samples unwound from their stack copies, the copies dropped\n",
-				(unsigned long long)inj->n.unwound);
-	}
-	ds_user_unwind__delete(inj->uu);
-	ds_machine__delete(inj->machine);
-	ds_symbols__delete(inj->syms);
-	free(inj);
 	if (werr || cret)
-		return EXIT_OUTPUT;
+		return EXIT_OUTPUT;   /* no success line after a failed write */
+	print_summary(inj, out);
+	if (inj->unwind)
+		fprintf(stderr, "dstack inject: %llu samples unwound from their stack copies, the copies dropped\n",
+			(unsigned long long)inj->n.unwound);
 	return failed ? EXIT_INPUT : EXIT_OK;
+}
+
+static int run(struct ds_session *s, const char *out, const struct common_opts *co)
+{
+	struct inject *inj = calloc(1, sizeof(*inj));
+	struct ds_session_opts so = { 0 };
+	char *err = NULL;
+	int ret;
+
+	if (!inj) {
+		fprintf(stderr, "dstack inject: out of memory\n");
+		return EXIT_INPUT;
+	}
+	inj->r = ds_session__reader(s);
+	for (size_t i = 0; i < ds_reader__nr_evsels(inj->r); i++)
+		inj->unwind |= has_copy(ds_reader__evsel(inj->r, i));
+	if (inj->unwind && !setup_unwinding(inj, co)) {
+		fprintf(stderr, "dstack inject: out of memory\n");
+		inject_free(inj);
+		return EXIT_INPUT;
+	}
+	inj->w = ds_writer__open(out, false, &err);
+	if (!inj->w) {
+		fprintf(stderr, "dstack inject: %s\n", err ? err : strerror(errno));
+		free(err);
+		inject_free(inj);
+		return EXIT_INPUT;
+	}
+	so.memory_budget = cli_memory_budget();
+	ret = ds_session__run(s, &so, on_event, inj);
+	ret = finish_output(inj, s, out, ret);
+	inject_free(inj);
+	return ret;
 }
 
 int cmd_inject(int argc, char **argv)

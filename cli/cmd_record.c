@@ -49,6 +49,8 @@ struct record_args {
 	struct ds_recorder_opts ro;
 	const char *output;
 	const char *events[16];
+	uint32_t snapshot;      /* --stack-snapshot SIZE: checked and applied once all options are read */
+	int nr_targets;         /* how many of -a, -p, -t were given */
 };
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -115,118 +117,188 @@ static int parse_events(struct record_args *a, const char *list)
 	return a->ro.nr_events ? 0 : -1;
 }
 
-/* Returns 0, or EXIT_USAGE after printing why. */
-static int parse_args(struct record_args *a, int argc, char **argv)
+/* -F HZ, or -F max: as perf, the kernel's current limit.  0 or EXIT_USAGE. */
+static int parse_freq(struct record_args *a, const char *v)
 {
-	const char *v;
-	uint64_t n;
-	uint32_t snapshot = 0;
-	int targets = 0;
+	FILE *f;
+	unsigned long long hz = 0;
 
-	a->output = "perf.data";
-	a->ro.target = DS_TARGET_CMD;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!strcmp(arg, "--")) {
-			a->ro.argv = argv + i + 1;
-			break;
-		}
-		if (arg[0] != '-') {   /* perf takes the command without -- too */
-			a->ro.argv = argv + i;
-			break;
-		}
-		if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i))) {
-			a->output = v;
-		} else if ((v = opt_value("-e", argc, argv, &i)) || (v = opt_value("--event", argc, argv, &i))) {
-			if (parse_events(a, v)) {
-				usage_error("record", "bad event list '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = opt_value("-c", argc, argv, &i)) || (v = opt_value("--count", argc, argv, &i))) {
-			if (parse_u64(v, &a->ro.period) || !a->ro.period) {
-				usage_error("record", "-c needs a positive period, not '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = opt_value("-F", argc, argv, &i)) || (v = opt_value("--freq", argc, argv, &i))) {
-			if (!strcmp(v, "max")) {   /* as perf: the kernel's current limit */
-				FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
-				unsigned long long hz = 0;
-
-				if (!f || fscanf(f, "%llu", &hz) != 1 || !hz) {
-					if (f)
-						fclose(f);
-					usage_error("record", "-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate");
-					return EXIT_USAGE;
-				}
-				fclose(f);
-				a->ro.freq = hz;
-			} else if (parse_u64(v, &a->ro.freq) || !a->ro.freq) {
-				usage_error("record", "-F needs a positive frequency in Hz, not '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(arg, "-g")) {
-			a->ro.callchain = true;
-		} else if ((v = opt_value("--call-graph", argc, argv, &i))) {
-			a->ro.callchain = true;
-			if (!strcmp(v, "fp,defer") || !strcmp(v, "defer")) {
-				a->ro.defer = true;
-			} else if (!strncmp(v, "dwarf", 5) && (!v[5] || v[5] == ',')) {
-				a->ro.dwarf = true;
-				a->ro.stack_user = 8192;   /* perf's default */
-				if (v[5] && parse_stack_size("--call-graph dwarf,SIZE", v + 6, &a->ro.stack_user))
-					return EXIT_USAGE;
-			} else if (strcmp(v, "fp")) {
-				usage_error("record", "--call-graph %s: fp, fp,defer and dwarf[,SIZE] are supported", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = opt_value("--stack-snapshot", argc, argv, &i))) {
-			if (parse_stack_size("--stack-snapshot", v, &snapshot))
-				return EXIT_USAGE;
-		} else if ((v = opt_value("--user-regs", argc, argv, &i))) {
-			if (parse_user_regs(v, &a->ro.regs_user))
-				return EXIT_USAGE;
-		} else if (!strcmp(arg, "-a") || !strcmp(arg, "--all-cpus")) {
-			a->ro.target = DS_TARGET_ALL_CPUS;
-			targets++;
-		} else if ((v = opt_value("-p", argc, argv, &i)) || (v = opt_value("--pid", argc, argv, &i)) ||
-			   (v = opt_value("-t", argc, argv, &i)) || (v = opt_value("--tid", argc, argv, &i))) {
-			a->ro.target = (arg[1] == 'p' || !strncmp(arg, "--pid", 5)) ? DS_TARGET_PID : DS_TARGET_TID;
-			if (parse_u64(v, &n) || !n || n > 0x7fffffff) {
-				usage_error("record", "%s needs a process or thread id, not '%s'", arg, v);
-				return EXIT_USAGE;
-			}
-			a->ro.pid = (pid_t)n;
-			targets++;
-		} else if ((v = opt_value("-m", argc, argv, &i)) || (v = opt_value("--mmap-pages", argc, argv, &i))) {
-			if (parse_u64(v, &n) || !n || (n & (n - 1)) || n > (1u << 20)) {
-				usage_error("record", "-m needs a power of two number of pages, not '%s'", v);
-				return EXIT_USAGE;
-			}
-			a->ro.mmap_pages = (unsigned)n;
-		} else if (!strcmp(arg, "--off-cpu")) {
-			a->ro.off_cpu = true;
-		} else if ((v = opt_value("--defer-grace", argc, argv, &i))) {
-			if (parse_u64(v, &n) || !n || n > 600000) {
-				usage_error("record", "--defer-grace needs milliseconds (1-600000), not '%s'", v);
-				return EXIT_USAGE;
-			}
-			a->ro.defer_grace_ms = (unsigned)n;
-		} else {
-			usage_error("record", "unknown option '%s'\n%s", arg, USAGE);
+	if (strcmp(v, "max")) {
+		if (parse_u64(v, &a->ro.freq) || !a->ro.freq) {
+			usage_error("record", "-F needs a positive frequency in Hz, not '%s'", v);
 			return EXIT_USAGE;
 		}
+		return 0;
 	}
-	if (snapshot) {
+	f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	if (!f || fscanf(f, "%llu", &hz) != 1 || !hz) {
+		if (f)
+			fclose(f);
+		usage_error("record", "-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate");
+		return EXIT_USAGE;
+	}
+	fclose(f);
+	a->ro.freq = hz;
+	return 0;
+}
+
+/* --call-graph fp, fp,defer (or defer), dwarf[,SIZE].  0 or EXIT_USAGE. */
+static int parse_call_graph(struct record_args *a, const char *v)
+{
+	a->ro.callchain = true;
+	if (!strcmp(v, "fp,defer") || !strcmp(v, "defer")) {
+		a->ro.defer = true;
+	} else if (!strncmp(v, "dwarf", 5) && (!v[5] || v[5] == ',')) {
+		a->ro.dwarf = true;
+		a->ro.stack_user = 8192;   /* perf's default */
+		if (v[5] && parse_stack_size("--call-graph dwarf,SIZE", v + 6, &a->ro.stack_user))
+			return EXIT_USAGE;
+	} else if (strcmp(v, "fp")) {
+		usage_error("record", "--call-graph %s: fp, fp,defer and dwarf[,SIZE] are supported", v);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* -p PID / -t TID (@arg: the option as given).  0 or EXIT_USAGE. */
+static int parse_target_id(struct record_args *a, const char *arg, const char *v)
+{
+	uint64_t n;
+
+	a->ro.target = (arg[1] == 'p' || !strncmp(arg, "--pid", 5)) ? DS_TARGET_PID : DS_TARGET_TID;
+	if (parse_u64(v, &n) || !n || n > 0x7fffffff) {
+		usage_error("record", "%s needs a process or thread id, not '%s'", arg, v);
+		return EXIT_USAGE;
+	}
+	a->ro.pid = (pid_t)n;
+	a->nr_targets++;
+	return 0;
+}
+
+/* -m PAGES: a power of two, at most 2^20.  0 or EXIT_USAGE. */
+static int parse_mmap_pages(struct record_args *a, const char *v)
+{
+	uint64_t n;
+
+	if (parse_u64(v, &n) || !n || (n & (n - 1)) || n > (1u << 20)) {
+		usage_error("record", "-m needs a power of two number of pages, not '%s'", v);
+		return EXIT_USAGE;
+	}
+	a->ro.mmap_pages = (unsigned)n;
+	return 0;
+}
+
+/* --defer-grace MS: 1 to 600000.  0 or EXIT_USAGE. */
+static int parse_defer_grace(struct record_args *a, const char *v)
+{
+	uint64_t n;
+
+	if (parse_u64(v, &n) || !n || n > 600000) {
+		usage_error("record", "--defer-grace needs milliseconds (1-600000), not '%s'", v);
+		return EXIT_USAGE;
+	}
+	a->ro.defer_grace_ms = (unsigned)n;
+	return 0;
+}
+
+/* -c PERIOD: positive.  0 or EXIT_USAGE. */
+static int parse_period(struct record_args *a, const char *v)
+{
+	if (parse_u64(v, &a->ro.period) || !a->ro.period) {
+		usage_error("record", "-c needs a positive period, not '%s'", v);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/*
+ * The option at argv[*i]; a value may be the next argument, *i then moves
+ * past it.  0, or EXIT_USAGE after printing why.
+ */
+static int parse_option(struct record_args *a, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *v;
+
+	if ((v = opt_value("-o", argc, argv, i)) || (v = opt_value("--output", argc, argv, i))) {
+		a->output = v;
+	} else if ((v = opt_value("-e", argc, argv, i)) || (v = opt_value("--event", argc, argv, i))) {
+		if (parse_events(a, v)) {
+			usage_error("record", "bad event list '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = opt_value("-c", argc, argv, i)) || (v = opt_value("--count", argc, argv, i))) {
+		return parse_period(a, v);
+	} else if ((v = opt_value("-F", argc, argv, i)) || (v = opt_value("--freq", argc, argv, i))) {
+		return parse_freq(a, v);
+	} else if (!strcmp(arg, "-g")) {
+		a->ro.callchain = true;
+	} else if ((v = opt_value("--call-graph", argc, argv, i))) {
+		return parse_call_graph(a, v);
+	} else if ((v = opt_value("--stack-snapshot", argc, argv, i))) {
+		return parse_stack_size("--stack-snapshot", v, &a->snapshot) ? EXIT_USAGE : 0;
+	} else if ((v = opt_value("--user-regs", argc, argv, i))) {
+		return parse_user_regs(v, &a->ro.regs_user) ? EXIT_USAGE : 0;
+	} else if (!strcmp(arg, "-a") || !strcmp(arg, "--all-cpus")) {
+		a->ro.target = DS_TARGET_ALL_CPUS;
+		a->nr_targets++;
+	} else if ((v = opt_value("-p", argc, argv, i)) || (v = opt_value("--pid", argc, argv, i)) ||
+		   (v = opt_value("-t", argc, argv, i)) || (v = opt_value("--tid", argc, argv, i))) {
+		return parse_target_id(a, arg, v);
+	} else if ((v = opt_value("-m", argc, argv, i)) || (v = opt_value("--mmap-pages", argc, argv, i))) {
+		return parse_mmap_pages(a, v);
+	} else if (!strcmp(arg, "--off-cpu")) {
+		a->ro.off_cpu = true;
+	} else if ((v = opt_value("--defer-grace", argc, argv, i))) {
+		return parse_defer_grace(a, v);
+	} else {
+		usage_error("record", "unknown option '%s'\n%s", arg, USAGE);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The stack options' combinations, once all are read.  0 or EXIT_USAGE. */
+static int check_stack_options(struct record_args *a)
+{
+	if (a->snapshot) {
 		if (!a->ro.defer) {
 			usage_error("record", "--stack-snapshot goes with --call-graph fp,defer");
 			return EXIT_USAGE;
 		}
-		a->ro.stack_user = snapshot;
+		a->ro.stack_user = a->snapshot;
 	}
 	if (a->ro.regs_user && !a->ro.stack_user) {
 		usage_error("record", "--user-regs goes with --call-graph dwarf or --stack-snapshot");
 		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* What to record: one of a command, -a, -p, -t.  0 or EXIT_USAGE. */
+static int check_target(const struct record_args *a)
+{
+	bool command = a->ro.argv && a->ro.argv[0];
+
+	if (a->nr_targets > 1) {
+		usage_error("record", "-a, -p and -t exclude each other");
+		return EXIT_USAGE;
+	}
+	if (a->ro.target == DS_TARGET_CMD && !command) {
+		usage_error("record", "nothing to record: give a command, -a, -p or -t\n%s", USAGE);
+		return EXIT_USAGE;
+	}
+	if ((a->ro.target == DS_TARGET_PID || a->ro.target == DS_TARGET_TID) && command) {
+		usage_error("record", "-p/-t and a command exclude each other");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The options' combinations, in the order their errors are reported.  0 or EXIT_USAGE. */
+static int check_args(struct record_args *a)
+{
+	if (check_stack_options(a))
+		return EXIT_USAGE;
 	if (a->ro.period && a->ro.freq) {
 		usage_error("record", "-c and -F exclude each other");
 		return EXIT_USAGE;
@@ -236,19 +308,29 @@ static int parse_args(struct record_args *a, int argc, char **argv)
 		usage_error("record", "--off-cpu writes to a file, not to a pipe (-o -)");
 		return EXIT_USAGE;
 	}
-	if (targets > 1) {
-		usage_error("record", "-a, -p and -t exclude each other");
-		return EXIT_USAGE;
+	return check_target(a);
+}
+
+/* Returns 0, or EXIT_USAGE after printing why. */
+static int parse_args(struct record_args *a, int argc, char **argv)
+{
+	a->output = "perf.data";
+	a->ro.target = DS_TARGET_CMD;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (!strcmp(arg, "--")) {
+			a->ro.argv = argv + i + 1;
+			break;
+		}
+		if (arg[0] != '-') {   /* perf takes the command without -- too */
+			a->ro.argv = argv + i;
+			break;
+		}
+		if (parse_option(a, argc, argv, &i))
+			return EXIT_USAGE;
 	}
-	if (a->ro.target == DS_TARGET_CMD && (!a->ro.argv || !a->ro.argv[0])) {
-		usage_error("record", "nothing to record: give a command, -a, -p or -t\n%s", USAGE);
-		return EXIT_USAGE;
-	}
-	if ((a->ro.target == DS_TARGET_PID || a->ro.target == DS_TARGET_TID) && a->ro.argv && a->ro.argv[0]) {
-		usage_error("record", "-p/-t and a command exclude each other");
-		return EXIT_USAGE;
-	}
-	return 0;
+	return check_args(a);
 }
 
 
@@ -499,58 +581,64 @@ static void print_summary(const char *path, const struct ds_recorder_stats *st)
 	ds_session__close(s);
 }
 
-int cmd_record(int argc, char **argv)
+/* The recorder's attrs and ids into the file header.  0 or a negative errno. */
+static int write_attrs(struct ds_writer *w, const struct ds_recorder *r)
 {
-	struct record_args a = { 0 };
-	int ret = parse_args(&a, argc, argv);
-	char *err = NULL;
-	if (ret)
-		return ret;
-	bool pipe = !strcmp(a.output, "-");
-	a.ro.command_stdout_to_stderr = pipe;
+	int ret = 0;
 
-	struct ds_recorder *r = ds_recorder__new(&a.ro, &err);
-	if (!r) {
-		fprintf(stderr, "dstack record: %s\n", err ? err : strerror(errno));
-		free(err);
-		return EXIT_INPUT;
-	}
-	if (ds_recorder__fallback(r))
-		fprintf(stderr, "%s\n", ds_recorder__fallback(r));
-
-	struct sink_ctx c = { 0 };
-	c.w = ds_writer__open(a.output, pipe, &err);
-	if (!c.w) {
-		fprintf(stderr, "dstack record: %s\n", err ? err : strerror(errno));
-		free(err);
-		ds_recorder__free(r);
-		return EXIT_INPUT;
-	}
-	for (size_t i = 0; i < ds_recorder__nr_attrs(r); i++) {
+	for (size_t i = 0; i < ds_recorder__nr_attrs(r) && !ret; i++) {
 		const struct ds_attr *attr;
 		uint32_t size;
 		const uint64_t *ids;
 		size_t nr;
 		const char *name;
-		ds_recorder__attr(r, i, &attr, &size, &ids, &nr, &name);
-		if ((ret = ds_writer__add_attr(c.w, attr, size, ids, nr, name)))
-			break;
-	}
-	write_features(c.w, argc, argv);
-	if (!ret && a.ro.off_cpu) {
-		static const char *const tps[] = { "sched:sched_switch" };
-		size_t len;
-		void *td = ds_tp_tracing_data(tps, 1, &len);
 
-		if (!td) {
-			fprintf(stderr, "dstack record: --off-cpu: cannot read the tracepoint formats from tracefs: %s\n",
-				strerror(errno));
-			ret = -errno;
-		} else {
-			ret = ds_writer__feature(c.w, DS_FEAT_TRACING_DATA, td, len);
-			free(td);
-		}
+		ds_recorder__attr(r, i, &attr, &size, &ids, &nr, &name);
+		ret = ds_writer__add_attr(w, attr, size, ids, nr, name);
 	}
+	return ret;
+}
+
+/* --off-cpu: sched_switch's format from tracefs, as HEADER_TRACING_DATA.  0 or a negative errno. */
+static int write_off_cpu_formats(struct ds_writer *w)
+{
+	static const char *const tps[] = { "sched:sched_switch" };
+	size_t len;
+	void *td = ds_tp_tracing_data(tps, 1, &len);
+	int ret;
+
+	if (!td) {
+		fprintf(stderr, "dstack record: --off-cpu: cannot read the tracepoint formats from tracefs: %s\n",
+			strerror(errno));
+		return -errno;
+	}
+	ret = ds_writer__feature(w, DS_FEAT_TRACING_DATA, td, len);
+	free(td);
+	return ret;
+}
+
+/* The header: attrs, features (written even when the attrs failed), tracing data.  0 or a negative errno. */
+static int write_header(struct ds_writer *w, const struct ds_recorder *r, const struct record_args *a,
+			int argc, char **argv)
+{
+	int ret = write_attrs(w, r);
+
+	write_features(w, argc, argv);
+	if (!ret && a->ro.off_cpu)
+		ret = write_off_cpu_formats(w);
+	return ret;
+}
+
+/*
+ * Synthesize the existing tasks, then record until the command ends or
+ * SIGINT/SIGTERM (or, into a pipe, its reader going away) stops the
+ * recorder.  @ret: the header's result; nothing runs if it failed.
+ * 0 or a negative errno.
+ */
+static int record_until_stopped(struct ds_recorder *r, struct sink_ctx *c, bool pipe, int ret)
+{
+	struct pipe_watch pw = { .started = false };
+	struct sigaction sa = { .sa_handler = on_signal };
 
 	/*
 	 * -o -: a reader that closes the pipe must not kill the recorder by
@@ -561,27 +649,35 @@ int cmd_record(int argc, char **argv)
 	if (pipe)
 		signal(SIGPIPE, SIG_IGN);
 	the_recorder = r;
-	struct pipe_watch pw = { .started = false };
-
 	if (pipe)
 		pipe_watch_start(&pw);
-	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (!ret)
-		ret = ds_recorder__synthesize(r, sink, &c);
+		ret = ds_recorder__synthesize(r, sink, c);
 	if (!ret)
-		ret = ds_recorder__run(r, sink, &c);
+		ret = ds_recorder__run(r, sink, c);
 	if (pipe)
 		pipe_watch_stop(&pw);
 	the_recorder = NULL;
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	return ret;
+}
 
+/*
+ * What the recording's end says about the command and the events: a
+ * command that could not run (exit 127 or 126, as a shell), one killed by
+ * a signal other than the stop's own, stacks still pending, lost events.
+ * EXIT_OK or the exec failure's code.
+ */
+static int report_run(const struct ds_recorder *r, const struct record_args *a)
+{
 	const struct ds_recorder_stats *st = ds_recorder__stats(r);
 	int exit_code = EXIT_OK;
+
 	if (st->exec_failed) {
-		fprintf(stderr, "dstack record: cannot run '%s': %s\n", a.ro.argv[0], strerror(st->exec_errno));
+		fprintf(stderr, "dstack record: cannot run '%s': %s\n", a->ro.argv[0], strerror(st->exec_errno));
 		exit_code = st->exec_errno == ENOENT ? 127 : 126;
 	}
 	/* a command that crashed is the command's business, but it is said:
@@ -597,18 +693,72 @@ int cmd_record(int argc, char **argv)
 	if (st->lost_records)
 		fprintf(stderr, "dstack record: lost %llu events in %llu LOST records: raise -m\n",
 			(unsigned long long)st->lost_events, (unsigned long long)st->lost_records);
-	if (a.ro.stack_user && !c.err)
-		keep_vdso(&c);
-	int cerr = ds_writer__close(c.w);
-	if (c.err || cerr) {
-		output_failed(pipe ? "stdout" : a.output, -(c.err ? c.err : cerr));
+	return exit_code;
+}
+
+/*
+ * Close the output and say how the recording ended: EXIT_OUTPUT when a
+ * write failed, EXIT_INPUT when recording failed (@ret), else @exit_code;
+ * perf's summary line for a file unless the write or the command failed.
+ */
+static int finish_output(struct sink_ctx *c, const struct ds_recorder *r, const struct record_args *a,
+			 bool pipe, int ret, int exit_code)
+{
+	const struct ds_recorder_stats *st = ds_recorder__stats(r);
+	int cerr;
+
+	if (a->ro.stack_user && !c->err)
+		keep_vdso(c);
+	cerr = ds_writer__close(c->w);
+	if (c->err || cerr) {
+		output_failed(pipe ? "stdout" : a->output, -(c->err ? c->err : cerr));
 		exit_code = EXIT_OUTPUT;
 	} else if (ret) {
 		fprintf(stderr, "dstack record: %s\n", strerror(-ret));
 		exit_code = EXIT_INPUT;
 	}
 	if (!pipe && !st->exec_failed && exit_code != EXIT_OUTPUT)   /* no success line after a failed write */
-		print_summary(a.output, st);
+		print_summary(a->output, st);
+	return exit_code;
+}
+
+/* An error of the recorder's or the writer's opening, as "dstack record: WHY"; frees @err. */
+static void open_failed(char *err)
+{
+	fprintf(stderr, "dstack record: %s\n", err ? err : strerror(errno));
+	free(err);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	struct sink_ctx c = { 0 };
+	struct ds_recorder *r;
+	char *err = NULL;
+	int ret = parse_args(&a, argc, argv), exit_code;
+	bool pipe;
+
+	if (ret)
+		return ret;
+	pipe = !strcmp(a.output, "-");
+	a.ro.command_stdout_to_stderr = pipe;
+	r = ds_recorder__new(&a.ro, &err);
+	if (!r) {
+		open_failed(err);
+		return EXIT_INPUT;
+	}
+	if (ds_recorder__fallback(r))
+		fprintf(stderr, "%s\n", ds_recorder__fallback(r));
+	c.w = ds_writer__open(a.output, pipe, &err);
+	if (!c.w) {
+		open_failed(err);
+		ds_recorder__free(r);
+		return EXIT_INPUT;
+	}
+	ret = write_header(c.w, r, &a, argc, argv);
+	ret = record_until_stopped(r, &c, pipe, ret);
+	exit_code = report_run(r, &a);
+	exit_code = finish_output(&c, r, &a, pipe, ret, exit_code);
 	sink_ctx_exit(&c);
 	ds_recorder__free(r);
 	return exit_code;

@@ -710,54 +710,60 @@ static void memo_add(struct report *r, const struct ds_profile_sample *s, const 
 					       .pid = memo_pid(r, s), .ent = (uint32_t)(e - r->ents), .path = path };
 }
 
-static int on_sample(void *ctx, const struct ds_profile_sample *s)
+/* The index of @evsel among r->evsels, added when new; SIZE_MAX when the table is full (its samples are not counted). */
+static size_t event_index(struct report *r, const struct ds_evsel *evsel)
 {
-	struct report *r = ctx;
-	struct entry key, *e;
-	struct memo *m;
-	size_t ev, path = SIZE_MAX;
+	size_t ev;
 
-	if (!s->nr_frames && !s->filtered)
-		return 0;
-	/*
-	 * perf sets up the cumulative profile before a pipe's events are
-	 * known, so it has none there (the call graph keeps --children's
-	 * caller order).
-	 */
-	if (!r->seq && r->children && r->reader && ds_reader__info(r->reader)->pipe)
-		r->children = false;
-	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != s->evsel; ev++)
+	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != evsel; ev++)
 		;
 	if (ev == r->nr_evsels) {
 		if (ev == sizeof(r->evsels) / sizeof(*r->evsels))
-			return 0;
-		r->ev_names[r->nr_evsels] = keep(r, s->evsel->name);
-		r->evsels[r->nr_evsels++] = s->evsel;
+			return SIZE_MAX;
+		r->ev_names[r->nr_evsels] = keep(r, evsel->name);
+		r->evsels[r->nr_evsels++] = evsel;
 	}
-	r->ev_samples[ev]++;
-	r->ev_period[ev] += s->period;
-	if (s->filtered)   /* hidden by --pid/--tid/--comm, counted in the totals as perf does */
-		return 0;
-	r->seq++;
-	r->machine = s->machine;
-	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
-	bool cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
+	return ev;
+}
 
-	r->any_callchain |= cc;
-	/* a shape hides the addresses that tell source lines apart: no memo for them */
-	if ((!r->children || !cc) && s->shape_id && !uses(r, SORT_SRCLINE) && (m = memo_find(r, s))) {
-		e = &r->ents[m->ent];
-		e->self += s->period;
-		e->samples++;
-		e->acc += s->period;
-		if (m->path != SIZE_MAX)
-			path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
-		return 0;
-	}
+/*
+ * A sample whose chain's shape was seen before, counted from the memo of
+ * its entry and graph path; false when it has none (@cc: the sample has a
+ * callchain).  Not with --children (a callchain's every caller is an
+ * entry), nor with srcline keys (a shape hides the addresses that tell
+ * source lines apart).
+ */
+static bool count_from_memo(struct report *r, const struct ds_profile_sample *s, bool cc)
+{
+	struct memo *m;
+	struct entry *e;
+
+	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE))
+		return false;
+	m = memo_find(r, s);
+	if (!m)
+		return false;
+	e = &r->ents[m->ent];
+	e->self += s->period;
+	e->samples++;
+	e->acc += s->period;
+	if (m->path != SIZE_MAX)
+		path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
+	return true;
+}
+
+/*
+ * A sample counted in its entry (its leaf; its own ip when the chain is
+ * only a deferred cookie, as perf), its callers' entries (--children) or
+ * its graph path, then memoized by shape.  0 or -ENOMEM.
+ */
+static int count_sample(struct report *r, const struct ds_profile_sample *s, bool cc)
+{
 	const struct ds_cc_frame *leaf = &s->frames[leaf_frame(s)];
 	struct ds_cc_frame at_ip;
+	struct entry key, *e;
+	size_t path = SIZE_MAX;
 
-	/* a chain that is only a deferred cookie: perf's entry is the sample's own ip */
 	if (leaf->cookie && sample_ip_frame(s, &at_ip))
 		leaf = &at_ip;
 	key_of(r, s, leaf, true, &key);
@@ -776,6 +782,37 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	if (s->shape_id && (!r->graph || !cc || path != SIZE_MAX))
 		memo_add(r, s, e, path);
 	return 0;
+}
+
+static int on_sample(void *ctx, const struct ds_profile_sample *s)
+{
+	struct report *r = ctx;
+	size_t ev;
+	bool cc;
+
+	if (!s->nr_frames && !s->filtered)
+		return 0;
+	/*
+	 * perf sets up the cumulative profile before a pipe's events are
+	 * known, so it has none there (the call graph keeps --children's
+	 * caller order).
+	 */
+	if (!r->seq && r->children && r->reader && ds_reader__info(r->reader)->pipe)
+		r->children = false;
+	if ((ev = event_index(r, s->evsel)) == SIZE_MAX)
+		return 0;
+	r->ev_samples[ev]++;
+	r->ev_period[ev] += s->period;
+	if (s->filtered)   /* hidden by --pid/--tid/--comm, counted in the totals as perf does */
+		return 0;
+	r->seq++;
+	r->machine = s->machine;
+	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
+	cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
+	r->any_callchain |= cc;
+	if (count_from_memo(r, s, cc))
+		return 0;
+	return count_sample(r, s, cc);
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -1295,17 +1332,16 @@ static const char *thread_comm(const struct report *r, int32_t tid, const char *
 	return t ? ds_thread__comm(t) : fallback;
 }
 
-static void print_section(struct report *r, size_t ev, bool first, struct entry **list, size_t nr)
+/*
+ * The sort columns' widths into @w (SORT_MAX entries): each title's, or
+ * wider for the longest value of the section's entries, as perf sizes them.
+ */
+static void column_widths(const struct report *r, struct entry **list, size_t nr, size_t *w)
 {
-	struct outbuf *o = r->out;
-	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
-	uint64_t total = r->ev_period[ev];
-	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
-	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
-	size_t w[SORT_MAX] = { 7, 13, 6, 15, 11 };
-	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line" };
+	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11 };
 	char buf[1024];
 
+	memcpy(w, title_width, sizeof(title_width));
 	for (size_t i = 0; i < nr; i++) {
 		size_t l;
 
@@ -1325,13 +1361,21 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		if (list[i]->srcline && (l = strlen(list[i]->srcline)) > w[SORT_SRCLINE])
 			w[SORT_SRCLINE] = l;
 	}
+}
+
+/* The section's head: samples, event, event count, then the column titles and their dotted rule. */
+static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
+{
+	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line" };
+	struct outbuf *o = r->out;
+
 	/* perf's "#" line above the first section only */
 	outbuf_puts(o, !first ? "# Samples: " : "#\n# Samples: ");
 	print_unit(o, r->ev_samples[ev]);
 	outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
 	if (r->wo.filter.time_str)
 		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
-	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)total);
+	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)r->ev_period[ev]);
 	outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
@@ -1344,6 +1388,47 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 			outbuf_putc(o, '.');
 	}
 	outbuf_puts(o, "\n#\n");
+}
+
+/* An entry's sort columns, each padded to its width but a last symbol or source line (as perf). */
+static void print_entry_columns(struct report *r, const struct entry *e, const size_t *w)
+{
+	struct outbuf *o = r->out;
+	char buf[1024];
+
+	for (int k = 0; k < r->nr_sort; k++) {
+		bool last = k + 1 == r->nr_sort && (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE);
+
+		switch (r->sort[k]) {
+		case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
+		case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
+		case SORT_PID:
+			snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
+			column(o, buf, last ? 0 : w[SORT_PID]);
+			break;
+		case SORT_SYM:
+			sym_text(e, buf, sizeof(buf));
+			column(o, buf, last ? 0 : w[SORT_SYM]);
+			break;
+		case SORT_SRCLINE:
+			column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
+			break;
+		}
+	}
+}
+
+/* One event's section of the report: its head, then each entry above --percent-limit with its call graph. */
+static void print_section(struct report *r, size_t ev, bool first, struct entry **list, size_t nr)
+{
+	struct outbuf *o = r->out;
+	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
+	uint64_t total = r->ev_period[ev];
+	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
+	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
+	size_t w[SORT_MAX];
+
+	column_widths(r, list, nr, w);
+	print_section_head(r, ev, first, children, w);
 	for (size_t i = 0; i < nr; i++) {
 		const struct entry *e = list[i];
 
@@ -1357,26 +1442,7 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		outbuf_puts(o, "  ");
 		outbuf_fixed2(o, total ? e->self * 100.0 / total : 0.0, 7);
 		outbuf_putc(o, '%');
-		for (int k = 0; k < r->nr_sort; k++) {
-			/* perf pads every column to its width but a last symbol or source line */
-			bool last = k + 1 == r->nr_sort && (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE);
-
-			switch (r->sort[k]) {
-			case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
-			case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
-			case SORT_PID:
-				snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
-				column(o, buf, last ? 0 : w[SORT_PID]);
-				break;
-			case SORT_SYM:
-				sym_text(e, buf, sizeof(buf));
-				column(o, buf, last ? 0 : w[SORT_SYM]);
-				break;
-			case SORT_SRCLINE:
-				column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
-				break;
-			}
-		}
+		print_entry_columns(r, e, w);
 		outbuf_putc(o, '\n');
 		if (graph)
 			print_graph(r, e, total, min);
@@ -1536,53 +1602,11 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 	r->out = NULL;
 }
 
-int cmd_report(int argc, char **argv)
+/* The report and everything it holds. */
+static void report_free(struct report *r)
 {
-	struct report *r = calloc(1, sizeof(*r));
 	uint64_t k, v;
-	int ret;
 
-	if (!r) {
-		fprintf(stderr, "dstack report: out of memory\n");
-		return EXIT_INPUT;
-	}
-	walk_opts_init(&r->wo);
-	r->wo.want_shapes = true;
-	r->nr_sort = 3;
-	r->sort[0] = SORT_COMM;
-	r->sort[1] = SORT_DSO;
-	r->sort[2] = SORT_SYM;
-	ret = parse_args(r, argc, argv);
-	if (ret) {
-		free(r);
-		return ret < 0 ? EXIT_OK : ret;
-	}
-	/* one --comm: its column says nothing and perf leaves it out */
-	if (r->wo.filter.nr_comms == 1 && r->nr_sort > 1) {
-		int n = 0;
-
-		for (int i = 0; i < r->nr_sort; i++)
-			if (r->sort[i] != SORT_COMM)
-				r->sort[n++] = r->sort[i];
-		r->nr_sort = n;
-	}
-	for (int i = 0; i < r->nr_sort; i++)
-		r->sort_mask |= 1u << r->sort[i];
-	r->wo.keep_filtered = true;
-	if (r->header_only) {
-		ret = header_print_only("report", r->wo.common.input);
-		free(r);
-		return ret;
-	}
-	struct walk w;
-
-	ret = walk_open(&w, "report", &r->wo);
-	if (ret == EXIT_OK) {
-		r->reader = ds_profile__reader(w.profile);
-		ret = walk_run(&w, on_sample, r);
-		report_at_end(r, w.profile, ret);
-		walk_finish(&w);
-	}
 	for (size_t i = 0; dsi_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	dsi_hashmap__exit(&r->inlined_names);
@@ -1602,5 +1626,58 @@ int cmd_report(int argc, char **argv)
 	free(r->nkeys);
 	free(r->fkeys);
 	free(r);
+}
+
+/* The sort keys as used: without the comm column under a single --comm (perf leaves it out), and as a mask. */
+static void settle_sort_keys(struct report *r)
+{
+	if (r->wo.filter.nr_comms == 1 && r->nr_sort > 1) {
+		int n = 0;
+
+		for (int i = 0; i < r->nr_sort; i++)
+			if (r->sort[i] != SORT_COMM)
+				r->sort[n++] = r->sort[i];
+		r->nr_sort = n;
+	}
+	for (int i = 0; i < r->nr_sort; i++)
+		r->sort_mask |= 1u << r->sort[i];
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report *r = calloc(1, sizeof(*r));
+	struct walk w;
+	int ret;
+
+	if (!r) {
+		fprintf(stderr, "dstack report: out of memory\n");
+		return EXIT_INPUT;
+	}
+	walk_opts_init(&r->wo);
+	r->wo.want_shapes = true;
+	r->nr_sort = 3;
+	r->sort[0] = SORT_COMM;
+	r->sort[1] = SORT_DSO;
+	r->sort[2] = SORT_SYM;
+	ret = parse_args(r, argc, argv);
+	if (ret) {
+		free(r);
+		return ret < 0 ? EXIT_OK : ret;
+	}
+	settle_sort_keys(r);
+	r->wo.keep_filtered = true;
+	if (r->header_only) {
+		ret = header_print_only("report", r->wo.common.input);
+		free(r);
+		return ret;
+	}
+	ret = walk_open(&w, "report", &r->wo);
+	if (ret == EXIT_OK) {
+		r->reader = ds_profile__reader(w.profile);
+		ret = walk_run(&w, on_sample, r);
+		report_at_end(r, w.profile, ret);
+		walk_finish(&w);
+	}
+	report_free(r);
 	return ret;
 }

@@ -69,11 +69,10 @@ static int print_unwind_stats(const struct common_opts *co)
 	return ret;
 }
 
-static void print_stats(const struct ds_session *s)
+/* file.*, header.* and event.N: what the header says. */
+static void print_header_stats(const struct ds_reader *rd)
 {
-	const struct ds_session_stats *st = ds_session__stats(s);
-	const struct ds_stitch_stats *ss = ds_session__stitch_stats(s);
-	const struct ds_header_info *in = ds_reader__info(ds_session__reader(s));
+	const struct ds_header_info *in = ds_reader__info(rd);
 
 	printf("file.mode                      %s\n", in->pipe ? "pipe" : "file");
 	if (in->hostname)
@@ -91,30 +90,40 @@ static void print_stats(const struct ds_session *s)
 	if (in->comp_type)
 		printf("header.compression             %s level %u\n", in->comp_type == DS_COMP_ZSTD ? "zstd" : "unknown", in->comp_level);
 	printf("header.build_ids               %zu\n", in->nr_build_ids);
-	for (size_t i = 0; i < ds_reader__nr_evsels(ds_session__reader(s)); i++) {
-		const struct ds_evsel *e = ds_reader__evsel(ds_session__reader(s), i);
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
+		const struct ds_evsel *e = ds_reader__evsel(rd, i);
 
 		printf("event.%-24zu %s%s%s\n", i, e->name ? e->name : "?",
 		       DS_ATTR_FLAG(&e->attr, DS_ATTR_DEFER_CALLCHAIN) ? " defer_callchain" : "",
 		       DS_ATTR_FLAG(&e->attr, DS_ATTR_DEFER_OUTPUT) ? " defer_output" : "");
 	}
+}
+
+/* records.* and lost.*: the records read, by type. */
+static void print_record_stats(const struct ds_reader *rd, const struct ds_session_stats *st)
+{
 	for (uint32_t t = 0; t < DS_REC_MAX; t++) {
 		const char *name = ds_record_type__name(t);
 
 		if (st->records[t] && name)
 			printf("records.%-22s %llu\n", name, (unsigned long long)st->records[t]);
 	}
-	if (ds_reader__compressed_records(ds_session__reader(s)))
+	if (ds_reader__compressed_records(rd))
 		printf("records.COMPRESSED             %llu (holding %llu bytes of records)\n",
-		       (unsigned long long)ds_reader__compressed_records(ds_session__reader(s)),
+		       (unsigned long long)ds_reader__compressed_records(rd),
 		       (unsigned long long)st->compressed_bytes);
 	printf("records.unknown                %llu\n", (unsigned long long)st->unknown_records);
 	printf("records.bad                    %llu\n", (unsigned long long)st->bad_records);
 	printf("records.out_of_order           %llu\n", (unsigned long long)st->unordered);
 	printf("lost.events                    %llu\n", (unsigned long long)st->lost);
 	printf("lost.samples                   %llu\n", (unsigned long long)st->lost_samples);
-	if (!ss)
-		return;
+}
+
+/* samples.*, deferred.*, stitched.*, unresolved, held.*: the stitcher's counts. */
+static void print_stitch_stats(const struct ds_stitch_stats *ss)
+{
+	uint64_t used = ss->records - ss->duplicate_records;
+
 	printf("samples                        %llu\n", (unsigned long long)ss->samples);
 	printf("samples.deferred               %llu\n", (unsigned long long)ss->deferred_samples);
 	printf("samples.user_in_place          %llu\n", (unsigned long long)ss->inplace_user);
@@ -126,11 +135,19 @@ static void print_stats(const struct ds_session *s)
 	printf("stitched.record_before         %llu\n", (unsigned long long)ss->stitched_before);
 	printf("stitched.record_after          %llu\n", (unsigned long long)ss->stitched_after);
 	printf("unresolved                     %llu\n", (unsigned long long)ss->unresolved);
-	uint64_t used = ss->records - ss->duplicate_records;
-
 	printf("samples_per_deferred_record    %.2f\n",
 	       used ? (double)(ss->stitched_before + ss->stitched_after) / (double)used : 0.0);
 	printf("held.max_events                %llu\n", (unsigned long long)ss->max_held);
+}
+
+static void print_stats(const struct ds_session *s)
+{
+	const struct ds_stitch_stats *ss = ds_session__stitch_stats(s);
+
+	print_header_stats(ds_session__reader(s));
+	print_record_stats(ds_session__reader(s), ds_session__stats(s));
+	if (ss)
+		print_stitch_stats(ss);
 }
 
 int cmd_stat(int argc, char **argv)

@@ -258,6 +258,46 @@ static void print_groups(FILE *f, const struct ds_reader *rd, struct fcur *c)
 	}
 }
 
+/* A feature that is one string: "# hostname : NAME" and the like. */
+static void print_string_feature(FILE *f, int feat, struct fcur *c)
+{
+	static const char *const what[] = { [DS_FEAT_HOSTNAME] = "hostname", [DS_FEAT_OSRELEASE] = "os release",
+					    [DS_FEAT_VERSION] = "perf version", [DS_FEAT_ARCH] = "arch",
+					    [DS_FEAT_CPUDESC] = "cpudesc", [DS_FEAT_CPUID] = "cpuid" };
+	char buf[4096];
+
+	cur_str(c, buf, sizeof(buf));
+	fprintf(f, "# %s : %s\n", what[feat], buf);
+}
+
+/* A feature perf only announces: its details with -I, or its mere presence. */
+static void print_feature_note(FILE *f, int feat)
+{
+	switch (feat) {
+	case DS_FEAT_BRANCH_STACK:
+		fputs("# contains samples with branch stack\n", f);
+		break;
+	case DS_FEAT_AUXTRACE:
+		fputs("# contains AUX area data (e.g. instruction trace)\n", f);
+		break;
+	case DS_FEAT_STAT:
+		fputs("# contains stat data\n", f);
+		break;
+	default:
+		fprintf(f, "# %s info available, use -I to display\n", feat_names[feat]);
+		break;
+	}
+}
+
+/* HEADER_SAMPLE_TIME: the first and last samples' times and the span between. */
+static void print_sample_time(FILE *f, const struct ds_header_info *hi)
+{
+	print_usec(f, "time of first sample", hi->first_sample_time);
+	print_usec(f, "time of last sample", hi->last_sample_time);
+	fprintf(f, "# sample duration : %10.3f ms\n",
+		(double)(hi->last_sample_time - hi->first_sample_time) / 1e6);
+}
+
 /* One feature's block; features perf prints only with -I are announced. */
 static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 {
@@ -265,7 +305,6 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 	uint64_t len = 0;
 	const uint8_t *p = ds_reader__feature(rd, feat, &len);
 	struct fcur c = { p, p ? len : 0, 0, false };
-	char buf[4096];
 
 	/* nothing to read (an older perf's end-of-features mark in a pipe, whose id a newer perf has
 	 * given to a feature): perf fails to read it and prints nothing */
@@ -273,15 +312,9 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 		return;
 	switch (feat) {
 	case DS_FEAT_HOSTNAME: case DS_FEAT_OSRELEASE: case DS_FEAT_VERSION: case DS_FEAT_ARCH:
-	case DS_FEAT_CPUDESC: case DS_FEAT_CPUID: {
-		static const char *const what[] = { [DS_FEAT_HOSTNAME] = "hostname", [DS_FEAT_OSRELEASE] = "os release",
-						    [DS_FEAT_VERSION] = "perf version", [DS_FEAT_ARCH] = "arch",
-						    [DS_FEAT_CPUDESC] = "cpudesc", [DS_FEAT_CPUID] = "cpuid" };
-
-		cur_str(&c, buf, sizeof(buf));
-		fprintf(f, "# %s : %s\n", what[feat], buf);
+	case DS_FEAT_CPUDESC: case DS_FEAT_CPUID:
+		print_string_feature(f, feat, &c);
 		break;
-	}
 	case DS_FEAT_NRCPUS:
 		fprintf(f, "# nrcpus online : %u\n# nrcpus avail : %u\n", hi->nr_cpus_online, hi->nr_cpus_avail);
 		break;
@@ -297,17 +330,8 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 		print_events(f, rd);
 		break;
 	case DS_FEAT_CPU_TOPOLOGY: case DS_FEAT_NUMA_TOPOLOGY: case DS_FEAT_CACHE: case DS_FEAT_MEM_TOPOLOGY:
-	case DS_FEAT_HYBRID_TOPOLOGY: case 32:
-		fprintf(f, "# %s info available, use -I to display\n", feat_names[feat]);
-		break;
-	case DS_FEAT_BRANCH_STACK:
-		fputs("# contains samples with branch stack\n", f);
-		break;
-	case DS_FEAT_AUXTRACE:
-		fputs("# contains AUX area data (e.g. instruction trace)\n", f);
-		break;
-	case DS_FEAT_STAT:
-		fputs("# contains stat data\n", f);
+	case DS_FEAT_HYBRID_TOPOLOGY: case 32: case DS_FEAT_BRANCH_STACK: case DS_FEAT_AUXTRACE: case DS_FEAT_STAT:
+		print_feature_note(f, feat);
 		break;
 	case DS_FEAT_PMU_MAPPINGS:
 		print_pmu_mappings(f, &c);
@@ -316,10 +340,7 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 		print_groups(f, rd, &c);
 		break;
 	case DS_FEAT_SAMPLE_TIME:
-		print_usec(f, "time of first sample", hi->first_sample_time);
-		print_usec(f, "time of last sample", hi->last_sample_time);
-		fprintf(f, "# sample duration : %10.3f ms\n",
-			(double)(hi->last_sample_time - hi->first_sample_time) / 1e6);
+		print_sample_time(f, hi);
 		break;
 	case DS_FEAT_BPF_PROG_INFO:
 		if (!cur_u32(&c))

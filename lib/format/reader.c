@@ -958,9 +958,117 @@ static int next_decompressed(struct ds_reader *r, struct ds_record *rec)
 	return 1;
 }
 
+/*
+ * The data section is read to its end: 0 when it ends cleanly, else the
+ * failure (a compressed record's payload or the declared data cut short).
+ */
+static int end_of_data(struct ds_reader *r)
+{
+	if (r->dlen > r->dhead)
+		return dsi_reader__fail(r, r->doff, -EINVAL, "data ends inside a compressed record's payload (%zu bytes left over)",
+				   r->dlen - r->dhead);
+	if (r->declared_end)
+		return dsi_reader__fail(r, r->end, -EINVAL, "truncated: the file ends here but its header says the data section ends at %#llx",
+				   (unsigned long long)r->declared_end);
+	return 0;
+}
+
+/*
+ * The record at r->pos, whole, into *h and *p (its header checked against
+ * the data's end).  1 got it, 0 a pipe ended cleanly before it, or the
+ * failure.
+ */
+static int fetch_record(struct ds_reader *r, struct ds_event_header *h, const uint8_t **p)
+{
+	int err = dsi_source__get(&r->src, r->pos, 8, p);
+
+	if (err == -ENODATA) {
+		if (r->info.pipe && r->src.eof && r->src.size == r->pos)
+			return 0; /* a pipe ends where it ends */
+		return dsi_reader__fail(r, r->pos, -EINVAL, "truncated: %llu bytes where a record header needs 8",
+				   (unsigned long long)((r->info.pipe ? r->src.size : r->end) - r->pos));
+	}
+	if (err)
+		return dsi_reader__fail(r, r->pos, err, "read error: %s", strerror(-err));
+	memcpy(h, *p, 8);
+	if (h->size < 8)
+		return dsi_reader__fail(r, r->pos, -EINVAL, "record (type %u) has size %u, smaller than its 8-byte header",
+				   h->type, h->size);
+	if (h->size > r->end - r->pos)
+		return dsi_reader__fail(r, r->pos, -EINVAL, "record (type %u, size %u) extends past the end of the data (%llu bytes left)",
+				   h->type, h->size, (unsigned long long)(r->end - r->pos));
+	err = dsi_source__get(&r->src, r->pos, h->size, p);
+	if (err == -ENODATA)
+		return dsi_reader__fail(r, r->pos, -EINVAL, "truncated: record (type %u, size %u) is cut off by the end of the input",
+				   h->type, h->size);
+	if (err)
+		return dsi_reader__fail(r, r->pos, err, "read error: %s", strerror(-err));
+	return 1;
+}
+
+/*
+ * The bytes that follow the record at r->pos outside its size (a pipe's
+ * tracing data, build ids, ...) into *extra, checked against the data's
+ * end; tracing data is kept, the record and it fetched again in one piece
+ * into *p.  0 or the failure.
+ */
+static int take_payload(struct ds_reader *r, const struct ds_event_header *h, const uint8_t **p,
+			uint64_t *extra)
+{
+	uint64_t off = r->pos;
+	uint32_t n32;
+
+	if (extra_payload(r, off, *p, h->type, h->size, extra))
+		return r->errcode;
+	if (*extra > r->end - r->pos - h->size)
+		return dsi_reader__fail(r, off, -EINVAL, "record (type %u) payload of %llu bytes extends past the end of the data",
+				   h->type, (unsigned long long)*extra);
+	if (h->type != DS_REC_HEADER_TRACING_DATA || !*extra)
+		return 0;
+	/* the record and its payload in one piece: a pipe keeps nothing before */
+	memcpy(&n32, *p + 8, 4);
+	quiesce(r);
+	if (dsi_source__get(&r->src, off, (size_t)h->size + n32, p))
+		return dsi_reader__fail(r, off, -EINVAL, "truncated: tracing data cut off by the end of the input");
+	keep_tracing_data(r, *p + h->size, n32);
+	return 0;
+}
+
+/*
+ * An uncompressed record at @off into *rec, after the reader has taken
+ * what it keeps from it (attrs, ids, features); events are named at the
+ * first record.  1, or the failure.
+ */
+static int deliver_record(struct ds_reader *r, struct ds_record *rec, uint64_t off, const uint8_t *in_place,
+			  const struct ds_event_header *h)
+{
+	const uint8_t *p = aligned(r, in_place, h->size);
+	int err;
+
+	if (!p)
+		return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
+	rec->in_window = p == in_place && !r->src.pipe;
+	err = absorb_record(r, off, p, h->size, h->type);
+	if (err)
+		return err;
+	if (h->type == DS_REC_FINISHED_INIT || h->type == DS_REC_HEADER_ATTR)
+		name_evsels(r);
+	rec->hdr = (const struct ds_event_header *)p;
+	rec->offset = off;
+	rec->decompressed = false;
+	if (!r->named) {
+		quiesce(r);
+		name_evsels(r);
+		r->named = true;
+	}
+	return 1;
+}
+
 int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 {
+	struct ds_event_header h;
 	const uint8_t *p;
+	uint64_t off, extra;
 	int err;
 
 	if (r->errcode)
@@ -969,84 +1077,21 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		err = next_decompressed(r, rec);
 		if (err)
 			return err;
-		if (r->pos >= r->end) {
-			if (r->dlen > r->dhead)
-				return dsi_reader__fail(r, r->doff, -EINVAL, "data ends inside a compressed record's payload (%zu bytes left over)",
-						   r->dlen - r->dhead);
-			if (r->declared_end)
-				return dsi_reader__fail(r, r->end, -EINVAL, "truncated: the file ends here but its header says the data section ends at %#llx",
-						   (unsigned long long)r->declared_end);
-			return 0;
-		}
-		err = dsi_source__get(&r->src, r->pos, 8, &p);
-		if (err == -ENODATA) {
-			if (r->info.pipe && r->src.eof && r->src.size == r->pos)
-				return 0; /* a pipe ends where it ends */
-			return dsi_reader__fail(r, r->pos, -EINVAL, "truncated: %llu bytes where a record header needs 8",
-					   (unsigned long long)((r->info.pipe ? r->src.size : r->end) - r->pos));
-		}
-		if (err)
-			return dsi_reader__fail(r, r->pos, err, "read error: %s", strerror(-err));
-		struct ds_event_header h;
-
-		memcpy(&h, p, 8);
-		if (h.size < 8)
-			return dsi_reader__fail(r, r->pos, -EINVAL, "record (type %u) has size %u, smaller than its 8-byte header",
-					   h.type, h.size);
-		if (h.size > r->end - r->pos)
-			return dsi_reader__fail(r, r->pos, -EINVAL, "record (type %u, size %u) extends past the end of the data (%llu bytes left)",
-					   h.type, h.size, (unsigned long long)(r->end - r->pos));
-		err = dsi_source__get(&r->src, r->pos, h.size, &p);
-		if (err == -ENODATA)
-			return dsi_reader__fail(r, r->pos, -EINVAL, "truncated: record (type %u, size %u) is cut off by the end of the input",
-					   h.type, h.size);
-		if (err)
-			return dsi_reader__fail(r, r->pos, err, "read error: %s", strerror(-err));
-		uint64_t off = r->pos, extra;
-
-		if (extra_payload(r, off, p, h.type, h.size, &extra))
-			return r->errcode;
-		if (extra > r->end - r->pos - h.size)
-			return dsi_reader__fail(r, off, -EINVAL, "record (type %u) payload of %llu bytes extends past the end of the data",
-					   h.type, (unsigned long long)extra);
-		if (h.type == DS_REC_HEADER_TRACING_DATA && extra) {
-			uint32_t n32;
-
-			/* the record and its payload in one piece: a pipe keeps nothing before */
-			memcpy(&n32, p + 8, 4);
-			quiesce(r);
-			if (dsi_source__get(&r->src, off, (size_t)h.size + n32, &p))
-				return dsi_reader__fail(r, off, -EINVAL, "truncated: tracing data cut off by the end of the input");
-			keep_tracing_data(r, p + h.size, n32);
-		}
+		if (r->pos >= r->end)
+			return end_of_data(r);
+		err = fetch_record(r, &h, &p);
+		if (err <= 0)
+			return err;
+		off = r->pos;
+		if ((err = take_payload(r, &h, &p, &extra)))
+			return err;
 		r->pos += h.size + extra;
 		r->bytes = r->pos;
-		if (h.type == DS_REC_COMPRESSED || h.type == DS_REC_COMPRESSED2) {
-			r->nr_compressed++;
-			err = feed_compressed(r, off, p, h.size, h.type);
-			if (err)
-				return err;
-			continue;
-		}
-		const uint8_t *in_place = p;
-
-		p = aligned(r, p, h.size);
-		if (!p)
-			return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
-		rec->in_window = p == in_place && !r->src.pipe;
-		err = absorb_record(r, off, p, h.size, h.type);
+		if (h.type != DS_REC_COMPRESSED && h.type != DS_REC_COMPRESSED2)
+			return deliver_record(r, rec, off, p, &h);
+		r->nr_compressed++;
+		err = feed_compressed(r, off, p, h.size, h.type);
 		if (err)
 			return err;
-		if (h.type == DS_REC_FINISHED_INIT || h.type == DS_REC_HEADER_ATTR)
-			name_evsels(r);
-		rec->hdr = (const struct ds_event_header *)p;
-		rec->offset = off;
-		rec->decompressed = false;
-		if (!r->named) {
-			quiesce(r);
-			name_evsels(r);
-			r->named = true;
-		}
-		return 1;
 	}
 }

@@ -220,22 +220,43 @@ static bool type_is_long(const char *t)
 	return n == 4 || (t[n - 5] == ' ' && !(n >= 9 && !strcmp(t + n - 9, "long long")));
 }
 
-/* One "field:TYPE NAME[N];\toffset:N;\tsize:N;\tsigned:N;" line. */
-static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
+/*
+ * The type of a declaration "TYPE NAME[N]": the text from @decl to the
+ * spaces before @name, then the brackets [@br, @br_end) (empty when not an
+ * array), as libtraceevent keeps them.  NULL when out of memory.
+ */
+static char *field_type_new(const char *decl, const char *name, const char *br, const char *br_end)
 {
-	const char *semi = memchr(line, ';', len), *p;
-	const char *decl = line + 6, *name_end, *name;
-	char num[32];
+	const char *te = name;
+	size_t tl, bl = (size_t)(br_end - br);
+	char *type;
 
-	if (!semi || len < 7)
-		return false;
-	/* the declaration: TYPE NAME or TYPE NAME[N] */
-	name_end = semi;
+	while (te > decl && te[-1] == ' ')
+		te--;
+	tl = (size_t)(te - decl);
+	type = malloc(tl + bl + 1);
+	if (type) {
+		memcpy(type, decl, tl);
+		memcpy(type + tl, br, bl);
+		type[tl + bl] = 0;
+	}
+	return type;
+}
+
+/*
+ * The declaration [@decl, @end) "TYPE NAME" or "TYPE NAME[N]" into
+ * f->name, f->type and (arrays) F_ARRAY and f->arraylen.  False when it
+ * has no name, a ']' without '[', or memory runs out.
+ */
+static bool parse_field_decl(const char *decl, const char *end, struct tp_field *f)
+{
+	const char *name_end = end, *br, *name;
+
 	while (name_end > decl && name_end[-1] == ' ')
 		name_end--;
-	p = name_end;
-	if (p > decl && p[-1] == ']') {
-		const char *lb = p;
+	br = name_end;
+	if (br > decl && br[-1] == ']') {
+		const char *lb = br;
 
 		while (lb > decl && *lb != '[')
 			lb--;
@@ -243,31 +264,37 @@ static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
 			return false;
 		f->flags |= F_ARRAY;
 		f->arraylen = (uint32_t)strtoul(lb + 1, NULL, 0);
-		p = lb;
+		br = lb;
 	}
-	name = p;
+	name = br;
 	while (name > decl && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
 		name--;
-	if (name == p)
+	if (name == br)
 		return false;
-	f->name = xstrndup(name, (size_t)(p - name));
-	{
-		const char *te = name;
+	f->name = xstrndup(name, (size_t)(br - name));
+	f->type = field_type_new(decl, name, br, name_end);
+	return f->name && f->type;
+}
 
-		while (te > decl && te[-1] == ' ')
-			te--;
-		/* the type keeps the array brackets, as libtraceevent's does */
-		size_t tl = (size_t)(te - decl), bl = (size_t)(name_end - p);
+/* Whether @type, without its brackets and trailing spaces, is a "long" (not "long long"). */
+static bool base_type_is_long(const char *type)
+{
+	const char *br = strchr(type, '[');
+	char base[128];
+	size_t bl = br ? (size_t)(br - type) : strlen(type);
 
-		f->type = malloc(tl + bl + 1);
-		if (f->type) {
-			memcpy(f->type, decl, tl);
-			memcpy(f->type + tl, p, bl);
-			f->type[tl + bl] = 0;
-		}
-	}
-	if (!f->name || !f->type)
+	if (bl >= sizeof(base))
 		return false;
+	memcpy(base, type, bl);
+	base[bl] = 0;
+	while (bl && base[bl - 1] == ' ')
+		base[--bl] = 0;
+	return type_is_long(base);
+}
+
+/* The flags f->type implies: dynamic (__data_loc, __rel_loc), string, pointer, long. */
+static void field_type_flags(struct tp_field *f)
+{
 	if (!strncmp(f->type, "__data_loc", 10))
 		f->flags |= F_DYNAMIC;
 	if (!strncmp(f->type, "__rel_loc", 9))
@@ -276,33 +303,29 @@ static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
 		f->flags |= F_STRING;
 	if (strchr(f->type, '*'))
 		f->flags |= F_POINTER;
-	{
-		/* the base type, without brackets, for "long" */
-		char *br = strchr(f->type, '[');
-		char base[128];
-		size_t bl2 = br ? (size_t)(br - f->type) : strlen(f->type);
+	if (base_type_is_long(f->type))
+		f->flags |= F_LONG;
+}
 
-		if (bl2 < sizeof(base)) {
-			memcpy(base, f->type, bl2);
-			base[bl2] = 0;
-			while (bl2 && base[bl2 - 1] == ' ')
-				base[--bl2] = 0;
-			if (type_is_long(base))
-				f->flags |= F_LONG;
-		}
-	}
-	/* offset, size, signed */
-	for (const char *k = semi + 1; k < line + len;) {
-		const char *colon = memchr(k, ':', (size_t)(line + len - k));
-		const char *end;
+/*
+ * The "\toffset:N;\tsize:N;\tsigned:N;" attributes in [@k, @end) into @f;
+ * other keys are skipped.  False when a value is longer than 31 bytes.
+ */
+static bool parse_field_attrs(const char *k, const char *end, struct tp_field *f)
+{
+	char num[32];
+
+	while (k < end) {
+		const char *colon = memchr(k, ':', (size_t)(end - k));
+		const char *semi;
 		size_t nl;
 
 		if (!colon)
 			break;
-		end = memchr(colon, ';', (size_t)(line + len - colon));
-		if (!end)
+		semi = memchr(colon, ';', (size_t)(end - colon));
+		if (!semi)
 			break;
-		nl = (size_t)(end - colon - 1);
+		nl = (size_t)(semi - colon - 1);
 		if (nl >= sizeof(num))
 			return false;
 		memcpy(num, colon + 1, nl);
@@ -315,28 +338,55 @@ static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
 			f->size = (uint32_t)strtoul(num, NULL, 0);
 		else if (!strncmp(k, "signed", 6) && strtoul(num, NULL, 0))
 			f->flags |= F_SIGNED;
-		k = end + 1;
+		k = semi + 1;
 	}
+	return true;
+}
+
+/* The element size of a dynamic array's type "__data_loc TYPE[]": its size if TYPE is a plain one, else 4. */
+static uint32_t dynamic_elsize(const struct tp_field *f)
+{
+	const char *t = f->type + ((f->flags & F_RELATIVE) ? 9 : 10);
+
+	while (*t == ' ')
+		t++;
+	return strstr(t, "long long") || strstr(t, "64") ? 8 :
+	       strstr(t, "long") ? 8 : strstr(t, "short") || strstr(t, "16") ? 2 :
+	       strstr(t, "char") || strstr(t, "8") ? 1 : 4;
+}
+
+/* f->elsize, once the type and the size are known; a 2-byte __data_loc is a string. */
+static void field_set_elsize(struct tp_field *f)
+{
 	if ((f->flags & F_DYNAMIC) && f->size == 2)
 		f->flags |= F_STRING | F_ARRAY;
-	if (f->flags & (F_ARRAY | F_DYNAMIC)) {
-		if (f->arraylen)
-			f->elsize = f->size / f->arraylen;
-		else if (f->flags & F_STRING)
-			f->elsize = 1;
-		else if (f->flags & F_DYNAMIC) {
-			/* the element type of __data_loc TYPE[]: its size if it is a plain one */
-			const char *t = f->type + ((f->flags & F_RELATIVE) ? 9 : 10);
-
-			while (*t == ' ')
-				t++;
-			f->elsize = strstr(t, "long long") || strstr(t, "64") ? 8 :
-				    strstr(t, "long") ? 8 : strstr(t, "short") || strstr(t, "16") ? 2 :
-				    strstr(t, "char") || strstr(t, "8") ? 1 : 4;
-		}
-	} else {
+	if (!(f->flags & (F_ARRAY | F_DYNAMIC)))
 		f->elsize = f->size;
-	}
+	else if (f->arraylen)
+		f->elsize = f->size / f->arraylen;
+	else if (f->flags & F_STRING)
+		f->elsize = 1;
+	else if (f->flags & F_DYNAMIC)
+		f->elsize = dynamic_elsize(f);
+}
+
+/*
+ * One "field:TYPE NAME[N];\toffset:N;\tsize:N;\tsigned:N;" line into @f
+ * (zeroed by the caller).  False when malformed; @f may then hold what was
+ * parsed so far (the caller frees it).
+ */
+static bool parse_field_line(const char *line, size_t len, struct tp_field *f)
+{
+	const char *semi = memchr(line, ';', len);
+
+	if (!semi || len < 7)
+		return false;
+	if (!parse_field_decl(line + 6, semi, f))
+		return false;
+	field_type_flags(f);
+	if (!parse_field_attrs(semi + 1, line + len, f))
+		return false;
+	field_set_elsize(f);
 	return true;
 }
 
@@ -673,6 +723,111 @@ static void p_paren(struct parser *ps, struct node *n)
 	}
 }
 
+/*
+ * The parse functions below leave ps->depth as they found it when they
+ * succeed; a failure (ps->failed, never cleared) ends the parse, so what
+ * the depth is then does not matter.
+ */
+
+/* "REC->name": a field (an unknown name reads 0). */
+static void p_field_ref(struct parser *ps, struct node *n)
+{
+	struct lexer *lx = &ps->lx;
+
+	lex_next(lx);
+	if (!expect(ps, "->"))
+		return;
+	if (lx->kind != T_IDENT) {
+		ps->failed = true;
+		return;
+	}
+	n->kind = N_FIELD;
+	n->field = find_field(ps->ev, lx->tok, lx->len);
+	lex_next(lx);
+}
+
+/* "__builtin_expect(cond, N)", the lexer past its '(': the condition, a primary. */
+static void p_builtin_expect(struct parser *ps, struct node *n)
+{
+	struct lexer *lx = &ps->lx;
+
+	p_arg(ps, n);
+	if (ps->failed || !expect(ps, ","))
+		return;
+	if (!cur_item(lx))
+		ps->failed = true;
+	else
+		lex_next(lx);
+	expect(ps, ")");
+}
+
+/*
+ * An atom, [@name, @name + @nlen) and the words that follow it ("unsigned
+ * long"), joined by single spaces.  NULL when out of memory.
+ */
+static char *take_words(struct lexer *lx, const char *name, size_t nlen)
+{
+	size_t len = nlen;
+	char *t = xstrndup(name, nlen);
+
+	while (t && cur_item(lx)) {
+		char *nt = realloc(t, len + lx->len + 2);
+
+		if (!nt) {
+			free(t);
+			return NULL;
+		}
+		t = nt;
+		t[len++] = ' ';
+		memcpy(t + len, lx->tok, lx->len);
+		len += lx->len;
+		t[len] = 0;
+		lex_next(lx);
+	}
+	return t;
+}
+
+/* A name: a function call, __builtin_expect() or an atom of one or more words. */
+static void p_name(struct parser *ps, struct node *n)
+{
+	struct lexer *lx = &ps->lx;
+	const char *name = lx->tok;
+	size_t nlen = lx->len;
+
+	lex_next(lx);
+	if (cur_delim(lx, '(') && nlen == 16 && !memcmp(name, "__builtin_expect", 16)) {
+		lex_next(lx);
+		p_builtin_expect(ps, n);
+	} else if (cur_delim(lx, '(')) {
+		lex_next(lx);
+		parse_call(ps, n, name, nlen);
+	} else {
+		n->kind = N_ATOM;
+		n->text = take_words(lx, name, nlen);
+		if (!n->text)
+			ps->failed = true;
+	}
+}
+
+/* A unary operator (~ ! + -): its operand is a primary; a tighter binary operator after it applies to the operand. */
+static void p_unary(struct parser *ps, struct node *n)
+{
+	struct lexer *lx = &ps->lx;
+
+	n->kind = N_OP;
+	n->op[0] = *lx->tok;
+	n->prio = 0;
+	lex_next(lx);
+	if (!(n->b = node_new(ps, N_ATOM)))
+		return;
+	p_arg(ps, n->b);
+	if (!ps->failed && cur_op(lx) && !is_op(lx, ":")) {
+		if (op_prio((char[3]){ lx->tok[0], lx->len > 1 ? lx->tok[1] : 0, 0 }) > n->prio)
+			p_op(ps, n);
+	}
+}
+
+/* A primary: a field, a call, an atom, a string, a parenthesized expression or cast, a unary operation. */
 static void p_arg(struct parser *ps, struct node *n)
 {
 	struct lexer *lx = &ps->lx;
@@ -682,60 +837,9 @@ static void p_arg(struct parser *ps, struct node *n)
 		return;
 	}
 	if (is_ident(lx, "REC")) {
-		lex_next(lx);
-		if (!expect(ps, "->"))
-			return;
-		if (lx->kind != T_IDENT) {
-			ps->failed = true;
-			return;
-		}
-		n->kind = N_FIELD;
-		n->field = find_field(ps->ev, lx->tok, lx->len);   /* unknown: reads 0 */
-		lex_next(lx);
+		p_field_ref(ps, n);
 	} else if (cur_item(lx)) {
-		const char *name = lx->tok;
-		size_t nlen = lx->len;
-
-		lex_next(lx);
-		if (cur_delim(lx, '(') && nlen == 16 && !memcmp(name, "__builtin_expect", 16)) {
-			/* __builtin_expect(cond, N): the condition, a primary */
-			lex_next(lx);
-			p_arg(ps, n);
-			if (!ps->failed && expect(ps, ",")) {
-				if (!cur_item(lx))
-					ps->failed = true;
-				else
-					lex_next(lx);
-				expect(ps, ")");
-			}
-		} else if (cur_delim(lx, '(')) {
-			lex_next(lx);
-			parse_call(ps, n, name, nlen);
-		} else {
-			/* an atom may be several words: "unsigned long" */
-			size_t len = nlen;
-			char *t = xstrndup(name, nlen);
-
-			while (t && cur_item(lx)) {
-				char *nt = realloc(t, len + lx->len + 2);
-
-				if (!nt) {
-					free(t);
-					t = NULL;
-					break;
-				}
-				t = nt;
-				t[len++] = ' ';
-				memcpy(t + len, lx->tok, lx->len);
-				len += lx->len;
-				t[len] = 0;
-				lex_next(lx);
-			}
-			n->kind = N_ATOM;
-			n->text = t;
-			if (!t)
-				ps->failed = true;
-		}
+		p_name(ps, n);
 	} else if (lx->kind == T_STR) {
 		n->kind = N_STR;
 		n->text = take_string(ps);
@@ -743,18 +847,7 @@ static void p_arg(struct parser *ps, struct node *n)
 		lex_next(lx);
 		p_paren(ps, n);
 	} else if (cur_op(lx) && lx->len == 1 && strchr("~!+-", *lx->tok)) {
-		/* a unary operator: its operand is a primary */
-		n->kind = N_OP;
-		n->op[0] = *lx->tok;
-		n->prio = 0;
-		lex_next(lx);
-		if (!(n->b = node_new(ps, N_ATOM)))
-			return;
-		p_arg(ps, n->b);
-		if (!ps->failed && cur_op(lx) && !is_op(lx, ":")) {
-			if (op_prio((char[3]){ lx->tok[0], lx->len > 1 ? lx->tok[1] : 0, 0 }) > n->prio)
-				p_op(ps, n);
-		}
+		p_unary(ps, n);
 	} else {
 		ps->failed = true;
 	}
@@ -779,11 +872,113 @@ static void p_cond(struct parser *ps, struct node *q)
 	q->b = colon;
 }
 
+/*
+ * @n becomes the operator node "@op" (at @prio) whose left operand is what
+ * @n was; the lexer moves past the operator.  The left operand, or NULL
+ * when out of memory.
+ */
+static struct node *op_node_over(struct parser *ps, struct node *n, const char *op, int prio)
+{
+	struct node *left = node_move(ps, n);
+
+	if (!left)
+		return NULL;
+	n->kind = N_OP;
+	strcpy(n->op, op);
+	n->a = left;
+	n->prio = prio;
+	lex_next(&ps->lx);
+	return left;
+}
+
+/* "left[index]": the index is a primary, as libtraceevent reads it. */
+static void p_index(struct parser *ps, struct node *n)
+{
+	if (!op_node_over(ps, n, "[", 0))
+		return;
+	if (!(n->b = node_new(ps, N_ATOM)))
+		return;
+	p_arg(ps, n->b);
+	if (!ps->failed)
+		expect(ps, "]");
+}
+
+/* "(type *)": the atom before the star gets it, and @n is that atom again.  False when it cannot. */
+static bool p_pointer_type(struct node *n, struct node *left)
+{
+	size_t l = left->text ? strlen(left->text) : 0;
+	char *t;
+
+	if (left->kind != N_ATOM || !(t = realloc(left->text, l + 3)))
+		return false;
+	memcpy(t + l, " *", 3);
+	left->text = t;
+	node_swap(n, left);
+	return true;
+}
+
+/*
+ * "left OP right", right a primary; when right is itself an operation that
+ * binds more loosely, the tree rotates so that OP takes left and right's
+ * left operand.  Its right operand into *right (NULL after a cast's
+ * "(type *)").  False when nothing may follow (the cast, or a failure).
+ */
+static bool p_binary(struct parser *ps, struct node *n, const char *op, struct node **right)
+{
+	struct node *left = op_node_over(ps, n, op, op_prio(op)), *r;
+
+	if (!left)
+		return false;
+	if (!strcmp(op, "*") && cur_delim(&ps->lx, ')')) {
+		if (!p_pointer_type(n, left))
+			ps->failed = true;
+		return false;
+	}
+	if (!(r = node_new(ps, N_ATOM)))
+		return false;
+	p_arg(ps, r);
+	if (ps->failed)
+		return false;
+	if (r->kind == N_OP && op_prio(n->op) < op_prio(r->op)) {
+		/* rotate: n takes right's operator, with (left n right.a) as its left */
+		n->b = r->a;
+		node_swap(n, r);
+		n->a = r;
+	} else {
+		n->b = r;
+	}
+	*right = r;
+	return true;
+}
+
+/*
+ * The operator after "n OP right": it applies to the whole of @n when it
+ * binds more loosely than OP (or OP had no right operand, as ?: and []),
+ * else to @right.
+ */
+static void p_next_op(struct parser *ps, struct node *n, struct node *right)
+{
+	struct lexer *lx = &ps->lx;
+	char next[4] = { 0 };
+
+	if (lx->len > 2) {
+		ps->failed = true;
+		return;
+	}
+	memcpy(next, lx->tok, lx->len);
+	if (op_prio(next) > n->prio || !right)
+		p_op(ps, n);
+	else
+		p_op(ps, right);
+}
+
+/* The operator at the lexer, applied to @n (its left operand), then the operators that follow. */
 static void p_op(struct parser *ps, struct node *n)
 {
 	struct lexer *lx = &ps->lx;
-	struct node *right = NULL, *left;
+	struct node *right = NULL;
 	char op[4] = { 0 };
+	bool more = true;
 
 	if (ps->failed || ++ps->depth > 200 || lx->len > 2) {
 		ps->failed = true;
@@ -791,80 +986,17 @@ static void p_op(struct parser *ps, struct node *n)
 	}
 	memcpy(op, lx->tok, lx->len);
 	if (!strcmp(op, "?")) {
-		if (!(left = node_move(ps, n)))
-			return;
-		n->kind = N_OP;
-		strcpy(n->op, "?");
-		n->a = left;
-		n->prio = 0;
-		lex_next(lx);
-		p_cond(ps, n);
+		if (op_node_over(ps, n, "?", 0))
+			p_cond(ps, n);
 	} else if (!strcmp(op, "[")) {
-		if (!(left = node_move(ps, n)))
-			return;
-		n->kind = N_OP;
-		strcpy(n->op, "[");
-		n->a = left;
-		n->prio = 0;
-		lex_next(lx);
-		if (!(n->b = node_new(ps, N_ATOM)))
-			return;
-		p_arg(ps, n->b);   /* the index: a primary, as libtraceevent reads it */
-		if (ps->failed || !expect(ps, "]"))
-			return;
-	} else if (op_prio(op) > 4 && strcmp(op, "?")) {
-		if (!(left = node_move(ps, n)))
-			return;
-		n->kind = N_OP;
-		strcpy(n->op, op);
-		n->a = left;
-		n->prio = op_prio(op);
-		lex_next(lx);
-		if (!strcmp(op, "*") && cur_delim(lx, ')')) {
-			/* "(type *)": the atom before gets its star */
-			size_t l = left->text ? strlen(left->text) : 0;
-			char *t;
-
-			if (left->kind != N_ATOM || !(t = realloc(left->text, l + 3))) {
-				ps->failed = true;
-				return;
-			}
-			memcpy(t + l, " *", 3);
-			left->text = t;
-			node_swap(n, left);
-			ps->depth--;
-			return;
-		}
-		if (!(right = node_new(ps, N_ATOM)))
-			return;
-		p_arg(ps, right);
-		if (ps->failed)
-			return;
-		if (right->kind == N_OP && op_prio(n->op) < op_prio(right->op)) {
-			/* rotate: n takes right's operator, with (left n right.a) as its left */
-			n->b = right->a;
-			node_swap(n, right);
-			n->a = right;
-		} else {
-			n->b = right;
-		}
+		p_index(ps, n);
+	} else if (op_prio(op) > 4) {
+		more = p_binary(ps, n, op, &right);
 	} else {
 		ps->failed = true;   /* libtraceevent fails the print fmt on an unknown operator */
-		return;
 	}
-	if (!ps->failed && cur_op(lx) && !is_op(lx, ":")) {
-		char next[4] = { 0 };
-
-		if (lx->len > 2) {
-			ps->failed = true;
-			return;
-		}
-		memcpy(next, lx->tok, lx->len);
-		if (op_prio(next) > n->prio || !right)
-			p_op(ps, n);
-		else
-			p_op(ps, right);
-	}
+	if (more && !ps->failed && cur_op(lx) && !is_op(lx, ":"))
+		p_next_op(ps, n, right);
 	ps->depth--;
 }
 
@@ -1151,133 +1283,189 @@ static const char *printk_text(const struct ds_tp_set *set, uint64_t addr)
 	return NULL;
 }
 
-static void print_str_arg(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg, const struct node *n)
+/* Bytes @p[0..@len) as a C string through the conversion, cut to 1023 bytes. */
+static void put_bytes(struct sbuf *s, const struct piece *pc, int len_arg, const uint8_t *p, size_t len)
 {
 	char buf[1024];
 
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, p, len);
+	buf[len] = 0;
+	put_str(s, pc, len_arg, buf);
+}
+
+/*
+ * A field as a string: a pointer-sized scalar is a printk format's address
+ * (its text when the tracing data names it, else the address in hex); else
+ * the field's bytes, up to its end or the record's.
+ */
+static void print_field_str(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg,
+			    const struct tp_field *f)
+{
+	size_t len;
+
+	if (!f)
+		return;
+	if (!(f->flags & F_ARRAY) && f->size == (uint32_t)c->ev->long_size) {
+		uint64_t addr = read_num(&c->raw, f->offset, f->size);
+		const char *text = printk_text(c->ev->set, addr);
+
+		if (text)
+			sb_puts(s, text);
+		else
+			sb_printf(s, "%" PRIx64, addr);
+		return;
+	}
+	if (f->offset > c->raw.size)
+		return;
+	len = f->size ? f->size : c->raw.size - f->offset;
+	if (len > c->raw.size - f->offset)
+		len = c->raw.size - f->offset;
+	put_bytes(s, pc, len_arg, c->raw.p + f->offset, len);
+}
+
+/*
+ * __print_flags(): the names of the flags set in the value, joined by the
+ * node's delimiter, then what no name covers in hex; a zero value prints
+ * the first name whose value is not a number libtraceevent knows.
+ */
+static void print_flags(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg,
+			const struct node *n)
+{
+	uint64_t val = eval_num(c, n->a);
+	bool printed = false;
+
+	for (size_t i = 0; i < n->nr_syms; i++) {
+		int64_t fv = flag_value(n->syms[i].value);
+
+		if (!val && fv < 0) {
+			put_str(s, pc, len_arg, n->syms[i].str);
+			break;
+		}
+		if (fv > 0 && (val & (uint64_t)fv) == (uint64_t)fv) {
+			if (printed && n->text)
+				sb_puts(s, n->text);
+			put_str(s, pc, len_arg, n->syms[i].str);
+			printed = true;
+			val &= ~(uint64_t)fv;
+		}
+	}
+	if (val) {
+		if (printed && n->text)
+			sb_puts(s, n->text);
+		sb_printf(s, "0x%" PRIx64, val);
+	}
+}
+
+/* __print_symbolic(): the name of the value, else the value in hex. */
+static void print_symbolic(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg,
+			   const struct node *n)
+{
+	uint64_t val = eval_num(c, n->a);
+
+	for (size_t i = 0; i < n->nr_syms; i++)
+		if ((int64_t)val == flag_value(n->syms[i].value)) {
+			put_str(s, pc, len_arg, n->syms[i].str);
+			return;
+		}
+	sb_printf(s, "0x%" PRIx64, val);
+}
+
+/* __get_str(): the dynamic string up to its NUL or its end; nothing when empty or outside the record. */
+static void print_dynamic_str(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg,
+			      const struct tp_field *f)
+{
+	uint32_t o, len;
+
+	if (!f || !dyn_loc(&c->raw, f, &o, &len) || !len)
+		return;
+	len = (uint32_t)strnlen((const char *)c->raw.p + o, len);
+	put_bytes(s, pc, len_arg, c->raw.p + o, len);
+}
+
+/* Where an array argument's bytes start: a dynamic array's data or a field's offset (0 if neither). */
+static uint32_t array_offset(struct ctx *c, const struct node *arr)
+{
+	uint32_t o = 0, len;
+
+	if (arr->kind == N_DYNARR && arr->field)
+		dyn_loc(&c->raw, arr->field, &o, &len);
+	else if (arr->kind == N_FIELD && arr->field)
+		o = arr->field->offset;
+	return o;
+}
+
+/*
+ * __print_array(): "{0x1,0x2}", elements of 1, 2, 4 or 8 bytes; another
+ * element size prints "BAD SIZE" with one byte per element, as
+ * libtraceevent does.  At most 4096 elements.
+ */
+static void print_int_array(struct ctx *c, struct sbuf *s, const struct node *n)
+{
+	uint32_t o = array_offset(c, n->a);
+	uint64_t cnt = eval_num(c, n->b), el = eval_num(c, n->c);
+	uint32_t es = el == 1 || el == 2 || el == 4 || el == 8 ? (uint32_t)el : 1;
+
+	sb_put(s, "{", 1);
+	for (uint64_t i = 0; i < cnt && i < 4096; i++) {
+		if (i)
+			sb_put(s, ",", 1);
+		if (es != el)
+			sb_printf(s, "BAD SIZE:%" PRIu64 " 0x%" PRIx64, el, read_num(&c->raw, o, 1));
+		else
+			sb_printf(s, "0x%" PRIx64, read_num(&c->raw, o, es));
+		o += es;
+	}
+	sb_put(s, "}", 1);
+}
+
+/* __print_hex() (bytes apart) and __print_hex_str() (bytes together): at most 4096 bytes. */
+static void print_hex(struct ctx *c, struct sbuf *s, const struct node *n)
+{
+	uint32_t o = array_offset(c, n->a);
+	uint64_t cnt = eval_num(c, n->b);
+
+	for (uint64_t i = 0; i < cnt && i < 4096; i++) {
+		if (i && n->kind == N_HEX)
+			sb_put(s, " ", 1);
+		sb_printf(s, "%02" PRIx64, read_num(&c->raw, o + i, 1));
+	}
+}
+
+/*
+ * Argument @n printed as a string through @pc.  Nodes nest at most 400
+ * deep; past that (hostile formats) it prints nothing, and the depth
+ * is not given back: the record's later arguments stop at the guard too.
+ */
+static void print_str_arg(struct ctx *c, struct sbuf *s, const struct piece *pc, int len_arg, const struct node *n)
+{
 	if (!n || ++c->depth > 400)
 		return;
 	switch (n->kind) {
 	case N_ATOM:
-		put_str(s, pc, len_arg, n->text);
-		break;
 	case N_STR:
 		put_str(s, pc, len_arg, n->text);
 		break;
-	case N_FIELD: {
-		const struct tp_field *f = n->field;
-		size_t len;
-
-		if (!f)
-			break;
-		if (!(f->flags & F_ARRAY) && f->size == (uint32_t)c->ev->long_size) {
-			/* a pointer: to a printk format string the tracing data names, else its value */
-			uint64_t addr = read_num(&c->raw, f->offset, f->size);
-			const char *text = printk_text(c->ev->set, addr);
-
-			if (text)
-				sb_puts(s, text);
-			else
-				sb_printf(s, "%" PRIx64, addr);
-			break;
-		}
-		if (f->offset > c->raw.size)
-			break;
-		len = f->size ? f->size : c->raw.size - f->offset;
-		if (len > c->raw.size - f->offset)
-			len = c->raw.size - f->offset;
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
-		memcpy(buf, c->raw.p + f->offset, len);
-		buf[len] = 0;
-		put_str(s, pc, len_arg, buf);
+	case N_FIELD:
+		print_field_str(c, s, pc, len_arg, n->field);
 		break;
-	}
-	case N_FLAGS: {
-		uint64_t val = eval_num(c, n->a);
-		bool printed = false;
-
-		for (size_t i = 0; i < n->nr_syms; i++) {
-			int64_t fv = flag_value(n->syms[i].value);
-
-			if (!val && fv < 0) {
-				put_str(s, pc, len_arg, n->syms[i].str);
-				break;
-			}
-			if (fv > 0 && (val & (uint64_t)fv) == (uint64_t)fv) {
-				if (printed && n->text)
-					sb_puts(s, n->text);
-				put_str(s, pc, len_arg, n->syms[i].str);
-				printed = true;
-				val &= ~(uint64_t)fv;
-			}
-		}
-		if (val) {
-			if (printed && n->text)
-				sb_puts(s, n->text);
-			sb_printf(s, "0x%" PRIx64, val);
-		}
+	case N_FLAGS:
+		print_flags(c, s, pc, len_arg, n);
 		break;
-	}
-	case N_SYMBOL: {
-		uint64_t val = eval_num(c, n->a);
-		size_t i;
-
-		for (i = 0; i < n->nr_syms; i++)
-			if ((int64_t)val == flag_value(n->syms[i].value)) {
-				put_str(s, pc, len_arg, n->syms[i].str);
-				break;
-			}
-		if (i == n->nr_syms)
-			sb_printf(s, "0x%" PRIx64, val);
+	case N_SYMBOL:
+		print_symbolic(c, s, pc, len_arg, n);
 		break;
-	}
-	case N_GETSTR: {
-		uint32_t o, len;
-
-		if (!n->field || !dyn_loc(&c->raw, n->field, &o, &len) || !len)
-			break;
-		len = (uint32_t)strnlen((const char *)c->raw.p + o, len);
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
-		memcpy(buf, c->raw.p + o, len);
-		buf[len] = 0;
-		put_str(s, pc, len_arg, buf);
+	case N_GETSTR:
+		print_dynamic_str(c, s, pc, len_arg, n->field);
 		break;
-	}
 	case N_HEX:
 	case N_HEXSTR:
-	case N_INTARR: {
-		uint32_t o = 0, dl;
-		uint64_t cnt = eval_num(c, n->b), el = n->kind == N_INTARR ? eval_num(c, n->c) : 1;
-
-		if (n->a->kind == N_DYNARR && n->a->field)
-			dyn_loc(&c->raw, n->a->field, &o, &dl);
-		else if (n->a->kind == N_FIELD && n->a->field)
-			o = n->a->field->offset;
-		if (n->kind == N_INTARR)
-			sb_put(s, "{", 1);
-		for (uint64_t i = 0; i < cnt && i < 4096; i++) {
-			if (n->kind == N_INTARR) {
-				uint32_t es = el == 1 || el == 2 || el == 4 || el == 8 ? (uint32_t)el : 1;
-
-				if (i)
-					sb_put(s, ",", 1);
-				if (es != el)
-					sb_printf(s, "BAD SIZE:%" PRIu64 " 0x%" PRIx64, el, read_num(&c->raw, o, 1));
-				else
-					sb_printf(s, "0x%" PRIx64, read_num(&c->raw, o, es));
-				o += es;
-			} else {
-				if (i && n->kind == N_HEX)
-					sb_put(s, " ", 1);
-				sb_printf(s, "%02" PRIx64, read_num(&c->raw, o + i, 1));
-			}
-		}
-		if (n->kind == N_INTARR)
-			sb_put(s, "}", 1);
+		print_hex(c, s, n);
 		break;
-	}
+	case N_INTARR:
+		print_int_array(c, s, n);
+		break;
 	case N_OP:   /* the only operator a string takes: ?: */
 		if (n->op[0] == '?' && n->b && n->b->op[0] == ':')
 			print_str_arg(c, s, pc, len_arg, eval_num(c, n->a) ? n->b->a : n->b->b);
@@ -1414,6 +1602,55 @@ static bool add_text(struct ds_tp_event *ev, const char *f, size_t *i)
 	return true;
 }
 
+/*
+ * The flags, width, precision and length modifiers after the '%' at
+ * fmt[*i], up to the conversion character (*i then on it): pc->ls counts
+ * the l's less the h's, a '*' takes the next argument as pc->len_arg.
+ * False when the format ends first, or at a second '*' or one without its
+ * argument.
+ */
+static bool parse_conv_modifiers(const char *fmt, size_t *i, struct piece *pc, struct node **args,
+				 size_t nr_args, size_t *ai)
+{
+	for (++*i; fmt[*i]; ++*i) {
+		char ch = fmt[*i];
+
+		if (ch == 'h')
+			pc->ls--;
+		else if (ch == 'l')
+			pc->ls++;
+		else if (ch == 'L')
+			pc->ls = 2;
+		else if (ch == 'z' || ch == 'Z')
+			pc->ls = 1;
+		else if (ch == '*') {
+			if (*ai >= nr_args || pc->len_arg)
+				return false;
+			pc->len_arg = args[(*ai)++];
+		} else if (!strchr("#.0123456789-+ ", ch))
+			break;
+	}
+	return fmt[*i] != 0;
+}
+
+/* libtraceevent prints an unknown conversion @conv as ">c<" and takes no argument. */
+static bool add_unknown_conversion(struct ds_tp_event *ev, char conv)
+{
+	struct piece t = { .kind = P_TEXT };
+	char txt[4] = { '>', conv, '<', 0 };
+
+	if (!(t.text = strdup(txt)) || !add_piece(ev, &t)) {
+		free(t.text);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The print fmt's format string into ev->pieces: literal text, and one
+ * piece per conversion with its argument from @args.  False when it cannot
+ * be rendered as libtraceevent would (then the raw fields are printed).
+ */
 static bool parse_print_fmt(struct ds_tp_event *ev, const char *fmt, struct node **args, size_t nr_args)
 {
 	size_t ai = 0, i = 0;
@@ -1427,25 +1664,7 @@ static bool parse_print_fmt(struct ds_tp_event *ev, const char *fmt, struct node
 				return false;
 			continue;
 		}
-		for (i++; fmt[i]; i++) {
-			char ch = fmt[i];
-
-			if (ch == 'h')
-				pc.ls--;
-			else if (ch == 'l')
-				pc.ls++;
-			else if (ch == 'L')
-				pc.ls = 2;
-			else if (ch == 'z' || ch == 'Z')
-				pc.ls = 1;
-			else if (ch == '*') {
-				if (ai >= nr_args || pc.len_arg)
-					return false;
-				pc.len_arg = args[ai++];
-			} else if (!strchr("#.0123456789-+ ", ch))
-				break;
-		}
-		if (!fmt[i])
+		if (!parse_conv_modifiers(fmt, &i, &pc, args, nr_args, &ai))
 			return false;
 		pc.conv = fmt[i];
 		if (pc.conv == 'p') {
@@ -1457,14 +1676,8 @@ static bool parse_print_fmt(struct ds_tp_event *ev, const char *fmt, struct node
 		} else if (pc.conv == 's') {
 			pc.kind = P_STR;
 		} else if (!strchr("cduixXo", pc.conv)) {
-			/* libtraceevent prints an unknown conversion as ">c<" and takes no argument */
-			struct piece t = { .kind = P_TEXT };
-			char txt[4] = { '>', pc.conv, '<', 0 };
-
-			if (!(t.text = strdup(txt)) || !add_piece(ev, &t)) {
-				free(t.text);
+			if (!add_unknown_conversion(ev, pc.conv))
 				return false;
-			}
 			i++;
 			continue;
 		}
@@ -1879,84 +2092,121 @@ static void parse_printk(struct ds_tp_set *set, const char *p, size_t len)
 		qsort(set->printk, set->nr_printk, sizeof(*set->printk), printk_cmp);
 }
 
-struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size_t errlen)
+/*
+ * The tracing data's head: magic, version, byte order (into b->swap), long
+ * size (4 or 8, into *long_size), page size, and the header_page and
+ * header_event sections (skipped).  False, b's error set, when malformed.
+ */
+static bool read_set_head(struct blob *b, int *long_size)
 {
 	static const uint8_t magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	struct blob b = { data, len, 0, false, err, errlen };
-	struct ds_tp_set *set = calloc(1, sizeof(*set));
 	const char *version = NULL, *s = NULL;
-	uint64_t v, nsys, nev;
 	const uint8_t *chunk;
 	size_t clen;
-	int long_size;
+	uint64_t v;
+
+	if (b->len < sizeof(magic) || memcmp(b->p, magic, sizeof(magic)))
+		return blob_fail(b, "no tracing-data magic");
+	b->pos = sizeof(magic);
+	if (!blob_string(b, &version) || b->len - b->pos < 6) {
+		if (b->len - b->pos < 6)
+			blob_fail(b, "header cut short");
+		return false;
+	}
+	b->swap = b->p[b->pos] != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+	*long_size = b->p[b->pos + 1];
+	b->pos += 2;
+	if (*long_size != 4 && *long_size != 8)
+		return blob_fail(b, "long size %d is neither 4 nor 8", *long_size);
+	if (!blob_num(b, 4, &v))   /* page size */
+		return false;
+	/* header_page, header_event: a name and a section each */
+	for (int i = 0; i < 2; i++)
+		if (!blob_string(b, &s) || !blob_chunk(b, &chunk, &clen))
+			return false;
+	return true;
+}
+
+/* ftrace's own events' formats: skipped.  False when malformed. */
+static bool skip_ftrace_formats(struct blob *b)
+{
+	const uint8_t *chunk;
+	size_t clen;
+	uint64_t nev;
+
+	if (!blob_num(b, 4, &nev))
+		return false;
+	for (uint64_t i = 0; i < nev; i++)
+		if (!blob_chunk(b, &chunk, &clen))
+			return false;
+	return true;
+}
+
+/*
+ * The systems' event formats into @set; a format that cannot be read is
+ * left out (its samples print no fields).  False, b's error set, when
+ * malformed or out of memory.
+ */
+static bool read_system_formats(struct blob *b, struct ds_tp_set *set, int long_size)
+{
+	const uint8_t *chunk;
+	size_t clen;
+	uint64_t nsys, nev;
+
+	if (!blob_num(b, 4, &nsys))
+		return false;
+	for (uint64_t i = 0; i < nsys; i++) {
+		const char *sys = NULL;
+
+		if (!blob_string(b, &sys) || !blob_num(b, 4, &nev))
+			return false;
+		for (uint64_t j = 0; j < nev; j++) {
+			struct ds_tp_event *ev;
+
+			if (!blob_chunk(b, &chunk, &clen))
+				return false;
+			ev = ds_tp_event__parse(sys, (const char *)chunk, clen, long_size);
+			if (!ev)
+				continue;
+			ev->swap = b->swap;
+			ev->set = set;
+			if (!set_add(set, ev)) {
+				ds_tp_event__delete(ev);
+				return blob_fail(b, "out of memory");
+			}
+		}
+	}
+	return true;
+}
+
+/* kallsyms (not used: perf resolves through its own kernel map), then the printk formats; both optional. */
+static void read_printk_formats(struct blob *b, struct ds_tp_set *set)
+{
+	uint64_t v;
+
+	if (b->len - b->pos >= 4 && blob_num(b, 4, &v) && v <= b->len - b->pos) {
+		b->pos += (size_t)v;
+		if (b->len - b->pos >= 4 && blob_num(b, 4, &v) && v <= b->len - b->pos)
+			parse_printk(set, (const char *)b->p + b->pos, (size_t)v);
+	}
+}
+
+struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size_t errlen)
+{
+	struct blob b = { data, len, 0, false, err, errlen };
+	struct ds_tp_set *set = calloc(1, sizeof(*set));
+	int long_size = 0;
 
 	if (!set)
 		return NULL;
 	dsi_hashmap__init(&set->by_id);
-	if (len < sizeof(magic) || memcmp(data, magic, sizeof(magic))) {
-		blob_fail(&b, "no tracing-data magic");
-		goto fail;
+	if (!read_set_head(&b, &long_size) || !skip_ftrace_formats(&b) ||
+	    !read_system_formats(&b, set, long_size)) {
+		ds_tp_set__delete(set);
+		return NULL;
 	}
-	b.pos = sizeof(magic);
-	if (!blob_string(&b, &version) || b.len - b.pos < 6) {
-		if (b.len - b.pos < 6)
-			blob_fail(&b, "header cut short");
-		goto fail;
-	}
-	b.swap = b.p[b.pos] != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
-	long_size = b.p[b.pos + 1];
-	b.pos += 2;
-	if (long_size != 4 && long_size != 8) {
-		blob_fail(&b, "long size %d is neither 4 nor 8", long_size);
-		goto fail;
-	}
-	if (!blob_num(&b, 4, &v))   /* page size */
-		goto fail;
-	/* header_page, header_event: a name and a section each */
-	for (int i = 0; i < 2; i++)
-		if (!blob_string(&b, &s) || !blob_chunk(&b, &chunk, &clen))
-			goto fail;
-	/* ftrace's own events: skipped */
-	if (!blob_num(&b, 4, &nev))
-		goto fail;
-	for (uint64_t i = 0; i < nev; i++)
-		if (!blob_chunk(&b, &chunk, &clen))
-			goto fail;
-	if (!blob_num(&b, 4, &nsys))
-		goto fail;
-	for (uint64_t i = 0; i < nsys; i++) {
-		const char *sys = NULL;
-
-		if (!blob_string(&b, &sys) || !blob_num(&b, 4, &nev))
-			goto fail;
-		for (uint64_t j = 0; j < nev; j++) {
-			struct ds_tp_event *ev;
-
-			if (!blob_chunk(&b, &chunk, &clen))
-				goto fail;
-			ev = ds_tp_event__parse(sys, (const char *)chunk, clen, long_size);
-			if (!ev)
-				continue;   /* a format we cannot read: its samples print no fields */
-			ev->swap = b.swap;
-			ev->set = set;
-			if (!set_add(set, ev)) {
-				ds_tp_event__delete(ev);
-				blob_fail(&b, "out of memory");
-				goto fail;
-			}
-		}
-	}
-	/* kallsyms (not used: perf resolves through its own kernel map), then the printk formats */
-	if (b.len - b.pos >= 4 && blob_num(&b, 4, &v) && v <= b.len - b.pos) {
-		b.pos += (size_t)v;
-		if (b.len - b.pos >= 4 && blob_num(&b, 4, &v) && v <= b.len - b.pos)
-			parse_printk(set, (const char *)b.p + b.pos, (size_t)v);
-	}
-	(void)version;
+	read_printk_formats(&b, set);
 	return set;
-fail:
-	ds_tp_set__delete(set);
-	return NULL;
 }
 
 const struct ds_tp_event *ds_tp_set__find(const struct ds_tp_set *set, uint64_t id)

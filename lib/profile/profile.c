@@ -361,44 +361,120 @@ const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *e
 	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
 }
 
+/*
+ * The comm a sample is shown with: perf script's (the comm when a deferred
+ * record completed it, ":TID" after the thread exited), else the comm at
+ * the record's or the sample's time.  Interned: it outlives the event.
+ */
+static const char *sample_comm(struct ds_profile *w, struct ds_thread *t, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+	char comm_buf[24];
+	const char *comm;
+
+	if (w->o.script_comms) {
+		comm = ds_profile_script_comm(t, ev, comm_buf);
+		if (comm == comm_buf)   /* ":TID": the others are the machine's already */
+			comm = ds_machine__intern(w->machine, comm_buf);
+		return comm;
+	}
+	if (ev->record_time)
+		return ds_thread__comm_at(t, ev->record_time);
+	return s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+}
+
+/* A sample's period: its own, else 1 for a frequency event, else the event's fixed period. */
+static uint64_t sample_period(const struct ds_event *ev)
+{
+	const struct ds_attr *attr = &ev->evsel->attr;
+
+	if (attr->sample_type & DS_SAMPLE_PERIOD)
+		return ev->sample.period;
+	return DS_ATTR_FLAG(attr, DS_ATTR_FREQ) ? 1 : attr->sample_period;
+}
+
+/*
+ * The frames of a shown sample into ws: its chain unwound from a stack
+ * copy, else its callchain, else its ip alone; with the chain's id and,
+ * when wanted, its shape.
+ */
+static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struct ds_profile_sample *ws)
+{
+	const struct ds_sample *s = &ev->sample;
+	struct ds_callchain cc = { 0 };
+	unsigned cc_flags = w->o.want_shapes ? DS_CALLCHAIN_SHAPE : 0;
+	const uint64_t *unwound;
+	uint64_t unwound_nr = 0;
+	size_t nr;
+
+	if ((unwound = ds_user_unwind__chain(w->uu, ws->thread, ev, w->max_stack, &unwound_nr))) {
+		ds_machine__callchain(w->machine, ws->thread, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
+	} else if (s->callchain) {
+		ds_machine__callchain(w->machine, ws->thread, s->callchain, s->callchain_nr,
+				      w->max_stack, cc_flags, &cc);
+	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
+		uint64_t ips[2] = { s->cpumode == DS_MISC_KERNEL ? DS_CONTEXT_KERNEL : DS_CONTEXT_USER, s->ip };
+
+		ds_machine__callchain(w->machine, ws->thread, ips, 2, w->max_stack, cc_flags, &cc);
+	}
+	ws->frames = cc.frames;
+	ws->nr_frames = cc.nr;
+	if (!ws->frames)
+		return;
+	ws->chain_id = cc.id;
+	if (w->o.want_shapes) {
+		ws->shape_id = cc.shape;
+		ws->frame_ids = ds_machine__shape_frames(w->machine, ws->shape_id, &nr);
+		if (nr != ws->nr_frames)
+			ws->frame_ids = NULL;   /* cannot be: a shape is its chain's frames */
+	}
+}
+
+/*
+ * Off-CPU time modes see every record first: a sched_switch sample or any
+ * record of a thread moves its off-CPU span.  1 when @ev was only that (its
+ * result into *ret), 0 when it goes on as a CPU sample.
+ */
+static int offcpu_consumed(struct ds_profile *w, const struct ds_event *ev, int *ret)
+{
+	const struct ds_sample *s = &ev->sample;
+
+	if (w->o.time_mode == DS_PROFILE_CPU)
+		return 0;
+	if (ev->hdr->type != DS_REC_SAMPLE) {
+		*ret = offcpu_ran(w, ev);   /* a SWITCH, a deferred callchain, any record of a thread */
+		return 1;
+	}
+	if (s->time != DS_NO_TIME && s->time > w->last_time)
+		w->last_time = s->time;
+	if (ev->evsel->attr.type == DS_PERF_TYPE_TRACEPOINT) {
+		*ret = offcpu_switch(w, ev);
+		return 1;
+	}
+	*ret = offcpu_ran(w, ev);
+	return *ret || w->o.time_mode == DS_PROFILE_OFFCPU;
+}
+
+/* A record of the stream: a sample becomes a ds_profile_sample for w->fn, or off-CPU time. */
 static int on_event(void *ctx, const struct ds_event *ev)
 {
 	struct ds_profile *w = ctx;
 	const struct ds_sample *s = &ev->sample;
 	struct ds_profile_sample ws = { .ev = ev, .evsel = ev->evsel };
-	struct ds_callchain cc = { 0 };
-	unsigned cc_flags = w->o.want_shapes ? DS_CALLCHAIN_SHAPE : 0;
-	const uint64_t *unwound;
-	uint64_t unwound_nr = 0;
 	enum ds_profile_verdict v;
-	char comm_buf[24];
+	int ret;
 
-	if (w->o.time_mode != DS_PROFILE_CPU && ev->hdr->type != DS_REC_SAMPLE && ev->evsel)
-		return offcpu_ran(w, ev);   /* a SWITCH, a deferred callchain, any record of a thread */
-	if (ev->hdr->type != DS_REC_SAMPLE || !ev->evsel)
+	if (!ev->evsel)
 		return 0;
-	if (w->o.time_mode != DS_PROFILE_CPU) {
-		int ret;
-
-		if (s->time != DS_NO_TIME && s->time > w->last_time)
-			w->last_time = s->time;
-		if (ev->evsel->attr.type == DS_PERF_TYPE_TRACEPOINT)
-			return offcpu_switch(w, ev);
-		if ((ret = offcpu_ran(w, ev)) || w->o.time_mode == DS_PROFILE_OFFCPU)
-			return ret;
-	}
+	if (offcpu_consumed(w, ev, &ret))
+		return ret;
+	if (ev->hdr->type != DS_REC_SAMPLE)
+		return 0;
 	ws.thread = ds_machine__thread(w->machine, (int32_t)s->pid, (int32_t)s->tid);
 	ws.machine = w->machine;
 	if (!ws.thread)
 		return -ENOMEM;
-	/* a sample its deferred record completed: the comm when that record came, as perf (stitch.h) */
-	if (w->o.script_comms) {
-		ws.comm = ds_profile_script_comm(ws.thread, ev, comm_buf);
-		if (ws.comm == comm_buf)   /* ":TID": the others are the machine's already */
-			ws.comm = ds_machine__intern(w->machine, comm_buf);
-	} else
-		ws.comm = ev->record_time ? ds_thread__comm_at(ws.thread, ev->record_time)
-			: s->time == DS_NO_TIME ? ds_thread__comm(ws.thread) : ds_thread__comm_at(ws.thread, s->time);
+	ws.comm = sample_comm(w, ws.thread, ev);
 	v = verdict(w, s, ws.comm);
 	if (v == DS_PROFILE_DROP)
 		return 0;
@@ -409,37 +485,11 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	if (v == DS_PROFILE_HIDE) {
 		if (!w->o.keep_filtered)
 			return 0;
-		ws.filtered = true;
+		ws.filtered = true;   /* counted, not shown: no frames */
 	}
-	if (ev->evsel->attr.sample_type & DS_SAMPLE_PERIOD)
-		ws.period = s->period;
-	else
-		ws.period = DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_FREQ) ? 1 : ev->evsel->attr.sample_period;
-	if (ws.filtered) {
-		/* counted, not shown: no frames */
-	} else if ((unwound = ds_user_unwind__chain(w->uu, ws.thread, ev, w->max_stack, &unwound_nr))) {
-		ds_machine__callchain(w->machine, ws.thread, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
-	} else if (s->callchain) {
-		ds_machine__callchain(w->machine, ws.thread, s->callchain, s->callchain_nr,
-				      w->max_stack, cc_flags, &cc);
-	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
-		uint64_t ips[2] = { s->cpumode == DS_MISC_KERNEL ? DS_CONTEXT_KERNEL : DS_CONTEXT_USER, s->ip };
-
-		ds_machine__callchain(w->machine, ws.thread, ips, 2, w->max_stack, cc_flags, &cc);
-	}
-	ws.frames = cc.frames;
-	ws.nr_frames = cc.nr;
-	if (ws.frames) {
-		ws.chain_id = cc.id;
-		if (w->o.want_shapes) {
-			size_t nr;
-
-			ws.shape_id = cc.shape;
-			ws.frame_ids = ds_machine__shape_frames(w->machine, ws.shape_id, &nr);
-			if (nr != ws.nr_frames)
-				ws.frame_ids = NULL;   /* cannot be: a shape is its chain's frames */
-		}
-	}
+	ws.period = sample_period(ev);
+	if (!ws.filtered)
+		sample_frames(w, ev, &ws);
 	if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
 		struct walk_read wr = { w, &ws };
 
@@ -469,6 +519,49 @@ static bool wants_kernel(const struct ds_reader *rd, const struct ds_symbols_opt
 	return false;
 }
 
+/* The binaries the header names by build-id, looked up now: symbols then reject a wrong binary. */
+static void list_build_ids(struct ds_profile *p, const struct ds_header_info *hi)
+{
+	p->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*p->listed));
+	for (size_t i = 0; i < hi->nr_build_ids; i++) {
+		struct ds_dso *d;
+
+		if (hi->build_ids[i].filename[0] != '/')
+			continue;
+		d = ds_symbols__dso(p->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
+		if (d && p->listed)
+			p->listed[p->nr_listed++] = d;
+	}
+}
+
+/* Out of memory while opening: said, @p closed, errno ENOMEM.  NULL, for ds_profile__open to return. */
+static struct ds_profile *open_out_of_memory(struct ds_profile *p, const struct ds_profile_opts *opts,
+					     const char *path)
+{
+	say_error(opts, path, -ENOMEM, "out of memory");
+	ds_profile__close(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* The input's session; when it cannot be opened: said, @p closed, errno set, false. */
+static bool open_session(struct ds_profile *p, const struct ds_profile_opts *opts, const char *path)
+{
+	char *err = NULL;
+	int saved;
+
+	p->session = ds_session__open(path, &err);
+	if (p->session)
+		return true;
+	saved = errno;
+	say_error(opts, path, saved ? -saved : -EINVAL, err ? err : strerror(saved));
+	saved = saved ? saved : EINVAL;
+	free(err);
+	ds_profile__close(p);
+	errno = saved;
+	return false;
+}
+
 struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_opts *opts)
 {
 	static const struct ds_profile_opts defaults;
@@ -476,8 +569,6 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	const struct ds_header_info *hi;
 	const struct ds_reader *rd;
 	struct ds_profile *p;
-	char *err = NULL;
-	int saved;
 
 	if (!opts)
 		opts = &defaults;
@@ -496,47 +587,21 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	if (p->syms && so->kallsyms)
 		ds_symbols__preload_kernel(p->syms);
 	p->machine = p->syms ? ds_machine__new(p->syms) : NULL;
-	if (!p->machine) {
-		say_error(opts, path, -ENOMEM, "out of memory");
-		ds_profile__close(p);
-		errno = ENOMEM;
+	if (!p->machine)
+		return open_out_of_memory(p, opts, path);
+	if (!open_session(p, opts, path))
 		return NULL;
-	}
-	p->session = ds_session__open(path, &err);
-	if (!p->session) {
-		saved = errno;
-		say_error(opts, path, saved ? -saved : -EINVAL, err ? err : strerror(saved));
-		saved = saved ? saved : EINVAL;
-		free(err);
-		ds_profile__close(p);
-		errno = saved;
-		return NULL;
-	}
-	/* build-ids recorded in the header let symbols reject a wrong binary */
 	rd = ds_session__reader(p->session);
 	hi = ds_reader__info(rd);
 	if (wants_kernel(rd, so))
 		ds_symbols__preload_kernel(p->syms);   /* no-op if started above */
 	if (p->o.before_symbols)
 		p->o.before_symbols(p->o.hook_ctx, p);
-	p->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*p->listed));
-	for (size_t i = 0; i < hi->nr_build_ids; i++) {
-		struct ds_dso *d;
-
-		if (hi->build_ids[i].filename[0] != '/')
-			continue;
-		d = ds_symbols__dso(p->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);
-		if (d && p->listed)
-			p->listed[p->nr_listed++] = d;
-	}
+	list_build_ids(p, hi);
 	p->uu = ds_user_unwind__new(p->machine, p->syms, hi, p->o.buildid_dir);
 	p->tt = (struct trace_text){ .session = p->session, .machine = p->machine };
-	if (!p->uu) {
-		say_error(opts, path, -ENOMEM, "out of memory");
-		ds_profile__close(p);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p->uu)
+		return open_out_of_memory(p, opts, path);
 	return p;
 }
 

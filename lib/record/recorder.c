@@ -364,7 +364,12 @@ static int add_event(struct ds_recorder *r, enum ev_role role, const char *name,
 	return 0;
 }
 
-static int setup_events(struct ds_recorder *r, char **errmsg)
+/*
+ * A sampling event for each name of --event (cycles by default; without a
+ * PMU, as in VMs, the default falls back to cpu-clock as perf's does).
+ * 0 or a negative errno, *errmsg saying why.
+ */
+static int open_sampling_events(struct ds_recorder *r, char **errmsg)
 {
 	static const char *const dflt[] = { "cycles" };
 	const char *const *names = r->opts.nr_events ? r->opts.events : dflt;
@@ -373,6 +378,8 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 
 	for (size_t i = 0; i < nr; i++) {
 		const struct ev_name *en = lookup_event(names[i]);
+		struct rec_event *e;
+
 		if (!en) {
 			set_err(errmsg, "unknown event '%s' (known: cycles, instructions, cache-misses, "
 				"branch-misses, cpu-clock, task-clock, page-faults, context-switches, "
@@ -381,11 +388,10 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 		}
 		if ((err = add_event(r, ROLE_SAMPLE, en->name, false)))
 			return err;
-		struct rec_event *e = &r->ev[r->nr_ev - 1];
+		e = &r->ev[r->nr_ev - 1];
 		init_attr(r, e, en->type, en->config);
 		err = open_event(r, e);
 		if (err && !r->opts.nr_events && (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV)) {
-			/* no PMU (VMs): perf's default falls back to cpu-clock too */
 			close_event(e);
 			snprintf(e->name, sizeof(e->name), "cpu-clock");
 			init_attr(r, e, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
@@ -396,55 +402,89 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 			return err;
 		}
 	}
+	return 0;
+}
 
-	if (r->opts.off_cpu) {
-		uint64_t id = 0;
+/*
+ * --off-cpu: sched:sched_switch, sampling every switch with the first
+ * event's sample fields (PERIOD included, so that records parse alike)
+ * plus the tracepoint's raw fields.  0 or a negative errno, *errmsg saying why.
+ */
+static int open_off_cpu_event(struct ds_recorder *r, char **errmsg)
+{
+	struct rec_event *e;
+	uint64_t id = 0;
+	int err;
 
-		if ((err = ds_tp_tracefs_id("sched", "sched_switch", &id))) {
-			set_err(errmsg, "--off-cpu: cannot read the id of sched:sched_switch from tracefs "
-				"(/sys/kernel/tracing/events/sched/sched_switch/id): %s", strerror(-err));
-			return err;
-		}
-		if ((err = add_event(r, ROLE_SAMPLE, "sched:sched_switch", false)))
-			return err;
-		struct rec_event *e = &r->ev[r->nr_ev - 1];
-		init_attr(r, e, DS_PERF_TYPE_TRACEPOINT, id);
-		/* every switch; the same fields as the first event (PERIOD included), so
-		 * that records parse alike, and the tracepoint's fields */
-		e->attr.sample_period = 1;
-		e->attr.flags &= ~(1ULL << DS_ATTR_FREQ);
-		e->attr.sample_type = r->ev[0].attr.sample_type | DS_SAMPLE_RAW;
-		if ((err = open_event(r, e))) {
-			open_error(r, e, err, errmsg);
-			return err;
-		}
-		nr++;   /* the tracking event follows the sampling ones */
+	if ((err = ds_tp_tracefs_id("sched", "sched_switch", &id))) {
+		set_err(errmsg, "--off-cpu: cannot read the id of sched:sched_switch from tracefs "
+			"(/sys/kernel/tracing/events/sched/sched_switch/id): %s", strerror(-err));
+		return err;
 	}
+	if ((err = add_event(r, ROLE_SAMPLE, "sched:sched_switch", false)))
+		return err;
+	e = &r->ev[r->nr_ev - 1];
+	init_attr(r, e, DS_PERF_TYPE_TRACEPOINT, id);
+	e->attr.sample_period = 1;
+	e->attr.flags &= ~(1ULL << DS_ATTR_FREQ);
+	e->attr.sample_type = r->ev[0].attr.sample_type | DS_SAMPLE_RAW;
+	if ((err = open_event(r, e))) {
+		open_error(r, e, err, errmsg);
+		return err;
+	}
+	return 0;
+}
 
-	/* tracking: per target (mmap, comm, task); defer_output on exactly one event */
+/*
+ * The system-wide sink of deferred records: a task that exits in the
+ * kernel gets its record after its own events are gone, and only a
+ * system-wide event still receives it.  1 when it opened; 0 when it did
+ * not (it is removed again: the tracking event takes the records); a
+ * negative errno when it could not be added.  r->ev may move.
+ */
+static int open_defer_sink(struct ds_recorder *r)
+{
+	struct rec_event *s;
+	int err = add_event(r, ROLE_DEFER_SINK, "dummy:u", true);
+
+	if (err)
+		return err;
+	s = &r->ev[r->nr_ev - 1];
+	init_attr(r, s, 0, 0);
+	/* only side-band events (mmap, comm, task, ksymbol, ...) are on the
+	 * CPU-wide list the kernel walks for records; ksymbol is the rarest */
+	s->attr.flags |= 1ULL << DS_ATTR_DEFER_OUTPUT | 1ULL << DS_ATTR_KSYMBOL;
+	if (open_event(r, s) == 0)
+		return 1;
+	close_event(s);
+	r->nr_ev--;
+	return 0;
+}
+
+/*
+ * The tracking event (mmap, comm, task; per target), after the sampling
+ * ones; defer_output goes on exactly one event, the system-wide sink when
+ * one opens.  0 or a negative errno, *errmsg saying why.
+ */
+static int open_tracking_events(struct ds_recorder *r, char **errmsg)
+{
+	size_t track = r->nr_ev;
+	bool sink_on_track = r->deferred;
+	struct rec_event *t;
+	int err;
+
 	if ((err = add_event(r, ROLE_TRACK, "dummy:u", false)))
 		return err;
-	struct rec_event *t = &r->ev[r->nr_ev - 1];
-	init_attr(r, t, 0, 0);
-	bool sink_on_track = r->deferred;
+	init_attr(r, &r->ev[track], 0, 0);
 	if (r->deferred && r->opts.target != DS_TARGET_ALL_CPUS) {
-		/* a task that exits in the kernel gets its record after its own events are
-		 * gone: only a system-wide event still receives it.  Try, else fall back. */
-		if ((err = add_event(r, ROLE_DEFER_SINK, "dummy:u", true)))
-			return err;
-		struct rec_event *s = &r->ev[r->nr_ev - 1];
-		init_attr(r, s, 0, 0);
-		/* only side-band events (mmap, comm, task, ksymbol, ...) are on the
-		 * CPU-wide list the kernel walks for records; ksymbol is the rarest */
-		s->attr.flags |= 1ULL << DS_ATTR_DEFER_OUTPUT | 1ULL << DS_ATTR_KSYMBOL;
-		if (open_event(r, s) == 0) {
+		int opened = open_defer_sink(r);
+
+		if (opened < 0)
+			return opened;
+		if (opened)
 			sink_on_track = false;
-		} else {
-			close_event(s);
-			r->nr_ev--;
-		}
-		t = &r->ev[nr];  /* realloc moved it: the tracking event follows the sampling ones */
 	}
+	t = &r->ev[track];
 	if (sink_on_track)
 		t->attr.flags |= 1ULL << DS_ATTR_DEFER_OUTPUT;
 	if (r->opts.off_cpu)
@@ -455,6 +495,18 @@ static int setup_events(struct ds_recorder *r, char **errmsg)
 		return err;
 	}
 	return 0;
+}
+
+/* The events to open, in the order the file lists them: sampling, off-cpu, tracking (and sink). */
+static int setup_events(struct ds_recorder *r, char **errmsg)
+{
+	int err;
+
+	if ((err = open_sampling_events(r, errmsg)))
+		return err;
+	if (r->opts.off_cpu && (err = open_off_cpu_event(r, errmsg)))
+		return err;
+	return open_tracking_events(r, errmsg);
 }
 
 /* ---- ring buffers ---- */
@@ -570,10 +622,50 @@ static bool release_command(struct ds_recorder *r)
 
 /* ---- construction ---- */
 
+/*
+ * The tasks to record: the command (forked now, stopped before its exec;
+ * also with -a), the threads of -p PID, or the thread -t TID.  0 or a
+ * negative errno, *errmsg saying why where a reason is known.
+ */
+static int add_targets(struct ds_recorder *r, char **errmsg)
+{
+	const struct ds_recorder_opts *opts = &r->opts;
+	char p[64];
+	int err;
+
+	if (opts->target == DS_TARGET_CMD && (!opts->argv || !opts->argv[0])) {
+		set_err(errmsg, "no command to record (give one after --, or -a, -p or -t)");
+		return -EINVAL;
+	}
+	if (opts->argv && opts->argv[0] &&
+	    (opts->target == DS_TARGET_CMD || opts->target == DS_TARGET_ALL_CPUS)) {
+		if ((err = fork_command(r, errmsg)))
+			return err;
+	}
+	switch (opts->target) {
+	case DS_TARGET_CMD:
+		return add_tid(r, r->child);
+	case DS_TARGET_PID:
+		if ((err = read_threads(r, opts->pid)))
+			set_err(errmsg, "no such process: %d", (int)opts->pid);
+		return err;
+	case DS_TARGET_TID:
+		snprintf(p, sizeof(p), "/proc/%d", (int)opts->pid);
+		if (access(p, F_OK) < 0) {
+			set_err(errmsg, "no such thread: %d", (int)opts->pid);
+			return -ESRCH;
+		}
+		return add_tid(r, opts->pid);
+	default:
+		return 0;
+	}
+}
+
 struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char **errmsg)
 {
 	struct ds_recorder *r = calloc(1, sizeof(*r));
 	int err;
+
 	if (errmsg)
 		*errmsg = NULL;
 	if (!r) {
@@ -584,45 +676,14 @@ struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char *
 	r->child = -1;
 	r->go_fd = r->err_fd = -1;
 	r->st.child_status = -1;
-	if ((err = read_online_cpus(r)))
+	if ((err = read_online_cpus(r)) || (err = add_targets(r, errmsg)))
 		goto fail;
-	if (opts->target == DS_TARGET_CMD && (!opts->argv || !opts->argv[0])) {
-		set_err(errmsg, "no command to record (give one after --, or -a, -p or -t)");
-		err = -EINVAL;
-		goto fail;
-	}
-	if (opts->argv && opts->argv[0] &&
-	    (opts->target == DS_TARGET_CMD || opts->target == DS_TARGET_ALL_CPUS)) {
-		if ((err = fork_command(r, errmsg)))
-			goto fail;
-	}
-	if (opts->target == DS_TARGET_CMD) {
-		if ((err = add_tid(r, r->child)))
-			goto fail;
-	} else if (opts->target == DS_TARGET_PID) {
-		if ((err = read_threads(r, opts->pid))) {
-			set_err(errmsg, "no such process: %d", (int)opts->pid);
-			goto fail;
-		}
-	} else if (opts->target == DS_TARGET_TID) {
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/%d", (int)opts->pid);
-		if (access(p, F_OK) < 0) {
-			set_err(errmsg, "no such thread: %d", (int)opts->pid);
-			err = -ESRCH;
-			goto fail;
-		}
-		if ((err = add_tid(r, opts->pid)))
-			goto fail;
-	}
 	r->deferred = opts->callchain && opts->defer && probe_defer(r);
 	r->sample_type = BASE_SAMPLE_TYPE;
 	if (opts->target == DS_TARGET_ALL_CPUS)
 		r->sample_type |= DS_SAMPLE_CPU;
 	r->trailer_bytes = 8 * (3 + !!(r->sample_type & DS_SAMPLE_CPU));
-	if ((err = setup_events(r, errmsg)))
-		goto fail;
-	if ((err = map_rings(r, errmsg)))
+	if ((err = setup_events(r, errmsg)) || (err = map_rings(r, errmsg)))
 		goto fail;
 	return r;
 fail:

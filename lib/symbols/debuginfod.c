@@ -262,94 +262,136 @@ static void finish(struct job *j, struct ds_debuginfod_req *r, int status, bool 
 	j->pid = 0;
 }
 
-int ds_debuginfod__fetch(const struct ds_debuginfod_opts *o, struct ds_debuginfod_req *reqs, size_t n)
-{
-	const char *cache = o->cache_dir;
-	unsigned timeout_s = o->timeout_s ? o->timeout_s : DEFAULT_TIMEOUT_S, jobs = o->jobs ? o->jobs : DEFAULT_JOBS;
-	struct job *job = calloc(jobs, sizeof(*job));
-	char **env = cache && o->urls ? client_env(o, cache, timeout_s) : NULL;
-	char (*ids)[2 * 64 + 1] = calloc(n ? n : 1, sizeof(*ids));
-	size_t next = 0, running = 0;
+/* One ds_debuginfod__fetch(): its requests and the client processes asking for them. */
+struct fetch {
+	struct ds_debuginfod_req *reqs;
+	size_t n;
+	const char *cache;
+	unsigned timeout_s, jobs;
+	struct job *job;                /* jobs slots; pid 0: free */
+	char **env;
+	char (*ids)[2 * 64 + 1];        /* reqs[i]'s build id in hex */
 	char client[4096];
-	int ret = 0, no_client = find_client(o->path, client, sizeof(client));
+	int no_client;                  /* find_client()'s error: every start fails with it */
+	size_t next, running;           /* the next request to start; the clients running */
+	int ret;                        /* the first start's error */
+};
 
-	if (!job || !env || !ids) {
-		free(job);
-		free_env(env);
-		free(ids);
-		for (size_t i = 0; i < n; i++) {
-			reqs[i].result = DS_DI_FAILED;
-			snprintf(reqs[i].why, sizeof(reqs[i].why), "%s", !cache ? "no cache directory (HOME unset)" :
-				 !o->urls ? "no server named" : "out of memory");
-		}
-		return cache && o->urls ? -ENOMEM : -EINVAL;
-	}
+/* Every request fails (no cache, no server, no memory), saying why; the return of ds_debuginfod__fetch(). */
+static int fail_all(const struct ds_debuginfod_opts *o, struct ds_debuginfod_req *reqs, size_t n)
+{
 	for (size_t i = 0; i < n; i++) {
-		struct ds_debuginfod_req *r = &reqs[i];
+		reqs[i].result = DS_DI_FAILED;
+		snprintf(reqs[i].why, sizeof(reqs[i].why), "%s", !o->cache_dir ? "no cache directory (HOME unset)" :
+			 !o->urls ? "no server named" : "out of memory");
+	}
+	return o->cache_dir && o->urls ? -ENOMEM : -EINVAL;
+}
+
+/* Each request with a usable build id: its hex id, and DS_DI_CACHED when the cache has it. */
+static void look_in_cache(struct fetch *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		struct ds_debuginfod_req *r = &f->reqs[i];
 
 		r->result = DS_DI_NOT_ASKED;
 		r->why[0] = 0;
 		if (!r->bid_len || r->bid_len > 64)
 			continue;
-		hex(ids[i], r->build_id, r->bid_len);
-		if ((r->size = cached_size(cache, ids[i])))
+		hex(f->ids[i], r->build_id, r->bid_len);
+		if ((r->size = cached_size(f->cache, f->ids[i])))
 			r->result = DS_DI_CACHED;
 	}
-	/* the client processes, jobs at once; each killed at its deadline */
-	for (;;) {
-		while (running < jobs && next < n) {
-			struct ds_debuginfod_req *r = &reqs[next];
+}
 
-			if (!r->bid_len || r->bid_len > 64 || r->result == DS_DI_CACHED) {
-				next++;
-				continue;
-			}
-			struct job *j = NULL;
+static struct job *free_job(struct fetch *f)
+{
+	for (unsigned k = 0; k < f->jobs; k++)
+		if (!f->job[k].pid)
+			return &f->job[k];
+	return NULL;
+}
 
-			for (unsigned k = 0; k < jobs && !j; k++)
-				if (!job[k].pid)
-					j = &job[k];
-			int err = no_client ? no_client : start(j, client, env, ids[next]);
+/* Clients for the next requests to ask, while a job slot is free; a client that cannot start fails its request. */
+static void start_jobs(struct fetch *f)
+{
+	while (f->running < f->jobs && f->next < f->n) {
+		struct ds_debuginfod_req *r = &f->reqs[f->next];
+		struct job *j;
+		int err;
 
-			if (err) {
-				r->result = DS_DI_FAILED;
-				snprintf(r->why, sizeof(r->why), "debuginfod-find (Debian package debuginfod): %s",
-					 strerror(-err));
-				ret = ret ? ret : err;
-				next++;
-				continue;
-			}
-			j->req = next++;
-			j->deadline = now_ns() + timeout_s * 1000000000ULL + KILL_MARGIN_NS;
-			running++;
+		if (!r->bid_len || r->bid_len > 64 || r->result == DS_DI_CACHED) {
+			f->next++;
+			continue;
 		}
-		if (!running)
-			break;
-		struct timespec tick = { 0, 5000000 };
-
-		nanosleep(&tick, NULL);
-		for (unsigned k = 0; k < jobs; k++) {
-			struct job *j = &job[k];
-			int status = 0;
-			bool killed = false;
-
-			if (!j->pid)
-				continue;
-			pid_t w = waitpid(j->pid, &status, WNOHANG);
-
-			if (w == 0 && now_ns() > j->deadline) {
-				kill(j->pid, SIGKILL);
-				w = waitpid(j->pid, &status, 0);
-				killed = true;
-			}
-			if (w == 0 || (w < 0 && errno == EINTR))
-				continue;
-			finish(j, &reqs[j->req], status, killed, cache, ids[j->req], timeout_s);
-			running--;
+		j = free_job(f);
+		err = f->no_client ? f->no_client : start(j, f->client, f->env, f->ids[f->next]);
+		if (err) {
+			r->result = DS_DI_FAILED;
+			snprintf(r->why, sizeof(r->why), "debuginfod-find (Debian package debuginfod): %s",
+				 strerror(-err));
+			f->ret = f->ret ? f->ret : err;
+			f->next++;
+			continue;
 		}
+		j->req = f->next++;
+		j->deadline = now_ns() + f->timeout_s * 1000000000ULL + KILL_MARGIN_NS;
+		f->running++;
 	}
-	free(job);
-	free_env(env);
-	free(ids);
+}
+
+/* The clients that ended, or are killed now at their deadline: their requests' results. */
+static void reap_jobs(struct fetch *f)
+{
+	for (unsigned k = 0; k < f->jobs; k++) {
+		struct job *j = &f->job[k];
+		int status = 0;
+		bool killed = false;
+		pid_t w;
+
+		if (!j->pid)
+			continue;
+		w = waitpid(j->pid, &status, WNOHANG);
+		if (w == 0 && now_ns() > j->deadline) {
+			kill(j->pid, SIGKILL);
+			w = waitpid(j->pid, &status, 0);
+			killed = true;
+		}
+		if (w == 0 || (w < 0 && errno == EINTR))
+			continue;
+		finish(j, &f->reqs[j->req], status, killed, f->cache, f->ids[j->req], f->timeout_s);
+		f->running--;
+	}
+}
+
+int ds_debuginfod__fetch(const struct ds_debuginfod_opts *o, struct ds_debuginfod_req *reqs, size_t n)
+{
+	struct fetch f = {
+		.reqs = reqs, .n = n, .cache = o->cache_dir,
+		.timeout_s = o->timeout_s ? o->timeout_s : DEFAULT_TIMEOUT_S,
+		.jobs = o->jobs ? o->jobs : DEFAULT_JOBS,
+	};
+	int ret;
+
+	f.job = calloc(f.jobs, sizeof(*f.job));
+	f.env = f.cache && o->urls ? client_env(o, f.cache, f.timeout_s) : NULL;
+	f.ids = calloc(n ? n : 1, sizeof(*f.ids));
+	f.no_client = find_client(o->path, f.client, sizeof(f.client));
+	if (!f.job || !f.env || !f.ids) {
+		ret = fail_all(o, reqs, n);
+	} else {
+		look_in_cache(&f);
+		/* the client processes, jobs at once; each killed at its deadline */
+		for (start_jobs(&f); f.running; start_jobs(&f)) {
+			struct timespec tick = { 0, 5000000 };
+
+			nanosleep(&tick, NULL);
+			reap_jobs(&f);
+		}
+		ret = f.ret;
+	}
+	free(f.job);
+	free_env(f.env);
+	free(f.ids);
 	return ret;
 }

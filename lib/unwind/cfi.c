@@ -136,152 +136,290 @@ bool dsi_uw_mem__read(const struct uw_mem *m, uint64_t addr, uint64_t *val)
 
 #define STACK_MAX 64
 
+/* An expression's evaluation: its operand stack and what its ops may read. */
+struct uw_eval {
+	uint64_t st[STACK_MAX];
+	size_t sp;
+	uint64_t mask;                  /* the target's address width */
+	const uint64_t *regs;
+	uint32_t valid;                 /* bit r: regs[r] is known */
+	bool have_cfa;
+	uint64_t cfa;
+	const struct uw_mem *mem;
+};
+
+/* Push @v; -EINVAL when the stack is full. */
+static int eval__push(struct uw_eval *e, uint64_t v)
+{
+	if (e->sp >= STACK_MAX)
+		return -EINVAL;
+	e->st[e->sp++] = v;
+	return 0;
+}
+
+static bool eval__has(const struct uw_eval *e, size_t k)
+{
+	return e->sp >= k;
+}
+
+/* Push register @r plus @off (DW_OP_bregN, DW_OP_bregx); -EINVAL if @r is unknown. */
+static int eval__push_reg(struct uw_eval *e, uint64_t r, uint64_t off)
+{
+	if (r >= UW_MAX_REGS || !(e->valid & (1u << r)))
+		return -EINVAL;
+	return eval__push(e, (e->regs[r] + off) & e->mask);
+}
+
+/* The ops that push a value: constants, DW_OP_bregx, DW_OP_call_frame_cfa. */
+static int eval__push_op(struct uw_eval *e, const struct uw_op *o)
+{
+	if (o->atom == DW_OP_bregx)
+		return eval__push_reg(e, o->n1, o->n2);
+	if (o->atom == DW_OP_call_frame_cfa)
+		return e->have_cfa ? eval__push(e, e->cfa) : -EINVAL;
+	return eval__push(e, o->n1);
+}
+
+/* The ops that rearrange the stack: dup, drop, over, pick, swap, rot. */
+static int eval__stack_op(struct uw_eval *e, const struct uw_op *o)
+{
+	uint64_t *st = e->st, a;
+	size_t sp = e->sp;
+
+	switch (o->atom) {
+	case DW_OP_dup:
+		return eval__has(e, 1) ? eval__push(e, st[sp - 1]) : -EINVAL;
+	case DW_OP_drop:
+		if (!eval__has(e, 1))
+			return -EINVAL;
+		e->sp--;
+		return 0;
+	case DW_OP_over:
+		return eval__has(e, 2) ? eval__push(e, st[sp - 2]) : -EINVAL;
+	case DW_OP_pick:
+		return o->n1 < sp ? eval__push(e, st[sp - 1 - o->n1]) : -EINVAL;
+	case DW_OP_swap:
+		if (!eval__has(e, 2))
+			return -EINVAL;
+		a = st[sp - 1];
+		st[sp - 1] = st[sp - 2];
+		st[sp - 2] = a;
+		return 0;
+	case DW_OP_rot:
+		if (!eval__has(e, 3))
+			return -EINVAL;
+		a = st[sp - 1];
+		st[sp - 1] = st[sp - 2];
+		st[sp - 2] = st[sp - 3];
+		st[sp - 3] = a;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The ops on the top entry alone: abs, neg, not, plus_uconst. */
+static int eval__unary_op(struct uw_eval *e, const struct uw_op *o)
+{
+	uint64_t *top;
+
+	if (!eval__has(e, 1))
+		return -EINVAL;
+	top = &e->st[e->sp - 1];
+	switch (o->atom) {
+	case DW_OP_abs:
+		if ((int64_t)*top < 0)
+			*top = -*top;
+		return 0;
+	case DW_OP_neg:
+		*top = -*top;
+		return 0;
+	case DW_OP_not:
+		*top = ~*top;
+		return 0;
+	case DW_OP_plus_uconst:
+		*top += o->n1;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * @a op @b into *r for the two-operand ops; -EINVAL on division by zero.
+ * Shifts by 64 or more give what the shifted-out bits leave (0, or the sign
+ * for shra); INT64_MIN / -1 stays INT64_MIN rather than trapping.
+ */
+static int binary_result(unsigned atom, uint64_t a, uint64_t b, uint64_t *r)
+{
+	switch (atom) {
+	case DW_OP_and:   *r = a & b; return 0;
+	case DW_OP_or:    *r = a | b; return 0;
+	case DW_OP_xor:   *r = a ^ b; return 0;
+	case DW_OP_plus:  *r = a + b; return 0;
+	case DW_OP_minus: *r = a - b; return 0;
+	case DW_OP_mul:   *r = a * b; return 0;
+	case DW_OP_shl:   *r = b >= 64 ? 0 : a << b; return 0;
+	case DW_OP_shr:   *r = b >= 64 ? 0 : a >> b; return 0;
+	case DW_OP_shra:
+		*r = b >= 64 ? (uint64_t)((int64_t)a >> 63) : (uint64_t)((int64_t)a >> b);
+		return 0;
+	case DW_OP_eq:    *r = a == b; return 0;
+	case DW_OP_ne:    *r = a != b; return 0;
+	case DW_OP_lt:    *r = (int64_t)a < (int64_t)b; return 0;
+	case DW_OP_le:    *r = (int64_t)a <= (int64_t)b; return 0;
+	case DW_OP_gt:    *r = (int64_t)a > (int64_t)b; return 0;
+	case DW_OP_ge:    *r = (int64_t)a >= (int64_t)b; return 0;
+	case DW_OP_div:
+		if (!b)
+			return -EINVAL;
+		*r = ((int64_t)a == INT64_MIN && (int64_t)b == -1) ? a : (uint64_t)((int64_t)a / (int64_t)b);
+		return 0;
+	case DW_OP_mod:
+		if (!b)
+			return -EINVAL;
+		*r = a % b;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The two-operand ops: pop b, replace a (below it) with a op b. */
+static int eval__binary_op(struct uw_eval *e, const struct uw_op *o)
+{
+	uint64_t b;
+
+	if (!eval__has(e, 2))
+		return -EINVAL;
+	b = e->st[--e->sp];
+	return binary_result(o->atom, e->st[e->sp - 1], b, &e->st[e->sp - 1]);
+}
+
+/* DW_OP_deref (a target word) and DW_OP_deref_size (4 or 8 bytes): -EFAULT outside the snapshot. */
+static int eval__memory_op(struct uw_eval *e, const struct uw_op *o)
+{
+	struct uw_mem sized = *e->mem;
+	uint64_t v;
+
+	if (!eval__has(e, 1))
+		return -EINVAL;
+	if (o->atom == DW_OP_deref_size) {
+		if (o->n1 != 4 && o->n1 != 8)
+			return -EINVAL;
+		sized.word = (unsigned)o->n1;
+	}
+	if (!dsi_uw_mem__read(&sized, e->st[e->sp - 1], &v))
+		return -EFAULT;
+	e->st[e->sp - 1] = v;
+	return 0;
+}
+
+/*
+ * DW_OP_skip, DW_OP_bra (taken when the popped entry is non-zero): *i
+ * becomes the index before the target op, so the caller's i++ lands on it.
+ * The target may be one past the last op (the expression ends); any other
+ * offset that starts no op is -EINVAL.
+ */
+static int eval__branch(struct uw_eval *e, const struct uw_op *ops, size_t n, size_t *i)
+{
+	const struct uw_op *o = &ops[*i];
+	uint64_t target;
+	size_t j;
+
+	if (o->atom == DW_OP_bra) {
+		if (!eval__has(e, 1))
+			return -EINVAL;
+		if (!e->st[--e->sp])
+			return 0;
+	}
+	/* libdw keeps the operand; the target is past the 3-byte op */
+	target = o->offset + 3 + (uint64_t)(int64_t)(int16_t)o->n1;
+	for (j = 0; j < n && ops[j].offset != target; j++)
+		;
+	if (j == n && target != (n ? ops[n - 1].offset + 1 : 0))
+		return -EINVAL;
+	*i = j - 1;   /* wraps for j == 0: the loop's i++ lands on 0 */
+	return 0;
+}
+
+/* DW_OP_regN: the register's value is the result; only as the last op. */
+static int eval__register_value(const struct uw_eval *e, unsigned r, bool last,
+				uint64_t *out, bool *is_value)
+{
+	if (r >= UW_MAX_REGS || !(e->valid & (1u << r)) || !last)
+		return -EINVAL;
+	*out = e->regs[r];
+	*is_value = true;
+	return 0;
+}
+
+/* One op other than DW_OP_regN and the branches: 0 or a negative errno. */
+static int eval__op(struct uw_eval *e, const struct uw_op *o, bool last, bool *is_value)
+{
+	unsigned at = o->atom;
+
+	if (at >= DW_OP_lit0 && at <= DW_OP_lit31)
+		return eval__push(e, at - DW_OP_lit0);
+	if (at >= DW_OP_breg0 && at <= DW_OP_breg31)
+		return eval__push_reg(e, at - DW_OP_breg0, o->n1);
+	switch (at) {
+	case DW_OP_addr: case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u:
+	case DW_OP_const2s: case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u:
+	case DW_OP_const8s: case DW_OP_constu: case DW_OP_consts:
+	case DW_OP_bregx: case DW_OP_call_frame_cfa:
+		return eval__push_op(e, o);
+	case DW_OP_dup: case DW_OP_drop: case DW_OP_over: case DW_OP_pick:
+	case DW_OP_swap: case DW_OP_rot:
+		return eval__stack_op(e, o);
+	case DW_OP_abs: case DW_OP_neg: case DW_OP_not: case DW_OP_plus_uconst:
+		return eval__unary_op(e, o);
+	case DW_OP_and: case DW_OP_or: case DW_OP_xor: case DW_OP_plus: case DW_OP_minus:
+	case DW_OP_mul: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_eq:
+	case DW_OP_ne: case DW_OP_lt: case DW_OP_le: case DW_OP_gt: case DW_OP_ge:
+	case DW_OP_div: case DW_OP_mod:
+		return eval__binary_op(e, o);
+	case DW_OP_deref: case DW_OP_deref_size:
+		return eval__memory_op(e, o);
+	case DW_OP_nop:
+		return 0;
+	case DW_OP_stack_value:
+		if (!last)
+			return -EINVAL;
+		*is_value = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 int dsi_uw_expr__eval(const struct uw_op *ops, size_t n, const uint64_t *regs, uint32_t valid,
 		  bool have_cfa, uint64_t cfa, const struct uw_mem *mem, uint64_t *out, bool *is_value)
 {
-	uint64_t st[STACK_MAX], a, b;
-	size_t sp = 0, budget = 64 * n + 64;
-	uint64_t mask = mem->word == 8 ? ~0ull : 0xffffffffull;
+	struct uw_eval e = {
+		.sp = 0, .mask = mem->word == 8 ? ~0ull : 0xffffffffull,
+		.regs = regs, .valid = valid, .have_cfa = have_cfa, .cfa = cfa, .mem = mem,
+	};
+	size_t budget = 64 * n + 64;   /* bounds the loops branches can make */
 
 	*is_value = false;
-#define PUSH(v) do { uint64_t pv_ = (v); if (sp >= STACK_MAX) return -EINVAL; st[sp] = pv_; sp++; } while (0)
-#define NEED(k) do { if (sp < (k)) return -EINVAL; } while (0)
 	for (size_t i = 0; i < n; i++) {
-		const struct uw_op *o = &ops[i];
-		unsigned at = o->atom;
+		unsigned at = ops[i].atom;
+		int rc;
 
 		if (!budget--)
 			return -EINVAL;
-		if (at >= DW_OP_lit0 && at <= DW_OP_lit31) {
-			PUSH(at - DW_OP_lit0);
-			continue;
-		}
-		if (at >= DW_OP_breg0 && at <= DW_OP_breg31) {
-			unsigned r = at - DW_OP_breg0;
-
-			if (r >= UW_MAX_REGS || !(valid & (1u << r)))
-				return -EINVAL;
-			PUSH((regs[r] + o->n1) & mask);
-			continue;
-		}
-		if (at >= DW_OP_reg0 && at <= DW_OP_reg31) {
-			unsigned r = at - DW_OP_reg0;
-
-			if (r >= UW_MAX_REGS || !(valid & (1u << r)) || i + 1 != n)
-				return -EINVAL;
-			*out = regs[r];
-			*is_value = true;
-			return 0;
-		}
-		switch (at) {
-		case DW_OP_addr: case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u:
-		case DW_OP_const2s: case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u:
-		case DW_OP_const8s: case DW_OP_constu: case DW_OP_consts:
-			PUSH(o->n1);
-			break;
-		case DW_OP_bregx:
-			if (o->n1 >= UW_MAX_REGS || !(valid & (1u << o->n1)))
-				return -EINVAL;
-			PUSH((regs[o->n1] + o->n2) & mask);
-			break;
-		case DW_OP_call_frame_cfa:
-			if (!have_cfa)
-				return -EINVAL;
-			PUSH(cfa);
-			break;
-		case DW_OP_dup: NEED(1); PUSH(st[sp - 1]); break;
-		case DW_OP_drop: NEED(1); sp--; break;
-		case DW_OP_over: NEED(2); PUSH(st[sp - 2]); break;
-		case DW_OP_pick: if (o->n1 >= sp) return -EINVAL; PUSH(st[sp - 1 - o->n1]); break;
-		case DW_OP_swap: NEED(2); a = st[sp - 1]; st[sp - 1] = st[sp - 2]; st[sp - 2] = a; break;
-		case DW_OP_rot: NEED(3); a = st[sp - 1]; st[sp - 1] = st[sp - 2]; st[sp - 2] = st[sp - 3]; st[sp - 3] = a; break;
-		case DW_OP_deref:
-			NEED(1);
-			if (!dsi_uw_mem__read(mem, st[sp - 1], &st[sp - 1]))
-				return -EFAULT;
-			break;
-		case DW_OP_deref_size: {
-			uint64_t v;
-			struct uw_mem m8 = *mem;
-
-			NEED(1);
-			if (o->n1 != 4 && o->n1 != 8)
-				return -EINVAL;
-			m8.word = (unsigned)o->n1;
-			if (!dsi_uw_mem__read(&m8, st[sp - 1], &v))
-				return -EFAULT;
-			st[sp - 1] = v;
-			break;
-		}
-		case DW_OP_abs: NEED(1); if ((int64_t)st[sp - 1] < 0) st[sp - 1] = -st[sp - 1]; break;
-		case DW_OP_neg: NEED(1); st[sp - 1] = -st[sp - 1]; break;
-		case DW_OP_not: NEED(1); st[sp - 1] = ~st[sp - 1]; break;
-		case DW_OP_plus_uconst: NEED(1); st[sp - 1] += o->n1; break;
-#define BIN(op, expr) case op: NEED(2); b = st[--sp]; a = st[sp - 1]; st[sp - 1] = (expr); break
-		BIN(DW_OP_and, a & b);
-		BIN(DW_OP_or, a | b);
-		BIN(DW_OP_xor, a ^ b);
-		BIN(DW_OP_plus, a + b);
-		BIN(DW_OP_minus, a - b);
-		BIN(DW_OP_mul, a * b);
-		BIN(DW_OP_shl, b >= 64 ? 0 : a << b);
-		BIN(DW_OP_shr, b >= 64 ? 0 : a >> b);
-		BIN(DW_OP_shra, b >= 64 ? (uint64_t)((int64_t)a >> 63) : (uint64_t)((int64_t)a >> b));
-		BIN(DW_OP_eq, a == b);
-		BIN(DW_OP_ne, a != b);
-		BIN(DW_OP_lt, (int64_t)a < (int64_t)b);
-		BIN(DW_OP_le, (int64_t)a <= (int64_t)b);
-		BIN(DW_OP_gt, (int64_t)a > (int64_t)b);
-		BIN(DW_OP_ge, (int64_t)a >= (int64_t)b);
-#undef BIN
-		case DW_OP_div:
-			NEED(2);
-			b = st[--sp];
-			if (!b)
-				return -EINVAL;
-			a = st[sp - 1];
-			st[sp - 1] = ((int64_t)a == INT64_MIN && (int64_t)b == -1) ? a : (uint64_t)((int64_t)a / (int64_t)b);
-			break;
-		case DW_OP_mod:
-			NEED(2);
-			b = st[--sp];
-			if (!b)
-				return -EINVAL;
-			st[sp - 1] %= b;
-			break;
-		case DW_OP_skip:
-		case DW_OP_bra: {
-			uint64_t target;
-			size_t j;
-
-			if (at == DW_OP_bra) {
-				NEED(1);
-				if (!st[--sp])
-					break;
-			}
-			/* libdw keeps the operand; the target is past the 3-byte op */
-			target = o->offset + 3 + (uint64_t)(int64_t)(int16_t)o->n1;
-			for (j = 0; j < n && ops[j].offset != target; j++)
-				;
-			if (j == n && target != (n ? ops[n - 1].offset + 1 : 0))
-				return -EINVAL;
-			i = j - 1;   /* the loop's i++ lands on j */
-			break;
-		}
-		case DW_OP_nop:
-			break;
-		case DW_OP_stack_value:
-			if (i + 1 != n)
-				return -EINVAL;
-			*is_value = true;
-			break;
-		default:
-			return -EINVAL;
-		}
+		if (at >= DW_OP_reg0 && at <= DW_OP_reg31)
+			return eval__register_value(&e, at - DW_OP_reg0, i + 1 == n, out, is_value);
+		if (at == DW_OP_skip || at == DW_OP_bra)
+			rc = eval__branch(&e, ops, n, &i);
+		else
+			rc = eval__op(&e, &ops[i], i + 1 == n, is_value);
+		if (rc)
+			return rc;
 	}
-	NEED(1);
-	*out = st[sp - 1] & mask;
+	if (!eval__has(&e, 1))
+		return -EINVAL;
+	*out = e.st[e.sp - 1] & e.mask;
 	return 0;
-#undef PUSH
-#undef NEED
 }

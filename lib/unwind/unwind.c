@@ -311,6 +311,54 @@ static bool reg_get(const struct walk *w, unsigned r, uint64_t *v)
 	return true;
 }
 
+/* The CFA of @row into *cfa: -1, or the end reason when it cannot be computed. */
+static int row_cfa(const struct walk *w, const struct uw_row *row, const struct uw_opstore *ops, uint64_t *cfa)
+{
+	bool is_value;
+	int rc;
+
+	if (row->cfa == UW_CFA_REG) {
+		if (!reg_get(w, row->cfa_reg, cfa))
+			return DS_UNWIND_END_NO_INFO;
+		*cfa = (*cfa + (uint64_t)row->cfa_off) & w->mask;
+		return -1;
+	}
+	rc = dsi_uw_expr__eval(ops->v + row->cfa_expr, row->cfa_nexpr, w->regs, w->valid, false, 0,
+			       &w->mem, cfa, &is_value);
+	if (rc)
+		return rc == -EFAULT ? DS_UNWIND_END_LEFT_STACK : DS_UNWIND_END_NO_INFO;
+	return -1;
+}
+
+/* The caller's register @r by rule @ru into *v; false when the rule leaves it unknown. */
+static bool caller_reg(const struct walk *w, const struct uw_rule *ru, unsigned r, uint64_t cfa,
+		       const struct uw_opstore *ops, uint64_t *v)
+{
+	bool ok, is_value;
+
+	switch (ru->loc) {
+	case UW_SAME:
+		return reg_get(w, r, v);
+	case UW_AT_CFA:
+		return dsi_uw_mem__read(&w->mem, (cfa + (uint64_t)ru->off) & w->mask, v);
+	case UW_VAL_CFA:
+		*v = (cfa + (uint64_t)ru->off) & w->mask;
+		return true;
+	case UW_IN_REG:
+		return reg_get(w, ru->reg, v);
+	case UW_EXPR:
+	case UW_VAL_EXPR:
+		ok = !dsi_uw_expr__eval(ops->v + ru->expr, ru->nexpr, w->regs, w->valid, true, cfa, &w->mem,
+					v, &is_value);
+		if (ok && ru->loc == UW_EXPR && !is_value)
+			ok = dsi_uw_mem__read(&w->mem, *v, v);
+		return ok;
+	case UW_UNDEF:
+	default:
+		return false;
+	}
+}
+
 /*
  * One caller from @row: the registers of @w replaced by the caller's.
  * Returns an end reason, or -1 when the step succeeded.
@@ -319,47 +367,12 @@ static int step_row(struct walk *w, const struct uw_row *row, const struct uw_op
 {
 	uint64_t cfa, nregs[UW_MAX_REGS], v;
 	uint32_t nvalid = 0;
-	bool is_value;
+	int end;
 
-	if (row->cfa == UW_CFA_REG) {
-		if (!reg_get(w, row->cfa_reg, &cfa))
-			return DS_UNWIND_END_NO_INFO;
-		cfa = (cfa + (uint64_t)row->cfa_off) & w->mask;
-	} else {
-		int rc = dsi_uw_expr__eval(ops->v + row->cfa_expr, row->cfa_nexpr, w->regs, w->valid, false, 0,
-				       &w->mem, &cfa, &is_value);
-		if (rc)
-			return rc == -EFAULT ? DS_UNWIND_END_LEFT_STACK : DS_UNWIND_END_NO_INFO;
-	}
+	if ((end = row_cfa(w, row, ops, &cfa)) >= 0)
+		return end;
 	for (unsigned r = 0; r < w->nregs; r++) {
-		const struct uw_rule *ru = &row->regs[r];
-		bool ok = false;
-
-		switch (ru->loc) {
-		case UW_SAME:
-			ok = reg_get(w, r, &v);
-			break;
-		case UW_UNDEF:
-			break;
-		case UW_AT_CFA:
-			ok = dsi_uw_mem__read(&w->mem, (cfa + (uint64_t)ru->off) & w->mask, &v);
-			break;
-		case UW_VAL_CFA:
-			v = (cfa + (uint64_t)ru->off) & w->mask;
-			ok = true;
-			break;
-		case UW_IN_REG:
-			ok = reg_get(w, ru->reg, &v);
-			break;
-		case UW_EXPR:
-		case UW_VAL_EXPR:
-			ok = !dsi_uw_expr__eval(ops->v + ru->expr, ru->nexpr, w->regs, w->valid, true, cfa, &w->mem,
-					    &v, &is_value);
-			if (ok && ru->loc == UW_EXPR && !is_value)
-				ok = dsi_uw_mem__read(&w->mem, v, &v);
-			break;
-		}
-		if (ok) {
+		if (caller_reg(w, &row->regs[r], r, cfa, ops, &v)) {
 			nregs[r] = v;
 			nvalid |= 1u << r;
 		}
@@ -452,12 +465,93 @@ void ds_unwinder__unwind(struct ds_unwinder *u, struct ds_thread *t, const struc
 	ds_unwinder__unwind_regs(u, thread_map, t, &in, ips, max, res);
 }
 
+/* A frame's unwinding rules: its binary's tables and the row at its address there. */
+struct frame {
+	struct uw_dso *d;
+	const struct uw_row *row;
+	uint64_t vaddr;
+};
+
+/*
+ * The binary mapped at @look and the offset of @look in it (*off): the
+ * map's, or for a [vdso] map without one, the kept 64-bit vDSO image
+ * (offsets from the map's start; a 32-bit task maps vdso32).  NULL when
+ * none is known.
+ */
+static struct ds_dso *frame_dso(const struct ds_unwinder *u, const struct ds_map *map, uint64_t look,
+				unsigned word, uint64_t *off)
+{
+	if (!map)
+		return NULL;
+	*off = look - map->start + map->pgoff;
+	if (!map->dso && u->vdso && word == 8 && map->name && !strcmp(map->name, "[vdso]")) {
+		*off = look - map->start;
+		return u->vdso;
+	}
+	return map->dso;
+}
+
+/*
+ * The rules of the frame at @look into *fr: -1, or the DS_UNWIND_END_*
+ * that ends the walk there.  A frame is reported only where a binary is
+ * mapped, as perf does (its libdw walk stops at an address no ELF file
+ * holds): a garbage return address ends the walk unreported.
+ */
+static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx, uint64_t look,
+		      unsigned word, struct frame *fr)
+{
+	const struct ds_map *map = find(ctx, look);
+	uint64_t off = 0;
+	struct ds_dso *dso = frame_dso(u, map, look, word, &off);
+
+	if (!dso)
+		return map && map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
+	if (!(fr->d = dso_tables(u, dso)) || !fr->d->img || !dsi_elf__off_to_vaddr(fr->d->img, off, &fr->vaddr) ||
+	    !(fr->row = rules(fr->d, fr->vaddr)))
+		return DS_UNWIND_END_NO_INFO;
+	return -1;
+}
+
+/*
+ * The caller's registers into @w by the frame's rules (CFI, SFrame, else
+ * the frame pointer), counted in res->steps: -1, or the DS_UNWIND_END_*
+ * that ends the walk (the ELF entry point, a rule that cannot be applied,
+ * a stack pointer that did not move up but in a signal frame).  @sp: the
+ * frame's own stack pointer.
+ */
+static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, struct ds_unwind_result *res)
+{
+	const struct uw_row *row = fr->row;
+	enum ds_unwind_method how;
+	int end;
+
+	if (row->kind == UW_ROW_NONE && fr->vaddr >= fr->d->entry && fr->vaddr < fr->d->entry_end) {
+		/* the ELF entry point (_start) has no caller; only binaries
+		 * stripped of their CFI get here */
+		return DS_UNWIND_END_OUTERMOST;
+	}
+	if (row->kind != UW_ROW_NONE) {
+		how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : DS_UNWIND_SFRAME;
+		end = step_row(w, row, &fr->d->ops);
+	} else {
+		how = DS_UNWIND_FP;
+		end = step_fp(w);
+	}
+	if (end >= 0)
+		return end;
+	if (!(w->valid & (1u << w->sp)) || (w->regs[w->sp] <= sp && !row->signal))
+		return DS_UNWIND_END_NO_PROGRESS;
+	res->steps[how]++;
+	return -1;
+}
+
 void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
 			      const struct ds_unwind_regs *in, uint64_t *ips, size_t max,
 			      struct ds_unwind_result *res)
 {
 	struct walk w;
 	bool activation = true;   /* the pc is exact, not a return address */
+	int end;
 
 	memset(res, 0, sizeof(*res));
 	if (!in->regs || (in->abi != DS_REGS_ABI_32 && in->abi != DS_REGS_ABI_64) || !walk_init(&w, in) || !max) {
@@ -465,67 +559,24 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 		return;
 	}
 	for (;;) {
-		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, vaddr, sp = w.regs[w.sp];
-		const struct ds_map *map = find(ctx, look);
-		const struct uw_row *row;
-		struct uw_dso *d;
-		struct ds_dso *dso = map ? map->dso : NULL;
-		uint64_t off = map ? look - map->start + map->pgoff : 0;
-		enum ds_unwind_method how;
-		int end;
+		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, sp = w.regs[w.sp];
+		struct frame fr;
 
-		/*
-		 * A frame is reported only where a binary is mapped, as perf
-		 * does (its libdw walk stops at an address no ELF file
-		 * holds): a garbage return address ends the walk unreported.
-		 */
-		/* the kept image is the 64-bit one (a 32-bit task maps vdso32) */
-		if (map && !dso && u->vdso && w.word == 8 && map->name && !strcmp(map->name, "[vdso]")) {
-			dso = u->vdso;   /* the kept image: offsets from the map's start */
-			off = look - map->start;
-		}
-		if (!dso) {
-			res->end = map && map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO
-										   : DS_UNWIND_END_NO_INFO;
-			return;
-		}
-		if (!(d = dso_tables(u, dso)) || !d->img || !dsi_elf__off_to_vaddr(d->img, off, &vaddr) ||
-		    !(row = rules(d, vaddr))) {
-			res->end = DS_UNWIND_END_NO_INFO;
-			return;
-		}
+		if ((end = find_frame(u, find, ctx, look, w.word, &fr)) >= 0)
+			break;
 		/* a signal frame's own address is exact too (its caller's pc is) */
-		ips[res->nr++] = activation || row->signal ? pc : pc - 1;
+		ips[res->nr++] = activation || fr.row->signal ? pc : pc - 1;
 		if (res->nr >= max) {
-			res->end = DS_UNWIND_END_MAX_FRAMES;
-			return;
+			end = DS_UNWIND_END_MAX_FRAMES;
+			break;
 		}
-		if (row->kind == UW_ROW_NONE && vaddr >= d->entry && vaddr < d->entry_end) {
-			/* the ELF entry point (_start) has no caller; only binaries
-			 * stripped of their CFI get here */
-			res->end = DS_UNWIND_END_OUTERMOST;
-			return;
-		}
-		if (row->kind != UW_ROW_NONE) {
-			how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : DS_UNWIND_SFRAME;
-			end = step_row(&w, row, &d->ops);
-		} else {
-			how = DS_UNWIND_FP;
-			end = step_fp(&w);
-		}
-		if (end >= 0) {
-			res->end = (enum ds_unwind_end)end;
-			return;
-		}
-		if (!(w.valid & (1u << w.sp)) || (w.regs[w.sp] <= sp && !row->signal)) {
-			res->end = DS_UNWIND_END_NO_PROGRESS;
-			return;
-		}
-		res->steps[how]++;
-		activation = row->signal;
+		if ((end = step_frame(&w, &fr, sp, res)) >= 0)
+			break;
+		activation = fr.row->signal;
 		if (!w.regs[w.ra]) {
-			res->end = DS_UNWIND_END_OUTERMOST;
-			return;
+			end = DS_UNWIND_END_OUTERMOST;
+			break;
 		}
 	}
+	res->end = (enum ds_unwind_end)end;
 }
