@@ -138,7 +138,9 @@ if f_d and f_p:
     print(f'info fork: workload CPU time dstack {cd:.2f} s perf {cp:.2f} s; sampled share dstack '
           f'{shd:.3f} perf {shp:.3f}; THROTTLE records dstack {num(f_d, "records.THROTTLE")} '
           f'perf {num(f_p, "records.THROTTLE")}')
-    if (shp and 0.8 <= shd / shp <= 1.25 and tasks_d == tasks_p and rd and rp and
+    # (the share itself swings with the host's load: 27% against perf's 38%
+    # in a run beside a CI run, 42% against 46% alone; within 1.5x either way)
+    if (shp and 0.67 <= shd / shp <= 1.5 and tasks_d == tasks_p and rd and rp and
             0.5 <= (a / rd) / (b / rp) <= 2.0):
         print(f'ok fork: {a} samples ({shd:.0%} of the workload\'s CPU time), {rd} deferred records, '
               f'FORK/EXIT {tasks_d}: in line with perf record\'s {b} ({shp:.0%}), {rp}, {tasks_p}')
