@@ -321,6 +321,24 @@ size_t ds_cc_frame__inline_chain(const struct ds_cc_frame *f)
 	return n ? n : 1;
 }
 
+/*
+ * The address perf prints in "dso[addr]": its map's own (map_ip), the
+ * offset in the file, but for an executable that is not position
+ * independent (ET_EXEC: a 32-bit static binary's PLT), whose map perf
+ * takes as the identity: the address itself.
+ */
+static uint64_t unknown_line_addr(const struct ds_cc_frame *f)
+{
+	const struct ds_elf_image *img = f->dso_obj && !f->kernel ? dsi_dso__image((struct ds_dso *)f->dso_obj) : NULL;
+	GElf_Ehdr eh;
+	uint64_t vaddr;
+
+	if (img && img->elf && gelf_getehdr(img->elf, &eh) && eh.e_type == ET_EXEC &&
+	    dsi_elf__off_to_vaddr(img, f->addr, &vaddr))
+		return vaddr;
+	return f->addr;
+}
+
 size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n)
 {
 	struct ds_srcline sl;
@@ -337,6 +355,7 @@ size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool wi
 	else if ((pid = perf_map_pid(dso)) >= 0)   /* perf's short name of a perf map's DSO */
 		len = snprintf(buf, n, "[JIT] tid %ld[%llx]", pid, (unsigned long long)f->addr);
 	else
-		len = snprintf(buf, n, "%s[%llx]", (b = strrchr(dso, '/')) ? b + 1 : dso, (unsigned long long)f->addr);
+		len = snprintf(buf, n, "%s[%llx]", (b = strrchr(dso, '/')) ? b + 1 : dso,
+			       (unsigned long long)unknown_line_addr(f));
 	return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
 }
