@@ -149,32 +149,38 @@ static bool is_container(int tag)
 }
 
 /*
- * Descend from @parent into the child scope whose ranges hold w->pc,
- * recording code scopes.  true once a code scope was found below @parent.
+ * Descend from @parent into the child scope whose ranges hold @pc,
+ * appending code scopes to @chain from *@n on (at most @max, and no deeper
+ * than @max levels).  true once a code scope was found below @parent.
  * Our own walk rather than dwarf_getscopes(): that one follows inlined
  * instances into their abstract origin (we need the concrete callers) and
  * leaks its array on some corrupt inputs.
  */
-static bool walk_scopes(struct walk *w, Dwarf_Die *parent, unsigned depth)
+bool dsi_dwarf__scopes_at(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *chain, size_t *n, size_t max, unsigned depth)
 {
 	Dwarf_Die child;
 
-	if (depth >= MAX_DEPTH || dwarf_child(parent, &child) != 0)
+	if (depth >= max || dwarf_child(parent, &child) != 0)
 		return false;
 	do {
 		int tag = dwarf_tag(&child);
 
 		if (is_code_scope(tag)) {
-			if (dwarf_haspc(&child, w->pc) <= 0 || w->n >= MAX_DEPTH)
+			if (dwarf_haspc(&child, pc) <= 0 || *n >= max)
 				continue;
-			w->chain[w->n++] = child;
-			walk_scopes(w, &w->chain[w->n - 1], depth + 1);
+			chain[(*n)++] = child;
+			dsi_dwarf__scopes_at(&chain[*n - 1], pc, chain, n, max, depth + 1);
 			return true;
 		}
-		if (is_container(tag) && walk_scopes(w, &child, depth + 1))
+		if (is_container(tag) && dsi_dwarf__scopes_at(&child, pc, chain, n, max, depth + 1))
 			return true;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return false;
+}
+
+static bool walk_scopes(struct walk *w, Dwarf_Die *parent, unsigned depth)
+{
+	return dsi_dwarf__scopes_at(parent, w->pc, w->chain, &w->n, MAX_DEPTH, depth);
 }
 
 /* Length of @die's address range that holds @pc; UINT64_MAX if none does. */

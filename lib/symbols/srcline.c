@@ -148,58 +148,6 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 	return NULL;
 }
 
-/* Scopes that may hold code (their ranges are checked), as libdw's getscopes. */
-static bool is_code_scope(int tag)
-{
-	switch (tag) {
-	case DW_TAG_subprogram:
-	case DW_TAG_inlined_subroutine:
-	case DW_TAG_lexical_block:
-	case DW_TAG_entry_point:
-	case DW_TAG_try_block:
-	case DW_TAG_catch_block:
-	case DW_TAG_with_stmt:
-	case DW_TAG_module:
-		return true;
-	}
-	return false;
-}
-
-/* Scopes without addresses that may hold function definitions (C++). */
-static bool is_container(int tag)
-{
-	return tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
-	       tag == DW_TAG_union_type;
-}
-
-/*
- * The code scopes holding @pc below @parent into @chain (outermost
- * first), from *@n on, descending only into scopes that hold it (the
- * walk of symbols/dwarf.c, whose inline frames these positions go with);
- * true once one was found.
- */
-static bool scopes_at(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *chain, size_t *n, unsigned depth)
-{
-	Dwarf_Die child;
-
-	if (depth >= MAX_DEPTH || dwarf_child(parent, &child) != 0)
-		return false;
-	do {
-		int tag = dwarf_tag(&child);
-
-		if (is_code_scope(tag)) {
-			if (dwarf_haspc(&child, pc) <= 0 || *n >= MAX_DEPTH)
-				continue;
-			chain[(*n)++] = child;
-			scopes_at(&chain[*n - 1], pc, chain, n, depth + 1);
-			return true;
-		}
-		if (is_container(tag) && scopes_at(&child, pc, chain, n, depth + 1))
-			return true;
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return false;
-}
-
 /* Positions at @vaddr, innermost first, into @out; their number (0: none). */
 static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img, uint64_t vaddr,
 		      struct ds_srcline *out)
@@ -225,7 +173,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 		return out[0].file ? 1 : 0;
 	}
 	nc = 0;
-	scopes_at(&cu, vaddr, chain, &nc, 0);
+	dsi_dwarf__scopes_at(&cu, vaddr, chain, &nc, MAX_DEPTH, 0);
 	/*
 	 * a unit holds the address but says no line (an assembler file, or
 	 * asm() in a C one): line 0 of "??", or, when no function of the unit

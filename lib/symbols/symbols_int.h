@@ -205,6 +205,15 @@ void dsi_dwarf_cache__init(struct ds_dwarf_cache *c);
 void dsi_dwarf_cache__exit(struct ds_dwarf_cache *c);
 
 /*
+ * The code scopes (subprograms, inlined instances, lexical blocks...)
+ * holding @pc below @parent, outermost first, appended to @chain from *@n
+ * on: at most @max of them, no deeper than @max levels (hostile trees are
+ * cut).  true once one was found.  The walk dwarf__inlines() and the
+ * source lines (symbols/srcline.c) share, so their frames go together.
+ */
+bool dsi_dwarf__scopes_at(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *chain, size_t *n, size_t max, unsigned depth);
+
+/*
  * The functions containing @vaddr, innermost first (inlined subroutines, then
  * the subprogram).  Returns the count (<= @max), 0 if DWARF knows nothing.
  * @cache: kept for @dw between lookups; NULL walks the DIEs every time
