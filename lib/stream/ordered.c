@@ -181,23 +181,29 @@ static int sort_queue(struct ds_ordered *o)
 	return 0;
 }
 
+/* Deliver the queue's oldest record (and release it unless handed off); deliver's result. */
+static int deliver_head(struct ds_ordered *o)
+{
+	struct ds_ordered_item it = o->items[o->head++];
+	int err;
+
+	o->held -= item_cost(it.hdr);
+	o->last_flush = it.time;
+	err = o->deliver(o->ctx, &it);
+	if (!o->handoff)
+		dsi_ordered__release(o, it.chunk, it.win);
+	return err;
+}
+
 static int flush_upto(struct ds_ordered *o, uint64_t limit)
 {
 	int err = sort_queue(o);
 
 	if (err)
 		return err;
-	while (o->head < o->len && o->items[o->head].time <= limit) {
-		struct ds_ordered_item it = o->items[o->head++];
-
-		o->held -= item_cost(it.hdr);
-		o->last_flush = it.time;
-		err = o->deliver(o->ctx, &it);
-		if (!o->handoff)
-			dsi_ordered__release(o, it.chunk, it.win);
-		if (err)
+	while (o->head < o->len && o->items[o->head].time <= limit)
+		if ((err = deliver_head(o)))
 			return err;
-	}
 	if (o->head == o->len)
 		o->head = o->len = 0;  /* sorted stays true: nothing is queued */
 	return 0;
@@ -215,15 +221,8 @@ static int over_budget(struct ds_ordered *o)
 	if (err)
 		return err;
 	while (o->head < o->len && o->held > o->budget / 2) {
-		struct ds_ordered_item it = o->items[o->head++];
-
-		o->held -= item_cost(it.hdr);
-		o->last_flush = it.time;
 		o->nr_early++;
-		err = o->deliver(o->ctx, &it);
-		if (!o->handoff)
-			dsi_ordered__release(o, it.chunk, it.win);
-		if (err)
+		if ((err = deliver_head(o)))
 			return err;
 	}
 	if (o->head == o->len)
