@@ -30,6 +30,7 @@
 #include "dstack/event.h"
 #include "export_common.h"
 #include "util/grow.h"
+#include "util/io.h"
 
 #define DEFAULT_BUDGET ((size_t)64 << 20)   /* the session's, when $DSTACK_MEMORY_BUDGET is unset */
 #define RECS_MEM_MIN ((size_t)256 << 10)     /* the records' memory, whatever the budget */
@@ -149,21 +150,12 @@ static int spill_write(struct store *s, int fd, uint64_t at, const struct srec *
 /* Records [at, at + n) of @fd, all of them: a short read is the file's failure. */
 static int spill_read(struct store *s, int fd, uint64_t at, struct srec *r, size_t n)
 {
-	char *p = (char *)r;
-	size_t left = n * sizeof(*r);
-	off_t off = (off_t)(at * sizeof(*r));
+	ssize_t got = dsi_pread_full(fd, r, n * sizeof(*r), at * sizeof(*r));
 
-	while (left) {
-		ssize_t g = pread(fd, p, left, off);
-
-		if (g < 0 && errno == EINTR)
-			continue;
-		if (g <= 0)
-			return spill_failed(s, "reading", g < 0 ? errno : EIO);
-		p += g;
-		left -= (size_t)g;
-		off += g;
-	}
+	if (got < 0)
+		return spill_failed(s, "reading", (int)-got);
+	if ((size_t)got < n * sizeof(*r))
+		return spill_failed(s, "reading", EIO);
 	return 0;
 }
 
