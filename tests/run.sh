@@ -14,7 +14,10 @@ DSTACK=$ROOT/$BUILD/dstack
 pass=0 fail=0
 
 ok()   { pass=$((pass + 1)); echo "ok   $*"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $*"; }
+# Every FAIL line is repeated at the end: a CI log cut in the middle still
+# names each failure in its tail.
+failures=()
+bad()  { fail=$((fail + 1)); echo "FAIL $*"; failures+=("$(printf '%s' "$*" | head -c 600 | head -3)"); }
 
 unpack_corpus() {
 	"$ROOT/tests/unpack-corpus.sh" "$WORK"
@@ -201,5 +204,6 @@ if [ -n "$ASAN" ] && [ -x "$ROOT/$ASAN/dstack" ]; then
 	asan_suites
 fi
 echo
+for f in "${failures[@]}"; do echo "failed: $f"; done
 echo "tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
