@@ -391,15 +391,25 @@ static int step_row(struct walk *w, const struct uw_row *row, const struct uw_op
 	return -1;
 }
 
-/* One caller through the frame-pointer chain. */
+/*
+ * One caller through the frame-pointer chain, with the checks of libdw's
+ * x86 fallback (perf 7.2's walk takes it wherever CFI gives no step): a
+ * frame pointer of 0 ends the walk, an unreadable saved frame pointer
+ * reads as 0, and the caller's stack pointer (bp + 2 words) must be above
+ * the frame's.
+ */
 static int step_fp(struct walk *w)
 {
 	uint64_t bp, sp, ra, nbp;
 
-	if (!reg_get(w, w->fp, &bp) || !reg_get(w, w->sp, &sp) || bp < sp)
+	if (!reg_get(w, w->fp, &bp) || !reg_get(w, w->sp, &sp) || !bp)
 		return DS_UNWIND_END_NO_INFO;
-	if (!dsi_uw_mem__read(&w->mem, bp, &nbp) || !dsi_uw_mem__read(&w->mem, (bp + w->word) & w->mask, &ra))
+	if (!dsi_uw_mem__read(&w->mem, (bp + w->word) & w->mask, &ra))
 		return DS_UNWIND_END_LEFT_STACK;
+	if (!dsi_uw_mem__read(&w->mem, bp, &nbp))
+		nbp = 0;
+	if (((bp + 2 * w->word) & w->mask) <= sp)
+		return DS_UNWIND_END_NO_PROGRESS;
 	w->regs[w->fp] = nbp;
 	w->regs[w->sp] = (bp + 2 * w->word) & w->mask;
 	w->regs[w->ra] = ra;
@@ -493,9 +503,12 @@ static struct ds_dso *frame_dso(const struct ds_unwinder *u, const struct ds_map
 
 /*
  * The rules of the frame at @look into *fr: -1, or the DS_UNWIND_END_*
- * that ends the walk there.  A frame is reported only where a binary is
- * mapped, as perf does (its libdw walk stops at an address no ELF file
- * holds): a garbage return address ends the walk unreported.
+ * that ends the walk there.  Frames are reported as perf 7.2's libdw walk
+ * reports them: an address in no map at all is a frame of its own (fr->d
+ * NULL), walked on by the frame pointer as libdw does where it finds no
+ * CFI; an address in a map whose binary cannot be read (an anonymous
+ * map, a file not found, the vDSO without its image) ends the walk
+ * unreported, as perf's module reporting fails there.
  */
 static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx, uint64_t look,
 		      unsigned word, struct frame *fr)
@@ -504,8 +517,12 @@ static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
 	uint64_t off = 0;
 	struct ds_dso *dso = frame_dso(u, map, look, word, &off);
 
+	fr->d = NULL;
+	fr->row = NULL;
+	if (!map)
+		return -1;
 	if (!dso)
-		return map && map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
+		return map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
 	if (!(fr->d = dso_tables(u, dso)) || !fr->d->img || !dsi_elf__off_to_vaddr(fr->d->img, off, &fr->vaddr) ||
 	    !(fr->row = rules(fr->d, fr->vaddr)))
 		return DS_UNWIND_END_NO_INFO;
@@ -525,12 +542,12 @@ static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, struc
 	enum ds_unwind_method how;
 	int end;
 
-	if (row->kind == UW_ROW_NONE && fr->vaddr >= fr->d->entry && fr->vaddr < fr->d->entry_end) {
+	if (row && row->kind == UW_ROW_NONE && fr->vaddr >= fr->d->entry && fr->vaddr < fr->d->entry_end) {
 		/* the ELF entry point (_start) has no caller; only binaries
 		 * stripped of their CFI get here */
 		return DS_UNWIND_END_OUTERMOST;
 	}
-	if (row->kind != UW_ROW_NONE) {
+	if (row && row->kind != UW_ROW_NONE) {
 		how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : DS_UNWIND_SFRAME;
 		end = step_row(w, row, &fr->d->ops);
 	} else {
@@ -539,7 +556,7 @@ static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, struc
 	}
 	if (end >= 0)
 		return end;
-	if (!(w->valid & (1u << w->sp)) || (w->regs[w->sp] <= sp && !row->signal))
+	if (!(w->valid & (1u << w->sp)) || (w->regs[w->sp] <= sp && !(row && row->signal)))
 		return DS_UNWIND_END_NO_PROGRESS;
 	res->steps[how]++;
 	return -1;
@@ -565,14 +582,14 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 		if ((end = find_frame(u, find, ctx, look, w.word, &fr)) >= 0)
 			break;
 		/* a signal frame's own address is exact too (its caller's pc is) */
-		ips[res->nr++] = activation || fr.row->signal ? pc : pc - 1;
+		ips[res->nr++] = activation || (fr.row && fr.row->signal) ? pc : pc - 1;
 		if (res->nr >= max) {
 			end = DS_UNWIND_END_MAX_FRAMES;
 			break;
 		}
 		if ((end = step_frame(&w, &fr, sp, res)) >= 0)
 			break;
-		activation = fr.row->signal;
+		activation = fr.row && fr.row->signal;
 		if (!w.regs[w.ra]) {
 			end = DS_UNWIND_END_OUTERMOST;
 			break;

@@ -253,16 +253,16 @@ def hybrid():
     d = rows[0][1]
     ok_ = True
     for name, v, size, t in rows[1:3]:
-        # a sample taken inside execve, past its point of no return, has no
-        # user stack left to unwind (its snapshot is the old image's, whose
-        # maps are gone): it ends at its first frame with no binary there
         # samples with no user stack left to unwind: a thread whose FORK the
         # kernel lost (a LOST record: the recorder fell behind) has no maps;
         # a sample taken inside an execve, past its point of no return, has
         # only the old image's stack, whose maps are gone
-        no_info = v.get("unwind.end.no-info", 0)
-        orphans = min(orphan_samples(name), no_info)
-        execs = min(exec_samples(name), no_info - orphans)
+        # (their walks end anywhere: perf's walk, which dstack's follows,
+        # goes on by the frame pointer from an address in no map)
+        # only samples that did not reach the outermost frame are excused
+        short = max(v.get("unresolved", 0) - v.get("unwind.end.outermost", 0), 0)
+        orphans = min(orphan_samples(name), short)
+        execs = min(exec_samples(name), short - orphans)
         if orphans:
             print("  %-11s %d unresolved samples are of threads whose FORK was lost (%d events lost)" %
                   (name, orphans, v.get("lost.events", 0)))
