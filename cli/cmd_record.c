@@ -43,7 +43,7 @@
 
 #define USAGE "usage: dstack record [-o FILE|-] [-e EVENT,...] [-c PERIOD | -F HZ] " \
 	"[-g | --call-graph fp[,defer]|dwarf[,SIZE]] [--user-regs REG,...] [--stack-snapshot SIZE] [--off-cpu] " \
-	"[-a | -p PID | -t TID] [-m PAGES] [--defer-grace MS] [-- CMD ARGS...]"
+	"[-a | -p PID | -t TID] [-C CPUS] [--no-inherit] [-m PAGES] [--defer-grace MS] [-q | -v] [-- CMD ARGS...]"
 
 struct record_args {
 	struct ds_recorder_opts ro;
@@ -51,6 +51,8 @@ struct record_args {
 	const char *events[16];
 	uint32_t snapshot;      /* --stack-snapshot SIZE: checked and applied once all options are read */
 	int nr_targets;         /* how many of -a, -p, -t were given */
+	bool quiet;             /* -q: errors only */
+	bool verbose;           /* -v: the events as opened */
 };
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -241,6 +243,14 @@ static int parse_option(struct record_args *a, int argc, char **argv, int *i)
 	} else if (!strcmp(arg, "-a") || !strcmp(arg, "--all-cpus")) {
 		a->ro.target = DS_TARGET_ALL_CPUS;
 		a->nr_targets++;
+	} else if ((v = opt_value("-C", argc, argv, i)) || (v = opt_value("--cpu", argc, argv, i))) {
+		a->ro.cpu_list = v;
+	} else if (!strcmp(arg, "--no-inherit")) {
+		a->ro.no_inherit = true;
+	} else if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
+		a->quiet = true;
+	} else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
+		a->verbose = true;
 	} else if ((v = opt_value("-p", argc, argv, i)) || (v = opt_value("--pid", argc, argv, i)) ||
 		   (v = opt_value("-t", argc, argv, i)) || (v = opt_value("--tid", argc, argv, i))) {
 		return parse_target_id(a, arg, v);
@@ -297,6 +307,9 @@ static int check_target(const struct record_args *a)
 /* The options' combinations, in the order their errors are reported.  0 or EXIT_USAGE. */
 static int check_args(struct record_args *a)
 {
+	/* -C without -p/-t watches every task on those CPUs, as -a does (perf's rule) */
+	if (a->ro.cpu_list && a->ro.target == DS_TARGET_CMD)
+		a->ro.target = DS_TARGET_ALL_CPUS;
 	if (check_stack_options(a))
 		return EXIT_USAGE;
 	if (a->ro.period && a->ro.freq) {
@@ -468,13 +481,13 @@ static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
  * which lies in no file: its image is kept in perf's build-id cache and
  * named in the header, as perf record does.
  */
-static void keep_vdso(struct sink_ctx *c)
+static void keep_vdso(struct sink_ctx *c, bool quiet)
 {
 	uint8_t bid[20];
 	size_t len = 0;
 	int err = ds_vdso__keep(cli_buildid_dir(), bid, &len);
 
-	if (err)
+	if (err && !quiet)
 		fprintf(stderr, "dstack record: the vDSO image was not kept (%s): walks through it will stop there\n",
 			strerror(-err));
 	else
@@ -686,6 +699,8 @@ static int report_run(const struct ds_recorder *r, const struct record_args *a)
 	    WTERMSIG(st->child_status) != SIGTERM && WTERMSIG(st->child_status) != SIGINT)
 		fprintf(stderr, "dstack record: the command was killed by signal %d (%s)\n",
 			WTERMSIG(st->child_status), strsignal(WTERMSIG(st->child_status)));
+	if (a->quiet)
+		return exit_code;
 	if (ds_recorder__deferred(r) && st->cookies_resolved < st->cookies_seen)
 		fprintf(stderr, "dstack record: %llu user stacks still pending when the grace period ended "
 			"(tasks inside the kernel): --defer-grace MS waits longer\n",
@@ -708,7 +723,7 @@ static int finish_output(struct sink_ctx *c, const struct ds_recorder *r, const 
 	int cerr;
 
 	if (a->ro.stack_user && !c->err)
-		keep_vdso(c);
+		keep_vdso(c, a->quiet);
 	cerr = ds_writer__close(c->w);
 	if (c->err || cerr) {
 		output_failed(pipe ? "stdout" : a->output, -(c->err ? c->err : cerr));
@@ -717,9 +732,29 @@ static int finish_output(struct sink_ctx *c, const struct ds_recorder *r, const 
 		fprintf(stderr, "dstack record: %s\n", strerror(-ret));
 		exit_code = EXIT_INPUT;
 	}
-	if (!pipe && !st->exec_failed && exit_code != EXIT_OUTPUT)   /* no success line after a failed write */
+	if (!pipe && !st->exec_failed && exit_code != EXIT_OUTPUT && !a->quiet)   /* no success line after a failed write */
 		print_summary(a->output, st);
 	return exit_code;
+}
+
+/* -v: each event as opened, on stderr. */
+static void print_events(const struct ds_recorder *r)
+{
+	for (size_t i = 0; i < ds_recorder__nr_attrs(r); i++) {
+		const struct ds_attr *at;
+		uint32_t size;
+		const uint64_t *ids;
+		size_t nr;
+		const char *name;
+
+		ds_recorder__attr(r, i, &at, &size, &ids, &nr, &name);
+		fprintf(stderr, "dstack record: event %s: type %u config %#llx, %s %llu, sample_type %#llx, "
+			"flags %#llx, %zu fds\n", name ? name : "?", at->type, (unsigned long long)at->config,
+			(at->flags & (1ULL << DS_ATTR_FREQ)) ? "freq" : "period", (unsigned long long)at->sample_period,
+			(unsigned long long)at->sample_type, (unsigned long long)at->flags, nr);
+	}
+	if (ds_recorder__deferred(r))
+		fprintf(stderr, "dstack record: deferred user callchains\n");
 }
 
 /* An error of the recorder's or the writer's opening, as "dstack record: WHY"; frees @err. */
@@ -747,8 +782,10 @@ int cmd_record(int argc, char **argv)
 		open_failed(err);
 		return EXIT_INPUT;
 	}
-	if (ds_recorder__fallback(r))
+	if (ds_recorder__fallback(r) && !a.quiet)
 		fprintf(stderr, "%s\n", ds_recorder__fallback(r));
+	if (a.verbose)
+		print_events(r);
 	c.w = ds_writer__open(a.output, pipe, &err);
 	if (!c.w) {
 		open_failed(err);

@@ -91,6 +91,10 @@ static const struct {
 		    "  -a, --all-cpus       every CPU\n"
 		    "  -p, --pid PID        an existing process\n"
 		    "  -t, --tid TID        an existing thread\n"
+		    "  -C, --cpu CPUS       only these CPUs (0-3,6); without -p/-t every task on them\n"
+		    "  --no-inherit         do not follow the tasks the targets create\n"
+		    "  -q, --quiet          errors only\n"
+		    "  -v, --verbose        the events as opened\n"
 		    "  -m, --mmap-pages N   ring buffer pages per CPU (a power of two)\n"
 		    "  --defer-grace MS     after stopping, wait up to MS ms for pending deferred\n"
 		    "                       callchains (default 100)\n"
@@ -111,7 +115,7 @@ static const char *const perf_only_report[] = {
 	"--socket", "--cgroup", "--sort-by", "--hierarchy", "--no-hierarchy", "--latency", "--dump-hierarchy",
 };
 static const char *const perf_only_record[] = {
-	"-C", "--cpu", "-R", "--raw-samples", "-d", "--data", "-T", "--timestamp", "-P", "--period",
+	"-R", "--raw-samples", "-d", "--data", "-T", "--timestamp", "-P", "--period",
 	"-n", "--no-samples", "-N", "--no-buildid-cache", "-B", "--no-buildid", "-G", "--cgroup", "-u",
 	"--uid", "-b", "--branch-any", "-j", "--branch-filter", "-W", "--weight", "--namespaces",
 	"--all-cgroups", "--transaction", "--per-thread", "-D", "--delay", "-I", "--intr-regs",
@@ -121,7 +125,7 @@ static const char *const perf_only_record[] = {
 	"--switch-max-files", "--timestamp-filename", "--timestamp-boundary", "--affinity", "--overwrite",
 	"--strict-freq", "--kernel-callchains", "--user-callchains", "--sample-cpu", "--sample-identifier",
 	"--phys-data", "--data-page-size", "--code-page-size", "--setup-filter", "--control",
-	"-s", "--stat", "-i", "--no-inherit", "-q", "--quiet", "-v", "--verbose", "--tail-synthesize",
+	"-s", "--stat", "-i", "--tail-synthesize",
 	"--no-bpf-event", "--kcore", "--threads", "--debuginfod", "--synth", "--all-kernel", "--all-user",
 	"--filter", "--exclude-perf", "-r", "--realtime", "--no-buffering", "--group", "--sample-mem-info",
 };

@@ -56,6 +56,12 @@ struct ds_recorder_opts {
 	uint64_t regs_user;          /* perf register mask; 0 with stack_user: all of x86_64's */
 	enum ds_target target;
 	pid_t pid;                   /* -p / -t */
+	bool no_inherit;             /* --no-inherit: the tasks the targets create are not followed */
+	/*
+	 * -C: only these CPUs ("0-3,6"), of the online ones.  A list that is
+	 * none, or names no online CPU, fails ds_recorder__new (EINVAL).
+	 */
+	const char *cpu_list;
 	char *const *argv;           /* the command (CMD, or the duration command of -a) */
 	unsigned mmap_pages;         /* data pages per buffer (power of two); 0: 128 */
 	unsigned defer_grace_ms;     /* 0: 100 */

@@ -69,6 +69,7 @@ struct ds_recorder {
 	struct rec_event *ev;
 	size_t nr_ev;
 	int *cpus;
+	uint64_t cpu_wanted[4096 / 64]; /* -C's CPUs */
 	size_t nr_cpus;
 	pid_t *tids;            /* target tasks; empty for ALL_CPUS */
 	size_t nr_tids;
@@ -134,37 +135,90 @@ static const struct ev_name *lookup_event(const char *name)
 
 /* ---- targets ---- */
 
-static int read_online_cpus(struct ds_recorder *r)
+/*
+ * The CPUs of a list such as "0-3,6" (sysfs's online file, perf's -C),
+ * each passed to @add.  0, or -EINVAL for a list that is not one.
+ */
+static int for_each_listed_cpu(const char *list, void (*add)(struct ds_recorder *r, int cpu), struct ds_recorder *r)
+{
+	const char *p = list;
+	bool any = false;
+
+	while (*p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0 || a >= 4096)
+			return -EINVAL;
+		if (*end == '-') {
+			const char *q = end + 1;
+
+			b = strtol(q, &end, 10);
+			if (end == q || b < a || b >= 4096)
+				return -EINVAL;
+		}
+		for (long c = a; c <= b; c++)
+			add(r, (int)c);
+		any = true;
+		if (*end == ',')
+			end++;
+		else if (*end && *end != '\n')
+			return -EINVAL;
+		p = end;
+	}
+	return any ? 0 : -EINVAL;
+}
+
+static void add_online_cpu(struct ds_recorder *r, int cpu)
+{
+	if (r->nr_cpus < 4096)
+		r->cpus[r->nr_cpus++] = cpu;
+}
+
+/* -C: keep the online CPUs the list names (marked in r->cpu_wanted). */
+static void mark_wanted_cpu(struct ds_recorder *r, int cpu)
+{
+	r->cpu_wanted[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+static int keep_listed_cpus(struct ds_recorder *r, char **errmsg)
+{
+	size_t n = 0;
+
+	if (for_each_listed_cpu(r->opts.cpu_list, mark_wanted_cpu, r)) {
+		set_err(errmsg, "-C %s: not a list of CPUs (such as 0-3,6)", r->opts.cpu_list);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < r->nr_cpus; i++)
+		if (r->cpu_wanted[r->cpus[i] / 64] & (1ull << (r->cpus[i] % 64)))
+			r->cpus[n++] = r->cpus[i];
+	if (!n) {
+		set_err(errmsg, "-C %s: none of these CPUs is online", r->opts.cpu_list);
+		return -EINVAL;
+	}
+	r->nr_cpus = n;
+	return 0;
+}
+
+static int read_online_cpus(struct ds_recorder *r, char **errmsg)
 {
 	char buf[4096];
 	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		r->cpus = calloc((size_t)(n > 0 ? n : 1), sizeof(int));
-		if (!r->cpus)
-			return -ENOMEM;
-		for (long i = 0; i < (n > 0 ? n : 1); i++)
-			r->cpus[r->nr_cpus++] = (int)i;
-		return 0;
-	}
-	fclose(f);
+	bool read = f && fgets(buf, sizeof(buf), f);
+
+	if (f)
+		fclose(f);
 	r->cpus = calloc(4096, sizeof(int));
 	if (!r->cpus)
 		return -ENOMEM;
-	for (char *p = buf; *p && *p != '\n';) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-		if (end == p)
-			break;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
-		for (long c = a; c <= b && r->nr_cpus < 4096; c++)
-			r->cpus[r->nr_cpus++] = (int)c;
-		p = *end == ',' ? end + 1 : end;
+	if (!read || for_each_listed_cpu(buf, add_online_cpu, r)) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		r->nr_cpus = 0;
+		for (long i = 0; i < (n > 0 ? n : 1) && i < 4096; i++)
+			add_online_cpu(r, (int)i);
 	}
-	return r->nr_cpus ? 0 : -EINVAL;
+	return r->opts.cpu_list ? keep_listed_cpus(r, errmsg) : 0;
 }
 
 static int add_tid(struct ds_recorder *r, pid_t tid)
@@ -209,7 +263,7 @@ static void init_attr(struct ds_recorder *r, struct rec_event *e, uint32_t type,
 	a->size = ATTR_SIZE;
 	a->sample_type = r->sample_type;
 	a->flags = 1ULL << DS_ATTR_DISABLED | 1ULL << DS_ATTR_SAMPLE_ID_ALL;
-	if (r->opts.target != DS_TARGET_ALL_CPUS && !e->system_wide)
+	if (r->opts.target != DS_TARGET_ALL_CPUS && !e->system_wide && !r->opts.no_inherit)
 		a->flags |= 1ULL << DS_ATTR_INHERIT;
 	if (r->opts.target == DS_TARGET_CMD && !e->system_wide)
 		a->flags |= 1ULL << DS_ATTR_ENABLE_ON_EXEC;
@@ -676,7 +730,7 @@ struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char *
 	r->child = -1;
 	r->go_fd = r->err_fd = -1;
 	r->st.child_status = -1;
-	if ((err = read_online_cpus(r)) || (err = add_targets(r, errmsg)))
+	if ((err = read_online_cpus(r, errmsg)) || (err = add_targets(r, errmsg)))
 		goto fail;
 	r->deferred = opts->callchain && opts->defer && probe_defer(r);
 	r->sample_type = BASE_SAMPLE_TYPE;

@@ -98,6 +98,38 @@ record_faults() {
 	else bad "record: lost: exit $rc, stat lost $lost: $(grep -i lost "$o/lost.err")"; fi
 }
 
+# perf record's -q, -v, --no-inherit and -C, as perf takes them
+record_options() {
+	local o=$1 wl=$2 rc n k
+	"$DSTACK" record -q -g -o "$o/q.data" -- "$wl" 5 >/dev/null 2>"$o/q.err"; rc=$?
+	n=$("$DSTACK" stat -i "$o/q.data" 2>/dev/null | awk '$1 == "samples" { print $2 }')
+	if [ $rc -eq 0 ] && [ ! -s "$o/q.err" ] && [ "${n:-0}" -gt 0 ]; then ok "record -q: nothing on stderr, $n samples"
+	else bad "record -q: exit $rc, samples ${n:-none}, said: $(head -2 "$o/q.err")"; fi
+	"$DSTACK" record -v -g -e cpu-clock -o "$o/v.data" -- true >/dev/null 2>"$o/v.err"; rc=$?
+	if [ $rc -eq 0 ] && grep -q '^dstack record: event cpu-clock: type 1 config 0, ' "$o/v.err"
+	then ok "record -v: the events as opened ($(grep -c ': event ' "$o/v.err") lines)"
+	else bad "record -v: exit $rc: $(head -3 "$o/v.err")"; fi
+	# a shell whose children do the work: --no-inherit samples the shell alone
+	for k in inherit no-inherit; do
+		"$DSTACK" record $([ $k = no-inherit ] && echo --no-inherit) -e cpu-clock -c 100000 -o "$o/$k.data" -- \
+			sh -c "$wl 3; $wl 3; i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done" >/dev/null 2>"$o/$k.err"
+		"$DSTACK" script -F comm -i "$o/$k.data" 2>/dev/null | awk '{ print $1 }' | sort | uniq -c >"$o/$k.comms"
+	done
+	if grep -q ' recwl$' "$o/inherit.comms" && ! grep -q ' recwl$' "$o/no-inherit.comms" && grep -q ' sh$' "$o/no-inherit.comms"
+	then ok "record --no-inherit: the shell's samples only ($(tr -s ' ' <"$o/no-inherit.comms" | tr '\n' ' ')), its children's with inherit"
+	else bad "record --no-inherit: $(tr '\n' ' ' <"$o/no-inherit.comms") against $(tr '\n' ' ' <"$o/inherit.comms")"; fi
+	if [ "$(nproc)" -ge 2 ]; then
+		"$DSTACK" record -C 1 -e cpu-clock -c 200000 -o "$o/c1.data" -- sleep 0.3 >/dev/null 2>"$o/c1.err"; rc=$?
+		"$DSTACK" script -F cpu -i "$o/c1.data" 2>/dev/null | sort | uniq -c >"$o/c1.cpus"
+		if [ $rc -eq 0 ] && [ "$(wc -l <"$o/c1.cpus")" = 1 ] && grep -q ' \[001\]' "$o/c1.cpus"
+		then ok "record -C 1: every task on CPU 1 and no other CPU ($(tr -s ' ' <"$o/c1.cpus"))"
+		else bad "record -C 1: exit $rc, $(tr '\n' ' ' <"$o/c1.cpus") $(head -2 "$o/c1.err")"; fi
+	fi
+	"$DSTACK" record -C 1-0 -o "$o/x.data" -- true >/dev/null 2>"$o/x.err"; rc=$?
+	if [ $rc -ne 0 ] && grep -q -- '-C 1-0: not a list of CPUs' "$o/x.err"; then ok "record -C: a bad list is named"
+	else bad "record -C 1-0: exit $rc: $(head -2 "$o/x.err")"; fi
+}
+
 record_host_suite() {
 	local o="$WORK/out/record" wl rc line n
 	mkdir -p "$o"
@@ -180,6 +212,7 @@ record_host_suite() {
 	then ok "record: SIGINT stops with a valid file ($n samples)"
 	else bad "record: SIGINT: exit $rc, stat: $(head -3 "$o/int.stat")"; fi
 	record_faults "$o" "$wl"
+	record_options "$o" "$wl"
 	"$DSTACK" record -g -o - -- "$wl" 20 2>"$o/pipe.err" | "$DSTACK" stat -i - >"$o/pipe.stat" 2>&1
 	n=$(awk '$1 == "samples" { print $2 }' "$o/pipe.stat")
 	if grep -q '^file.mode  *pipe$' "$o/pipe.stat" && [ "${n:-0}" -gt 0 ]
