@@ -417,6 +417,25 @@ static int step_fp(struct walk *w)
 	return -1;
 }
 
+/*
+ * One caller from a function's first instruction: the call just pushed
+ * the return address, so it is the word at sp, and every other register
+ * is the caller's.  x86's ABI guarantees this of any function, CFI or not.
+ */
+static int step_at_entry(struct walk *w)
+{
+	uint64_t sp, ra;
+
+	if (!reg_get(w, w->sp, &sp))
+		return DS_UNWIND_END_NO_INFO;
+	if (!dsi_uw_mem__read(&w->mem, sp, &ra))
+		return DS_UNWIND_END_LEFT_STACK;
+	w->regs[w->sp] = (sp + w->word) & w->mask;
+	w->regs[w->ra] = ra;
+	w->valid |= (1u << w->sp) | (1u << w->ra);
+	return -1;
+}
+
 static bool walk_init(struct walk *w, const struct ds_unwind_regs *in)
 {
 	uint64_t perf[64], mask = in->mask, seen = 0;
@@ -530,13 +549,31 @@ static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
 }
 
 /*
+ * A pc at the first instruction of a function of a binary without DWARF
+ * CFI (an SFrame-only or stripped one: crtstuff's functions have no SFrame
+ * entry either, and a sample lands on their first instruction when its
+ * page faults in).  Where the binary has CFI, perf's libdw walk takes the
+ * frame pointer here, and so does ours, to print what perf prints.
+ */
+static bool at_function_start(const struct frame *fr)
+{
+	const struct ds_sym *s;
+
+	if (!fr->d || fr->d->eh || fr->d->dbg)
+		return false;
+	s = dsi_symtab__find(&fr->d->img->symtab, fr->vaddr);
+	return s && s->start == fr->vaddr;
+}
+
+/*
  * The caller's registers into @w by the frame's rules (CFI, SFrame, else
  * the frame pointer), counted in res->steps: -1, or the DS_UNWIND_END_*
  * that ends the walk (the ELF entry point, a rule that cannot be applied,
  * a stack pointer that did not move up but in a signal frame).  @sp: the
- * frame's own stack pointer.
+ * frame's own stack pointer; @exact: its pc is where it stopped (the
+ * sampled frame, or one a signal interrupted), not a return address.
  */
-static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, struct ds_unwind_result *res)
+static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, bool exact, struct ds_unwind_result *res)
 {
 	const struct uw_row *row = fr->row;
 	enum ds_unwind_method how;
@@ -550,6 +587,9 @@ static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, struc
 	if (row && row->kind != UW_ROW_NONE) {
 		how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : DS_UNWIND_SFRAME;
 		end = step_row(w, row, &fr->d->ops);
+	} else if (exact && at_function_start(fr)) {
+		how = DS_UNWIND_FP;
+		end = step_at_entry(w);
 	} else {
 		how = DS_UNWIND_FP;
 		end = step_fp(w);
@@ -587,7 +627,7 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 			end = DS_UNWIND_END_MAX_FRAMES;
 			break;
 		}
-		if ((end = step_frame(&w, &fr, sp, res)) >= 0)
+		if ((end = step_frame(&w, &fr, sp, activation, res)) >= 0)
 			break;
 		activation = fr.row && fr.row->signal;
 		if (!w.regs[w.ra]) {
