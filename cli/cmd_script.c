@@ -139,6 +139,21 @@ static void print_time(struct script *sc, uint64_t t)
 	outbuf_puts(o, ": ");
 }
 
+/* A pid or tid as perf's "%*d" prints it: signed, right-aligned in @width. */
+static void put_id(struct outbuf *o, uint32_t id, int width)
+{
+	if ((int32_t)id >= 0) {
+		outbuf_dec(o, id, width, ' ');
+		return;
+	}
+	char digits[16];
+	int len = snprintf(digits, sizeof(digits), "%d", (int32_t)id);
+
+	for (int n = len; n < width; n++)
+		outbuf_putc(o, ' ');
+	outbuf_puts(o, digits);
+}
+
 /* comm, pid/tid, cpu, time: perf's perf_sample__fprintf_start() */
 static void print_start(struct script *sc, const struct ds_event *ev, const struct ds_evsel *evsel,
 			struct ds_thread *t)
@@ -162,17 +177,16 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 		outbuf_putc(o, ' ');
 	}
 	if (fl & (SF(PID) | SF(TID))) {
-		uint32_t pid = s->pid == (uint32_t)-1 ? 0 : s->pid, tid = s->tid == (uint32_t)-1 ? 0 : s->tid;
-
+		/* "%7d/%-7d": the kernel writes -1 for a task past its exit */
 		if ((fl & SF(PID)) && (fl & SF(TID))) {
-			outbuf_dec(o, pid, 7, ' ');
+			put_id(o, s->pid, 7);
 			outbuf_putc(o, '/');
 			size_t at = o->len;   /* "%-7d": left-aligned */
-			outbuf_dec(o, tid, 0, ' ');
+			put_id(o, s->tid, 0);
 			for (size_t n = o->len - at; n < 7; n++)
 				outbuf_putc(o, ' ');
 		} else {
-			outbuf_dec(o, (fl & SF(PID)) ? pid : tid, 7, ' ');
+			put_id(o, (fl & SF(PID)) ? s->pid : s->tid, 7);
 		}
 		outbuf_putc(o, ' ');
 	}

@@ -150,8 +150,21 @@ int ds_symbols__prefetch(struct ds_symbols *syms, const char *path);
 /* Wait until every binary requested so far has loaded (or failed to). */
 void ds_symbols__prefetch_wait(struct ds_symbols *syms);
 
-/* Kernel: the kallsyms symbol containing @addr, into @frame; false if none. */
+/*
+ * Kernel: the kallsyms symbol containing @addr of the kernel image, into
+ * @frame; false if none.  The address is the recording's: when the
+ * kallsyms file lists the image elsewhere (another boot's KASLR offset,
+ * known from ds_symbols__kernel_reloc), it is moved by the difference.
+ */
 bool ds_symbols__kernel(struct ds_symbols *syms, uint64_t addr, struct ds_frame *frame);
+/* The same for an address in a module's map: never moved (module addresses are the file's own). */
+bool ds_symbols__kernel_module(struct ds_symbols *syms, uint64_t addr, struct ds_frame *frame);
+/*
+ * The recording's address of the kernel image's reference symbol @sym
+ * (perf's ref_reloc_sym: "_text" in the "[kernel.kallsyms]_text" MMAP,
+ * its pgoff).  The first call counts; call it before the first lookup.
+ */
+void ds_symbols__kernel_reloc(struct ds_symbols *syms, const char *sym, uint64_t addr);
 
 /*
  * JIT maps (/tmp/perf-PID.map, under symfs if set): resolve @addr for @pid.

@@ -215,6 +215,19 @@ static int machine__note_map_name(struct ds_machine *m, const char *name)
 	return dsi_hashmap__set(&m->map_names, (uintptr_t)name, m->map_names.len + 1) ? -ENOMEM : 0;
 }
 
+/*
+ * The kernel image's MMAP, "[kernel.kallsyms]_text" with the symbol's
+ * address as pgoff (perf's ref_reloc_sym): given to the symbols, which
+ * move a kallsyms file of another boot by it.
+ */
+static void note_kernel_reloc(struct ds_machine *m, const struct ds_mmap_event *me)
+{
+	static const char prefix[] = "[kernel.kallsyms]";
+
+	if (m->syms && !strncmp(me->filename, prefix, sizeof(prefix) - 1))
+		ds_symbols__kernel_reloc(m->syms, me->filename + sizeof(prefix) - 1, me->pgoff);
+}
+
 int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)
 {
 	struct ds_mmap_event me;
@@ -227,8 +240,10 @@ int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)
 	if (me.len == 0 || me.start + me.len < me.start)
 		return 0;
 	nm = machine__map_of(m, &me);
-	if ((ev->hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL)
+	if ((ev->hdr->misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL) {
+		note_kernel_reloc(m, &me);
 		return maps__insert(&m->kmaps, &nm);
+	}
 	if (perf_map_named(ev, &me)) {
 		char name[64];
 
@@ -284,7 +299,7 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 	out->kernel = true;
 	if (map && map->name[0] == '/') {
 		unknown(out, module_name(m, map->name));
-		ds_symbols__kernel(m->syms, ip, &out->frames[0]);
+		ds_symbols__kernel_module(m->syms, ip, &out->frames[0]);
 		return;
 	}
 	if (!map && m->kmaps.nr) {

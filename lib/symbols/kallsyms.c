@@ -495,6 +495,26 @@ bool dsi_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name
 	return *name != NULL;
 }
 
+bool dsi_kallsyms__function_addr(const struct ds_kallsyms *ks, const char *name, uint64_t *addr)
+{
+	size_t n = strlen(name);
+
+	for (size_t p = 0; p < ks->len; p += line_len(ks, p) + 1) {
+		size_t used = line_len(ks, p);
+		const char *l = ks->text + p, *sym;
+
+		if (used && l[used - 1] == '\r')
+			used--;
+		/* "ADDR T NAME": the type two bytes before the name */
+		if (used < n + 3 || memcmp(l + used - n, name, n) || l[used - n - 1] != ' ' ||
+		    (l[used - n - 2] != 'T' && l[used - n - 2] != 't') || l[used - n - 3] != ' ')
+			continue;
+		if (line_address(l, used, &sym, addr))
+			return true;
+	}
+	return false;
+}
+
 void dsi_kallsyms__exit(struct ds_kallsyms *ks)
 {
 	if (ks->mapped)

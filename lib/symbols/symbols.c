@@ -118,6 +118,17 @@ struct ds_symbols {
 	struct ds_kallsyms kernel;
 	uint64_t generation;           /* bumped when resolved results become stale */
 	bool kernel_tried;             /* kernel is loaded (or failed to): kernel_ok says which */
+	/*
+	 * perf's ref_reloc_sym: the kernel image's reference symbol ("_text")
+	 * and its address in the recording ("[kernel.kallsyms]_text"'s
+	 * MMAP).  A kallsyms of another boot lists it elsewhere (KASLR): the
+	 * image's addresses are looked up moved by the difference, as perf
+	 * moves its kallsyms symbols; modules' are not moved.
+	 */
+	char reloc_sym[64];
+	uint64_t reloc_addr;
+	int64_t reloc_delta;
+	bool reloc_known, reloc_done;
 	bool kernel_ok;
 	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
 	/*
@@ -872,9 +883,31 @@ static bool textsyms_frame(const struct ds_textsyms *ts, uint64_t addr, struct d
 	return true;
 }
 
-bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
+void ds_symbols__kernel_reloc(struct ds_symbols *s, const char *sym, uint64_t addr)
 {
-	kernel_ready(s);
+	if (s->reloc_known || !sym[0] || strlen(sym) >= sizeof(s->reloc_sym))
+		return;
+	strcpy(s->reloc_sym, sym);
+	s->reloc_addr = addr;
+	s->reloc_known = true;
+}
+
+/* The kernel image's move from the recording to the kallsyms file: 0 unless both know the reference symbol. */
+static int64_t kernel_delta(struct ds_symbols *s)
+{
+	uint64_t at;
+
+	if (!s->reloc_done) {
+		s->reloc_done = true;
+		if (s->kernel_ok && s->reloc_known && dsi_kallsyms__function_addr(&s->kernel, s->reloc_sym, &at) && at)
+			s->reloc_delta = (int64_t)(at - s->reloc_addr);
+	}
+	return s->reloc_delta;
+}
+
+/* The kallsyms symbol holding @addr (the file's address) into @frame. */
+static bool kallsyms_frame(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
+{
 	/* no cache here: ds_machine's frame cache is in front of this */
 	const char *name;
 	uint64_t start;
@@ -883,6 +916,18 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 		return false;
 	*frame = (struct ds_frame){ .name = name, .offset = addr - start, .elf_name = name };
 	return true;
+}
+
+bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
+{
+	kernel_ready(s);
+	return kallsyms_frame(s, addr + (uint64_t)kernel_delta(s), frame);
+}
+
+bool ds_symbols__kernel_module(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
+{
+	kernel_ready(s);
+	return kallsyms_frame(s, addr, frame);
 }
 
 static struct ds_textsyms *jit_load(struct ds_symbols *s, int pid)

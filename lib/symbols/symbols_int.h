@@ -259,6 +259,8 @@ struct ds_kallsyms {
 bool dsi_kallsyms__load(struct ds_kallsyms *ks, const char *path);
 /* The symbol containing @addr: its name and start; false if none. */
 bool dsi_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
+/* The address of the function symbol @name (type T or t), as perf's kallsyms__get_function_start; false if none. */
+bool dsi_kallsyms__function_addr(const struct ds_kallsyms *ks, const char *name, uint64_t *addr);
 void dsi_kallsyms__exit(struct ds_kallsyms *ks);
 /* Load the JIT map @path; false if it cannot be read (or no memory). */
 bool dsi_perfmap__load(struct ds_textsyms *ts, const char *path);

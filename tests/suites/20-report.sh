@@ -107,4 +107,40 @@ report_children_vs_perf7() {
 		else bad "report --children $n vs perf 7.2: $(echo "$res" | head -3 | tr '\n' ' ')"; fi
 	done
 }
+# A kallsyms of another boot (KASLR put the kernel elsewhere): perf moves
+# its symbols by the recorded _text (the "[kernel.kallsyms]_text" MMAP's
+# address); the kernel frames must come out as with the recording's own.
+report_kallsyms_other_boot() {
+	local o="$WORK/out/kaslr" n=kernel.fp w
+	mkdir -p "$o"
+	python3 - "$WORK/kallsyms" "$o/kallsyms.moved" <<'PY'
+import sys
+delta = -0x12000000   # a KASLR step (2 MiB multiple), the image kept below the modules
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        a, rest = line.split(" ", 1)
+        v = int(a, 16)
+        # the image moves; modules lie where they were loaded, per-CPU
+        # symbols (absolute, from 0) stay
+        if "\t[" not in rest and v >= 0xffff000000000000:
+            a = "%016x" % ((v + delta) & (2**64 - 1))
+        out.write(a + " " + rest)
+PY
+	"$DSTACK" script --symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms" -i "$WORK/data/$n.data" >"$o/same" 2>/dev/null
+	"$DSTACK" script --symfs "$WORK/symfs-root/symfs" --kallsyms "$o/kallsyms.moved" -i "$WORK/data/$n.data" >"$o/moved" 2>"$o/moved.err"
+	local k; k=$(grep -c 'kernel.kallsyms' "$o/same")
+	if [ "$k" -gt 100 ] && cmp -s "$o/same" "$o/moved" && [ "$(grep -c '\[unknown\] (\[kernel' "$o/moved")" -lt "$k" ]
+	then ok "script with another boot's kallsyms: the same $k kernel frames as with the recording's own"
+	else bad "script with another boot's kallsyms: differs: $(diff "$o/same" "$o/moved" | head -4 | tr '\n' ' ')"; fi
+	if kvm_ready; then
+		w=${WORK#"$ROOT"/}
+		(cd "$ROOT" && "$KVM_PERF7" script --symfs "$w/symfs-root/symfs" --kallsyms "$w/out/kaslr/kallsyms.moved" \
+			-i "$w/data/$n.data") >"$o/perf7.moved" 2>/dev/null
+		if [ -s "$o/perf7.moved" ] && cmp -s "$o/perf7.moved" "$o/moved"
+		then ok "script with another boot's kallsyms: equal to perf 7.2's with the same file"
+		else bad "script with another boot's kallsyms: perf 7.2 differs: $(diff "$o/perf7.moved" "$o/moved" | head -4 | tr '\n' ' ')"; fi
+	fi
+}
+
 report_suite
+report_kallsyms_other_boot

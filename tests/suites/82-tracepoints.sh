@@ -66,7 +66,7 @@ trace_guest_suite() {
 	for n in sleep sleepfp dsleep dsleepfp; do
 		"$DSTACK" dump -i "$out/$n.data" >"$out/$n.dump" 2>/dev/null
 	done
-	python3 "$ROOT/tests/vm/trace-check.py" "$out" sleep sleepfp pipe mutex hog rawsys openat irq timer kmem schedall \
+	python3 "$ROOT/tests/vm/trace-check.py" "$out" sleep sleepfp pipe mutex hog rawsys openat irq timer kmem schedall kfuncs \
 		'block?' 'pipemode+' dsleep dsleepfp dall dpid --offcpu >"$out.check" 2>&1
 	while IFS= read -r line; do
 		case $line in

@@ -25,6 +25,9 @@ r timer -e 'timer:*' -a -- sleep 0.2
 r kmem -e kmem:kmalloc,kmem:kfree,kmem:kmem_cache_alloc,kmem:mm_page_alloc,kmem:rss_stat -- ls -l /
 r block -e 'block:*' -a -- sh -c 'dd if=/dev/zero of=/tmp/z bs=64k count=8 2>/dev/null; sync'
 r schedall -e 'sched:*' -a -- ./owl sleep 3 10
+# kernel functions printed by name (%ps/%pS: workqueue, ipi, csd, percpu,
+# skb) and tasks past their exit (tid -1: rcu_utilization)
+r kfuncs -e 'rcu:rcu_utilization,workqueue:*,ipi:*,csd:*,percpu:*,skb:*' -a -- sh -c 'ls -l /proc/self/ >/dev/null; sleep 0.1; ls / >/dev/null' 
 # pipe mode: the tracing data as a HEADER_TRACING_DATA record
 perf record -q -o - $sw -- ./owl sleep 3 10 >/out/pipemode.data 2>/out/pipemode.log
 echo "pipemode rc $?" >>/out/rcs
