@@ -21,7 +21,7 @@
 #include "samples.h"
 
 #define NONE UINT32_MAX
-enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_MAX };
+enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_TRACE, SORT_MAX };
 
 /* What tells call-graph nodes apart (perf's function key): dso and symbol, else address. */
 struct nkey {
@@ -50,10 +50,12 @@ struct entry {
 	const struct ds_evsel *evsel;
 	const char *comm, *dso, *sym;  /* dso: as recorded (interned); sym NULL: unknown */
 	const char *srcline;           /* --sort srcline: perf's text, ours (one copy per text) */
+	const char *trace;             /* --sort trace: the tracepoint's text, ours (one copy per text) */
 	uint64_t addr;                 /* printed when sym is NULL */
 	int32_t pid;                   /* the thread's tid: perf's "pid" sort key is the thread */
 	char level;                    /* 'k' or '.' as the entry was first seen */
 	uint64_t self, acc, samples;
+	uint64_t lat_self, lat_acc;        /* perf's latency: period * 1000 / parallelism, summed */
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
 	uint32_t root;                 /* call-graph root node */
 	uint32_t depth;                /* --children: perf's callchain max_depth (frames from it on, most) */
@@ -83,6 +85,10 @@ struct report {
 	bool sort_sym_first;
 	uint64_t lost_samples;
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
+	bool sort_given;                   /* --sort: else perf's default for the recording's events */
+	bool sorts_comm;                   /* comm is a sort key (before a single --comm leaves its column out) */
+	bool latency;                      /* perf's Latency columns: the recording has context-switch records */
+	struct ds_profile *profile;        /* the walk's: tracepoint texts */
 
 	struct entry *ents;
 	size_t nr_ents, cap_ents;
@@ -100,8 +106,8 @@ struct report {
 	bool direct_nodes;                /* chains with no shape went into the graph at once (node_trie) */
 	size_t nr_paths, cap_paths;
 	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
-	struct ds_idmap srcline_ids;      /* srcline text -> index in srclines */
-	char **srclines;                  /* our copies, one per text */
+	struct ds_idmap srcline_ids;      /* srcline or trace text -> index in srclines */
+	char **srclines;                  /* our copies, one per text (source lines, tracepoint texts) */
 	size_t nr_srclines, cap_srclines;
 	struct ds_idmap memo_ids;         /* (shape id, evsel, comm, pid) -> index in memo */
 	struct memo *memo;                /* what a sample with that key adds to (no --children) */
@@ -110,7 +116,7 @@ struct report {
 	uint64_t seq;
 	const struct ds_evsel *evsels[64];  /* compared only: they die with the walk */
 	const char *ev_names[64];
-	uint64_t ev_samples[64], ev_period[64];
+	uint64_t ev_samples[64], ev_period[64], ev_latency[64];
 	size_t nr_evsels;
 	int error;
 	struct outbuf *out;
@@ -138,6 +144,8 @@ static bool entry_eq(const struct report *r, const struct entry *a, const struct
 		return false;
 	if (uses(r, SORT_SRCLINE) && a->srcline != b->srcline)
 		return false;
+	if (uses(r, SORT_TRACE) && a->trace != b->trace)
+		return false;
 	return true;
 }
 
@@ -155,6 +163,8 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 		h = dsi_hash_pair(h, e->sym ? (uintptr_t)e->sym : e->addr);
 	if (uses(r, SORT_SRCLINE))
 		h = dsi_hash_pair(h, (uintptr_t)e->srcline);
+	if (uses(r, SORT_TRACE))
+		h = dsi_hash_pair(h, (uintptr_t)e->trace);
 	return h;
 }
 
@@ -525,10 +535,9 @@ static bool srcline_eq(const void *ctx, uint32_t id, const void *text)
 	return !strcmp(((const struct report *)ctx)->srclines[id], text);
 }
 
-static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
+/* @text's one copy (srclines); NULL on ENOMEM. */
+static const char *intern_text(struct report *r, const char *text)
 {
-	char buf[1024];
-
 	char **n = dsi_grow(r->srclines, &r->cap_srclines, r->nr_srclines + 1, sizeof(*n), 256);
 	uint64_t k;
 	uint32_t id;
@@ -536,18 +545,45 @@ static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 	if (!n || r->nr_srclines >= NONE - 1)
 		return NULL;
 	r->srclines = n;
-	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
-	k = dsi_hash64(dsi_hash_str(buf));
-	id = ds_idmap__find(&r->srcline_ids, k, srcline_eq, r, buf);
+	k = dsi_hash64(dsi_hash_str(text));
+	id = ds_idmap__find(&r->srcline_ids, k, srcline_eq, r, text);
 	if (id != NONE)
 		return r->srclines[id];
-	if (!(n[r->nr_srclines] = strdup(buf)))
+	if (!(n[r->nr_srclines] = strdup(text)))
 		return NULL;
 	if (ds_idmap__add(&r->srcline_ids, k, (uint32_t)r->nr_srclines) < 0) {
 		free(n[r->nr_srclines]);
 		return NULL;
 	}
 	return r->srclines[r->nr_srclines++];
+}
+
+static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
+{
+	char buf[1024];
+
+	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
+	return intern_text(r, buf);
+}
+
+/* perf's "trace" key: the sample's tracepoint text ("" for another event's); NULL on ENOMEM. */
+static const char *trace_of(struct report *r, const struct ds_profile_sample *s)
+{
+	char buf[4096], *big;
+	const char *t;
+	size_t n;
+
+	if (s->evsel->attr.type != DS_PERF_TYPE_TRACEPOINT)
+		return intern_text(r, "");
+	n = ds_profile__tracepoint_text(r->profile, s->ev, s->thread, buf, sizeof(buf));
+	if (n < sizeof(buf))
+		return intern_text(r, buf);
+	if (!(big = malloc(n + 1)))   /* a long text (a big array): once more, whole */
+		return NULL;
+	ds_profile__tracepoint_text(r->profile, s->ev, s->thread, big, n + 1);
+	t = intern_text(r, big);
+	free(big);
+	return t;
 }
 
 static void key_of(struct report *r, const struct ds_profile_sample *s, const struct ds_cc_frame *f, bool rel,
@@ -566,6 +602,8 @@ static void key_of(struct report *r, const struct ds_profile_sample *s, const st
 	/* a failed copy (ENOMEM) leaves the entry without its line: printed "?" */
 	if (uses(r, SORT_SRCLINE))
 		key->srcline = srcline_of(r, f);
+	if (uses(r, SORT_TRACE))
+		key->trace = trace_of(r, s);
 }
 
 /*
@@ -609,12 +647,19 @@ static const char *inlined_name(struct report *r, const char *sym)
 	return n;
 }
 
+/* perf's latency of a sample: its period over the tasks running with it, scaled by 1000. */
+static uint64_t sample_latency(const struct ds_profile_sample *s)
+{
+	return s->period * 1000 / (s->parallelism ? s->parallelism : 1);
+}
+
 static int add_children(struct report *r, const struct ds_profile_sample *s, struct entry *self)
 {
 	long n = (long)s->nr_frames;
 
 	self->stamp = r->seq;
 	self->acc += s->period;
+	self->lat_acc += sample_latency(s);
 	if (r->graph && (r->caller ? add_chain(r, self, s, n - 1, 0) : add_chain(r, self, s, 0, n - 1)))
 		return -ENOMEM;
 	/*
@@ -655,6 +700,7 @@ static int add_children(struct report *r, const struct ds_profile_sample *s, str
 			continue;
 		e->stamp = r->seq;
 		e->acc += s->period;
+		e->lat_acc += sample_latency(s);
 		if (e->depth < depth)
 			e->depth = depth;
 		if (r->graph && (r->caller ? add_chain(r, e, s, i, 0) : add_chain(r, e, s, i, n - 1)))
@@ -733,12 +779,22 @@ static size_t event_index(struct report *r, const struct ds_evsel *evsel)
  * entry), nor with srcline keys (a shape hides the addresses that tell
  * source lines apart).
  */
+/*
+ * The chain does not start at the sample's ip: a kernel sample of an
+ * event that leaves the kernel out of its chains (--user-callchains).
+ * perf's entry is the ip's, so one shape may go to several entries.
+ */
+static bool chain_misses_ip(const struct ds_profile_sample *s)
+{
+	return s->nr_frames && s->frames[0].ip != s->ev->sample.ip && !s->frames[0].cookie;
+}
+
 static bool count_from_memo(struct report *r, const struct ds_profile_sample *s, bool cc)
 {
 	struct memo *m;
 	struct entry *e;
 
-	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE))
+	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) || chain_misses_ip(s))
 		return false;
 	m = memo_find(r, s);
 	if (!m)
@@ -747,6 +803,8 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 	e->self += s->period;
 	e->samples++;
 	e->acc += s->period;
+	e->lat_self += sample_latency(s);
+	e->lat_acc += sample_latency(s);
 	if (m->path != SIZE_MAX)
 		path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
 	return true;
@@ -764,7 +822,12 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	struct entry key, *e;
 	size_t path = SIZE_MAX;
 
-	if (leaf->cookie && sample_ip_frame(s, &at_ip))
+	/*
+	 * perf's entry is the sample's ip: where the chain does not start
+	 * there (a bare cookie; a kernel sample of an event that leaves the
+	 * kernel out of its chains, --user-callchains), the ip is resolved.
+	 */
+	if ((leaf->cookie || chain_misses_ip(s)) && sample_ip_frame(s, &at_ip))
 		leaf = &at_ip;
 	key_of(r, s, leaf, true, &key);
 	e = find_entry(r, &key);
@@ -772,14 +835,16 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 		return -ENOMEM;
 	e->self += s->period;
 	e->samples++;
+	e->lat_self += sample_latency(s);
 	if (r->children && cc)
 		return add_children(r, s, e);
 	e->acc += s->period;
+	e->lat_acc += sample_latency(s);
 	if (r->graph && cc && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
 				   : add_chain_at(r, e, s, 0, (long)s->nr_frames - 1, &path)))
 		return -ENOMEM;
 	/* a graph path that could not be remembered: no memo, every sample walks it */
-	if (s->shape_id && (!r->graph || !cc || path != SIZE_MAX))
+	if (s->shape_id && (!r->graph || !cc || path != SIZE_MAX) && !chain_misses_ip(s))
 		memo_add(r, s, e, path);
 	return 0;
 }
@@ -803,6 +868,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		return 0;
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
+	r->ev_latency[ev] += sample_latency(s);
 	if (s->filtered)   /* hidden by --pid/--tid/--comm, counted in the totals as perf does */
 		return 0;
 	r->seq++;
@@ -810,6 +876,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
 	cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
 	r->any_callchain |= cc;
+	cc = cc && !s->ip_only;   /* an empty chain: the entry alone, no graph under it */
 	if (count_from_memo(r, s, cc))
 		return 0;
 	return count_sample(r, s, cc);
@@ -885,8 +952,13 @@ static int cmp_entry(const void *pa, const void *pb)
 	/* perf's tie of equal Children in one thread, with a call graph: the caller first (the deeper chain, caller order) */
 	if (r->children && r->graph && a->pid == b->pid && a->depth != b->depth)
 		return (a->depth > b->depth) == r->caller ? -1 : 1;
+	/* perf's sort keys: overhead_children, latency_children, overhead, latency, then the columns */
+	if (r->latency && r->children && a->lat_acc != b->lat_acc)
+		return a->lat_acc > b->lat_acc ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
+	if (r->latency && a->lat_self != b->lat_self)
+		return a->lat_self > b->lat_self ? -1 : 1;
 	for (int i = 0; i < r->nr_sort; i++) {
 		int c = 0;
 
@@ -909,6 +981,9 @@ static int cmp_entry(const void *pa, const void *pb)
 			break;
 		case SORT_SRCLINE:
 			c = strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
+			break;
+		case SORT_TRACE:
+			c = strcmp(a->trace ? a->trace : "", b->trace ? b->trace : "");
 			break;
 		}
 		if (c)
@@ -957,6 +1032,9 @@ static int cmp_collapsed(const void *pa, const void *pb)
 		}
 		case SORT_SRCLINE:
 			c = strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
+			break;
+		case SORT_TRACE:
+			c = strcmp(a->trace ? a->trace : "", b->trace ? b->trace : "");
 			break;
 		}
 		if (c)
@@ -1338,7 +1416,7 @@ static const char *thread_comm(const struct report *r, int32_t tid, const char *
  */
 static void column_widths(const struct report *r, struct entry **list, size_t nr, size_t *w)
 {
-	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11 };
+	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11, 12 };
 	char buf[1024];
 
 	memcpy(w, title_width, sizeof(title_width));
@@ -1360,13 +1438,16 @@ static void column_widths(const struct report *r, struct entry **list, size_t nr
 			w[SORT_PID] = l;
 		if (list[i]->srcline && (l = strlen(list[i]->srcline)) > w[SORT_SRCLINE])
 			w[SORT_SRCLINE] = l;
+		if (list[i]->trace && (l = strlen(list[i]->trace)) > w[SORT_TRACE])
+			w[SORT_TRACE] = l;
 	}
 }
 
 /* The section's head: samples, event, event count, then the column titles and their dotted rule. */
 static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
 {
-	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line" };
+	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line",
+						      "Trace output" };
 	struct outbuf *o = r->out;
 
 	/* perf's "#" line above the first section only */
@@ -1376,11 +1457,18 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 	if (r->wo.filter.time_str)
 		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
 	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)r->ev_period[ev]);
-	outbuf_puts(o, children ? "Children      Self" : "Overhead");
+	if (r->latency)
+		outbuf_puts(o, children ? "Children  Latency      Self   Latency" : "Overhead   Latency");
+	else
+		outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
 	outbuf_puts(o, "\n# ........");
+	if (children && r->latency)
+		outbuf_puts(o, "  .......");
 	if (children)
+		outbuf_puts(o, "  ........");
+	if (r->latency)
 		outbuf_puts(o, "  ........");
 	for (int i = 0; i < r->nr_sort; i++) {
 		outbuf_puts(o, "  ");
@@ -1397,7 +1485,8 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 	char buf[1024];
 
 	for (int k = 0; k < r->nr_sort; k++) {
-		bool last = k + 1 == r->nr_sort && (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE);
+		bool last = k + 1 == r->nr_sort &&
+			    (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE || r->sort[k] == SORT_TRACE);
 
 		switch (r->sort[k]) {
 		case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
@@ -1413,8 +1502,19 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 		case SORT_SRCLINE:
 			column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
 			break;
+		case SORT_TRACE:
+			column(o, e->trace ? e->trace : "", last ? 0 : w[SORT_TRACE]);
+			break;
 		}
 	}
+}
+
+/* "  12.34%": @part of @total, the number right-aligned in @width. */
+static void print_percent(struct outbuf *o, uint64_t part, uint64_t total, int width)
+{
+	outbuf_puts(o, "  ");
+	outbuf_fixed2(o, total ? part * 100.0 / total : 0.0, width);
+	outbuf_putc(o, '%');
 }
 
 /* One event's section of the report: its head, then each entry above --percent-limit with its call graph. */
@@ -1435,13 +1535,13 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		if (total && e->acc * 100.0 / total < r->percent_limit)
 			continue;
 		if (children) {
-			outbuf_puts(o, "  ");
-			outbuf_fixed2(o, total ? e->acc * 100.0 / total : 0.0, 7);
-			outbuf_putc(o, '%');
+			print_percent(o, e->acc, total, 7);
+			if (r->latency)
+				print_percent(o, e->lat_acc, r->ev_latency[ev], 6);
 		}
-		outbuf_puts(o, "  ");
-		outbuf_fixed2(o, total ? e->self * 100.0 / total : 0.0, 7);
-		outbuf_putc(o, '%');
+		print_percent(o, e->self, total, 7);
+		if (r->latency)
+			print_percent(o, e->lat_self, r->ev_latency[ev], 7);
 		print_entry_columns(r, e, w);
 		outbuf_putc(o, '\n');
 		if (graph)
@@ -1465,7 +1565,7 @@ static int print_report(struct report *r)
 		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
 	}
 	/* a column left out for its single --comm value is named here, as perf does */
-	if (r->wo.filter.nr_comms == 1)
+	if (r->wo.filter.nr_comms == 1 && r->sorts_comm)
 		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
 	outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
 	/* sections in the order of the file's events, as perf's evlist (not of their first samples) */
@@ -1512,7 +1612,7 @@ static void report_usage(FILE *f)
 
 static int parse_sort(struct report *r, const char *v)
 {
-	static const char *const names[SORT_MAX] = { "comm", "dso", "sym", "pid", "srcline" };
+	static const char *const names[SORT_MAX] = { "comm", "dso", "sym", "pid", "srcline", "trace" };
 	char tmp[256];
 
 	snprintf(tmp, sizeof(tmp), "%s", v);
@@ -1523,7 +1623,7 @@ static int parse_sort(struct report *r, const char *v)
 		for (k = 0; k < SORT_MAX && strcmp(t, names[k]); k++)
 			;
 		if (k == SORT_MAX || r->nr_sort == SORT_MAX) {
-			usage_error("report", "unknown --sort key '%s' (comm, dso, sym, pid, srcline)", t);
+			usage_error("report", "unknown --sort key '%s' (comm, dso, sym, pid, srcline, trace)", t);
 			return -1;
 		}
 		r->sort[r->nr_sort++] = k;
@@ -1552,6 +1652,7 @@ static int parse_args(struct report *r, int argc, char **argv)
 		} else if ((v = opt_value("--sort", argc, argv, &i)) || (v = opt_value("-s", argc, argv, &i))) {
 			if (parse_sort(r, v))
 				return EXIT_USAGE;
+			r->sort_given = true;
 		} else if ((v = opt_value("-g", argc, argv, &i)) || (v = opt_value("--call-graph", argc, argv, &i))) {
 			order = v;
 			if (strcmp(v, "caller") && strcmp(v, "callee") && strcmp(v, "none")) {
@@ -1628,9 +1729,31 @@ static void report_free(struct report *r)
 	free(r);
 }
 
+/* perf shows its latency columns when an event records context switches (perf_session__has_switch_events). */
+static bool has_switch_records(const struct ds_reader *rd)
+{
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		if (DS_ATTR_FLAG(&ds_reader__evsel(rd, i)->attr, DS_ATTR_CONTEXT_SWITCH))
+			return true;
+	return false;
+}
+
+/* perf's default sort for a recording of tracepoints only: their text ("trace"). */
+static bool all_tracepoints(const struct ds_reader *rd)
+{
+	size_t n = ds_reader__nr_evsels(rd);
+
+	for (size_t i = 0; i < n; i++)
+		if (ds_reader__evsel(rd, i)->attr.type != DS_PERF_TYPE_TRACEPOINT)
+			return false;
+	return n > 0;
+}
+
 /* The sort keys as used: without the comm column under a single --comm (perf leaves it out), and as a mask. */
 static void settle_sort_keys(struct report *r)
 {
+	for (int i = 0; i < r->nr_sort; i++)
+		r->sorts_comm |= r->sort[i] == SORT_COMM;
 	if (r->wo.filter.nr_comms == 1 && r->nr_sort > 1) {
 		int n = 0;
 
@@ -1674,6 +1797,14 @@ int cmd_report(int argc, char **argv)
 	ret = walk_open(&w, "report", &r->wo);
 	if (ret == EXIT_OK) {
 		r->reader = ds_profile__reader(w.profile);
+		r->profile = w.profile;
+		r->latency = has_switch_records(r->reader);
+		if (!r->sort_given && all_tracepoints(r->reader)) {
+			r->nr_sort = 1;
+			r->sort[0] = SORT_TRACE;
+			r->sort_mask = 1u << SORT_TRACE;
+			r->sorts_comm = false;
+		}
 		ret = walk_run(&w, on_sample, r);
 		report_at_end(r, w.profile, ret);
 		walk_finish(&w);

@@ -140,10 +140,17 @@ struct ds_profile_sample {
 	const char *comm;                /* the thread's at the sample's time (or script's: script_comms) */
 	int32_t pid, tid;
 	uint32_t cpu;                    /* (uint32_t)-1 if the sample does not say */
+	/*
+	 * perf's parallelism: the tasks running when it was taken, counted
+	 * from the recording's SWITCH records (in, +1; out, -1; 1 at first),
+	 * at least 1 and at most the recording's CPUs.  1 without them.
+	 */
+	uint32_t parallelism;
 	uint64_t time;                   /* ns; DS_NO_TIME if the sample does not say */
 	uint64_t period;                 /* its weight: the period, else the attr's (1 for a frequency); a wait's ns */
 	const struct ds_cc_frame *frames; /* callee first */
 	size_t nr_frames;
+	bool ip_only;                    /* no callchain came with it (none recorded, or an empty one): frames are its ip's */
 	uint64_t chain_id;               /* ds_machine__callchain_id() of frames: equal ids, equal frames; 0 none */
 	uint64_t shape_id;               /* with want_shapes: ds_machine__callchain_shape(); 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */

@@ -68,6 +68,8 @@ struct ds_profile {
 	struct ds_cc_frame *frames;      /* a wait's frames and its state frame */
 	size_t cap_frames;
 	uint64_t last_time;
+	int64_t parallelism;           /* perf's machine-level count of running tasks, from SWITCH records (1 at first) */
+	uint32_t nr_cpus;              /* its bound: the recording's available CPUs */
 	const char *state_names[4];      /* "[off-cpu: sleeping]"... interned */
 	struct ds_event last_switch;     /* for the waits drained at the end: its evsel (hdr not kept) */
 	bool have_switch;
@@ -412,10 +414,17 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	} else if (s->callchain) {
 		ds_machine__callchain(w->machine, ws->thread, s->callchain, s->callchain_nr,
 				      w->max_stack, cc_flags, &cc);
-	} else if (ev->evsel->attr.sample_type & DS_SAMPLE_IP) {
+	}
+	/*
+	 * No callchain, or an empty one (a user-mode sample of an event with
+	 * exclude_callchain_user: --kernel-callchains): the sample is its ip,
+	 * as perf's report counts it.
+	 */
+	if (!cc.nr && (ev->evsel->attr.sample_type & DS_SAMPLE_IP)) {
 		uint64_t ips[2] = { s->cpumode == DS_MISC_KERNEL ? DS_CONTEXT_KERNEL : DS_CONTEXT_USER, s->ip };
 
 		ds_machine__callchain(w->machine, ws->thread, ips, 2, w->max_stack, cc_flags, &cc);
+		ws->ip_only = true;
 	}
 	ws->frames = cc.frames;
 	ws->nr_frames = cc.nr;
@@ -455,6 +464,14 @@ static int offcpu_consumed(struct ds_profile *w, const struct ds_event *ev, int 
 	return *ret || w->o.time_mode == DS_PROFILE_OFFCPU;
 }
 
+/* perf's parallelism of a sample: the running tasks, at least 1, at most the CPUs (switch records may come out of order). */
+static uint32_t sample_parallelism(const struct ds_profile *w)
+{
+	int64_t n = w->parallelism < (int64_t)w->nr_cpus ? w->parallelism : (int64_t)w->nr_cpus;
+
+	return n > 1 ? (uint32_t)n : 1;
+}
+
 /* A record of the stream: a sample becomes a ds_profile_sample for w->fn, or off-CPU time. */
 static int on_event(void *ctx, const struct ds_event *ev)
 {
@@ -466,6 +483,10 @@ static int on_event(void *ctx, const struct ds_event *ev)
 
 	if (!ev->evsel)
 		return 0;
+	if (ev->hdr->type == DS_REC_SWITCH || ev->hdr->type == DS_REC_SWITCH_CPU_WIDE)
+		w->parallelism += (ev->hdr->misc & DS_MISC_SWITCH_OUT) ? -1 : 1;
+	else if (ev->hdr->type == DS_REC_EXIT)
+		w->parallelism--;   /* an exiting task is switched out without a record (perf counts it so) */
 	if (offcpu_consumed(w, ev, &ret))
 		return ret;
 	if (ev->hdr->type != DS_REC_SAMPLE)
@@ -482,6 +503,7 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	ws.tid = (int32_t)s->tid;
 	ws.time = s->time;
 	ws.cpu = s->has_cpu ? s->cpu : (uint32_t)-1;
+	ws.parallelism = sample_parallelism(w);
 	if (v == DS_PROFILE_HIDE) {
 		if (!w->o.keep_filtered)
 			return 0;
@@ -600,6 +622,8 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	list_build_ids(p, hi);
 	p->uu = ds_user_unwind__new(p->machine, p->syms, hi, p->o.buildid_dir);
 	p->tt = (struct trace_text){ .session = p->session, .machine = p->machine };
+	p->parallelism = 1;
+	p->nr_cpus = hi->nr_cpus_avail ? hi->nr_cpus_avail : (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	if (!p->uu)
 		return open_out_of_memory(p, opts, path);
 	return p;

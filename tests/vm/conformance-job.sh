@@ -45,6 +45,15 @@ rec sysw -a -e cpu-clock -c 200000 -g -- sleep 0.5
 # attach to a running process (-p), then stop it
 rec attach -e cpu-clock -c 100000 --call-graph fp,defer -p $w -- sleep 0.5
 kill $w; wait $w 2>/dev/null
+# chains of one side only: the kernel's (a user sample's chain is empty),
+# the user's (a kernel sample's chain lacks its own ip)
+rec kcc -e cpu-clock -c 200000 --call-graph fp --kernel-callchains -- ./wl mix 5
+rec ucc -e cpu-clock -c 200000 --call-graph fp,defer --user-callchains -- ./wl mix 5
+# context-switch records (perf report's Latency columns), threads
+rec swev --switch-events -e cpu-clock -c 500000 -g -- ./wl threads 3
+# tracepoints only (perf report sorts by their text), with dwarf stacks
+rec tpdw -e sched:sched_switch --call-graph dwarf,4096 -- ./wl fork 4
+rec tpraw -e raw_syscalls:sys_enter,raw_syscalls:sys_exit -- ./wl fork 2
 # no inheritance: the children of fork are not followed
 rec noinh --no-inherit -e cpu-clock -c 100000 -g -- ./wl fork 8
 # the guest's shared libraries the workloads ran with, for --symfs
