@@ -1729,13 +1729,25 @@ static void report_free(struct report *r)
 	free(r);
 }
 
-/* perf shows its latency columns when an event records context switches (perf_session__has_switch_events). */
+/*
+ * perf shows its latency columns when an event records context switches,
+ * but not in a system-wide recording: measured with perf 7.2 on its own
+ * recordings (--switch-events of a command, with or without --sample-cpu,
+ * and --latency: shown; -a --switch-events: not) and on dstack's
+ * (--off-cpu: shown, -a: not).  System wide is told from the attrs: no
+ * event follows tasks (inherit) or starts at an exec.
+ */
 static bool has_switch_records(const struct ds_reader *rd)
 {
-	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
-		if (DS_ATTR_FLAG(&ds_reader__evsel(rd, i)->attr, DS_ATTR_CONTEXT_SWITCH))
-			return true;
-	return false;
+	bool switches = false, per_task = false;
+
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
+		const struct ds_attr *a = &ds_reader__evsel(rd, i)->attr;
+
+		switches |= DS_ATTR_FLAG(a, DS_ATTR_CONTEXT_SWITCH);
+		per_task |= DS_ATTR_FLAG(a, DS_ATTR_INHERIT) || DS_ATTR_FLAG(a, DS_ATTR_ENABLE_ON_EXEC);
+	}
+	return switches && per_task;
 }
 
 /* perf's default sort for a recording of tracepoints only: their text ("trace"). */
