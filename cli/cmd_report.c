@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "cli.h"
 #include "util/grow.h"
@@ -21,7 +22,7 @@
 #include "samples.h"
 
 #define NONE UINT32_MAX
-enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_TRACE, SORT_MAX };
+enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_TRACE, SORT_CPU, SORT_MAX };
 
 /* What tells call-graph nodes apart (perf's function key): dso and symbol, else address. */
 struct nkey {
@@ -53,6 +54,7 @@ struct entry {
 	const char *trace;             /* --sort trace: the tracepoint's text, ours (one copy per text) */
 	uint64_t addr;                 /* printed when sym is NULL */
 	int32_t pid;                   /* the thread's tid: perf's "pid" sort key is the thread */
+	int32_t cpu;                   /* --sort cpu: the sample's, -1 if it does not say */
 	char level;                    /* 'k' or '.' as the entry was first seen */
 	uint64_t self, acc, samples;
 	uint64_t lat_self, lat_acc;        /* perf's latency: period * 1000 / parallelism, summed */
@@ -82,10 +84,12 @@ struct report {
 	double percent_limit;
 	int sort[SORT_MAX], nr_sort;
 	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
-	bool sort_sym_first;
+	bool sort_sym_first;               /* the --sort text begins "sym": perf leaves the entry's frame out of its graph */
+	bool ipc_columns;                  /* the --sort text names "symbol": perf adds its (empty) IPC columns */
 	uint64_t lost_samples;
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
 	bool sort_given;                   /* --sort: else perf's default for the recording's events */
+	bool graph_given;                  /* -g caller/callee */
 	bool sorts_comm;                   /* comm is a sort key (before a single --comm leaves its column out) */
 	bool latency;                      /* perf's Latency columns: the recording has context-switch records */
 	struct ds_profile *profile;        /* the walk's: tracepoint texts */
@@ -146,6 +150,8 @@ static bool entry_eq(const struct report *r, const struct entry *a, const struct
 		return false;
 	if (uses(r, SORT_TRACE) && a->trace != b->trace)
 		return false;
+	if (uses(r, SORT_CPU) && a->cpu != b->cpu)
+		return false;
 	return true;
 }
 
@@ -165,6 +171,8 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 		h = dsi_hash_pair(h, (uintptr_t)e->srcline);
 	if (uses(r, SORT_TRACE))
 		h = dsi_hash_pair(h, (uintptr_t)e->trace);
+	if (uses(r, SORT_CPU))
+		h = dsi_hash_pair(h, (uint64_t)(uint32_t)e->cpu);
 	return h;
 }
 
@@ -604,6 +612,7 @@ static void key_of(struct report *r, const struct ds_profile_sample *s, const st
 		key->srcline = srcline_of(r, f);
 	if (uses(r, SORT_TRACE))
 		key->trace = trace_of(r, s);
+	key->cpu = (int32_t)s->cpu;
 }
 
 /*
@@ -794,7 +803,8 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 	struct memo *m;
 	struct entry *e;
 
-	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) || chain_misses_ip(s))
+	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) ||
+	    uses(r, SORT_CPU) || chain_misses_ip(s))
 		return false;
 	m = memo_find(r, s);
 	if (!m)
@@ -942,6 +952,8 @@ static size_t sym_width(const struct entry *e, char *buf, size_t n)
 	return len;
 }
 
+static int cmp_collapsed(const void *pa, const void *pb);
+
 static int cmp_entry(const void *pa, const void *pb)
 {
 	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
@@ -985,11 +997,18 @@ static int cmp_entry(const void *pa, const void *pb)
 		case SORT_TRACE:
 			c = strcmp(a->trace ? a->trace : "", b->trace ? b->trace : "");
 			break;
+		case SORT_CPU:
+			c = (a->cpu > b->cpu) - (a->cpu < b->cpu);
+			break;
 		}
 		if (c)
 			return c;
 	}
-	return 0;
+	/*
+	 * Equal by every key shown (one symbol name in two DSOs when dso is no
+	 * key): perf's output tree keeps them in its collapsed order.
+	 */
+	return r->in_tree ? 0 : cmp_collapsed(pa, pb);
 }
 
 /*
@@ -1035,6 +1054,9 @@ static int cmp_collapsed(const void *pa, const void *pb)
 			break;
 		case SORT_TRACE:
 			c = strcmp(a->trace ? a->trace : "", b->trace ? b->trace : "");
+			break;
+		case SORT_CPU:
+			c = (a->cpu > b->cpu) - (a->cpu < b->cpu);
 			break;
 		}
 		if (c)
@@ -1416,7 +1438,7 @@ static const char *thread_comm(const struct report *r, int32_t tid, const char *
  */
 static void column_widths(const struct report *r, struct entry **list, size_t nr, size_t *w)
 {
-	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11, 12 };
+	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11, 12, 3 };
 	char buf[1024];
 
 	memcpy(w, title_width, sizeof(title_width));
@@ -1447,7 +1469,7 @@ static void column_widths(const struct report *r, struct entry **list, size_t nr
 static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
 {
 	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line",
-						      "Trace output" };
+						      "Trace output", "CPU" };
 	struct outbuf *o = r->out;
 
 	/* perf's "#" line above the first section only */
@@ -1463,6 +1485,8 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
+	if (r->ipc_columns)
+		outbuf_puts(o, "  IPC   [IPC Coverage]");
 	outbuf_puts(o, "\n# ........");
 	if (children && r->latency)
 		outbuf_puts(o, "  .......");
@@ -1475,6 +1499,8 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		for (size_t k = 0; k < w[r->sort[i]]; k++)
 			outbuf_putc(o, '.');
 	}
+	if (r->ipc_columns)
+		outbuf_puts(o, "  ....................");
 	outbuf_puts(o, "\n#\n");
 }
 
@@ -1485,7 +1511,7 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 	char buf[1024];
 
 	for (int k = 0; k < r->nr_sort; k++) {
-		bool last = k + 1 == r->nr_sort &&
+		bool last = k + 1 == r->nr_sort && !r->ipc_columns &&
 			    (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE || r->sort[k] == SORT_TRACE);
 
 		switch (r->sort[k]) {
@@ -1504,6 +1530,10 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 			break;
 		case SORT_TRACE:
 			column(o, e->trace ? e->trace : "", last ? 0 : w[SORT_TRACE]);
+			break;
+		case SORT_CPU:   /* perf's "%*.*d": zero-padded to the column ("-001" for none) */
+			snprintf(buf, sizeof(buf), "%*.*d", (int)w[SORT_CPU], (int)w[SORT_CPU], e->cpu);
+			column(o, buf, last ? 0 : w[SORT_CPU]);
 			break;
 		}
 	}
@@ -1543,6 +1573,8 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		if (r->latency)
 			print_percent(o, e->lat_self, r->ev_latency[ev], 7);
 		print_entry_columns(r, e, w);
+		if (r->ipc_columns)   /* perf's ipc_null: no branch data, no IPC */
+			outbuf_puts(o, "  -      -            ");
 		outbuf_putc(o, '\n');
 		if (graph)
 			print_graph(r, e, total, min);
@@ -1601,7 +1633,9 @@ static void report_usage(FILE *f)
 		"usage: dstack report [options]\n"
 		"  --stdio                  text output (the only output; accepted for perf compatibility)\n"
 		"  --children | --no-children  cumulative (caller-inclusive) profile, or self only (default)\n"
-		"  --sort KEY[,KEY...]      comm, dso, sym, pid, srcline (default comm,dso,sym)\n"
+		"  --sort KEY[,KEY...]      pid, comm, dso, symbol, cpu, srcline, trace; perf's\n"
+		"                           prefixes (sym); default comm,dso,symbol, or trace\n"
+		"                           for a recording of tracepoints only\n"
 		"  -g caller|callee|none    call-graph order, or no call graph\n"
 		"                           (default: callee; caller with --children)\n"
 		"  --percent-limit P        hide entries and call-graph branches below P%%\n"
@@ -1610,25 +1644,48 @@ static void report_usage(FILE *f)
 		walk_usage());
 }
 
+/*
+ * perf's sort keys, in the order of its table: a key given is the first
+ * whose name it begins (case aside), so "sym" is "symbol" and "s" too.
+ */
+static const struct { const char *name; int key; } sort_names[] = {
+	{ "pid", SORT_PID }, { "comm", SORT_COMM }, { "dso", SORT_DSO }, { "symbol", SORT_SYM },
+	{ "parent", -1 }, { "cpu", SORT_CPU }, { "socket", -1 }, { "srcline", SORT_SRCLINE }, { "srcfile", -1 },
+	{ "local_weight", -1 }, { "weight", -1 }, { "transaction", -1 }, { "trace", SORT_TRACE },
+};
+
+static int sort_key_of(const char *t)
+{
+	size_t n = strlen(t);
+
+	for (size_t i = 0; n && i < sizeof(sort_names) / sizeof(*sort_names); i++)
+		if (!strncasecmp(t, sort_names[i].name, n))
+			return sort_names[i].key >= 0 ? sort_names[i].key : -2;
+	return -1;
+}
+
 static int parse_sort(struct report *r, const char *v)
 {
-	static const char *const names[SORT_MAX] = { "comm", "dso", "sym", "pid", "srcline", "trace" };
 	char tmp[256];
 
 	snprintf(tmp, sizeof(tmp), "%s", v);
 	r->nr_sort = 0;
 	for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
-		int k;
+		int k = sort_key_of(t);
 
-		for (k = 0; k < SORT_MAX && strcmp(t, names[k]); k++)
-			;
-		if (k == SORT_MAX || r->nr_sort == SORT_MAX) {
-			usage_error("report", "unknown --sort key '%s' (comm, dso, sym, pid, srcline, trace)", t);
+		if (k == -2) {
+			usage_error("report", "not supported: --sort %s (a perf sort key dstack does not have)", t);
+			return -1;
+		}
+		if (k < 0 || r->nr_sort == SORT_MAX) {
+			usage_error("report", "unknown --sort key '%s' (pid, comm, dso, symbol, cpu, srcline, trace)", t);
 			return -1;
 		}
 		r->sort[r->nr_sort++] = k;
 	}
-	r->sort_sym_first = r->nr_sort && r->sort[0] == SORT_SYM;
+	/* perf's string tests on its sort order, not on the keys they name */
+	r->sort_sym_first = !strncmp(v, "sym", 3);
+	r->ipc_columns = strstr(v, "symbol") != NULL;
 	return r->nr_sort ? 0 : -1;
 }
 
@@ -1681,6 +1738,7 @@ static int parse_args(struct report *r, int argc, char **argv)
 		}
 	}
 	r->graph = !order || strcmp(order, "none");
+	r->graph_given = order && strcmp(order, "none");
 	r->caller = order ? !strcmp(order, "caller") : r->children;
 	return EXIT_OK;
 }
@@ -1727,6 +1785,17 @@ static void report_free(struct report *r)
 	free(r->nkeys);
 	free(r->fkeys);
 	free(r);
+}
+
+/* Does an event of a recording (not a pipe: its events may come later) record callchains? */
+static bool any_callchains(const struct ds_reader *rd)
+{
+	if (ds_reader__info(rd)->pipe)
+		return true;
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		if (ds_reader__evsel(rd, i)->attr.sample_type & DS_SAMPLE_CALLCHAIN)
+			return true;
+	return false;
 }
 
 /*
@@ -1810,6 +1879,14 @@ int cmd_report(int argc, char **argv)
 	if (ret == EXIT_OK) {
 		r->reader = ds_profile__reader(w.profile);
 		r->profile = w.profile;
+		if (r->graph_given && !any_callchains(r->reader)) {
+			/* perf refuses too ("Selected -g or --branch-history. But no callchain ...") */
+			fprintf(stderr, "dstack report: selected -g, but the recording has no callchains "
+				"(was it recorded without -g or --call-graph?)\n");
+			walk_finish(&w);
+			report_free(r);
+			return EXIT_USAGE;
+		}
 		r->latency = has_switch_records(r->reader);
 		if (!r->sort_given && all_tracepoints(r->reader)) {
 			r->nr_sort = 1;

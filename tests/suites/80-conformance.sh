@@ -54,6 +54,7 @@ r-pid|report --stdio --no-children -g none --pid @PID@
 r-tid|report --stdio --no-children -g none --sort comm,dso --tid @TID@
 r-cpu|report --stdio --no-children -g none -C 0
 r-time|report --stdio --no-children --time @TIME@
+r-sort|report --stdio --no-children -g caller --sort cpu,symbol
 EOF
 }
 
@@ -112,9 +113,9 @@ conf_compare() {
 		# shellcheck disable=SC2086
 		"$DSTACK" $args "${common[@]}" >"$o/$cname.dstack" 2>"$o/$cname.dstack.err"
 		rc=$?
-		# perf refuses (-C on a file without CPUs, or a pipe-mode one: it says
-		# so, but exits 0): so must dstack
-		if [ $prc -ne 0 ] || grep -q 'failed to set cpu bitmap' "$o/$cname.perf.err"; then
+		# perf refuses (-C on a file without CPUs, or a pipe-mode one; -g on
+		# one without callchains: it says so, but exits 0): so must dstack
+		if [ $prc -ne 0 ] || grep -q 'failed to set cpu bitmap\|^Selected -g or --branch-history' "$o/$cname.perf.err"; then
 			if [ $rc -ne 0 ]; then conf_row+=$(printf ' %13s' refused); continue; fi
 			res="0/0"$'\t'"perf refused: $(tail -1 "$o/$cname.perf.err")"
 			false
