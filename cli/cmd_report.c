@@ -90,6 +90,8 @@ struct report {
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
 	bool sort_given;                   /* --sort: else perf's default for the recording's events */
 	bool graph_given;                  /* -g caller/callee */
+	bool show_samples;                 /* -n: perf's Samples column */
+	double graph_min;                  /* -g's threshold in percent; < 0: --percent-limit's, else 0.5 */
 	bool sorts_comm;                   /* comm is a sort key (before a single --comm leaves its column out) */
 	bool latency;                      /* perf's Latency columns: the recording has context-switch records */
 	struct ds_profile *profile;        /* the walk's: tracepoint texts */
@@ -1483,6 +1485,8 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		outbuf_puts(o, children ? "Children  Latency      Self   Latency" : "Overhead   Latency");
 	else
 		outbuf_puts(o, children ? "Children      Self" : "Overhead");
+	if (r->show_samples)
+		outbuf_puts(o, "       Samples");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
 	if (r->ipc_columns)
@@ -1494,6 +1498,8 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		outbuf_puts(o, "  ........");
 	if (r->latency)
 		outbuf_puts(o, "  ........");
+	if (r->show_samples)
+		outbuf_puts(o, "  ............");
 	for (int i = 0; i < r->nr_sort; i++) {
 		outbuf_puts(o, "  ");
 		for (size_t k = 0; k < w[r->sort[i]]; k++)
@@ -1554,7 +1560,8 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
 	uint64_t total = r->ev_period[ev];
 	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
-	uint64_t min = (uint64_t)(total * (r->percent_limit > 0 ? r->percent_limit : 0.5) / 100);
+	double pct = r->graph_min >= 0 ? r->graph_min : r->percent_limit > 0 ? r->percent_limit : 0.5;
+	uint64_t min = (uint64_t)(total * pct / 100);
 	size_t w[SORT_MAX];
 
 	column_widths(r, list, nr, w);
@@ -1572,6 +1579,8 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		print_percent(o, e->self, total, 7);
 		if (r->latency)
 			print_percent(o, e->lat_self, r->ev_latency[ev], 7);
+		if (r->show_samples)
+			outbuf_printf(o, "  %12llu", (unsigned long long)e->samples);
 		print_entry_columns(r, e, w);
 		if (r->ipc_columns)   /* perf's ipc_null: no branch data, no IPC */
 			outbuf_puts(o, "  -      -            ");
@@ -1632,12 +1641,15 @@ static void report_usage(FILE *f)
 	fprintf(f,
 		"usage: dstack report [options]\n"
 		"  --stdio                  text output (the only output; accepted for perf compatibility)\n"
-		"  --children | --no-children  cumulative (caller-inclusive) profile, or self only (default)\n"
+		"  --children | --no-children  cumulative (caller-inclusive) profile (perf's default\n"
+		"                           where callchains were recorded), or self only\n"
 		"  --sort KEY[,KEY...]      pid, comm, dso, symbol, cpu, srcline, trace; perf's\n"
 		"                           prefixes (sym); default comm,dso,symbol, or trace\n"
 		"                           for a recording of tracepoints only\n"
-		"  -g caller|callee|none    call-graph order, or no call graph\n"
-		"                           (default: callee; caller with --children)\n"
+		"  -g [graph,][MIN,]caller|callee|none  call-graph order, or no call graph\n"
+		"                           (default: callee; caller with --children); MIN: the\n"
+		"                           smallest branch shown, in percent (default 0.5)\n"
+		"  -n, --show-nr-samples    the Samples column\n"
 		"  --percent-limit P        hide entries and call-graph branches below P%%\n"
 		"  --header                 the recording's header first\n"
 		"  --header-only            only the recording's header\n%s",
@@ -1689,6 +1701,33 @@ static int parse_sort(struct report *r, const char *v)
 	return r->nr_sort ? 0 : -1;
 }
 
+/*
+ * perf's -g/--call-graph of report: "graph" (the only print type here),
+ * "none", an order (caller, callee), the key "function", and a number: the
+ * smallest branch shown, in percent.  0, or -1 after saying why.
+ */
+static int parse_call_graph(struct report *r, const char *v, const char **order)
+{
+	char tmp[128], *end;
+	bool threshold = false;
+
+	snprintf(tmp, sizeof(tmp), "%s", v);
+	for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
+		if (!strcmp(t, "caller") || !strcmp(t, "callee") || !strcmp(t, "none")) {
+			*order = !strcmp(t, "caller") ? "caller" : !strcmp(t, "callee") ? "callee" : "none";
+		} else if (!strcmp(t, "graph") || !strcmp(t, "function")) {
+			r->graph_given = true;
+		} else if (!threshold && (r->graph_min = strtod(t, &end), end != t && !*end) && r->graph_min >= 0) {
+			threshold = true;
+		} else {
+			usage_error("report", "-g %s: dstack prints graph call graphs (caller or callee, a threshold "
+				    "in percent, by function): '%s' is not supported", v, t);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int parse_args(struct report *r, int argc, char **argv)
 {
 	const char *order = NULL, *v;
@@ -1710,12 +1749,11 @@ static int parse_args(struct report *r, int argc, char **argv)
 			if (parse_sort(r, v))
 				return EXIT_USAGE;
 			r->sort_given = true;
+		} else if (!strcmp(argv[i], "-g") && (i + 1 >= argc || argv[i + 1][0] == '-')) {
+			r->graph_given = true;   /* perf's -g alone: its default graph */
 		} else if ((v = opt_value("-g", argc, argv, &i)) || (v = opt_value("--call-graph", argc, argv, &i))) {
-			order = v;
-			if (strcmp(v, "caller") && strcmp(v, "callee") && strcmp(v, "none")) {
-				usage_error("report", "-g takes caller, callee or none, not '%s'", v);
+			if (parse_call_graph(r, v, &order))
 				return EXIT_USAGE;
-			}
 		} else if ((v = opt_value("--percent-limit", argc, argv, &i))) {
 			char *end;
 
@@ -1724,6 +1762,10 @@ static int parse_args(struct report *r, int argc, char **argv)
 				usage_error("report", "bad --percent-limit '%s'", v);
 				return EXIT_USAGE;
 			}
+		} else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--show-nr-samples")) {
+			r->show_samples = true;
+		} else if (!strcmp(argv[i], "--inline")) {
+			/* perf's default: inlined functions in the call graph */
 		} else if (!strcmp(argv[i], "--header")) {
 			r->header = true;
 		} else if (!strcmp(argv[i], "--header-only")) {
@@ -1738,7 +1780,7 @@ static int parse_args(struct report *r, int argc, char **argv)
 		}
 	}
 	r->graph = !order || strcmp(order, "none");
-	r->graph_given = order && strcmp(order, "none");
+	r->graph_given |= order && strcmp(order, "none");
 	r->caller = order ? !strcmp(order, "caller") : r->children;
 	return EXIT_OK;
 }
@@ -1858,6 +1900,8 @@ int cmd_report(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	walk_opts_init(&r->wo);
+	r->graph_min = -1;
+	r->children = true;   /* perf's default where callchains were recorded */
 	r->wo.want_shapes = true;
 	r->nr_sort = 3;
 	r->sort[0] = SORT_COMM;

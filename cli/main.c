@@ -103,12 +103,12 @@ static const struct {
 
 /* perf's options that dstack does not have, by command: refused by name, not by a usage dump */
 static const char *const perf_only_report[] = {
-	"-v", "--verbose", "-D", "--dump-raw-trace", "-n", "--show-nr-samples", "--show-cpu-utilization",
+	"-v", "--verbose", "-D", "--dump-raw-trace", "--show-cpu-utilization",
 	"-T", "--threads", "-f", "--force", "-m", "--modules", "--dsos", "-d", "-S", "--symbols",
 	"--symbol-filter", "-U", "--hide-unresolved", "-F", "--fields", "-p", "--parent", "-x",
 	"--exclude-other", "-G", "--inverted", "-b", "--branch-stack", "--branch-history", "--group", "--full-source-path", "--objdump", "--demangle-kernel", "--mem-mode",
 	"--percentage", "--ns", "-M", "--disassembler-style", "--raw-trace", "--socket-filter", "--samples",
-	"--stats", "--tasks", "--mmaps", "--itrace", "--inline", "--switch-on", "--switch-off",
+	"--stats", "--tasks", "--mmaps", "--itrace", "--switch-on", "--switch-off",
 	"--show-on-off-events", "--stitch-lbr", "--disable-order", "--total-cycles", "--tui", "--gtk",
 	"-I", "--show-info", "-w", "--column-widths", "-t", "--field-separator",
 	"--vmlinux", "--ignore-vmlinux", "--show-total-period", "--show-ref-call-graph", "--no-children-sort",

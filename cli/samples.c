@@ -22,7 +22,7 @@ const char *walk_usage(void)
 	       "  --kallsyms FILE      kernel symbols (default /proc/kallsyms)\n"
 	       "  --pid PID[,PID...]   only these processes\n"
 	       "  --tid TID[,TID...]   only these threads\n"
-	       "  --comm NAME[,...]    only these command names\n"
+	       "  --comm, --comms, -c NAME[,...]  only these command names\n"
 	       "  -C, --cpu LIST       only samples on these CPUs (0-3,6)\n"
 	       "  --time START,END     only samples in this time range (seconds, as perf script prints them;\n"
 	       "                       either side may be empty; several ranges separated by spaces;\n"
@@ -314,7 +314,9 @@ int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i
 		return parse_ids(cmd, "--pid", v, o->filter.pids, &o->filter.nr_pids);
 	if ((v = opt_value("--tid", argc, argv, i)))
 		return parse_ids(cmd, "--tid", v, o->filter.tids, &o->filter.nr_tids);
-	if ((v = opt_value("--comm", argc, argv, i)))
+	/* perf's report and script spell it --comms (-c); --comm, a prefix, is one to perf too */
+	if ((v = opt_value("--comm", argc, argv, i)) || (v = opt_value("--comms", argc, argv, i)) ||
+	    (v = opt_value("-c", argc, argv, i)))
 		return parse_comms(cmd, (char *)v, &o->filter);
 	if ((v = opt_value("--time", argc, argv, i)))
 		return parse_time_opt(cmd, v, &o->filter);

@@ -22,11 +22,12 @@ report_suite() {
 	# the options change what they should, on one recording
 	local d="$WORK/data/mix.defer.data" opts=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms")
 	o="$WORK/out/report-opts"
-	"$DSTACK" report "${opts[@]}" -i "$d" >"$o.default"
-	"$DSTACK" report "${opts[@]}" -i "$d" -g none >"$o.none"
-	"$DSTACK" report "${opts[@]}" -i "$d" --percent-limit 1 >"$o.limit"
+	"$DSTACK" report "${opts[@]}" -i "$d" --no-children >"$o.default"
+	"$DSTACK" report "${opts[@]}" -i "$d" --no-children -g none >"$o.none"
+	"$DSTACK" report "${opts[@]}" -i "$d" --no-children --percent-limit 1 >"$o.limit"
 	"$DSTACK" report "${opts[@]}" -i "$d" --children >"$o.children"
-	"$DSTACK" report "${opts[@]}" -i "$d" --sort dso -g none >"$o.dso"
+	"$DSTACK" report "${opts[@]}" -i "$d" --no-children --sort dso -g none >"$o.dso"
+	"$DSTACK" report "${opts[@]}" -i "$d" >"$o.plain"
 	res=$(python3 - "$o" <<'PY'
 import re, sys
 p = sys.argv[1]
@@ -46,7 +47,8 @@ if abs(sum(pct(l, 1) for l in ch) - 100) > tol(ch): errs.append('--children: Sel
 if any(pct(l, 0) + 0.005 < pct(l, 1) for l in ch): errs.append('--children: an entry has Children < Self')
 if pct(ch[0]) <= pct(d[0]): errs.append('--children: the top entry is not cumulative')
 if abs(sum(pct(l) for l in dso) - 100) > tol(dso) or len(dso) >= len(d): errs.append('--sort dso did not group by DSO')
-print('; '.join(errs) or 'ok: -g none, --percent-limit, --children, --sort dso (%d/%d/%d/%d lines)' % (len(d), len(lim), len(ch), len(dso)))
+if open(p + '.plain').read() != open(p + '.children').read(): errs.append('the default is not --children (perf 7.2 defaults to it with callchains)')
+print('; '.join(errs) or 'ok: -g none, --percent-limit, --children (the default), --sort dso (%d/%d/%d/%d lines)' % (len(d), len(lim), len(ch), len(dso)))
 sys.exit(1 if errs else 0)
 PY
 )
