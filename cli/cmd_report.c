@@ -1356,7 +1356,7 @@ static void print_level(struct report *r, uint32_t parent, uint64_t total, uint6
 static void print_graph(struct report *r, const struct entry *e, uint64_t total, uint64_t min)
 {
 	struct outbuf *o = r->out;
-	size_t nr, start = o->len;
+	size_t nr, start = o->len, flushes = o->flushes;   /* did print_level write? */
 	struct kid *v = kids(r, e->root, min, &nr);
 	uint32_t root = e->root;
 	int left = 0;
@@ -1385,7 +1385,7 @@ static void print_graph(struct report *r, const struct entry *e, uint64_t total,
 	}
 	free(v);
 	print_level(r, root, total, min, 1, 1, left);
-	if (wrote || o->len != start)
+	if (wrote || o->len != start || o->flushes != flushes)
 		outbuf_putc(o, '\n');
 }
 

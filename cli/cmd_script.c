@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "cli.h"
 #include "dstack/log.h"
@@ -82,6 +83,7 @@ struct script {
 	bool use_callchain;         /* some event samples callchains (perf's symbol_conf.use_callchain) */
 	bool hide_callchain;        /* -G: the sample's own ip, never its callchain */
 	bool ns, reltime, deltatime; /* --ns, --reltime, --deltatime */
+	bool show_task, show_mmap, show_switch; /* --show-task-events, --show-mmap-events, --show-switch-events */
 	uint64_t first_time, prev_time;
 	int name_width;             /* the longest event name */
 	int data_src_width;         /* perf pads the data source to the widest seen so far */
@@ -179,11 +181,15 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 	if (fl & (SF(PID) | SF(TID))) {
 		/* "%7d/%-7d": the kernel writes -1 for a task past its exit */
 		if ((fl & SF(PID)) && (fl & SF(TID))) {
+			/* "%-7d": left-aligned.  Its length is the digits', not the
+			 * buffer's growth: a flush in between would empty that */
+			char tid[16];
+			int n = snprintf(tid, sizeof(tid), "%d", (int32_t)s->tid);
+
 			put_id(o, s->pid, 7);
 			outbuf_putc(o, '/');
-			size_t at = o->len;   /* "%-7d": left-aligned */
-			put_id(o, s->tid, 0);
-			for (size_t n = o->len - at; n < 7; n++)
+			outbuf_puts(o, tid);
+			for (; n < 7; n++)
 				outbuf_putc(o, ' ');
 		} else {
 			put_id(o, (fl & SF(PID)) ? s->pid : s->tid, 7);
@@ -798,6 +804,111 @@ static bool wanted(struct script *sc, const struct ds_event *ev)
 	return sample_filter_wanted(&sc->filter, s, comm);
 }
 
+/* The text of a MMAP or MMAP2 record after "PERF_RECORD_MMAP[2]", as perf_event__fprintf_mmap[2]. */
+static void print_mmap_text(struct outbuf *o, const struct ds_event *ev)
+{
+	struct ds_mmap_event m;
+	const char *why;
+
+	if (ds_mmap__parse(ev->evsel, ev->hdr, &m, &why)) {
+		outbuf_puts(o, ": ?\n");
+		return;
+	}
+	outbuf_printf(o, " %d/%d: [%#llx(%#llx) @ %#llx", (int)m.pid, (int)m.tid, (unsigned long long)m.start,
+		      (unsigned long long)m.len, (unsigned long long)m.pgoff);
+	if (ev->hdr->type == DS_REC_MMAP) {
+		outbuf_printf(o, "]: %c %s\n", (ev->hdr->misc & DS_MISC_MMAP_DATA) ? 'r' : 'x', m.filename);
+		return;
+	}
+	if (m.has_build_id) {
+		outbuf_puts(o, " <");
+		for (unsigned i = 0; i < m.build_id_size; i++)
+			outbuf_printf(o, "%02x", m.build_id[i]);
+		outbuf_putc(o, '>');
+	} else {
+		outbuf_printf(o, " %02x:%02x %llu %llu", m.maj, m.min, (unsigned long long)m.ino,
+			      (unsigned long long)m.ino_generation);
+	}
+	outbuf_printf(o, "]: %c%c%c%c %s\n", (m.prot & PROT_READ) ? 'r' : '-', (m.prot & PROT_WRITE) ? 'w' : '-',
+		      (m.prot & PROT_EXEC) ? 'x' : '-', (m.flags & MAP_SHARED) ? 's' : 'p', m.filename);
+}
+
+/* A SWITCH record's text after its name, as perf_event__fprintf_switch. */
+static void print_switch_text(struct outbuf *o, const struct ds_event *ev)
+{
+	bool out = ev->hdr->misc & DS_MISC_SWITCH_OUT;
+	const char *in_out = !out ? "IN         " : !(ev->hdr->misc & DS_MISC_SWITCH_OUT_PREEMPT) ? "OUT        " :
+										       "OUT preempt";
+	uint32_t pid_tid[2] = { 0, 0 };
+
+	if (ev->hdr->type == DS_REC_SWITCH) {
+		outbuf_printf(o, " %s\n", in_out);
+		return;
+	}
+	if (ev->hdr->size >= sizeof(*ev->hdr) + sizeof(pid_tid))
+		memcpy(pid_tid, (const char *)ev->hdr + sizeof(*ev->hdr), sizeof(pid_tid));
+	outbuf_printf(o, " %s  %s pid/tid: %5d/%-5d\n", in_out, out ? "next" : "prev", (int)pid_tid[0], (int)pid_tid[1]);
+}
+
+/*
+ * --show-task-events, --show-mmap-events, --show-switch-events: a side-band
+ * record as perf script prints it, the sample's columns (comm of the task
+ * the record names, the record's own tid, cpu and time) then perf's text.
+ */
+static void print_side_band(struct script *sc, const struct ds_event *ev)
+{
+	static const char *const names[] = { [DS_REC_MMAP] = "MMAP", [DS_REC_COMM] = "COMM", [DS_REC_EXIT] = "EXIT",
+					     [DS_REC_FORK] = "FORK", [DS_REC_MMAP2] = "MMAP2", [DS_REC_SWITCH] = "SWITCH",
+					     [DS_REC_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE" };
+	const struct ds_sample *s = &ev->sample;
+	struct outbuf *o = sc->out;
+	int32_t pid = (int32_t)s->pid, tid = (int32_t)s->tid;
+	struct ds_comm_event c;
+	struct ds_task_event t;
+	struct ds_mmap_event m;
+	const char *why;
+
+	if (!ev->evsel || (sc->filtering && !wanted(sc, ev)))
+		return;
+	if (!sc->prepared && prepare(sc))
+		return;
+	/* the task a record names; a record that does not parse is not printed */
+	switch (ev->hdr->type) {
+	case DS_REC_COMM:
+		if (ds_comm__parse(ev->evsel, ev->hdr, &c, &why))
+			return;
+		pid = (int32_t)c.pid, tid = (int32_t)c.tid;
+		break;
+	case DS_REC_FORK: case DS_REC_EXIT:
+		if (ds_task__parse(ev->evsel, ev->hdr, &t, &why))
+			return;
+		pid = (int32_t)t.pid, tid = (int32_t)t.tid;
+		break;
+	case DS_REC_MMAP: case DS_REC_MMAP2:
+		if (ds_mmap__parse(ev->evsel, ev->hdr, &m, &why))
+			return;
+		pid = (int32_t)m.pid, tid = (int32_t)m.tid;
+		break;
+	}
+	print_start(sc, ev, ev->evsel, ds_machine__thread(sc->machine, pid, tid));
+	outbuf_puts(o, "PERF_RECORD_");
+	outbuf_puts(o, names[ev->hdr->type]);
+	switch (ev->hdr->type) {
+	case DS_REC_COMM:
+		outbuf_printf(o, "%s: %s:%d/%d\n", c.exec ? " exec" : "", c.comm, (int)c.pid, (int)c.tid);
+		break;
+	case DS_REC_FORK: case DS_REC_EXIT:
+		outbuf_printf(o, "(%d:%d):(%d:%d)\n", (int)t.pid, (int)t.tid, (int)t.ppid, (int)t.ptid);
+		break;
+	case DS_REC_MMAP: case DS_REC_MMAP2:
+		print_mmap_text(o, ev);
+		break;
+	default:
+		print_switch_text(o, ev);
+		break;
+	}
+}
+
 static int on_event(void *ctx, const struct ds_event *ev)
 {
 	struct script *sc = ctx;
@@ -829,6 +940,18 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	case DS_REC_AUX:
 		sc->aux_records++;
 		sc->aux_bytes += aux_size(ev);
+		break;
+	case DS_REC_COMM: case DS_REC_FORK: case DS_REC_EXIT:
+		if (sc->show_task)
+			print_side_band(sc, ev);
+		break;
+	case DS_REC_MMAP: case DS_REC_MMAP2:
+		if (sc->show_mmap)
+			print_side_band(sc, ev);
+		break;
+	case DS_REC_SWITCH: case DS_REC_SWITCH_CPU_WIDE:
+		if (sc->show_switch)
+			print_side_band(sc, ev);
 		break;
 	default:
 		break;
@@ -867,7 +990,7 @@ static const char *const perf_only[] = {
 	"-D", "--dump-raw-trace", "--dump-unsorted-raw-trace", "-L", "--Latency", "-l", "--list", "-s", "--script",
 	"-g", "--gen-script", "--dlfilter", "--dlarg", "--list-dlfilters", "-d", "--debug-mode", "-v", "--verbose",
 	"--vmlinux", "-a", "--all-cpus", "-S", "--symbols", "-I", "--show-info", "--show-kernel-path",
-	"--show-task-events", "--show-mmap-events", "--show-switch-events", "--show-namespace-events",
+	"--show-namespace-events",
 	"--show-cgroup-events", "--show-lost-events", "--show-round-events", "--show-bpf-events",
 	"--show-text-poke-events", "--per-event-dump", "--demangle", "--demangle-kernel", "--inline", "--itrace", "--full-source-path", "--max-blocks", "-f",
 	"--force", "--graph-function", "--insn-trace", "--xed", "--call-trace", "--call-ret-trace", "--guestmount",
@@ -908,6 +1031,14 @@ static int parse_args(struct script *sc, struct walk_opts *wo, int argc, char **
 			sc->reltime = true;
 		} else if (!strcmp(argv[i], "--deltatime")) {
 			sc->deltatime = true;
+		} else if (!strcmp(argv[i], "--show-task-events")) {
+			sc->show_task = true;
+		} else if (!strcmp(argv[i], "--show-mmap-events")) {
+			sc->show_mmap = true;
+		} else if (!strcmp(argv[i], "--show-switch-events")) {
+			sc->show_switch = true;
+		} else if (!strcmp(argv[i], "--inline")) {
+			/* perf's default */
 		} else if (!strcmp(argv[i], "-G") || !strcmp(argv[i], "--hide-call-graph")) {
 			sc->hide_callchain = true;
 		} else if (!strcmp(argv[i], "--header-only")) {

@@ -36,7 +36,16 @@ def read(path):
 
 
 def split_blocks(text):
-    return [b for b in text.split('\n\n') if b.strip('\n')]
+    """Samples, and each side-band line (--show-*-events: ": PERF_RECORD_")
+    on its own: such a line has no blank line after it."""
+    out = []
+    for b in text.split('\n\n'):
+        lines = b.strip('\n').split('\n') if b.strip('\n') else []
+        while lines and ': PERF_RECORD_' in lines[0] and not lines[0].startswith('\t'):
+            out.append(lines.pop(0))
+        if lines:
+            out.append('\n'.join(lines))
+    return out
 
 
 def nlines(block):

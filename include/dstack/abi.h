@@ -72,6 +72,7 @@ enum {
 #define DS_MISC_MMAP_BUILD_ID  (1 << 14)
 #define DS_MISC_COMM_EXEC      (1 << 13)
 #define DS_MISC_MMAP_DATA      (1 << 13)   /* the same bit, in MMAP records */
+#define DS_MISC_SWITCH_OUT_PREEMPT (1 << 14) /* SWITCH records: the task was preempted */
 #define DS_MISC_BUILD_ID_SIZE  (1 << 15)
 #define DS_MISC_SWITCH_OUT     (1 << 13)   /* the same bit, in SWITCH records */
 
