@@ -868,7 +868,8 @@ static void print_side_band(struct script *sc, const struct ds_event *ev)
 	struct ds_mmap_event m;
 	const char *why;
 
-	if (!ev->evsel || (sc->filtering && !wanted(sc, ev)))
+	/* perf filters these by CPU only: a --comm, --pid or --time filter keeps them all */
+	if (!ev->evsel || !sample_filter_cpu(&sc->filter, &ev->sample))
 		return;
 	if (!sc->prepared && prepare(sc))
 		return;

@@ -362,12 +362,15 @@ static bool time_wanted(const struct sample_filter *f, uint64_t t)
 	return false;
 }
 
-bool sample_filter_time_cpu(const struct sample_filter *f, const struct ds_sample *s)
+bool sample_filter_cpu(const struct sample_filter *f, const struct ds_sample *s)
 {
-	if (!time_wanted(f, s->time))
-		return false;
 	return !(f->by_cpu && s->has_cpu && s->cpu != (uint32_t)-1 &&
 		 (s->cpu >= MAX_FILTER_CPUS || !(f->cpus[s->cpu / 64] >> (s->cpu % 64) & 1)));
+}
+
+bool sample_filter_time_cpu(const struct sample_filter *f, const struct ds_sample *s)
+{
+	return time_wanted(f, s->time) && sample_filter_cpu(f, s);
 }
 
 bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)

@@ -47,6 +47,8 @@ int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct
 /* The sample passes the filters (@comm: its thread's at its time). */
 bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm);
 /* Its parts: --time and -C; --comm, --pid and --tid. */
+/* -C alone: what perf filters its side-band records by. */
+bool sample_filter_cpu(const struct sample_filter *f, const struct ds_sample *s);
 bool sample_filter_time_cpu(const struct sample_filter *f, const struct ds_sample *s);
 bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample *s, const char *comm);
 

@@ -130,7 +130,7 @@ int dsi_machine__process_fork(struct ds_machine *m, const struct ds_event *ev)
 	struct ds_thread *parent, *child;
 	struct ds_maps *maps;
 	const char *comm;
-	bool same_process;
+	bool same_process, parent_named;
 
 	if (ds_task__parse(ev->evsel, ev->hdr, &te, &why))
 		return 0;
@@ -138,6 +138,7 @@ int dsi_machine__process_fork(struct ds_machine *m, const struct ds_event *ev)
 	if (!parent)
 		return -ENOMEM;
 	comm = parent->comm;   /* now: a child of the parent's own tid replaces (frees) it */
+	parent_named = parent->comm_set || parent->tid == 0;
 	same_process = te.pid == te.ppid;
 	maps = same_process ? parent->maps : dsi_maps__clone(parent->maps);
 	if (!maps)
@@ -147,7 +148,14 @@ int dsi_machine__process_fork(struct ds_machine *m, const struct ds_event *ev)
 		dsi_maps__put(maps); /* the child holds its own reference */
 	if (!child)
 		return -ENOMEM;
-	/* the child starts with its parent's name; a later COMM adds to the history */
+	/*
+	 * the child starts with its parent's name, as perf's thread__fork,
+	 * when the parent has one (a COMM, or the idle task's "swapper"): a
+	 * parent known only by its tid leaves the child its own ":TID".  A
+	 * later COMM adds to the history.
+	 */
+	if (!parent_named)
+		return 0;
 	return thread__set_comm(child, comm, 0);
 }
 
