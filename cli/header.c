@@ -298,6 +298,54 @@ static void print_sample_time(FILE *f, const struct ds_header_info *hi)
 		(double)(hi->last_sample_time - hi->first_sample_time) / 1e6);
 }
 
+static uint64_t cur_u64(struct fcur *c)
+{
+	uint64_t lo = cur_u32(c), hi = cur_u32(c);
+
+	return lo | hi << 32;
+}
+
+/* perf's name of a clock (its clockid table: the first name of a number) */
+static const char *clockid_name(uint32_t id)
+{
+	switch (id) {
+	case 1: return "monotonic";
+	case 4: return "monotonic_raw";
+	case 0: return "realtime";
+	case 7: return "boottime";
+	case 11: return "tai";
+	default: return "(not found)";
+	}
+}
+
+/* CLOCKID (record -k): the clock's resolution, as perf prints it */
+static void print_clockid(FILE *f, struct fcur *c)
+{
+	uint64_t res_ns = cur_u64(c);
+
+	if (!c->bad)
+		fprintf(f, "# clockid frequency: %" PRIu64 " MHz\n", res_ns * 1000);
+}
+
+/* CLOCK_DATA: the clock and a reference time of day, as perf prints them (version 1 only, as perf reads it) */
+static void print_clock_data(FILE *f, struct fcur *c)
+{
+	uint32_t version = cur_u32(c), id = cur_u32(c);
+	uint64_t tod = cur_u64(c), clk = cur_u64(c);
+	time_t sec = (time_t)(tod / 1000000000ULL);
+	char date[64] = "<error>";
+	struct tm tm;
+
+	if (c->bad || version != 1)
+		return;
+	if (localtime_r(&sec, &tm))
+		strftime(date, sizeof(date), "%F %T", &tm);
+	fprintf(f, "# clockid: %s (%u)\n", clockid_name(id), id);
+	fprintf(f, "# reference time: %s.%06d = %ld.%06d (TOD) = %ld.%09ld (%s)\n", date,
+		(int)(tod % 1000000000ULL / 1000), (long)sec, (int)(tod % 1000000000ULL / 1000),
+		(long)(clk / 1000000000ULL), (long)(clk % 1000000000ULL), clockid_name(id));
+}
+
 /* One feature's block; features perf prints only with -I are announced. */
 static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 {
@@ -368,7 +416,13 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 	case 34:
 		fprintf(f, "# cacheline size: %u\n", cur_u32(&c));
 		break;
-	default:   /* tracing data, build-ids, group and clock details: perf prints them with -I only or not at all */
+	case DS_FEAT_CLOCKID:
+		print_clockid(f, &c);
+		break;
+	case DS_FEAT_CLOCK_DATA:
+		print_clock_data(f, &c);
+		break;
+	default:   /* tracing data, build-ids, group details: perf prints them with -I only or not at all */
 		break;
 	}
 }
