@@ -22,6 +22,7 @@
 #include "samples.h"
 
 #define NONE UINT32_MAX
+#define GROUP_MAX 8   /* members of an event group shown side by side (perf's group view) */
 enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_TRACE, SORT_CPU, SORT_MAX };
 
 /* What tells call-graph nodes apart (perf's function key): dso and symbol, else address. */
@@ -58,6 +59,8 @@ struct entry {
 	char level;                    /* 'k' or '.' as the entry was first seen */
 	uint64_t self, acc, samples;
 	uint64_t lat_self, lat_acc;        /* perf's latency: period * 1000 / parallelism, summed */
+	uint64_t member[GROUP_MAX];        /* group view: each member event's period (the leader's is self) */
+	uint32_t member_samples[GROUP_MAX]; /* and its samples (-n) */
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
 	uint32_t root;                 /* call-graph root node */
 	uint32_t depth;                /* --children: perf's callchain max_depth (frames from it on, most) */
@@ -95,6 +98,15 @@ struct report {
 	bool sorts_comm;                   /* comm is a sort key (before a single --comm leaves its column out) */
 	bool latency;                      /* perf's Latency columns: the recording has context-switch records */
 	struct ds_profile *profile;        /* the walk's: tracepoint texts */
+	/*
+	 * perf's group view (events recorded as a group, -e '{a,b}', without
+	 * callchains): each member's samples go to its leader's entries, one
+	 * column each.  By event index in the file: the leader's index and the
+	 * member's place, or -1 outside any group.
+	 */
+	bool groups;
+	int group_leader[64], group_slot[64], group_size[64];
+	char group_name[64][64];
 
 	struct entry *ents;
 	size_t nr_ents, cap_ents;
@@ -768,6 +780,16 @@ static void memo_add(struct report *r, const struct ds_profile_sample *s, const 
 }
 
 /* The index of @evsel among r->evsels, added when new; SIZE_MAX when the table is full (its samples are not counted). */
+static bool in_group(const struct report *r, const struct ds_evsel *evsel)
+{
+	return r->groups && evsel->idx >= 0 && evsel->idx < 64 && r->group_leader[evsel->idx] >= 0;
+}
+
+static const struct ds_evsel *group_leader_of(const struct report *r, const struct ds_evsel *evsel)
+{
+	return ds_reader__evsel(r->reader, (size_t)r->group_leader[evsel->idx]);
+}
+
 static size_t event_index(struct report *r, const struct ds_evsel *evsel)
 {
 	size_t ev;
@@ -805,7 +827,7 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 	struct memo *m;
 	struct entry *e;
 
-	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) ||
+	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) || r->groups ||
 	    uses(r, SORT_CPU) || chain_misses_ip(s))
 		return false;
 	m = memo_find(r, s);
@@ -842,9 +864,17 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	if ((leaf->cookie || chain_misses_ip(s)) && sample_ip_frame(s, &at_ip))
 		leaf = &at_ip;
 	key_of(r, s, leaf, true, &key);
-	e = find_entry(r, &key);
-	if (!e)
+	if (in_group(r, s->evsel)) {
+		key.evsel = group_leader_of(r, s->evsel);
+		if (!(e = find_entry(r, &key)))
+			return -ENOMEM;
+		e->member[r->group_slot[s->evsel->idx]] += s->period;
+		e->member_samples[r->group_slot[s->evsel->idx]]++;
+		if (r->group_slot[s->evsel->idx])
+			return 0;   /* a member's: its column only */
+	} else if (!(e = find_entry(r, &key))) {
 		return -ENOMEM;
+	}
 	e->self += s->period;
 	e->samples++;
 	e->lat_self += sample_latency(s);
@@ -878,6 +908,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		r->children = false;
 	if ((ev = event_index(r, s->evsel)) == SIZE_MAX)
 		return 0;
+	if (in_group(r, s->evsel) && event_index(r, group_leader_of(r, s->evsel)) == SIZE_MAX)
+		return 0;   /* the leader's section holds the member's column */
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
 	r->ev_latency[ev] += sample_latency(s);
@@ -973,6 +1005,9 @@ static int cmp_entry(const void *pa, const void *pb)
 		return a->self > b->self ? -1 : 1;
 	if (r->latency && a->lat_self != b->lat_self)
 		return a->lat_self > b->lat_self ? -1 : 1;
+	for (int k = 1; r->groups && k < GROUP_MAX; k++)   /* a group's members, in order, after its leader */
+		if (a->member[k] != b->member[k])
+			return a->member[k] > b->member[k] ? -1 : 1;
 	for (int i = 0; i < r->nr_sort; i++) {
 		int c = 0;
 
@@ -1468,38 +1503,99 @@ static void column_widths(const struct report *r, struct entry **list, size_t nr
 }
 
 /* The section's head: samples, event, event count, then the column titles and their dotted rule. */
+/* The members of the group event @ev leads (its section shows them all), else 0. */
+static int group_members(const struct report *r, size_t ev)
+{
+	const struct ds_evsel *e = r->evsels[ev];
+
+	return in_group(r, e) && r->group_slot[e->idx] == 0 ? r->group_size[e->idx] : 0;
+}
+
+/* The index of member @k of the group @ev leads among the events seen, SIZE_MAX if it had no sample. */
+static size_t member_index(const struct report *r, size_t ev, int k)
+{
+	const struct ds_evsel *m = ds_reader__evsel(r->reader, (size_t)(r->evsels[ev]->idx + k));
+
+	for (size_t i = 0; i < r->nr_evsels; i++)
+		if (r->evsels[i] == m)
+			return i;
+	return SIZE_MAX;
+}
+
+/* The group's period (and, with @samples, its samples), summed over its members as perf's header counts them. */
+static uint64_t group_total(const struct report *r, size_t ev, uint64_t *samples)
+{
+	uint64_t period = 0, n = 0;
+
+	for (int k = 0; k < group_members(r, ev); k++) {
+		size_t i = member_index(r, ev, k);
+
+		if (i != SIZE_MAX)
+			period += r->ev_period[i], n += r->ev_samples[i];
+	}
+	if (samples)
+		*samples = n;
+	return period;
+}
+
+/* "195  of events 'anon group { cpu-clock, task-clock }'" (perf's evsel__group_desc) */
+static void print_group_title(struct report *r, size_t ev)
+{
+	struct outbuf *o = r->out;
+	const struct ds_evsel *lead = r->evsels[ev];
+	uint64_t n;
+
+	group_total(r, ev, &n);
+	print_unit(o, n);
+	outbuf_printf(o, " of events '%s { ", r->group_name[lead->idx]);
+	for (int k = 0; k < group_members(r, ev); k++)
+		outbuf_printf(o, "%s%s", k ? ", " : "", ds_reader__evsel(r->reader, (size_t)(lead->idx + k))->name);
+	outbuf_puts(o, " }'");
+}
+
 static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
 {
 	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line",
 						      "Trace output", "CPU" };
 	struct outbuf *o = r->out;
 
+	int members = group_members(r, ev);
+
 	/* perf's "#" line above the first section only */
 	outbuf_puts(o, !first ? "# Samples: " : "#\n# Samples: ");
-	print_unit(o, r->ev_samples[ev]);
-	outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
+	if (members) {
+		print_group_title(r, ev);
+	} else {
+		print_unit(o, r->ev_samples[ev]);
+		outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
+	}
 	if (r->wo.filter.time_str)
 		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
-	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ", (unsigned long long)r->ev_period[ev]);
-	if (r->latency)
+	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ",
+		      (unsigned long long)(members ? group_total(r, ev, NULL) : r->ev_period[ev]));
+	if (members) {   /* one 8-wide column a member, the title right-aligned over them */
+		outbuf_printf(o, "%*s", 8 * members, "Overhead");
+	} else if (r->latency)
 		outbuf_puts(o, children ? "Children  Latency      Self   Latency" : "Overhead   Latency");
 	else
 		outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	if (r->show_samples)
-		outbuf_puts(o, "       Samples");
+		outbuf_printf(o, "  %*s", 12 * (members ? members : 1), "Samples");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
 	if (r->ipc_columns)
 		outbuf_puts(o, "  IPC   [IPC Coverage]");
 	outbuf_puts(o, "\n# ........");
+	for (int k = 1; k < members; k++)
+		outbuf_puts(o, "........");
 	if (children && r->latency)
 		outbuf_puts(o, "  .......");
 	if (children)
 		outbuf_puts(o, "  ........");
 	if (r->latency)
 		outbuf_puts(o, "  ........");
-	if (r->show_samples)
-		outbuf_puts(o, "  ............");
+	for (int k = 0; r->show_samples && k < (members ? members : 1); k++)
+		outbuf_puts(o, k ? "............" : "  ............");
 	for (int i = 0; i < r->nr_sort; i++) {
 		outbuf_puts(o, "  ");
 		for (size_t k = 0; k < w[r->sort[i]]; k++)
@@ -1545,6 +1641,22 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 	}
 }
 
+/* A group's entry: each member's share of that member's total, side by side ("   4.12%   4.08%"). */
+static void print_member_columns(struct report *r, size_t ev, const struct entry *e)
+{
+	struct outbuf *o = r->out;
+
+	outbuf_puts(o, "  ");
+	for (int k = 0; k < group_members(r, ev); k++) {
+		size_t i = member_index(r, ev, k);
+		uint64_t total = i == SIZE_MAX ? 0 : r->ev_period[i];
+
+		outbuf_putc(o, ' ');
+		outbuf_fixed2(o, total ? e->member[k] * 100.0 / total : 0.0, 6);
+		outbuf_putc(o, '%');
+	}
+}
+
 /* "  12.34%": @part of @total, the number right-aligned in @width. */
 static void print_percent(struct outbuf *o, uint64_t part, uint64_t total, int width)
 {
@@ -1576,11 +1688,19 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 			if (r->latency)
 				print_percent(o, e->lat_acc, r->ev_latency[ev], 6);
 		}
-		print_percent(o, e->self, total, 7);
+		if (group_members(r, ev))
+			print_member_columns(r, ev, e);
+		else
+			print_percent(o, e->self, total, 7);
 		if (r->latency)
 			print_percent(o, e->lat_self, r->ev_latency[ev], 7);
-		if (r->show_samples)
+		if (r->show_samples && group_members(r, ev)) {
+			outbuf_puts(o, "  ");
+			for (int k = 0; k < group_members(r, ev); k++)
+				outbuf_printf(o, "%12llu", (unsigned long long)e->member_samples[k]);
+		} else if (r->show_samples) {
 			outbuf_printf(o, "  %12llu", (unsigned long long)e->samples);
+		}
 		print_entry_columns(r, e, w);
 		if (r->ipc_columns)   /* perf's ipc_null: no branch data, no IPC */
 			outbuf_puts(o, "  -      -            ");
@@ -1622,6 +1742,8 @@ static int print_report(struct report *r)
 	for (size_t oi = 0; oi < r->nr_evsels; oi++) {
 		size_t nr = 0, ev = order[oi];
 
+		if (in_group(r, r->evsels[ev]) && r->group_slot[r->evsels[ev]->idx])
+			continue;   /* a group member: a column of its leader's section */
 		for (size_t i = 0; i < r->nr_ents; i++)
 			if (r->ents[i].evsel == r->evsels[ev])
 				list[nr++] = &r->ents[i];
@@ -1829,6 +1951,66 @@ static void report_free(struct report *r)
 	free(r);
 }
 
+/* A u32 of a feature at *@pos, moved past; false past its end. */
+static bool feat_u32(const uint8_t *p, uint64_t len, uint64_t *pos, uint32_t *v)
+{
+	if (*pos > len || len - *pos < 4)
+		return false;
+	memcpy(v, p + *pos, 4);
+	*pos += 4;
+	return true;
+}
+
+static bool group_samples_callchains(const struct ds_reader *rd, uint32_t leader, uint32_t members)
+{
+	for (uint32_t k = 0; k < members; k++)
+		if (ds_reader__evsel(rd, leader + k)->attr.sample_type & DS_SAMPLE_CALLCHAIN)
+			return true;
+	return false;
+}
+
+/*
+ * perf's group view, from the file's GROUP_DESC (name, leader, members:
+ * consecutive events): only where no member records callchains, whose
+ * graphs in that view dstack does not draw (each event keeps its section
+ * then, as before).
+ */
+static void setup_groups(struct report *r)
+{
+	uint64_t len = 0, pos = 0;
+	const uint8_t *p = ds_reader__feature(r->reader, DS_FEAT_GROUP_DESC, &len);
+	size_t nr_ev = ds_reader__nr_evsels(r->reader);
+	uint32_t n, slen, leader, members;
+
+	for (int i = 0; i < 64; i++)
+		r->group_leader[i] = -1;
+	if (!p || !feat_u32(p, len, &pos, &n))
+		return;
+	for (uint32_t g = 0; g < n; g++) {
+		char name[64];
+
+		if (!feat_u32(p, len, &pos, &slen) || slen > len - pos)
+			return;
+		snprintf(name, sizeof(name), "%.*s", (int)strnlen((const char *)p + pos, slen), (const char *)p + pos);
+		pos += slen;
+		if (!feat_u32(p, len, &pos, &leader) || !feat_u32(p, len, &pos, &members))
+			return;
+		if (members < 2 || members > GROUP_MAX || leader >= nr_ev || leader + members > nr_ev || leader + members > 64)
+			continue;
+		if (group_samples_callchains(r->reader, leader, members))
+			continue;
+		for (uint32_t k = 0; k < members; k++) {
+			r->group_leader[leader + k] = (int)leader;
+			r->group_slot[leader + k] = (int)k;
+		}
+		r->group_size[leader] = (int)members;
+		/* perf's evsel__group_name: "anon group" for the unnamed */
+		snprintf(r->group_name[leader], sizeof(r->group_name[leader]), "%s",
+			 strcmp(name, "{anon_group}") ? name : "anon group");
+		r->groups = true;
+	}
+}
+
 /* Does an event of a recording (not a pipe: its events may come later) record callchains? */
 static bool any_callchains(const struct ds_reader *rd)
 {
@@ -1932,6 +2114,7 @@ int cmd_report(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		r->latency = has_switch_records(r->reader);
+		setup_groups(r);
 		if (!r->sort_given && all_tracepoints(r->reader)) {
 			r->nr_sort = 1;
 			r->sort[0] = SORT_TRACE;

@@ -223,7 +223,7 @@ conf_guest() {
 	done
 	local shape total_fail=0 total_known=0
 	conf_header
-	for shape in ${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw attach noinh kcc ucc swev tpdw tpraw clk}; do
+	for shape in ${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw attach noinh kcc ucc swev tpdw tpraw clk grp}; do
 		if [ ! -s "$out/$shape.data" ]; then bad "conformance: $shape: no recording"; continue; fi
 		conf_compare "$shape" "$out/$shape.data" "$out/symfs" "$out/kallsyms"
 		echo "$conf_row"

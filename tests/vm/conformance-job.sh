@@ -54,6 +54,8 @@ rec swev --switch-events -e cpu-clock -c 500000 -g -- ./wl threads 3
 # tracepoints only (perf report sorts by their text), with dwarf stacks
 rec tpdw -e sched:sched_switch --call-graph dwarf,4096 -- ./wl fork 4
 rec tpraw -e raw_syscalls:sys_enter,raw_syscalls:sys_exit -- ./wl fork 2
+# an event group: perf report's group view (a column per member)
+rec grp -e '{cpu-clock,task-clock}' -c 200000 -- ./wl mix 5
 # perf's own clock (-k): the header's clockid and reference time
 rec clk -k mono -e cpu-clock -c 200000 -g -- ./wl mix 5
 # no inheritance: the children of fork are not followed
