@@ -57,7 +57,7 @@ rec tpraw -e raw_syscalls:sys_enter,raw_syscalls:sys_exit -- ./wl fork 2
 # an event group: perf report's group view (a column per member)
 rec grp -e '{cpu-clock,task-clock}' -c 200000 -- ./wl mix 5
 # perf's own clock (-k): the header's clockid and reference time
-rec clk -k mono -e cpu-clock -c 200000 -g -- ./wl mix 5
+rec clk -k mono -e cpu-clock -c 200000 -- ./wl mix 5
 # no inheritance: the children of fork are not followed
 rec noinh --no-inherit -e cpu-clock -c 100000 -g -- ./wl fork 8
 # the guest's shared libraries the workloads ran with, for --symfs
