@@ -592,18 +592,14 @@ static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 static const char *trace_of(struct report *r, const struct ds_profile_sample *s)
 {
 	char buf[4096], *big;
-	const char *t;
+	const char *text, *t;
 	size_t n;
 
 	if (s->evsel->attr.type != DS_PERF_TYPE_TRACEPOINT)
 		return intern_text(r, "");
-	n = ds_profile__tracepoint_text(r->profile, s->ev, s->thread, buf, sizeof(buf));
-	if (n < sizeof(buf))
-		return intern_text(r, buf);
-	if (!(big = malloc(n + 1)))   /* a long text (a big array): once more, whole */
+	if (!(text = walk_trace_text(r->profile, s->ev, s->thread, buf, sizeof(buf), &n, &big)))
 		return NULL;
-	ds_profile__tracepoint_text(r->profile, s->ev, s->thread, big, n + 1);
-	t = intern_text(r, big);
+	t = intern_text(r, text);
 	free(big);
 	return t;
 }
@@ -988,6 +984,19 @@ static size_t sym_width(const struct entry *e, char *buf, size_t n)
 
 static int cmp_collapsed(const void *pa, const void *pb);
 
+/* The keys perf compares alike as entries come, collapse and are output: comm, pid, srcline, trace, cpu. */
+static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
+{
+	switch (key) {
+	case SORT_COMM: return strcmp(a->comm, b->comm);
+	case SORT_PID: return (a->pid > b->pid) - (a->pid < b->pid);
+	case SORT_SRCLINE: return strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
+	case SORT_TRACE: return strcmp(a->trace ? a->trace : "", b->trace ? b->trace : "");
+	case SORT_CPU: return (a->cpu > b->cpu) - (a->cpu < b->cpu);
+	default: return 0;
+	}
+}
+
 static int cmp_entry(const void *pa, const void *pb)
 {
 	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
@@ -1012,8 +1021,6 @@ static int cmp_entry(const void *pa, const void *pb)
 		int c = 0;
 
 		switch (r->sort[i]) {
-		case SORT_COMM: c = strcmp(a->comm, b->comm); break;
-		case SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
 		case SORT_DSO: {
 			/* perf's entries of no map ("[unknown]") after those of one */
 			bool ua = !strcmp(a->dso, "[unknown]"), ub = !strcmp(b->dso, "[unknown]");
@@ -1028,14 +1035,8 @@ static int cmp_entry(const void *pa, const void *pb)
 				/* in perf's tree two addresses are equal: the collapsed order tells them apart */
 				c = a->sym ? strcmp(a->sym, b->sym) : r->in_tree ? 0 : (a->addr > b->addr) - (a->addr < b->addr);
 			break;
-		case SORT_SRCLINE:
-			c = strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
-			break;
-		case SORT_TRACE:
-			c = strcmp(a->trace ? a->trace : "", b->trace ? b->trace : "");
-			break;
-		case SORT_CPU:
-			c = (a->cpu > b->cpu) - (a->cpu < b->cpu);
+		default:
+			c = cmp_plain_key(r->sort[i], a, b);
 			break;
 		}
 		if (c)
@@ -1062,8 +1063,6 @@ static int cmp_collapsed(const void *pa, const void *pb)
 		int c = 0;
 
 		switch (r->sort[i]) {
-		case SORT_COMM: c = strcmp(a->comm, b->comm); break;
-		case SORT_PID: c = (a->pid > b->pid) - (a->pid < b->pid); break;
 		case SORT_SYM:
 			/* two unknown symbols: their addresses alone, not their DSOs */
 			if (!a->sym && !b->sym) {
@@ -1086,14 +1085,8 @@ static int cmp_collapsed(const void *pa, const void *pb)
 				c = strcmp(a->sym, b->sym);
 			break;
 		}
-		case SORT_SRCLINE:
-			c = strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
-			break;
-		case SORT_TRACE:
-			c = strcmp(a->trace ? a->trace : "", b->trace ? b->trace : "");
-			break;
-		case SORT_CPU:
-			c = (a->cpu > b->cpu) - (a->cpu < b->cpu);
+		default:
+			c = cmp_plain_key(r->sort[i], a, b);
 			break;
 		}
 		if (c)
@@ -1951,22 +1944,33 @@ static void report_free(struct report *r)
 	free(r);
 }
 
-/* A u32 of a feature at *@pos, moved past; false past its end. */
-static bool feat_u32(const uint8_t *p, uint64_t len, uint64_t *pos, uint32_t *v)
-{
-	if (*pos > len || len - *pos < 4)
-		return false;
-	memcpy(v, p + *pos, 4);
-	*pos += 4;
-	return true;
-}
-
 static bool group_samples_callchains(const struct ds_reader *rd, uint32_t leader, uint32_t members)
 {
 	for (uint32_t k = 0; k < members; k++)
 		if (ds_reader__evsel(rd, leader + k)->attr.sample_type & DS_SAMPLE_CALLCHAIN)
 			return true;
 	return false;
+}
+
+/* One group of the file's GROUP_DESC into perf's group view, if it qualifies (setup_groups). */
+static void add_group(void *ctx, const char *name, uint32_t leader, uint32_t members)
+{
+	struct report *r = ctx;
+	size_t nr_ev = ds_reader__nr_evsels(r->reader);
+
+	if (members < 2 || members > GROUP_MAX || leader >= nr_ev || leader + members > nr_ev || leader + members > 64)
+		return;
+	if (group_samples_callchains(r->reader, leader, members))
+		return;
+	for (uint32_t k = 0; k < members; k++) {
+		r->group_leader[leader + k] = (int)leader;
+		r->group_slot[leader + k] = (int)k;
+	}
+	r->group_size[leader] = (int)members;
+	/* perf's evsel__group_name: "anon group" for the unnamed */
+	snprintf(r->group_name[leader], sizeof(r->group_name[leader]), "%s",
+		 strcmp(name, "{anon_group}") ? name : "anon group");
+	r->groups = true;
 }
 
 /*
@@ -1977,38 +1981,9 @@ static bool group_samples_callchains(const struct ds_reader *rd, uint32_t leader
  */
 static void setup_groups(struct report *r)
 {
-	uint64_t len = 0, pos = 0;
-	const uint8_t *p = ds_reader__feature(r->reader, DS_FEAT_GROUP_DESC, &len);
-	size_t nr_ev = ds_reader__nr_evsels(r->reader);
-	uint32_t n, slen, leader, members;
-
 	for (int i = 0; i < 64; i++)
 		r->group_leader[i] = -1;
-	if (!p || !feat_u32(p, len, &pos, &n))
-		return;
-	for (uint32_t g = 0; g < n; g++) {
-		char name[64];
-
-		if (!feat_u32(p, len, &pos, &slen) || slen > len - pos)
-			return;
-		snprintf(name, sizeof(name), "%.*s", (int)strnlen((const char *)p + pos, slen), (const char *)p + pos);
-		pos += slen;
-		if (!feat_u32(p, len, &pos, &leader) || !feat_u32(p, len, &pos, &members))
-			return;
-		if (members < 2 || members > GROUP_MAX || leader >= nr_ev || leader + members > nr_ev || leader + members > 64)
-			continue;
-		if (group_samples_callchains(r->reader, leader, members))
-			continue;
-		for (uint32_t k = 0; k < members; k++) {
-			r->group_leader[leader + k] = (int)leader;
-			r->group_slot[leader + k] = (int)k;
-		}
-		r->group_size[leader] = (int)members;
-		/* perf's evsel__group_name: "anon group" for the unnamed */
-		snprintf(r->group_name[leader], sizeof(r->group_name[leader]), "%s",
-			 strcmp(name, "{anon_group}") ? name : "anon group");
-		r->groups = true;
-	}
+	header_for_each_group(r->reader, add_group, r);
 }
 
 /* Does an event of a recording (not a pipe: its events may come later) record callchains? */

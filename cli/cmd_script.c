@@ -451,17 +451,14 @@ static void print_page_size(struct outbuf *o, uint64_t size)
 static void print_trace_fields(struct script *sc, const struct ds_event *ev, struct ds_thread *t)
 {
 	char buf[4096], *big;
-	size_t n = ds_profile__tracepoint_text(sc->profile, ev, t, buf, sizeof(buf));
+	size_t n;
+	const char *text = walk_trace_text(sc->profile, ev, t, buf, sizeof(buf), &n, &big);
 
-	if (n < sizeof(buf)) {
-		outbuf_write(sc->out, buf, n);
-	} else if ((big = malloc(n + 1))) {   /* a long text (a big array): once more, whole */
-		ds_profile__tracepoint_text(sc->profile, ev, t, big, n + 1);
-		outbuf_write(sc->out, big, n);
-		free(big);
-	} else {
+	if (text)
+		outbuf_write(sc->out, text, n);
+	else   /* no memory for a long text: its start */
 		outbuf_write(sc->out, buf, sizeof(buf) - 1);
-	}
+	free(big);
 }
 
 /*

@@ -238,24 +238,40 @@ static void print_pmu_mappings(FILE *f, struct fcur *c)
 }
 
 /* "# group: NAME{a,b}" per group of more than one event (perf names an unnamed group "{anon_group}") */
-static void print_groups(FILE *f, const struct ds_reader *rd, struct fcur *c)
+void header_for_each_group(const struct ds_reader *rd, header_group_fn *fn, void *ctx)
 {
-	uint32_t n = cur_u32(c);
+	uint64_t len = 0;
+	const uint8_t *p = ds_reader__feature(rd, DS_FEAT_GROUP_DESC, &len);
+	struct fcur c = { p, p ? len : 0, 0, false };
+	uint32_t n = cur_u32(&c);
 	char name[256];
 
-	for (uint32_t i = 0; i < n && !c->bad; i++) {
+	for (uint32_t i = 0; i < n && !c.bad; i++) {
 		uint32_t leader, members;
 
-		cur_str(c, name, sizeof(name));
-		leader = cur_u32(c);
-		members = cur_u32(c);
-		if (c->bad || members < 2 || leader >= ds_reader__nr_evsels(rd))
-			continue;
-		fprintf(f, "# group: %s{", strcmp(name, "{anon_group}") ? name : "");
-		for (uint32_t k = 0; k < members && leader + k < ds_reader__nr_evsels(rd); k++)
-			fprintf(f, "%s%s", k ? "," : "", ds_reader__evsel(rd, leader + k)->name);
-		fputs("}\n", f);
+		cur_str(&c, name, sizeof(name));
+		leader = cur_u32(&c);
+		members = cur_u32(&c);
+		if (!c.bad)
+			fn(ctx, name, leader, members);
 	}
+}
+
+struct group_print {
+	FILE *f;
+	const struct ds_reader *rd;
+};
+
+static void print_group(void *ctx, const char *name, uint32_t leader, uint32_t members)
+{
+	struct group_print *g = ctx;
+
+	if (members < 2 || leader >= ds_reader__nr_evsels(g->rd))
+		return;
+	fprintf(g->f, "# group: %s{", strcmp(name, "{anon_group}") ? name : "");
+	for (uint32_t k = 0; k < members && leader + k < ds_reader__nr_evsels(g->rd); k++)
+		fprintf(g->f, "%s%s", k ? "," : "", ds_reader__evsel(g->rd, leader + k)->name);
+	fputs("}\n", g->f);
 }
 
 /* A feature that is one string: "# hostname : NAME" and the like. */
@@ -384,9 +400,12 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 	case DS_FEAT_PMU_MAPPINGS:
 		print_pmu_mappings(f, &c);
 		break;
-	case DS_FEAT_GROUP_DESC:
-		print_groups(f, rd, &c);
+	case DS_FEAT_GROUP_DESC: {
+		struct group_print g = { f, rd };
+
+		header_for_each_group(rd, print_group, &g);
 		break;
+	}
 	case DS_FEAT_SAMPLE_TIME:
 		print_sample_time(f, hi);
 		break;

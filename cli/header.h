@@ -3,6 +3,7 @@
 #ifndef DSTACK_CLI_HEADER_H
 #define DSTACK_CLI_HEADER_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include "dstack/reader.h"
 
@@ -11,6 +12,15 @@ void header_print(FILE *f, const char *path, const struct ds_reader *rd);
 /* Its parts: the file's layout (from "# ========" to "feat offset"), the features. */
 void header_print_layout(FILE *f, const char *path, const struct ds_reader *rd);
 void header_print_features(FILE *f, const struct ds_reader *rd);
+
+/*
+ * The event groups of @rd's GROUP_DESC feature, each to @fn: its name as
+ * recorded ("{anon_group}" for an unnamed one), its leader's event index
+ * and its number of members (consecutive events).  Nothing without one; a
+ * truncated feature ends at its last whole group.
+ */
+typedef void header_group_fn(void *ctx, const char *name, uint32_t leader, uint32_t members);
+void header_for_each_group(const struct ds_reader *rd, header_group_fn *fn, void *ctx);
 
 /*
  * --header-only: @input's header, read without its samples (a pipe up to

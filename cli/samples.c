@@ -583,3 +583,16 @@ int walk_samples(const char *cmd, const struct walk_opts *o, ds_profile_sample_f
 	walk_finish(&w);
 	return ret;
 }
+
+const char *walk_trace_text(struct ds_profile *p, const struct ds_event *ev, struct ds_thread *t, char *buf,
+			    size_t cap, size_t *len, char **big)
+{
+	*big = NULL;
+	*len = ds_profile__tracepoint_text(p, ev, t, buf, cap);
+	if (*len < cap)
+		return buf;
+	if (!(*big = malloc(*len + 1)))   /* a long text (a big array): once more, whole */
+		return NULL;
+	ds_profile__tracepoint_text(p, ev, t, *big, *len + 1);
+	return *big;
+}
