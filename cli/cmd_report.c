@@ -59,8 +59,6 @@ struct entry {
 	char level;                    /* 'k' or '.' as the entry was first seen */
 	uint64_t self, acc, samples;
 	uint64_t lat_self, lat_acc;        /* perf's latency: period * 1000 / parallelism, summed */
-	uint64_t member[GROUP_MAX];        /* group view: each member event's period (the leader's is self) */
-	uint32_t member_samples[GROUP_MAX]; /* and its samples (-n) */
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
 	uint32_t root;                 /* call-graph root node */
 	uint32_t depth;                /* --children: perf's callchain max_depth (frames from it on, most) */
@@ -107,6 +105,9 @@ struct report {
 	bool groups;
 	int group_leader[64], group_slot[64], group_size[64];
 	char group_name[64][64];
+	/* each member event's period and samples (-n), by entry index: kept apart, as only groups need them */
+	struct group_cols { uint64_t period[GROUP_MAX]; uint32_t samples[GROUP_MAX]; } *gcols;
+	size_t nr_gcols, cap_gcols;
 
 	struct entry *ents;
 	size_t nr_ents, cap_ents;
@@ -786,6 +787,31 @@ static const struct ds_evsel *group_leader_of(const struct report *r, const stru
 	return ds_reader__evsel(r->reader, (size_t)r->group_leader[evsel->idx]);
 }
 
+/* Entry @e's member columns, made (zeroed) on first use; NULL on ENOMEM. */
+static struct group_cols *entry_group_cols(struct report *r, const struct entry *e)
+{
+	size_t i = (size_t)(e - r->ents);
+	struct group_cols *g = dsi_grow(r->gcols, &r->cap_gcols, i + 1, sizeof(*g), 64);
+
+	if (!g)
+		return NULL;
+	r->gcols = g;
+	if (i >= r->nr_gcols) {
+		memset(g + r->nr_gcols, 0, (i + 1 - r->nr_gcols) * sizeof(*g));
+		r->nr_gcols = i + 1;
+	}
+	return &g[i];
+}
+
+/* The same to read: zeros for an entry that has none. */
+static const struct group_cols *group_cols_of(const struct report *r, const struct entry *e)
+{
+	static const struct group_cols none;
+	size_t i = (size_t)(e - r->ents);
+
+	return i < r->nr_gcols ? &r->gcols[i] : &none;
+}
+
 static size_t event_index(struct report *r, const struct ds_evsel *evsel)
 {
 	size_t ev;
@@ -850,6 +876,7 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	const struct ds_cc_frame *leaf = &s->frames[leaf_frame(s)];
 	struct ds_cc_frame at_ip;
 	struct entry key, *e;
+	struct group_cols *cols;
 	size_t path = SIZE_MAX;
 
 	/*
@@ -864,8 +891,10 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 		key.evsel = group_leader_of(r, s->evsel);
 		if (!(e = find_entry(r, &key)))
 			return -ENOMEM;
-		e->member[r->group_slot[s->evsel->idx]] += s->period;
-		e->member_samples[r->group_slot[s->evsel->idx]]++;
+		if (!(cols = entry_group_cols(r, e)))
+			return -ENOMEM;
+		cols->period[r->group_slot[s->evsel->idx]] += s->period;
+		cols->samples[r->group_slot[s->evsel->idx]]++;
 		if (r->group_slot[s->evsel->idx])
 			return 0;   /* a member's: its column only */
 	} else if (!(e = find_entry(r, &key))) {
@@ -1014,9 +1043,12 @@ static int cmp_entry(const void *pa, const void *pb)
 		return a->self > b->self ? -1 : 1;
 	if (r->latency && a->lat_self != b->lat_self)
 		return a->lat_self > b->lat_self ? -1 : 1;
-	for (int k = 1; r->groups && k < GROUP_MAX; k++)   /* a group's members, in order, after its leader */
-		if (a->member[k] != b->member[k])
-			return a->member[k] > b->member[k] ? -1 : 1;
+	for (int k = 1; r->groups && k < GROUP_MAX; k++) {   /* a group's members, in order, after its leader */
+		uint64_t pa_k = group_cols_of(r, a)->period[k], pb_k = group_cols_of(r, b)->period[k];
+
+		if (pa_k != pb_k)
+			return pa_k > pb_k ? -1 : 1;
+	}
 	for (int i = 0; i < r->nr_sort; i++) {
 		int c = 0;
 
@@ -1645,7 +1677,7 @@ static void print_member_columns(struct report *r, size_t ev, const struct entry
 		uint64_t total = i == SIZE_MAX ? 0 : r->ev_period[i];
 
 		outbuf_putc(o, ' ');
-		outbuf_fixed2(o, total ? e->member[k] * 100.0 / total : 0.0, 6);
+		outbuf_fixed2(o, total ? group_cols_of(r, e)->period[k] * 100.0 / total : 0.0, 6);
 		outbuf_putc(o, '%');
 	}
 }
@@ -1690,7 +1722,7 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		if (r->show_samples && group_members(r, ev)) {
 			outbuf_puts(o, "  ");
 			for (int k = 0; k < group_members(r, ev); k++)
-				outbuf_printf(o, "%12llu", (unsigned long long)e->member_samples[k]);
+				outbuf_printf(o, "%12llu", (unsigned long long)group_cols_of(r, e)->samples[k]);
 		} else if (r->show_samples) {
 			outbuf_printf(o, "  %12llu", (unsigned long long)e->samples);
 		}
@@ -1941,6 +1973,7 @@ static void report_free(struct report *r)
 	free(r->nodes);
 	free(r->nkeys);
 	free(r->fkeys);
+	free(r->gcols);
 	free(r);
 }
 
