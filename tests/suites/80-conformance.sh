@@ -190,42 +190,89 @@ conf_header() {
 	echo "$h"
 }
 
-# The guest's recordings: one boot, every shape.
-conf_guest() {
-	local job=$conf_work/job out
-	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
-		out=$DSTACK_CONF_DATA
-	else
-		out=$conf_work/guest
-		rm -rf "$job" "$out"
-		if ! conf_build "$job"; then bad "conformance: the workloads do not build"; return; fi
-		if ! "$KVM_RUN" -t 900 "$job" "$out" >"$conf_work/run.log" 2>&1; then
-			bad "conformance: the guest job failed: $(tail -3 "$conf_work/run.log")"; return
-		fi
-		mkdir -p "$out/symfs/job"
-		cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$out/symfs/job/"
+# conf_crash_note OUT: what the console of a guest that did not finish says:
+# the shape in progress and the kernel's own words (panic, oops, OOM)
+conf_crash_note() {
+	local c=$1/console.log shape
+	shape=$(grep -a -o 'conformance-job: recording [a-z0-9]*' "$c" 2>/dev/null | tail -1 | cut -d' ' -f3)
+	printf 'while perf recorded %s; console: %s' "${shape:-?}" \
+		"$(grep -a -E 'Kernel panic|BUG:|Oops|RIP:|general protection|Out of memory|Killed process|watchdog|Call Trace|^\[ *[0-9.]+\]  [a-z_]+\+0x' "$c" 2>/dev/null |
+			head -12 | tr -d '\r' | tr '\n' '|' | cut -c -900)"
+}
+
+# conf_missing OUT: the shapes a guest boot did not finish (not in OUT/rc)
+conf_missing() {
+	local shape
+	for shape in $CONF_ALL_SHAPES; do
+		grep -q "^$shape " "$1/rc" 2>/dev/null || echo "$shape"
+	done
+}
+
+# The guest's recordings: one boot, every shape.  The job saves /out after
+# each shape, so a guest kernel that crashes under perf record (never under
+# dstack: this job runs only perf) costs the shape in progress; a second
+# boot records the shapes the first did not finish, and says why loudly.
+# conf_dir[SHAPE] is the boot directory holding SHAPE (its own kallsyms).
+declare -A conf_dir
+conf_guest_record() {
+	local job=$1 out=$2 out2=$3 missing
+	if "$KVM_RUN" -t 900 "$job" "$out" >"$conf_work/run.log" 2>&1; then return 0; fi
+	missing=$(conf_missing "$out")
+	if ! grep -q KERNEL_VM_DONE "$out/console.log" 2>/dev/null && [ -n "$missing" ] && [ -s "$out/kallsyms" ]; then
+		echo "info conformance: the guest's kernel did not finish the job $(conf_crash_note "$out")"
+		echo "info conformance: a second boot records the $(echo $missing | wc -w) shapes the first did not finish: $(echo $missing)"
+		echo "$missing" >"$job/only"
+		if "$KVM_RUN" -t 900 "$job" "$out2" >"$conf_work/run2.log" 2>&1; then return 0; fi
+		bad "conformance: the guest failed twice, the second time $(conf_crash_note "$out2"); $(tail -2 "$conf_work/run2.log")"
+		return 1
 	fi
+	bad "conformance: the guest job failed: $(tail -3 "$conf_work/run.log"); $(conf_crash_note "$out")"
+	return 1
+}
+
+conf_guest() {
+	local job=$conf_work/job out out2 d shape
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw attach noinh kcc ucc swev tpdw tpraw clk grp}
+	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
+		out=$DSTACK_CONF_DATA out2=$out
+	else
+		out=$conf_work/guest out2=$conf_work/guest2
+		rm -rf "$job" "$out" "$out2"
+		if ! conf_build "$job"; then bad "conformance: the workloads do not build"; return; fi
+		conf_guest_record "$job" "$out" "$out2"
+		for d in "$out" "$out2"; do
+			[ -d "$d" ] || continue
+			mkdir -p "$d/symfs/job"
+			cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$d/symfs/job/"
+		done
+	fi
+	for shape in $CONF_ALL_SHAPES; do
+		conf_dir[$shape]=$out
+		[ ! -s "$out2/$shape.data" ] || conf_dir[$shape]=$out2
+	done
+	[ -s "$out/kallsyms" ] || return
 	local failed
-	failed=$(awk '$2 != 0' "$out/rc")
+	failed=$(cat "$out/rc" "$out2/rc" 2>/dev/null | awk '$2 != 0')
 	[ -z "$failed" ] || bad "conformance: perf record failed in the guest: $failed"
 	# perf 7.2 reads a JIT map from its own /tmp (perf ignores --symfs for
 	# them, dstack looks under it): the map goes there for the comparison
 	# (a file already there, e.g. left by an interrupted run, is kept aside
 	# and put back after)
-	local root=${KVM_CACHE:-/var/tmp/kernel-vm}/root m t placed=()
-	mkdir -p "$out/symfs/tmp"
-	for m in "$out"/perf-*.map; do
-		[ -f "$m" ] || continue
-		cp "$m" "$out/symfs/tmp/"
+	local root=${KVM_CACHE:-/var/tmp/kernel-vm}/root m t placed=() dirs=("$out")
+	[ "$out2" = "$out" ] || dirs+=("$out2")
+	for m in $(for d in "${dirs[@]}"; do ls "$d"/perf-*.map 2>/dev/null; done); do
+		mkdir -p "$(dirname "$m")/symfs/tmp"
+		cp "$m" "$(dirname "$m")/symfs/tmp/"
 		t=$root/tmp/$(basename "$m")
 		[ ! -e "$t" ] || mv "$t" "$conf_work/$(basename "$m").aside"
 		cp "$m" "$t" && placed+=("$t")
 	done
-	local shape total_fail=0 total_known=0
+	local total_fail=0 total_known=0
 	conf_header
-	for shape in ${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw attach noinh kcc ucc swev tpdw tpraw clk grp}; do
-		if [ ! -s "$out/$shape.data" ]; then bad "conformance: $shape: no recording"; continue; fi
-		conf_compare "$shape" "$out/$shape.data" "$out/symfs" "$out/kallsyms"
+	for shape in $CONF_ALL_SHAPES; do
+		d=${conf_dir[$shape]}
+		if [ ! -s "$d/$shape.data" ]; then bad "conformance: $shape: no recording"; continue; fi
+		conf_compare "$shape" "$d/$shape.data" "$d/symfs" "$d/kallsyms"
 		echo "$conf_row"
 		total_fail=$((total_fail + conf_fail)) total_known=$((total_known + conf_known))
 		if [ "$conf_fail" -eq 0 ]; then ok "conformance $shape: dstack prints what perf 7.2 prints$(conf_known_note)"

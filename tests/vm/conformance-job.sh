@@ -3,12 +3,37 @@
 # per shape with the guest's perf 7.2 into /out, which the suite then reads
 # with dstack and with perf 7.2 on the host.  Every workload is a few tenths
 # of a second of guest CPU.  Each shape's exit status goes to /out/rc.
+#
+# A guest kernel that crashes while perf records loses /out (a tmpfs): so
+# after each shape /out is written to /dev/vda as the init's final tar would
+# be, and the host keeps the shapes done before a crash.  The console names
+# the shape in progress.  /job/only, if present, lists the shapes to record
+# (the host's second boot after a crash).
 cd /job || exit 1
 mkdir -p /out
+# the guest's shared libraries the workloads ran with, for --symfs
+for f in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 \
+	/usr/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libm.so.6 \
+	/usr/lib/x86_64-linux-gnu/libstdc++.so.6 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
+	r=$(readlink -f "$f") || continue
+	for p in "$f" "$r"; do
+		mkdir -p "/out/symfs$(dirname "$p")"
+		cp "$r" "/out/symfs$p"
+	done
+done
+want() { [ ! -f /job/only ] || grep -qx "$1" /job/only; }
+start() { echo "conformance-job: recording $1" >/dev/console; }
+done_shape() { # NAME STATUS
+	echo "$1 $2" >>/out/rc
+	cp /tmp/perf-*.map /out/ 2>/dev/null
+	tar cf /dev/vda -C /out . 2>/dev/null && sync
+}
 rec() { # NAME PERF-RECORD-ARGS...: /out/NAME.data, its log /out/NAME.log
 	name=$1; shift
+	want "$name" || return 0
+	start "$name"
 	perf record -o "/out/$name.data" "$@" >"/out/$name.log" 2>&1
-	echo "$name $?" >>/out/rc
+	done_shape "$name" $?
 }
 # no callchains at all
 rec nocg -e cpu-clock -c 100000 -- ./wl mix 20
@@ -33,10 +58,12 @@ rec cxxc -e cpu-clock -c 100000 -g -- ./cxxc 800
 rec cxxcd -e cpu-clock -c 100000 --call-graph fp,defer -- ./cxxc 800
 # a JIT perf map (the map files come back with the recording)
 rec jit -e cpu-clock -c 100000 -g -- ./jit 20
-cp /tmp/perf-*.map /out/ 2>/dev/null
 # pipe mode and zstd-compressed records
-perf record -e cpu-clock -c 100000 --call-graph fp,defer -o - -- ./wl mix 15 >/out/pipe.data 2>/out/pipe.log
-echo "pipe $?" >>/out/rc
+if want pipe; then
+	start pipe
+	perf record -e cpu-clock -c 100000 --call-graph fp,defer -o - -- ./wl mix 15 >/out/pipe.data 2>/out/pipe.log
+	done_shape pipe $?
+fi
 rec zstd -z -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl mix 15
 # system wide, with a task that was running before the recording started
 ./wl cpu 100000 >/dev/null 2>&1 & w=$!
@@ -60,14 +87,4 @@ rec grp -e '{cpu-clock,task-clock}' -c 200000 -- ./wl mix 5
 rec clk -k mono -e cpu-clock -c 200000 -- ./wl mix 5
 # no inheritance: the children of fork are not followed
 rec noinh --no-inherit -e cpu-clock -c 100000 -g -- ./wl fork 8
-# the guest's shared libraries the workloads ran with, for --symfs
-for f in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 \
-	/usr/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libm.so.6 \
-	/usr/lib/x86_64-linux-gnu/libstdc++.so.6 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
-	r=$(readlink -f "$f") || continue
-	for p in "$f" "$r"; do
-		mkdir -p "/out/symfs$(dirname "$p")"
-		cp "$r" "/out/symfs$p"
-	done
-done
 ls -l /out >/out/ls.txt
