@@ -220,6 +220,10 @@ static uint32_t memo_find(const struct diff *d, const struct memo *key)
 /* Memoise @key (not found by memo_find just before); 0 or -ENOMEM. */
 static int memo_add(struct diff *d, const struct memo *key)
 {
+	if (d->nr_memo >= CLI_CHAIN_MEMO_MAX) {
+		dsi_idmap__exit(&d->memo_ids);
+		d->nr_memo = 0;
+	}
 	struct memo *m = dsi_grow(d->memo, &d->cap_memo, d->nr_memo + 1, sizeof(*m), 1024);
 
 	if (!m || d->nr_memo >= DS_IDMAP_NONE - 1)

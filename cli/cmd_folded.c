@@ -85,6 +85,10 @@ static uint32_t memo_leaf(struct folded *fo, uint32_t root, uint64_t chain_id)
 /* Remember @leaf (memo_leaf found none); failing to (ENOMEM) only costs the next lookup. */
 static void memo_keep(struct folded *fo, uint32_t root, uint64_t chain_id, uint32_t leaf)
 {
+	if (fo->nr_memo >= CLI_CHAIN_MEMO_MAX) {
+		dsi_idmap__exit(&fo->leaves);
+		fo->nr_memo = 0;
+	}
 	struct leaf_memo *n = dsi_grow(fo->memo, &fo->cap_memo, fo->nr_memo + 1, sizeof(*n), 1024);
 
 	if (!n || fo->nr_memo >= NONE - 1)

@@ -230,6 +230,10 @@ static uint32_t stack_of(struct xdata *x, const struct ds_profile_sample *s)
 		x->ents[x->nr_ents++] = (struct xent){ f->ip, fid, map, src, line };
 	}
 	id = intern_stack(x, off);
+	if (dsi_hashmap__count(&x->chain_stacks) >= CLI_CHAIN_MEMO_MAX) {
+		dsi_hashmap__exit(&x->chain_stacks);
+		dsi_hashmap__init(&x->chain_stacks);
+	}
 	if (id != UINT32_MAX && s->chain_id && dsi_hashmap__set(&x->chain_stacks, s->chain_id, id) < 0)
 		return UINT32_MAX;
 	return id;

@@ -6,6 +6,9 @@
 
 #define CHUNK_SIZE (256u << 10)   /* what a round holds is tracked closely */
 #define PREFAULT_STEP (64u << 10)   /* a small input fills a chunk only in part */
+/* empty chunks kept for reuse: a steady stream needs a few; more (after a
+ * burst, or a compaction that emptied many) go back to the allocator */
+#define SPARE_CHUNKS 8
 
 struct ds_arena_chunk {
 	struct ds_arena_chunk *next;
@@ -22,6 +25,7 @@ static struct ds_arena_chunk *new_chunk(struct ds_arena *a, size_t need)
 	if (need <= CHUNK_SIZE && a->free) {
 		c = a->free;
 		a->free = c->next;
+		a->nr_free--;
 	} else {
 		size_t size = need > CHUNK_SIZE ? need : CHUNK_SIZE;
 
@@ -43,9 +47,10 @@ static struct ds_arena_chunk *new_chunk(struct ds_arena *a, size_t need)
 static void retire(struct ds_arena *a, struct ds_arena_chunk *c)
 {
 	a->bytes_live -= c->size;
-	if (c->size == CHUNK_SIZE) {
+	if (c->size == CHUNK_SIZE && a->nr_free < SPARE_CHUNKS) {
 		c->next = a->free;
 		a->free = c;
+		a->nr_free++;
 	} else {
 		free(c);
 	}
@@ -104,5 +109,6 @@ void dsi_arena__exit(struct ds_arena *a)
 	free(a->cur);
 	/* chunks still holding live records belong to callers that leaked them */
 	a->cur = a->free = NULL;
+	a->nr_free = 0;
 	a->bytes_live = 0;
 }

@@ -19,6 +19,7 @@ struct ds_arena_chunk;
 struct ds_arena {
 	struct ds_arena_chunk *cur;   /* being filled */
 	struct ds_arena_chunk *free;  /* empty, ready for reuse */
+	unsigned nr_free;
 	size_t bytes_live;            /* chunk bytes currently held */
 	size_t bytes_peak;
 };

@@ -151,7 +151,10 @@ struct ds_profile_sample {
 	const struct ds_cc_frame *frames; /* callee first */
 	size_t nr_frames;
 	bool ip_only;                    /* no callchain came with it (none recorded, or an empty one): frames are its ip's */
-	uint64_t chain_id;               /* ds_machine__callchain_id() of frames: equal ids, equal frames; 0 none */
+	uint64_t chain_id;               /* ds_machine__callchain_id() of frames: equal ids, equal frames; 0 none.
+					  * New ids keep coming on a long input (the same chain gets another once
+					  * the machine's bounded chain cache has moved on): a cache keyed by them
+					  * must be bounded too */
 	uint64_t shape_id;               /* with want_shapes: ds_machine__callchain_shape(); 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
 	bool filtered;                   /* hidden by the filter (keep_filtered): no frames */

@@ -26,7 +26,8 @@
  * sections, the start of the data) gets a window this big: most are a
  * few KiB, and a new WINDOW buffer would be populated and filled for them */
 #define SMALL_WINDOW (64u << 10)
-/* pinned windows beyond this: pin says no and the caller copies */
+/* pinned windows beyond this (unless the owner set pin_limit): pin says
+ * no and the caller copies */
 #define PIN_LIMIT (64u << 20)
 
 int dsi_source__open(struct ds_source *s, const char *path)
@@ -110,17 +111,20 @@ static void leave_window(struct ds_source *s)
 
 struct ds_source_window *dsi_source__pin(struct ds_source *s)
 {
-	if (s->pipe || !s->win || s->live_bytes > PIN_LIMIT)
+	if (s->pipe || !s->win || s->pinned_bytes >= (s->pin_limit ? s->pin_limit : PIN_LIMIT))
 		return NULL;
-	s->win->pins++;
+	if (!s->win->pins++)
+		s->pinned_bytes += s->win->cap;
 	return s->win;
 }
 
 void dsi_source__unpin(struct ds_source_window *w)
 {
-	if (--w->pins || !w->retired)
+	if (--w->pins)
 		return;
-	window_put(w->src, w);
+	w->src->pinned_bytes -= w->cap;
+	if (w->retired)
+		window_put(w->src, w);
 }
 
 void dsi_source__close(struct ds_source *s)

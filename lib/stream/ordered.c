@@ -120,6 +120,37 @@ int dsi_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header
 	return check_budget(o);
 }
 
+/* Move each queued record into the arena's newest chunks, freeing what held it. */
+static int compact(struct ds_ordered *o)
+{
+	for (size_t i = o->head; i < o->len; i++) {
+		struct ds_ordered_item *it = &o->items[i];
+		struct ds_arena_chunk *chunk;
+		const struct ds_event_header *copy = dsi_arena__copy(&o->arena, it->hdr, it->hdr->size, &chunk);
+
+		if (!copy)
+			return -ENOMEM;
+		dsi_ordered__release(o, it->chunk, it->win);
+		it->hdr = copy;
+		it->chunk = chunk;
+		it->win = NULL;
+	}
+	o->nr_compactions++;
+	return 0;
+}
+
+int dsi_ordered__bound_memory(struct ds_ordered *o, const size_t *window_bytes)
+{
+	size_t kept = o->arena.bytes_live + *window_bytes;
+
+	if (!o->budget || kept <= o->budget || kept <= o->compact_at)
+		return 0;
+	int err = compact(o);
+
+	o->compact_at = o->arena.bytes_live + *window_bytes + o->budget / 2;
+	return err;
+}
+
 /* Merge the sorted a[0..na) and b[0..nb) into out. */
 static void merge(const struct ds_ordered_item *a, size_t na, const struct ds_ordered_item *b, size_t nb,
 		  struct ds_ordered_item *out)

@@ -56,6 +56,8 @@ struct ds_ordered {
 	uint64_t nr_early;      /* records delivered before their round, for the budget */
 	size_t budget;          /* bytes the queue may hold (records + 2 items each); 0: no bound */
 	size_t held;            /* bytes held now, counted as for the budget */
+	size_t compact_at;      /* memory kept alive past which to compact again */
+	uint64_t nr_compactions;
 	size_t peak_len;
 	struct ds_arena arena;
 	ds_ordered_deliver_fn deliver;
@@ -71,6 +73,17 @@ int dsi_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header
 			     uint64_t time, struct ds_source_window *win);
 /* Give back a delivered record's memory (handoff mode). */
 void dsi_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, struct ds_source_window *win);
+/*
+ * Bound the memory the queue keeps alive, not only the bytes it holds: a
+ * record pins its whole input window (or arena chunk), and a few records
+ * that wait long (each copy's newest in an input without rounds) would
+ * keep every window of the file.  Call after queueing with the bytes of
+ * input windows pinned now (*@window_bytes, read again after): when that
+ * and the arena's chunks pass the budget and twice what the last
+ * compaction left, every queued record is copied into fresh chunks and
+ * what held it before is let go.  0 or -ENOMEM.
+ */
+int dsi_ordered__bound_memory(struct ds_ordered *o, const size_t *window_bytes);
 /* FINISHED_ROUND seen. Returns the first non-zero deliver result. */
 int dsi_ordered__round(struct ds_ordered *o);
 /* Deliver everything (end of input or error). */

@@ -246,11 +246,32 @@ static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, stru
 	return 0;
 }
 
+/*
+ * A record handed on keeps its window or chunk until its batch comes back,
+ * and records delivered in time order may each lie in another one (an
+ * input without rounds): past the queue's budget, what is handed on is
+ * copied, side by side into the arena's newest chunk, and the old place
+ * let go at once.
+ */
 static int deliver_handoff(void *ctx, const struct ds_ordered_item *it)
 {
 	struct ds_session *s = ctx;
+	const struct ds_event_header *hdr = it->hdr;
+	struct ds_arena_chunk *chunk = it->chunk;
+	struct ds_source_window *win = it->win;
 
-	return pl_push(s, it->hdr, ds_reader__evsel_of(s->reader, it->hdr), it->offset, it->chunk, it->win);
+	if (s->ordered.arena.bytes_live + s->reader->src.pinned_bytes > s->ordered.budget) {
+		const struct ds_event_header *copy = dsi_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
+
+		if (!copy) {
+			dsi_ordered__release(&s->ordered, it->chunk, it->win);
+			return -ENOMEM;
+		}
+		dsi_ordered__release(&s->ordered, it->chunk, it->win);
+		hdr = copy;
+		win = NULL;
+	}
+	return pl_push(s, hdr, ds_reader__evsel_of(s->reader, hdr), it->offset, chunk, win);
 }
 
 /* The reader is about to change state the consumer reads: let it catch up. */
@@ -330,9 +351,10 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	/* a record in the input's window waits where it lies: no copy */
 	struct ds_source_window *win = rec->in_window ? dsi_reader__pin(s->reader) : NULL;
 
-	if (win)
-		return dsi_ordered__queue_pinned(&s->ordered, hdr, rec->offset, time, win);
-	return dsi_ordered__queue(&s->ordered, hdr, rec->offset, time);
+	int err = win ? dsi_ordered__queue_pinned(&s->ordered, hdr, rec->offset, time, win)
+		      : dsi_ordered__queue(&s->ordered, hdr, rec->offset, time);
+
+	return err ? err : dsi_ordered__bound_memory(&s->ordered, &s->reader->src.pinned_bytes);
 }
 
 /* Read and queue every record: 0 or the first error; *ret: the reader's last result. */
@@ -529,6 +551,8 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 
 	dsi_ordered__init(&s->ordered, deliver_ordered, s);
 	s->ordered.budget = budget / 2;
+	/* records handed to the consumer pin windows too, a window each at worst */
+	s->reader->src.pin_limit = budget / 4;
 	if (!sto.max_held_bytes)
 		sto.max_held_bytes = budget / 2;
 	if (!opts->no_stitch) {

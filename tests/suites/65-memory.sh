@@ -13,7 +13,7 @@ memory_suite() {
 	local sy=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms")
 	local rel=(python3 "$ROOT/tests/reliability.py")
 	rm -rf "$o"; mkdir -p "$o"
-	for m in 16 48; do
+	for m in 16 48 160; do
 		python3 "$ROOT/tests/bigfile.py" rounds "$WORK/data/mix.defer.data" "$o/rounds$m.data" $m >/dev/null
 		python3 "$ROOT/tests/bigfile.py" pending "$WORK/data/mix.defer.data" "$o/pending$m.data" $m >/dev/null
 	done
@@ -30,6 +30,20 @@ memory_suite() {
 			else
 				bad "memory: $f: peak RSS 16/48 MiB input: ${rss16}/${rss48} KB with a 4 MiB budget (${big16}/${big48} KB with 1 GiB)"
 			fi
+			# three times as much again, through the commands that resolve
+			# and aggregate: flat too (records waiting long pinned a 256 KiB
+			# window or chunk each, and caches keyed by chain ids grew;
+			# those caches are full, at their bound, by 48 MiB)
+			local r48 r160
+			for c in stat script folded; do
+				r48=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" $c "${sy[@]}" -i "$o/${f}48.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
+				r160=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" $c "${sy[@]}" -i "$o/${f}160.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
+				if [ -n "$r48" ] && [ -n "$r160" ] && [ $((r160 - r48)) -lt 4000 ]; then
+					ok "memory: $f: $c: peak RSS 48/160 MiB input: ${r48}/${r160} KB with a 4 MiB budget"
+				else
+					bad "memory: $f: $c: peak RSS 48/160 MiB input (exit 0 each): ${r48:-?}/${r160:-?} KB with a 4 MiB budget"
+				fi
+			done
 		fi
 	done
 	# speedscope lists every sample: past a quarter of the budget its records are
