@@ -1929,6 +1929,8 @@ static int parse_args(struct report *r, int argc, char **argv)
 	r->graph = !order || strcmp(order, "none");
 	r->graph_given |= order && strcmp(order, "none");
 	r->caller = order ? !strcmp(order, "caller") : r->children;
+	/* perf resolves a chain in the order it shows it: past --max-stack, caller first keeps the outermost */
+	r->wo.max_stack_from_root = r->caller;
 	return EXIT_OK;
 }
 

@@ -496,6 +496,7 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 		.time_mode = o->time_mode,
 		.script_comms = o->script_comms,
 		.want_shapes = o->want_shapes,
+		.max_stack_from_root = o->max_stack_from_root,
 		.keep_filtered = o->keep_filtered,
 		.no_stitch = o->no_stitch,
 		.one_thread = getenv("DSTACK_ONE_THREAD") != NULL,

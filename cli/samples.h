@@ -64,6 +64,7 @@ struct walk_opts {
 	bool no_inline;
 	bool no_demangle;
 	bool want_shapes;                /* fill ds_profile_sample.shape_id (report aggregates by it) */
+	bool max_stack_from_root;        /* a longer chain keeps its outermost max_stack entries (caller order) */
 	/*
 	 * Hand over the samples --comm/--pid/--tid leave out too, marked
 	 * filtered and without frames (perf report counts them in its

@@ -135,6 +135,12 @@ struct ds_callchain {
 enum {
 	/* work out the chain's shape (a chain's first time only: callers that never ask pay nothing) */
 	DS_CALLCHAIN_SHAPE = 1u << 0,
+	/*
+	 * a chain longer than max_stack keeps its outermost entries, not its
+	 * innermost: perf's caller order (report --children, -g caller)
+	 * takes them from the root
+	 */
+	DS_CALLCHAIN_FROM_ROOT = 1u << 1,
 };
 
 /*

@@ -71,6 +71,12 @@ struct ds_profile_opts {
 	struct ds_symbols_opts symbols;
 	unsigned max_stack;              /* callchain entries taken (perf's --max-stack); 0: 127, perf's default */
 	bool no_frames;                  /* take none (perf's --max-stack 0): samples without frames */
+	/*
+	 * a chain longer than max_stack keeps its outermost entries
+	 * (DS_CALLCHAIN_FROM_ROOT): perf's report in caller order, its
+	 * default with --children
+	 */
+	bool max_stack_from_root;
 	enum ds_profile_time_mode time_mode;
 	/* samples named as perf script names them (ds_profile_script_comm), not by their thread's comm at their time */
 	bool script_comms;

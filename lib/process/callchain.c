@@ -279,9 +279,27 @@ static inline bool push_entry(struct ds_machine *m, struct ds_thread *t, uint16_
 	return push_resolved(m, t, mode, ip, slot, stamp, gen, n);
 }
 
-/* Resolve @ips into the frames out; the number of frames. */
+/* The entries of @ips that are frames: all but context markers (a deferred cookie is one). */
+static uint64_t chain_entries(const uint64_t *ips, uint64_t nr)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		if (ips[i] == DS_CONTEXT_USER_DEFERRED && i + 1 < nr)
+			i++;
+		else if (ips[i] >= DS_CONTEXT_MAX)
+			continue;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Resolve @ips into the frames out; the number of frames.  The first @skip
+ * entries are passed over (their markers still set the mode).
+ */
 static size_t resolve_chain(struct ds_machine *m, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
-			    unsigned max_stack)
+			    unsigned max_stack, uint64_t skip)
 {
 	uint16_t mode = DS_MISC_USER;
 	unsigned taken = 0;
@@ -292,10 +310,17 @@ static size_t resolve_chain(struct ds_machine *m, struct ds_thread *t, const uin
 		if (ips[i] == DS_CONTEXT_USER_DEFERRED && i + 1 < nr) {
 			struct ds_cc_frame cookie = { .ip = ips[++i], .dso = "[unknown]", .cookie = true };
 
+			if (skip) {
+				skip--;
+				continue;
+			}
 			if (!push_frame(m->callchains, &n, &cookie, 0))
 				break;
 		} else if (ips[i] >= DS_CONTEXT_MAX) {
 			mode = context_mode(ips[i], mode);
+			continue;
+		} else if (skip) {
+			skip--;
 			continue;
 		} else if (!push_entry(m, t, mode, ips[i], gen, &n)) {
 			break;
@@ -396,10 +421,25 @@ static bool chain_store(struct ds_machine *m, struct chain_slot *s, const struct
 	return true;
 }
 
+/*
+ * The chain cache's max_stack is a limit: the entries taken, with
+ * FROM_ROOT_LIMIT when they are the outermost (a chain taken either way
+ * is cached apart).
+ */
+#define FROM_ROOT_LIMIT (1u << 31)
+
 static void resolve_out(struct ds_machine *m, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
-			unsigned max_stack, struct ds_callchain *out)
+			unsigned limit, struct ds_callchain *out)
 {
-	out->nr = resolve_chain(m, t, ips, nr, max_stack);
+	unsigned max_stack = limit & ~FROM_ROOT_LIMIT;
+	uint64_t skip = 0;
+
+	if (limit & FROM_ROOT_LIMIT) {
+		uint64_t entries = chain_entries(ips, nr);
+
+		skip = entries > max_stack ? entries - max_stack : 0;
+	}
+	out->nr = resolve_chain(m, t, ips, nr, max_stack, skip);
 	out->frames = m->callchains->out;
 }
 
@@ -491,7 +531,9 @@ static uint64_t chain_shape(struct ds_machine *m, struct chain_slot *s, const st
 void ds_machine__callchain(struct ds_machine *m, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
 			   unsigned max_stack, unsigned flags, struct ds_callchain *out)
 {
-	struct chain_slot *s = lookup_chain(m, t, ips, nr, max_stack, out);
+	unsigned limit = max_stack < FROM_ROOT_LIMIT ? max_stack : FROM_ROOT_LIMIT - 1;
+	struct chain_slot *s = lookup_chain(m, t, ips, nr, flags & DS_CALLCHAIN_FROM_ROOT ? limit | FROM_ROOT_LIMIT : limit,
+					    out);
 
 	out->id = s ? s->id : 0;
 	out->shape = flags & DS_CALLCHAIN_SHAPE ? chain_shape(m, s, out) : 0;

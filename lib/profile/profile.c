@@ -412,8 +412,9 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	if ((unwound = ds_user_unwind__chain(w->uu, ws->thread, ev, w->max_stack, &unwound_nr))) {
 		ds_machine__callchain(w->machine, ws->thread, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
 	} else if (s->callchain) {
-		ds_machine__callchain(w->machine, ws->thread, s->callchain, s->callchain_nr,
-				      w->max_stack, cc_flags, &cc);
+		/* (a stack copy's unwind keeps its innermost frames either way, as perf's) */
+		ds_machine__callchain(w->machine, ws->thread, s->callchain, s->callchain_nr, w->max_stack,
+				      cc_flags | (w->o.max_stack_from_root ? DS_CALLCHAIN_FROM_ROOT : 0), &cc);
 	}
 	/*
 	 * No callchain, or an empty one (a user-mode sample of an event with
