@@ -53,6 +53,7 @@ struct inject {
 	bool time_went_back;           /* then no more FINISHED_ROUND: perf could reorder */
 	uint64_t since_round;
 	uint8_t rec[65536];            /* a rebuilt sample */
+	struct progress progress;
 	/* unwinding the stack copies (when an event has them) */
 	bool unwind;
 	struct ds_symbols *syms;
@@ -309,6 +310,7 @@ static int on_event(void *ctx, const struct ds_event *ev)
 
 	if (!inj->set_up && (err = set_up(inj)))
 		return err;
+	progress_input_event(&inj->progress, ev);
 	if (type == DS_REC_CALLCHAIN_DEFERRED) {
 		inj->n.deferred_dropped++;
 		return 0;
@@ -435,7 +437,9 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 		return EXIT_INPUT;
 	}
 	so.memory_budget = cli_memory_budget();
+	progress_init_input(&inj->progress, "inject", inj->r);
 	ret = ds_session__run(s, &so, on_event, inj);
+	progress_done(&inj->progress);
 	ret = finish_output(inj, s, out, ret);
 	inject_free(inj);
 	return ret;

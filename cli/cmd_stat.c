@@ -14,10 +14,10 @@
 #include "dstack/session.h"
 #include "samples.h"
 
+/* Nothing but the progress: the session counts. */
 static int count_only(void *ctx, const struct ds_event *ev)
 {
-	(void)ctx;
-	(void)ev;
+	progress_input_event(ctx, ev);
 	return 0;
 }
 
@@ -170,8 +170,11 @@ int cmd_stat(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	struct ds_session_opts so = { .memory_budget = cli_memory_budget() };
+	struct progress progress;
 
-	ret = ds_session__run(s, &so, count_only, NULL);
+	progress_init_input(&progress, "stat", ds_session__reader(s));
+	ret = ds_session__run(s, &so, count_only, &progress);
+	progress_done(&progress);
 	print_stats(s);
 	if (fflush(stdout) || ferror(stdout))
 		output_failed("stdout", errno);

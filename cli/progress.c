@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "dstack/event.h"
+#include "dstack/reader.h"
 #include "progress.h"
 
 bool cli_quiet;
@@ -78,6 +80,20 @@ void progress_event(struct progress *p, uint64_t offset, bool sample)
 	now = now_ns();
 	if (now - p->start_ns >= p->first_ns && now - p->last_ns >= p->every_ns)
 		draw(p, now);
+}
+
+void progress_init_input(struct progress *p, const char *cmd, const struct ds_reader *r)
+{
+	const struct ds_header_info *hi = ds_reader__info(r);
+
+	progress_init(p, cmd, hi->pipe ? 0 : hi->data_size);
+	p->base = hi->pipe ? 0 : hi->data_offset;
+}
+
+void progress_input_event(struct progress *p, const struct ds_event *ev)
+{
+	if (p->on)
+		progress_event(p, ev->offset > p->base ? ev->offset - p->base : 0, ev->hdr->type == DS_REC_SAMPLE);
 }
 
 void progress_done(struct progress *p)

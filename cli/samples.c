@@ -541,9 +541,7 @@ static int walk_status(struct walk *w, int ret)
 
 static void progress_start(struct walk *w)
 {
-	const struct ds_header_info *hi = ds_reader__info(ds_profile__reader(w->profile));
-
-	progress_init(&w->progress, w->cmd, hi->pipe ? 0 : hi->data_size);
+	progress_init_input(&w->progress, w->cmd, ds_profile__reader(w->profile));
 }
 
 int walk_run(struct walk *w, ds_profile_sample_fn fn, void *ctx)

@@ -47,6 +47,19 @@ rc, out, err = run(['pprof', '-o', O + '/p.pb.gz'] + opts + ['-i', '-'], True, s
 pp = [l for l in err.split(b'\r\x1b[K') if l.startswith(b'dstack pprof: ')]
 if rc or not pp or b' of ' in pp[-1] or not re.search(rb'samples, [\d.]+ [kMG]?B/s$', pp[-1]): errs.append('pprof from a pipe: %r' % err[:160])
 else: said.append('pipe input: "%s"' % pp[-1].decode())
+# the commands that run a session themselves: converting (inject) and counting (stat)
+for cmd, args in (('inject', ['inject', '--merge', '-o', O + '/inj.data']), ('stat', ['stat'])):
+    rc, out, err = run(args + ['-i', data], True)
+    got = [l for l in err.split(b'\r\x1b[K') if l]
+    pr = [l for l in got if re.match(rb'dstack %s: [\d.]+ [kMG]?B of [\d.]+ [kMG]?B \(\d+%%\), [\d.]+[kMG]? samples, [\d.]+ [kMG]?B/s$' % cmd.encode(), l)]
+    rest = [l for l in got if l not in pr]
+    # inject's own summary line comes after the wiped progress, whole
+    if rc or len(pr) < 2 or any(b'%' in l and b'samples,' in l for l in rest):
+        errs.append('%s on a terminal: exit %d, %d progress lines: %r' % (cmd, rc, len(pr), err[-200:]))
+    else:
+        said.append('%s: %d updates' % (cmd, len(pr)))
+    rc, out, err = run(args + ['-q', '-i', data], True)
+    if rc or re.search(rb'\(\d+%\)', err): errs.append('%s -q on a terminal: %r' % (cmd, err[:100]))
 print('; '.join(errs) or '; '.join(said) + '; none with -q or on a pipe, same output')
 sys.exit(1 if errs else 0)
 PY
