@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ const char *walk_usage(void)
 	       "  -C, --cpu LIST       only samples on these CPUs (0-3,6)\n"
 	       "  --time START,END     only samples in this time range (seconds, as perf script prints them;\n"
 	       "                       either side may be empty; several ranges separated by spaces;\n"
-	       "                       percent slices: 10%/2, 0%-10%,30%-40%)\n"
+	       "                       percent slices: 10%/2, 0%-10%,30%-40%, 10%)\n"
 	       "  --max-stack N        at most N callchain entries (default 127)\n"
 	       "  --no-inline          do not expand inlined functions\n"
 	       "  --no-demangle        keep C++ names mangled\n"
@@ -95,51 +96,63 @@ static int parse_range(const char *s, size_t n, uint64_t *start, uint64_t *end)
 	       parse_seconds(comma + 1, n - (size_t)(comma - s) - 1, end) || (*end && *start > *end) ? -1 : 0;
 }
 
-/* "P%" as a fraction of 1 (0 <= P <= 100); -1 if not */
-static double parse_percent(const char *s, size_t n)
+/* "P%" as a fraction (what follows the first '%' is ignored, as perf does); -1 if not a number */
+static int parse_percent(const char *s, size_t n, double *p)
 {
+	const char *pc = memchr(s, '%', n);
 	char buf[32], *e;
-	double p;
 
-	if (n < 2 || n >= sizeof(buf) || s[n - 1] != '%')
+	if (!pc || pc == s || (size_t)(pc - s) >= sizeof(buf))
 		return -1;
-	memcpy(buf, s, n - 1);
-	buf[n - 1] = 0;
-	p = strtod(buf, &e);
-	return *e || !(p >= 0 && p <= 100) ? -1 : p / 100;
+	memcpy(buf, s, (size_t)(pc - s));
+	buf[pc - s] = 0;
+	*p = strtod(buf, &e) / 100;
+	return *e ? -1 : 0;
 }
 
 /*
- * One percent item: "P%/N" (the Nth slice of P%) or "A%-B%", of the time
- * between the first and the last sample.
+ * The slice from fraction @a to @b of the time between the first and the
+ * last sample, as perf sets it: both in [0, 1], rounded to the nanosecond,
+ * the end one before the next slice's start (but at the last sample).
  */
-static int parse_percent_item(const char *s, size_t n, uint64_t first, uint64_t last, uint64_t *start,
-			      uint64_t *end)
+static int percent_slice(double a, double b, uint64_t first, uint64_t last, uint64_t *start, uint64_t *end)
 {
-	const char *slash = memchr(s, '/', n), *dash = memchr(s, '-', n);
 	double total = (double)(last - first);
 
-	if (slash) {
-		double p = parse_percent(s, (size_t)(slash - s));
-		char *e;
-		long k = strtol(slash + 1, &e, 10);
+	if (!(a >= 0 && a <= 1 && b >= 0 && b <= 1))
+		return -1;
+	*start = first + (uint64_t)llround(a * total);
+	*end = first + (uint64_t)llround(b * total);
+	if (*end > *start && *end != last)
+		(*end)--;
+	return 0;
+}
 
-		if (p <= 0 || e != s + n || k < 1 || (double)k * p > 1.0 + 1e-9)
-			return -1;
-		*start = first + (uint64_t)(total * p * (double)(k - 1));
-		*end = first + (uint64_t)(total * p * (double)k);
-		return 0;
-	}
-	if (dash) {
-		double a = parse_percent(s, (size_t)(dash - s)), b = parse_percent(dash + 1, n - (size_t)(dash - s) - 1);
+/* One percent item of the form @form: '/' "P%/N" (the Nth slice of P%), '-' "A%-B%". */
+static int parse_percent_item(const char *s, size_t n, char form, uint64_t first, uint64_t last, uint64_t *start,
+			      uint64_t *end)
+{
+	const char *sep = memchr(s, form, n);
+	double a, b;
 
-		if (a < 0 || b < 0 || a > b)
+	if (!sep)
+		return -1;
+	if (form == '/') {
+		char num[24], *e;
+		long k;
+
+		if (parse_percent(s, (size_t)(sep - s), &a) || a <= 0 || n - (size_t)(sep - s) - 1 >= sizeof(num))
 			return -1;
-		*start = first + (uint64_t)(total * a);
-		*end = first + (uint64_t)(total * b);
-		return 0;
+		memcpy(num, sep + 1, n - (size_t)(sep - s) - 1);
+		num[n - (size_t)(sep - s) - 1] = 0;
+		k = strtol(num, &e, 10);
+		if (*e)
+			return -1;
+		return percent_slice(a * (double)(k - 1), a * (double)k, first, last, start, end);
 	}
-	return -1;
+	if (parse_percent(s, (size_t)(sep - s), &a) || parse_percent(sep + 1, n - (size_t)(sep - s) - 1, &b))
+		return -1;
+	return percent_slice(a, b, first, last, start, end);
 }
 
 /*
@@ -184,16 +197,41 @@ static int parse_time_ranges(struct sample_filter *f, const char *v)
 	return 0;
 }
 
-/* --time percent items separated by commas, of the time from @first to @last. */
+/* "P%": the first slice of P% */
+static int percent_slice_one(const char *v, uint64_t first, uint64_t last, struct sample_filter *f)
+{
+	double p;
+
+	if (parse_percent(v, strlen(v), &p) || p <= 0 || percent_slice(0, p, first, last, &f->times[0].start,
+								  &f->times[0].end))
+		return -1;
+	f->nr_times = 1;
+	return 0;
+}
+
+/*
+ * --time percent items, of the time from @first to @last, read as perf
+ * reads them: with a '/' anywhere, every comma-separated item is "P%/N";
+ * else with a '-', every one "A%-B%"; else the whole is one "P%" (its
+ * only '%' last), the first slice of P%.
+ */
 static int parse_time_percents(struct sample_filter *f, const char *v, uint64_t first, uint64_t last)
 {
+	char form = strchr(v, '/') ? '/' : strchr(v, '-') ? '-' : 0;
+
+	if (!form) {
+		if (strchr(v, '%') != v + strlen(v) - 1 || percent_slice_one(v, first, last, f))
+			return -1;
+		return 0;
+	}
 	while (*v) {
 		const char *e = strchr(v, ',');
 		size_t n = e ? (size_t)(e - v) : strlen(v);
 
 		if (!n || f->nr_times >= MAX_FILTER)
 			return -1;   /* perf takes no empty item, nor doubled or trailing separators */
-		if (parse_percent_item(v, n, first, last, &f->times[f->nr_times].start, &f->times[f->nr_times].end))
+		if (parse_percent_item(v, n, form, first, last, &f->times[f->nr_times].start,
+				       &f->times[f->nr_times].end))
 			return -1;
 		f->nr_times++;
 		v += n + (e != NULL);
@@ -213,7 +251,7 @@ static int parse_time_opt(const char *cmd, const char *v, struct sample_filter *
 	/* percent slices need the recording: checked for their syntax now, computed later */
 	if (parse_times(f, v, 0, strchr(v, '%') ? 1000000000ULL : 0)) {
 		usage_error(cmd, "bad --time '%s' (START,END in seconds, as perf script prints them, either side "
-				 "empty; several ranges separated by spaces; or percent: 10%%/2, 0%%-10%%,30%%-40%%)", v);
+				 "empty; several ranges separated by spaces; or percent: 10%%/2, 0%%-10%%,30%%-40%%, 10%%)", v);
 		return -1;
 	}
 	f->time_str = v;

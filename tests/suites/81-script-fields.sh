@@ -156,7 +156,8 @@ fields_guest_suite() {
 	local live="--comm wl,swapper,perf"
 	for F in "--comm wl" "--comms perf-exec" "-c wl,perf" "--pid 0" "--tid 0" "$live -C 1" "$live --cpu 0-1" \
 		"$live --time $first,$last" "$live --time $first," "$live --time ,$last" "$live --time 10%/2" \
-		"$live --time 0%-10%,30%-40%" "--time $first"; do
+		"$live --time 0%-10%,30%-40%" "$live --time 1%" "$live --time 25%/4" "$live --time 12.5%/3,12.5%/5" \
+		"$live --time 40%-60%" "$live --time 0%-100%" "$live --time 5%,20%/3" "$live --time 1%,2%" "--time $first"; do
 		# shellcheck disable=SC2086
 		fields_cmp sys "$out/sys.data" "$job/symfs" "$job/symfs" "$out/kallsyms" $F
 	done
