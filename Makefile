@@ -186,8 +186,8 @@ $(FUZZ_DIR)/seeds/.done: fuzz/make-seeds.py
 fuzz-smoke: fuzz $(FUZZ_DIR)/seeds/.done
 	fuzz/run.sh smoke $(FUZZ_TIME)
 
-# Every target for FUZZ_LONG_TIME seconds (default 30 min each: about
-# three hours for the six, one at a time), then the regressions; not in
+# Every target for FUZZ_LONG_TIME seconds (default 30 min each: four and a
+# half hours for the nine, one at a time), then the regressions; not in
 # `make test`.  Statistics and findings: build-fuzz/crash/TARGET/last.log.
 FUZZ_LONG_TIME ?= 1800
 fuzz-long: fuzz $(FUZZ_DIR)/seeds/.done

@@ -110,8 +110,13 @@ static inline int fz_event(void *ctx, const struct ds_event *ev)
 	return 0;
 }
 
-/* The `dstack script` pipeline on @path, stitched or not. */
-static inline void fz_run_path(const char *path, bool no_stitch)
+/*
+ * The `dstack script` pipeline on @path, stitched or not; under a memory
+ * budget of @budget bytes (0: the default): a tiny one sends every input
+ * through early delivery, copies instead of pinned windows, compaction
+ * and the stitcher's early release.
+ */
+static inline void fz_run_path(const char *path, bool no_stitch, size_t budget)
 {
 	char *err = NULL;
 	struct ds_session *s = ds_session__open(path, &err);
@@ -126,7 +131,8 @@ static inline void fz_run_path(const char *path, bool no_stitch)
 
 	if (m) {
 		struct fz_ctx c = { .m = m };
-		struct ds_session_opts opts = { .no_stitch = no_stitch, .sideband = fz_sideband, .sideband_ctx = m };
+		struct ds_session_opts opts = { .no_stitch = no_stitch, .sideband = fz_sideband, .sideband_ctx = m,
+						.memory_budget = budget };
 
 		ds_session__run(s, &opts, fz_event, &c);
 		(void)ds_session__error(s);
