@@ -19,18 +19,8 @@ record_faults_suite() {
 	if ! cc -O2 -g -fno-omit-frame-pointer -o "$job/wl" "$ROOT/tests/corpus/wl.c" -lpthread 2>"$out.cc.err"; then
 		bad "record faults (guest): cannot build wl: $(head -2 "$out.cc.err")"; return
 	fi
-	if ! nice "$KVM_RUN" -t 400 "$job" "$out" >"$out.log" 2>&1; then
-		# as in 70-record.sh: TCG emulation now and then trips the guest
-		# kernel's own text patching (a panic in the kernel, not a result):
-		# the job runs once more, saying so
-		if grep -q "Kernel panic" "$out/console.log" 2>/dev/null; then
-			echo "note: the guest kernel panicked ($(grep -m1 -o 'RIP: [^ ]*' "$out/console.log")); running the faults job again"
-			rm -rf "$out"; mkdir -p "$out"
-			nice "$KVM_RUN" -t 400 "$job" "$out" >"$out.log" 2>&1 ||
-				{ bad "record faults (guest): the guest job failed twice: $(tail -3 "$out.log")"; return; }
-		else
-			bad "record faults (guest): the guest job failed: $(tail -3 "$out.log")"; return
-		fi
+	if ! kvm_run_job 400 "$job" "$out" "$out.log"; then
+		bad "record faults (guest): the guest job failed: $(tail -3 "$out.log")"; return
 	fi
 	readable() { # NAME: perf 7.2 and dstack read the file
 		[ "$(cat "$out/$1.prc" 2>/dev/null)" = 0 ] && [ "$(cat "$out/$1.src" 2>/dev/null)" = 0 ]

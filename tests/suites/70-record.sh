@@ -222,7 +222,7 @@ record_host_suite() {
 
 # In the guest: dstack record vs perf record 7.x on the corpus workloads.
 record_guest_suite() {
-	local kvm=$KVM_RUN job="$WORK/out/record-vm/job" out="$WORK/out/record-vm/out"
+	local job="$WORK/out/record-vm/job" out="$WORK/out/record-vm/out"
 	if [ -n "${DSTACK_NO_VM:-}" ]; then
 		echo "SKIPPED record (guest): *** DSTACK_NO_VM=${DSTACK_NO_VM} ***"; return
 	fi
@@ -235,18 +235,8 @@ record_guest_suite() {
 	if ! cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$job/wl" "$ROOT/tests/corpus/wl.c" -lpthread 2>"$out.cc.err"; then
 		bad "record (guest): cannot build wl: $(head -2 "$out.cc.err")"; return
 	fi
-	if ! nice "$kvm" -t 500 "$job" "$out" >"$out.log" 2>&1; then
-		# TCG emulation occasionally trips the guest kernel's own text patching
-		# (an int3 oops in perf_event_open's static-key enabling): that is the
-		# emulated kernel's crash, not a result; run the job once more, saying so
-		if grep -q "Kernel panic" "$out/console.log" 2>/dev/null; then
-			echo "note: the guest kernel panicked ($(grep -m1 -o 'Oops: [^[]*' "$out/console.log")); running the guest job again"
-			rm -rf "$out"; mkdir -p "$out"
-			nice "$kvm" -t 500 "$job" "$out" >"$out.log" 2>&1 ||
-				{ bad "record (guest): the guest job failed twice: $(tail -3 "$out.log")"; return; }
-		else
-			bad "record (guest): the guest job failed: $(tail -3 "$out.log")"; return
-		fi
+	if ! kvm_run_job 500 "$job" "$out" "$out.log"; then
+		bad "record (guest): the guest job failed: $(tail -3 "$out.log")"; return
 	fi
 	python3 "$ROOT/tests/vm/record-check.py" "$out" "$DSTACK" >"$out.check" 2>&1
 	while IFS= read -r line; do

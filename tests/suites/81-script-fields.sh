@@ -68,16 +68,8 @@ fields_vm_record() {
 		"$ROOT/tests/corpus/wl.c" -lpthread 2>"$out.cc.err"; then
 		bad "script fields (guest): cannot build wl: $(head -2 "$out.cc.err")"; return 1
 	fi
-	if ! nice "$KVM_RUN" -t 400 "$job" "$out" >"$out.log" 2>&1; then
-		# the emulated kernel's own rare text-patching oops (see 70-record.sh): once more
-		if grep -q "Kernel panic" "$out/console.log" 2>/dev/null; then
-			echo "note: the guest kernel panicked; running the guest job again"
-			rm -rf "$out"; mkdir -p "$out"
-			nice "$KVM_RUN" -t 400 "$job" "$out" >"$out.log" 2>&1 ||
-				{ bad "script fields (guest): the guest job failed twice: $(tail -3 "$out.log")"; return 1; }
-		else
-			bad "script fields (guest): the guest job failed: $(tail -3 "$out.log")"; return 1
-		fi
+	if ! kvm_run_job 400 "$job" "$out" "$out.log"; then
+		bad "script fields (guest): the guest job failed: $(tail -3 "$out.log")"; return 1
 	fi
 	mkdir -p "$job/symfs/job" && cp "$job/wl" "$job/symfs/job/wl"
 }

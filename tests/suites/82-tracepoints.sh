@@ -22,17 +22,8 @@ trace_guest_suite() {
 	if ! cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$job/owl" "$ROOT/tests/vm/offcpu-wl.c" -lpthread 2>"$out.cc.err"; then
 		bad "tracepoints (guest): cannot build the workload: $(head -2 "$out.cc.err")"; return
 	fi
-	if ! nice "$KVM_RUN" -t 500 "$job" "$out" >"$out.log" 2>&1; then
-		# TCG emulation now and then trips the guest kernel's own text patching
-		# (as 70-record.sh says): the emulated kernel's crash, not a result; once more
-		if grep -q "Kernel panic" "$out/console.log" 2>/dev/null; then
-			echo "note: the guest kernel panicked ($(grep -m1 -o 'RIP: [^ ]*' "$out/console.log")); running the guest job again"
-			rm -rf "$out"; mkdir -p "$out"
-			nice "$KVM_RUN" -t 500 "$job" "$out" >"$out.log" 2>&1 ||
-				{ bad "tracepoints (guest): the guest job failed twice: $(tail -3 "$out.log")"; return; }
-		else
-			bad "tracepoints (guest): the guest job failed: $(tail -3 "$out.log")"; return
-		fi
+	if ! kvm_run_job 500 "$job" "$out" "$out.log"; then
+		bad "tracepoints (guest): the guest job failed: $(tail -3 "$out.log")"; return
 	fi
 	if grep -qv ' rc 0$' "$out/rcs"; then
 		bad "tracepoints (guest): a recording failed: $(grep -v ' rc 0$' "$out/rcs" | tr '\n' ' ')"

@@ -24,15 +24,8 @@ unwind_suite() {
 	if ! DSTACK=$DSTACK "$ROOT/tests/vm/unwind/build.sh" "$KVM_SIDCC" "$job" >"$d/build.log" 2>&1; then
 		bad "unwind: cannot build the workloads: $(tail -3 "$d/build.log")"; return
 	fi
-	if ! nice "$KVM_RUN" -t 600 "$job" "$out" >"$d/run.log" 2>&1; then
-		if grep -q "Kernel panic" "$out/console.log" 2>/dev/null; then
-			echo "note: the guest kernel panicked; running the guest job again"
-			rm -rf "$out"; mkdir -p "$out"
-			nice "$KVM_RUN" -t 600 "$job" "$out" >"$d/run.log" 2>&1 ||
-				{ bad "unwind (guest): the guest job failed twice: $(tail -3 "$d/run.log")"; return; }
-		else
-			bad "unwind (guest): the guest job failed: $(tail -3 "$d/run.log")"; return
-		fi
+	if ! kvm_run_job 600 "$job" "$out" "$d/run.log"; then
+		bad "unwind (guest): the guest job failed: $(tail -3 "$d/run.log")"; return
 	fi
 	if grep -v ' rc 0$' "$out/rc" >/dev/null 2>&1 || [ ! -s "$out/rc" ]; then
 		bad "unwind (guest): a recording failed: $(grep -v ' rc 0$' "$out/rc" | head -3)"; return

@@ -101,7 +101,7 @@ diff_guest_suite() {
 		bad "diff (guest): cannot build the workload: $(head -2 "$o/cc.err")"; return
 	fi
 	cp "$job/diff-wl" "$sf/job/diff-wl"
-	if ! nice "$KVM_RUN" -t 300 "$job" "$out" >"$o/run.log" 2>&1 || [ "$(grep -c 'rc 0' "$out/rc" 2>/dev/null)" != 3 ]; then
+	if ! kvm_run_job 300 "$job" "$out" "$o/run.log" || [ "$(grep -c 'rc 0' "$out/rc" 2>/dev/null)" != 3 ]; then
 		bad "diff (guest): the guest job failed: $(tail -3 "$o/run.log")"; return
 	fi
 	local args=(--symfs "$sf" --kallsyms "$out/kallsyms")
