@@ -263,11 +263,9 @@ static int deliver_handoff(void *ctx, const struct ds_ordered_item *it)
 	if (s->ordered.arena.bytes_live + s->reader->src.pinned_bytes > s->ordered.budget) {
 		const struct ds_event_header *copy = dsi_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
 
-		if (!copy) {
-			dsi_ordered__release(&s->ordered, it->chunk, it->win);
-			return -ENOMEM;
-		}
 		dsi_ordered__release(&s->ordered, it->chunk, it->win);
+		if (!copy)
+			return -ENOMEM;
 		hdr = copy;
 		win = NULL;
 	}
