@@ -18,7 +18,13 @@ the cookie (dstack stitches samples whose record came before them,
 perf 7.2 does not).  Its lines count as excused, not equal.
 
 Without --blocks the outputs are compared line by line in order (difflib):
-a report's order is part of its meaning.
+a report's order is part of its meaning.  One difference there is told
+apart, exit 3: the same entries in the same order, each call graph the
+same branches with the same percentages, dstack's siblings in descending
+weight, and only siblings of equal weight in another order.  perf leaves
+those in the order of its rb-tree of children, whose comparison mixes
+names, DSO objects' addresses in its heap and symbol or raw addresses
+(issue 18); that order is not followed yet.
 """
 import difflib
 import os
@@ -138,6 +144,76 @@ def compare_lines(ptext, dtext):
     return equal, len(pl), 0, equal == len(pl) == len(dl), notes
 
 
+BRANCH = re.compile(r'--(\d+\.\d+%)--')
+ENTRY = re.compile(r'^\s+\d+\.\d+%')
+
+
+def graph_paths(lines):
+    """The branches of one entry's call graph as a Counter of root-to-branch
+    paths ((percent, frame), ...), and whether every parent lists its
+    children in non-increasing percent."""
+    stack, paths, sorted_ok = [], Counter(), True   # stack: [name column, path, last child's percent]
+    for line in lines:
+        m = BRANCH.search(line)
+        if m or line.lstrip(' |').startswith('---'):
+            if m:
+                col, pct = m.end(), float(m.group(1)[:-1])
+            else:
+                col, pct = line.index('---') + 3, None
+            while stack and stack[-1][0] >= col:
+                paths[tuple(stack.pop()[1])] += 1
+            if stack and pct is not None:
+                if stack[-1][2] is not None and pct > stack[-1][2]:
+                    sorted_ok = False
+                stack[-1][2] = pct
+            parent = stack[-1][1] if stack else []
+            stack.append([col, parent + [(pct, line[col:].strip())], None])
+            continue
+        text = line.lstrip(' |')
+        if not text:
+            continue
+        col = len(line) - len(text)
+        while stack and stack[-1][0] > col:
+            paths[tuple(stack.pop()[1])] += 1
+        if stack:
+            stack[-1][1].append((None, text.strip()))
+    while stack:
+        paths[tuple(stack.pop()[1])] += 1
+    return paths, sorted_ok
+
+
+def split_entries(text):
+    """A report as [(header lines, graph lines)]: an entry's header is its
+    percent line, its graph the indented lines up to the next entry."""
+    out, cur = [], None
+    for line in text.split('\n'):
+        if ENTRY.match(line) or line.startswith('#') or not line.strip():
+            cur = (line, [])
+            out.append(cur)
+        elif cur is not None:
+            cur[1].append(line)
+        else:
+            out.append((line, []))
+    return out
+
+
+def only_tie_order(ptext, dtext):
+    """perf's and dstack's reports differ only in the order of call-graph
+    siblings of equal weight (see the usage)."""
+    pe, de = split_entries(ptext), split_entries(dtext)
+    if len(pe) != len(de):
+        return False
+    for (ph, pg), (dh, dg) in zip(pe, de):
+        if ph != dh:
+            return False
+        if pg == dg:
+            continue
+        (pp, _), (dp, dsorted) = graph_paths(pg), graph_paths(dg)
+        if pp != dp or not dsorted:
+            return False
+    return True
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
     if len(args) != 2:
@@ -155,6 +231,10 @@ def main():
                 f.writelines(h + '\n' for h in sorted(held))
     else:
         equal, total, excused, same, notes = compare_lines(ptext, dtext)
+        if not same and only_tie_order(ptext, dtext):
+            notes.insert(0, 'only call-graph siblings of equal weight in another order')
+            print('%d/%d\t%s' % (equal, total, '; '.join(notes)))
+            sys.exit(3)
     print('%d/%d\t%s' % (equal, total, '; '.join(notes)))
     sys.exit(0 if same else 1)
 
