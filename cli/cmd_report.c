@@ -1522,7 +1522,15 @@ static void column_widths(const struct report *r, struct entry **list, size_t nr
 			w[SORT_PID] = l;
 		if (list[i]->srcline && (l = strlen(list[i]->srcline)) > w[SORT_SRCLINE])
 			w[SORT_SRCLINE] = l;
-		if (list[i]->trace && (l = strlen(list[i]->trace)) > w[SORT_TRACE])
+		/*
+		 * perf makes an entry's trace text when it first compares the
+		 * entry with another, and sizes the column by the texts made: a
+		 * section of one sample without a cumulative profile (whose
+		 * callers' entries are compared with it) compared nothing, its
+		 * text is cut to the title's width
+		 */
+		if (list[i]->trace && (l = strlen(list[i]->trace)) > w[SORT_TRACE] &&
+		    (nr > 1 || list[i]->samples > 1 || (r->children && r->any_callchain)))
 			w[SORT_TRACE] = l;
 	}
 }
@@ -1655,8 +1663,11 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 		case SORT_SRCLINE:
 			column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
 			break;
-		case SORT_TRACE:
-			column(o, e->trace ? e->trace : "", last ? 0 : w[SORT_TRACE]);
+		case SORT_TRACE:   /* perf's "%-.*s": cut to the column, never padded when last */
+			if (last)
+				outbuf_printf(o, "  %.*s", (int)w[SORT_TRACE], e->trace ? e->trace : "");
+			else
+				column_cut(o, e->trace ? e->trace : "", w[SORT_TRACE]);
 			break;
 		case SORT_CPU:   /* perf's "%*.*d": zero-padded to the column ("-001" for none) */
 			snprintf(buf, sizeof(buf), "%*.*d", (int)w[SORT_CPU], (int)w[SORT_CPU], e->cpu);
@@ -1736,6 +1747,15 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 	outbuf_puts(o, "\n\n");
 }
 
+/* Did any sample pass the CPU and time filters (the thread filters' count in the totals)? */
+static bool any_samples(const struct report *r)
+{
+	for (size_t i = 0; i < r->nr_evsels; i++)
+		if (r->ev_samples[i])
+			return true;
+	return false;
+}
+
 static int print_report(struct report *r)
 {
 	sort_ctx = r;
@@ -1749,6 +1769,13 @@ static int print_report(struct report *r)
 		fflush(stdout);
 	} else {
 		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+	}
+	if (!r->nr_ents && !any_samples(r)) {
+		/* no sample (none recorded, or none on the CPUs or times asked): perf says so and ends there */
+		outbuf_flush(r->out);
+		fprintf(stderr, "Error:\nThe %s data has no samples!\n", r->wo.common.input);
+		free(list);
+		return 0;
 	}
 	/* a column left out for its single --comm value is named here, as perf does */
 	if (r->wo.filter.nr_comms == 1 && r->sorts_comm)

@@ -57,6 +57,7 @@ PY
 		ok "report: a bad --sort key is a usage error (exit 2)"
 	else bad "report: bad --sort key not refused with exit 2"; fi
 	report_children_vs_perf7
+	report_no_samples_vs_perf7
 	report_many_processes
 }
 
@@ -107,6 +108,28 @@ report_children_vs_perf7() {
 		   echo "$res" | head -1 | grep -q ', 0 missing, 0 extra'
 		then ok "report --children $n vs perf 7.2: $(echo "$res" | head -1)"
 		else bad "report --children $n vs perf 7.2: $(echo "$res" | head -3 | tr '\n' ' ')"; fi
+	done
+}
+# No sample to show (a --time window before the first or after the last):
+# perf prints its first two lines, says "The FILE data has no samples!" on
+# stderr and exits 0; so must dstack, with the same stdout.
+report_no_samples_vs_perf7() {
+	local o="$WORK/out/nosamples" w=${WORK#"$ROOT"/} f prc drc
+	if ! kvm_ready; then
+		echo "SKIPPED report without samples vs perf 7.2: *** kernel-vm (perf7) not set up ***"; return
+	fi
+	mkdir -p "$o"
+	for f in "--time 1.0,1.5" "--time 99999," "--no-children --time ,2.0"; do
+		# shellcheck disable=SC2086
+		(cd "$ROOT" && "$KVM_PERF7" report --stdio $f -i "$w/data/mix.fp.data") >"$o/perf" 2>"$o/perf.err"; prc=$?
+		# shellcheck disable=SC2086
+		(cd "$ROOT" && "$DSTACK" report --stdio $f -i "$w/data/mix.fp.data") >"$o/dstack" 2>"$o/dstack.err"; drc=$?
+		if [ $prc = 0 ] && [ $drc = 0 ] && cmp -s "$o/perf" "$o/dstack" && grep -q 'data has no samples!' "$o/perf.err" &&
+		   grep -q "^The $w/data/mix.fp.data data has no samples!" "$o/dstack.err"; then
+			ok "report $f (no sample shown): perf 7.2's $(wc -l <"$o/perf") lines, exit 0, 'data has no samples!' on stderr"
+		else
+			bad "report $f (no sample shown): exit $prc/$drc, stdout $(cmp -s "$o/perf" "$o/dstack" && echo same || echo differs), stderr: $(head -2 "$o/dstack.err" | tr '\n' ' ')"
+		fi
 	done
 }
 # A kallsyms of another boot (KASLR put the kernel elsewhere): perf moves
