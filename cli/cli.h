@@ -7,17 +7,17 @@
 #include <stdio.h>
 
 /* Exit statuses (docs/errors.md): */
+#define EXIT_OK 0
+#define EXIT_USAGE 2       /* bad command line */
+#define EXIT_INPUT 1       /* unreadable or corrupt input; output so far was written */
+#define EXIT_OUTPUT OUTPUT_EXIT_FAILED      /* the output could not be written (disk full, closed pipe, I/O error) */
+
 /*
  * Entries past which a command's cache keyed by ds_profile_sample.chain_id
  * is emptied: the ids of a long input never stop coming, and such a cache
  * only saves the work its misses redo.
  */
 #define CLI_CHAIN_MEMO_MAX (1u << 16)
-
-#define EXIT_OK 0
-#define EXIT_USAGE 2       /* bad command line */
-#define EXIT_INPUT 1       /* unreadable or corrupt input; output so far was written */
-#define EXIT_OUTPUT OUTPUT_EXIT_FAILED      /* the output could not be written (disk full, closed pipe, I/O error) */
 
 int cmd_script(int argc, char **argv);
 int cmd_stat(int argc, char **argv);

@@ -237,7 +237,6 @@ static void print_pmu_mappings(FILE *f, struct fcur *c)
 	fputc('\n', f);
 }
 
-/* "# group: NAME{a,b}" per group of more than one event (perf names an unnamed group "{anon_group}") */
 void header_for_each_group(const struct ds_reader *rd, header_group_fn *fn, void *ctx)
 {
 	uint64_t len = 0;
@@ -262,6 +261,7 @@ struct group_print {
 	const struct ds_reader *rd;
 };
 
+/* "# group: NAME{a,b}" per group of more than one event (perf names an unnamed group "{anon_group}") */
 static void print_group(void *ctx, const char *name, uint32_t leader, uint32_t members)
 {
 	struct group_print *g = ctx;

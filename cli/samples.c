@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <ctype.h>
-#include <math.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -92,6 +92,7 @@ void walk_opts_init(struct walk_opts *o);
  */
 int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i);
 /* Usage text for the options walk_opt() takes. */
+const char *walk_usage(void);
 /*
  * A tracepoint sample's text (ds_profile__tracepoint_text), whole: in @buf
  * (@cap bytes) when it fits, else in a malloc'd copy left in *@big for the
@@ -100,7 +101,6 @@ int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i
  */
 const char *walk_trace_text(struct ds_profile *p, const struct ds_event *ev, struct ds_thread *t, char *buf,
 			    size_t cap, size_t *len, char **big);
-const char *walk_usage(void);
 
 /* A recording opened for a command (walk_open): keep it in place while open (the hooks point at it). */
 struct walk {

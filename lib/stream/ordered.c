@@ -141,13 +141,13 @@ static int compact(struct ds_ordered *o)
 
 int dsi_ordered__bound_memory(struct ds_ordered *o, const size_t *window_bytes)
 {
-	size_t kept = o->arena.bytes_live + *window_bytes;
+	size_t kept = dsi_ordered__kept(o, *window_bytes);
 
 	if (!o->budget || kept <= o->budget || kept <= o->compact_at)
 		return 0;
 	int err = compact(o);
 
-	o->compact_at = o->arena.bytes_live + *window_bytes + o->budget / 2;
+	o->compact_at = dsi_ordered__kept(o, *window_bytes) + o->budget / 2;
 	return err;
 }
 

@@ -84,6 +84,12 @@ void dsi_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, st
  * what held it before is let go.  0 or -ENOMEM.
  */
 int dsi_ordered__bound_memory(struct ds_ordered *o, const size_t *window_bytes);
+
+/* The memory the queue keeps alive: its arena's chunks and @window_bytes of pinned input windows. */
+static inline size_t dsi_ordered__kept(const struct ds_ordered *o, size_t window_bytes)
+{
+	return o->arena.bytes_live + window_bytes;
+}
 /* FINISHED_ROUND seen. Returns the first non-zero deliver result. */
 int dsi_ordered__round(struct ds_ordered *o);
 /* Deliver everything (end of input or error). */

@@ -260,7 +260,7 @@ static int deliver_handoff(void *ctx, const struct ds_ordered_item *it)
 	struct ds_arena_chunk *chunk = it->chunk;
 	struct ds_source_window *win = it->win;
 
-	if (s->ordered.arena.bytes_live + s->reader->src.pinned_bytes > s->ordered.budget) {
+	if (dsi_ordered__kept(&s->ordered, s->reader->src.pinned_bytes) > s->ordered.budget) {
 		const struct ds_event_header *copy = dsi_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
 
 		dsi_ordered__release(&s->ordered, it->chunk, it->win);
