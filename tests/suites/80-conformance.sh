@@ -204,73 +204,85 @@ conf_header() {
 conf_crash_note() {
 	local c=$1/console.log shape
 	shape=$(grep -a -o 'conformance-job: recording [a-z0-9]*' "$c" 2>/dev/null | tail -1 | cut -d' ' -f3)
-	printf '%s; console: %s' "${shape:+while perf recorded $shape}${shape:-before any shape was recorded}" \
+	local when="before any shape was recorded"
+	[ -z "$shape" ] || when="while perf recorded $shape"
+	printf '%s; console: %s' "$when" \
 		"$(grep -a -E 'Kernel panic|BUG:|Oops|RIP:|general protection|Out of memory|Killed process|watchdog|Call Trace|^\[ *[0-9.]+\]  [a-z_]+\+0x' "$c" 2>/dev/null |
 			head -12 | tr -d '\r' | tr '\n' '|' | cut -c -900)"
 }
 
-# conf_missing OUT: the shapes a guest boot did not finish (not in OUT/rc)
+# conf_missing DIR...: the shapes no boot finished (in none of the DIR/rc)
 conf_missing() {
 	local shape
 	for shape in $CONF_ALL_SHAPES; do
-		grep -q "^$shape " "$1/rc" 2>/dev/null || echo "$shape"
+		cat "${@/%//rc}" 2>/dev/null | grep -q "^$shape " || echo "$shape"
 	done
 }
 
 # The guest's recordings: one boot, every shape.  The job saves /out after
 # each shape, so a guest kernel that crashes under perf record (never under
-# dstack: this job runs only perf) costs the shape in progress; a second
-# boot records the shapes the first did not finish, and says why loudly.
-# conf_dir[SHAPE] is the boot directory holding SHAPE (its own kallsyms).
+# dstack: this job runs only perf; TCG now and then trips the kernel's own
+# text patching, at boot too) costs the shape in progress: another boot
+# records the shapes no boot finished, and says why loudly, up to
+# CONF_BOOTS boots in all.  conf_boots: the boots' output directories;
+# conf_dir[SHAPE]: the one holding SHAPE (its own kallsyms).
+CONF_BOOTS=4
 declare -A conf_dir
+conf_boots=()
 conf_guest_record() {
-	local job=$1 out=$2 out2=$3 missing
-	if "$KVM_RUN" -t 900 "$job" "$out" >"$conf_work/run.log" 2>&1; then return 0; fi
-	missing=$(conf_missing "$out")
-	# (a guest that went down at boot, as TCG's text-patching oops can, recorded nothing: all again)
-	if ! grep -aq KERNEL_VM_DONE "$out/console.log" 2>/dev/null && [ -n "$missing" ]; then
-		echo "info conformance: the guest's kernel did not finish the job $(conf_crash_note "$out")"
-		echo "info conformance: a second boot records the $(echo $missing | wc -w) shapes the first did not finish: $(echo $missing)"
+	local job=$1 base=$2 out missing n
+	for n in $(seq 1 $CONF_BOOTS); do
+		out=$base$([ "$n" = 1 ] || echo ".$n")
+		conf_boots+=("$out")
+		if "$KVM_RUN" -t 900 "$job" "$out" >"$conf_work/run$n.log" 2>&1; then return 0; fi
+		missing=$(conf_missing "${conf_boots[@]}")
+		if grep -aq KERNEL_VM_DONE "$out/console.log" 2>/dev/null || [ -z "$missing" ]; then
+			bad "conformance: the guest job failed: $(tail -3 "$conf_work/run$n.log"); $(conf_crash_note "$out")"
+			return 1
+		fi
+		echo "info conformance: boot $n: the guest's kernel did not finish the job $(conf_crash_note "$out")"
+		[ "$n" -lt $CONF_BOOTS ] || break
+		echo "info conformance: boot $((n + 1)) records the $(echo $missing | wc -w) shapes no boot finished: $(echo $missing)"
 		echo "$missing" >"$job/only"
-		if "$KVM_RUN" -t 900 "$job" "$out2" >"$conf_work/run2.log" 2>&1; then return 0; fi
-		bad "conformance: the guest failed twice, the second time $(conf_crash_note "$out2"); $(tail -2 "$conf_work/run2.log")"
-		return 1
-	fi
-	bad "conformance: the guest job failed: $(tail -3 "$conf_work/run.log"); $(conf_crash_note "$out")"
+	done
+	bad "conformance: the guest went down in each of $CONF_BOOTS boots, the last time $(conf_crash_note "$out"); $(tail -2 "$conf_work/run$n.log")"
 	return 1
 }
 
 conf_guest() {
-	local job=$conf_work/job out out2 d shape
+	local job=$conf_work/job d shape
 	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw attach noinh kcc ucc swev tpdw tpraw clk grp}
+	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
-		out=$DSTACK_CONF_DATA out2=$out
+		conf_boots=("$DSTACK_CONF_DATA")
 	else
-		out=$conf_work/guest out2=$conf_work/guest2
-		rm -rf "$job" "$out" "$out2"
+		rm -rf "$job" "$conf_work"/guest "$conf_work"/guest.*
 		if ! conf_build "$job"; then bad "conformance: the workloads do not build"; return; fi
-		conf_guest_record "$job" "$out" "$out2"
-		for d in "$out" "$out2"; do
+		conf_guest_record "$job" "$conf_work/guest"
+		for d in "${conf_boots[@]}"; do
 			[ -d "$d" ] || continue
 			mkdir -p "$d/symfs/job"
 			cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$d/symfs/job/"
 		done
 	fi
+	local any=
 	for shape in $CONF_ALL_SHAPES; do
-		conf_dir[$shape]=$out
-		[ ! -s "$out2/$shape.data" ] || conf_dir[$shape]=$out2
+		conf_dir[$shape]=${conf_boots[0]}
+		for d in "${conf_boots[@]}"; do
+			[ ! -s "$d/$shape.data" ] || conf_dir[$shape]=$d
+		done
 	done
-	[ -s "$out/kallsyms" ] || [ -s "$out2/kallsyms" ] || return
+	for d in "${conf_boots[@]}"; do [ ! -s "$d/kallsyms" ] || any=1; done
+	[ -n "$any" ] || return
 	local failed
-	failed=$(cat "$out/rc" "$out2/rc" 2>/dev/null | awk '$2 != 0')
+	failed=$(cat "${conf_boots[@]/%//rc}" 2>/dev/null | awk '$2 != 0')
 	[ -z "$failed" ] || bad "conformance: perf record failed in the guest: $failed"
 	# perf 7.2 reads a JIT map from its own /tmp (perf ignores --symfs for
 	# them, dstack looks under it): the map goes there for the comparison
 	# (a file already there, e.g. left by an interrupted run, is kept aside
 	# and put back after)
-	local root=${KVM_CACHE:-/var/tmp/kernel-vm}/root m t placed=() dirs=("$out")
-	[ "$out2" = "$out" ] || dirs+=("$out2")
-	for m in $(for d in "${dirs[@]}"; do ls "$d"/perf-*.map 2>/dev/null; done); do
+	local root=${KVM_CACHE:-/var/tmp/kernel-vm}/root m t placed=()
+	for m in $(for d in "${conf_boots[@]}"; do ls "$d"/perf-*.map 2>/dev/null; done); do
 		mkdir -p "$(dirname "$m")/symfs/tmp"
 		cp "$m" "$(dirname "$m")/symfs/tmp/"
 		t=$root/tmp/$(basename "$m")
