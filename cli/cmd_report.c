@@ -1247,7 +1247,11 @@ static int tree_order(struct entry **list, size_t nr)
 		return -ENOMEM;
 	}
 	rb_build(t, list, nr, cmp_collapsed, tmp);
-	rb_build(t, tmp, nr, cmp_collapsed, list);
+	/* perf collapses only for a key that has its own collapse (comm, srcline) */
+	if (uses(sort_ctx, SORT_COMM) || uses(sort_ctx, SORT_SRCLINE))
+		rb_build(t, tmp, nr, cmp_collapsed, list);
+	else
+		memcpy(list, tmp, nr * sizeof(*tmp));
 	memcpy(tmp, list, nr * sizeof(*tmp));
 	sort_ctx->in_tree = true;
 	rb_build(t, tmp, nr, cmp_entry, list);
