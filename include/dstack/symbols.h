@@ -157,8 +157,14 @@ void ds_symbols__prefetch_wait(struct ds_symbols *syms);
  * known from ds_symbols__kernel_reloc), it is moved by the difference.
  */
 bool ds_symbols__kernel(struct ds_symbols *syms, uint64_t addr, struct ds_frame *frame);
-/* The same for an address in a module's map: never moved (module addresses are the file's own). */
-bool ds_symbols__kernel_module(struct ds_symbols *syms, uint64_t addr, struct ds_frame *frame);
+/*
+ * The same for an address in the map of kernel module @module ("[name]" or
+ * "name", as perf names its DSO): the kallsyms lines of that module
+ * ("ADDR TYPE NAME\t[name]"), each ending where the next symbol of the
+ * file starts if that is the same module's, else a page past its page.
+ * Never moved (module addresses are the file's own).
+ */
+bool ds_symbols__kernel_module(struct ds_symbols *syms, const char *module, uint64_t addr, struct ds_frame *frame);
 /*
  * The recording's address of the kernel image's reference symbol @sym
  * (perf's ref_reloc_sym: "_text" in the "[kernel.kallsyms]_text" MMAP,

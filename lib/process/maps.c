@@ -299,7 +299,7 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 	out->kernel = true;
 	if (map && map->name[0] == '/') {
 		unknown(out, module_name(m, map->name));
-		ds_symbols__kernel_module(m->syms, ip, &out->frames[0]);
+		ds_symbols__kernel_module(m->syms, out->dso, ip, &out->frames[0]);
 		return;
 	}
 	if (!map && m->kmaps.nr) {

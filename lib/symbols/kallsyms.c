@@ -464,6 +464,106 @@ static bool to_full_index(struct ds_kallsyms *ks)
 	return true;
 }
 
+/* ---- module symbols ---------------------------------------------------- */
+
+/*
+ * perf gives every kallsyms symbol its end from the whole set sorted by
+ * address (the next symbol's start when that is of the same module, else a
+ * page past the symbol's page), then splits the module lines ("ADDR TYPE
+ * NAME\t[MOD]") into their modules' maps.  One table of every kept module
+ * line, sorted by address, answers a module lookup the same way: the last
+ * symbol at or below the address must be of that module and end above it.
+ * Built on the first module lookup; a real kallsyms has a few thousand.
+ */
+
+/* The module line @l (@n bytes at offset @off) by the kernel lines' filter, into *@out; false if not one. */
+static bool module_sym_line(const char *l, size_t off, size_t n, struct ds_kmodsym *out)
+{
+	const char *end = l + n, *s, *name, *tab, *mod, *close;
+	uint64_t addr;
+
+	if (!module_line(l, n) || !line_address(l, n, &s, &addr) || s == end || *s != ' ')
+		return false;
+	while (s < end && *s == ' ')
+		s++;
+	if (end - s < 2 || s[1] != ' ' || !type_kept(s[0]))
+		return false;
+	for (name = s + 1; name < end && *name == ' '; name++)
+		;
+	tab = memchr(name, '\t', (size_t)(end - name));
+	if (!tab || tab == name || name[0] == '$')
+		return false;
+	mod = memchr(tab, '[', (size_t)(end - tab));
+	close = end - 1;   /* module_line(): the line ends in ']' */
+	if (!mod || close <= mod + 1)
+		return false;
+	*out = (struct ds_kmodsym){ .start = addr, .name_off = off + (uint64_t)(name - l),
+				    .mod_off = off + (uint64_t)(mod + 1 - l), .mod_len = (uint32_t)(close - mod - 1) };
+	return true;
+}
+
+static int kmodsym_cmp(const void *pa, const void *pb)
+{
+	const struct ds_kmodsym *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->name_off < b->name_off ? -1 : a->name_off > b->name_off;
+}
+
+/* ks->mods from the text (once); false on ENOMEM. */
+static bool read_modules(struct ds_kallsyms *ks)
+{
+	size_t cap = 0;
+
+	if (ks->mods_read)
+		return true;
+	for (size_t p = 0, n; p < ks->len; p += n + 1) {
+		struct ds_kmodsym e, *v;
+
+		n = line_len(ks, p);
+		if (!module_sym_line(ks->text + p, p, n, &e))
+			continue;
+		if (!(v = dsi_grow(ks->mods, &cap, ks->nr_mods + 1, sizeof(*v), 256)))
+			return false;
+		ks->mods = v;
+		ks->mods[ks->nr_mods++] = e;
+	}
+	if (ks->nr_mods > 1)
+		qsort(ks->mods, ks->nr_mods, sizeof(*ks->mods), kmodsym_cmp);
+	ks->mods_read = true;
+	return true;
+}
+
+static bool same_module(const struct ds_kallsyms *ks, const struct ds_kmodsym *a, const char *module, size_t len)
+{
+	return a->mod_len == len && !memcmp(ks->text + a->mod_off, module, len);
+}
+
+bool dsi_kallsyms__find_module(struct ds_kallsyms *ks, const char *module, size_t len, uint64_t addr,
+			       const char **name, uint64_t *start)
+{
+	const struct ds_kmodsym *sym;
+	size_t lo;
+	uint64_t end;
+
+	if (!read_modules(ks) || !(lo = DS_UPPER_BOUND(ks->mods, ks->nr_mods, start, addr)))
+		return false;
+	/* a same-address group: the last listed, as for the kernel's symbols */
+	sym = &ks->mods[lo - 1];
+	if (!same_module(ks, sym, module, len))
+		return false;
+	if (lo < ks->nr_mods && same_module(ks, &ks->mods[lo], module, len))
+		end = ks->mods[lo].start;
+	else
+		end = ((sym->start + 4095) & ~4095ULL) + 4096;
+	if (addr >= end)
+		return false;
+	*name = name_at(ks, sym->name_off);
+	*start = sym->start;
+	return *name != NULL;
+}
+
 /* ---- the API ----------------------------------------------------------- */
 
 bool dsi_kallsyms__load(struct ds_kallsyms *ks, const char *path)
@@ -524,6 +624,7 @@ void dsi_kallsyms__exit(struct ds_kallsyms *ks)
 	if (ks->fd_open)
 		close(ks->fd);
 	free(ks->v);
+	free(ks->mods);
 	free(ks->samples);
 	dsi_hashmap__exit(&ks->names);
 	dsi_strblock__free(&ks->blocks);

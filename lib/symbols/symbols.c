@@ -924,10 +924,21 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 	return kallsyms_frame(s, addr + (uint64_t)kernel_delta(s), frame);
 }
 
-bool ds_symbols__kernel_module(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
+bool ds_symbols__kernel_module(struct ds_symbols *s, const char *module, uint64_t addr, struct ds_frame *frame)
 {
+	size_t len = strlen(module);
+	const char *name;
+	uint64_t start;
+
 	kernel_ready(s);
-	return kallsyms_frame(s, addr, frame);
+	if (len > 2 && module[0] == '[' && module[len - 1] == ']') {
+		module++;
+		len -= 2;
+	}
+	if (!dsi_kallsyms__find_module(&s->kernel, module, len, addr, &name, &start))
+		return false;
+	*frame = (struct ds_frame){ .name = name, .offset = addr - start, .elf_name = name };
+	return true;
 }
 
 static struct ds_textsyms *jit_load(struct ds_symbols *s, int pid)

@@ -251,6 +251,9 @@ struct ds_kallsyms {
 	size_t tail;               /* just past the last ordered (non-module) line */
 	struct ds_ksym { uint64_t start; uint64_t name_off; } *v;   /* the full index, sorted by (start, name_off) */
 	size_t nr;
+	struct ds_kmodsym { uint64_t start, name_off, mod_off; uint32_t mod_len; } *mods;   /* module lines, by address */
+	size_t nr_mods;
+	bool mods_read;            /* mods built (on the first module lookup) */
 	struct ds_hashmap names;   /* name offset -> the name, copied on first use */
 	struct ds_strblock *blocks;   /* the names copied */
 };
@@ -259,6 +262,12 @@ struct ds_kallsyms {
 bool dsi_kallsyms__load(struct ds_kallsyms *ks, const char *path);
 /* The symbol containing @addr: its name and start; false if none. */
 bool dsi_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
+/*
+ * The symbol of module @module (@len bytes, without brackets) containing
+ * @addr: its name and start; false if none (or no memory).
+ */
+bool dsi_kallsyms__find_module(struct ds_kallsyms *ks, const char *module, size_t len, uint64_t addr,
+			       const char **name, uint64_t *start);
 /* The address of the function symbol @name (type T or t), as perf's kallsyms__get_function_start; false if none. */
 bool dsi_kallsyms__function_addr(const struct ds_kallsyms *ks, const char *name, uint64_t *addr);
 void dsi_kallsyms__exit(struct ds_kallsyms *ks);
