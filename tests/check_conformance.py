@@ -9,8 +9,9 @@ when every line of both outputs is accounted for (equal or excused),
 else 1.
 
 --blocks (script outputs): the outputs are compared as samples, blocks
-separated by blank lines, as multisets (the same sample may be printed
-at another place among samples of equal time).  The one documented
+separated by blank lines, as multisets, and then the order of the
+samples (tid and time) must be perf's: perf 7.2 prints a deferred sample
+when its task's record comes, everything else at once.  The one documented
 difference is excused: a sample perf printed with a bare deferred cookie
 as its last frame ("(cookie)" or "[unknown] ([unknown])") that dstack
 printed with the same lines before it and a user callchain in place of
@@ -120,6 +121,13 @@ def compare_blocks(ptext, dtext):
     excused += sum(nlines(b) for b in held_p)
     total = sum(nlines(b) for b in pb)
     notes = []
+    # the order: each side's samples by tid and time, as printed
+    pk = [rest_of_head(b.strip('\n').split('\n')[0]) for b in pb]
+    dk = [rest_of_head(b.strip('\n').split('\n')[0]) for b in db]
+    in_order = pk == dk
+    if not in_order and len(pk) == len(dk):
+        i = next(i for i, (a, b) in enumerate(zip(pk, dk)) if a != b)
+        notes.append('samples in another order from the %dth: perf %r, dstack %r' % (i + 1, pk[i], dk[i]))
     if excused:
         notes.append('%d excused (stitched)' % excused)
     if p_rest or d_rest:
@@ -128,7 +136,7 @@ def compare_blocks(ptext, dtext):
             notes.append('perf: ' + ' | '.join(b.strip('\n').split('\n')[:4]))
         for b in d_rest[:2]:
             notes.append('dstack: ' + ' | '.join(b.strip('\n').split('\n')[:4]))
-    return equal, total, excused, not p_rest and not d_rest, notes
+    return equal, total, excused, not p_rest and not d_rest and in_order, notes
 
 
 def compare_lines(ptext, dtext):

@@ -183,7 +183,10 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 void ds_profile__close(struct ds_profile *p);
 
 /*
- * Read the whole recording and hand each sample to @fn, in time order.
+ * Read the whole recording and hand each sample to @fn, in perf 7.2's
+ * order: time order, but a deferred sample comes when its task's deferred
+ * record comes (dstack/stitch.h).  Off-CPU and wall time modes keep time
+ * order.
  * 0, or the first error (the input's, or @fn's return); the samples read
  * before an error were handed over.  A profile is read once: the second
  * run returns -EALREADY.

@@ -7,19 +7,25 @@
  * kernel, after the unwind ran) or after it (the usual case).
  *
  * Input: events in time order (from the ordering stage).  Output: the same
- * events in the same order, delivered through a callback, with each
- * deferred sample's callchain replaced by the merged chain
+ * events, delivered through a callback, with each deferred sample's
+ * callchain replaced by the merged chain
  *     kernel ips..., PERF_CONTEXT_USER, user ips...
- * which is what the kernel would have written without deferral.  A sample
- * waiting for its record holds back the events behind it (so output stays
- * in time order); it is released when the record arrives, when its tid
- * shows another cookie or a new deferred record (its record can no longer
- * come), when its tid exited more than a grace period earlier, or at the
- * end; then it is delivered unstitched, with its cookie, and counted.
+ * which is what the kernel would have written without deferral.  The
+ * order is perf 7.2's: every event but a deferred sample goes on at once;
+ * a deferred sample waits for the next deferred record of its task (the
+ * one it matches, or a later one), and that task's samples go out then,
+ * oldest first; what still waits at the end goes out then, oldest first.
+ * A sample is stitched when its record (same tid and cookie) comes before
+ * or after it; it is given up on (delivered unstitched, with its cookie,
+ * and counted) when its tid shows another cookie or a new record (its
+ * record can no longer come), when its tid exited more than a grace period
+ * earlier, or at the end.
  *
  * Cost: O(1) expected per event (hash maps keyed by tid and cookie).
- * Memory: the events held behind pending samples, plus one user chain per
- * live tid.  No allocation per sample in the steady state.
+ * Memory: the deferred samples waiting for their tasks' records (up to
+ * max_held_bytes: past it the oldest go out early, out of perf's order),
+ * plus one user chain per live tid.  No allocation per sample in the
+ * steady state.
  *
  * Ownership: events passed to the callback are valid only during the call.
  * Errors: functions return 0 or a negative errno (-ENOMEM), or the first
@@ -51,6 +57,12 @@ struct ds_stitcher;
 struct ds_stitcher_opts {
 	uint64_t exit_grace_ns;        /* 0: default (100 ms) */
 	uint64_t max_held_bytes;       /* 0: default (32 MiB); beyond it the oldest pending is released */
+	/*
+	 * Deliver in time order instead of perf's: the events behind a sample
+	 * waiting for its record wait too.  For writers of a perf.data
+	 * (inject), whose readers expect time order.
+	 */
+	bool time_order;
 };
 
 struct ds_stitcher *ds_stitcher__new(const struct ds_stitcher_opts *opts, ds_event_fn fn, void *ctx);

@@ -685,6 +685,8 @@ static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 	struct ds_session_opts sopts = { .no_stitch = p->o.no_stitch, .memory_budget = p->o.memory_budget };
 	int ret;
 
+	/* off-CPU time pairs each switch-out with the next switch-in: time order */
+	sopts.stitch.time_order = p->o.time_mode != DS_PROFILE_CPU;
 	p->data_offset = hi->pipe ? 0 : hi->data_offset;
 	p->ev_fn = fn;
 	p->ev_ctx = ctx;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The stitcher (see dstack/stitch.h).  Held events sit in a FIFO ring
- * indexed by a monotonic sequence number; pending samples are also linked
- * per cookie (newest first) so a deferred record finds its samples in time
- * proportional to their number, never by scanning the FIFO.
+ * The stitcher (see dstack/stitch.h).  Held samples sit in a FIFO ring
+ * indexed by a monotonic sequence number, and leave it out of order: each
+ * waits in its task's queue (linked through the ring) for that task's next
+ * deferred record, as perf 7.2 delivers them.  Pending samples are also
+ * linked per cookie (newest first) so a deferred record finds its samples
+ * in time proportional to their number, never by scanning the FIFO.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,7 +30,7 @@ struct chain {
 	uint64_t ips[];
 };
 
-enum { HELD_READY, HELD_PENDING };
+enum { HELD_READY, HELD_PENDING, HELD_DONE };
 
 struct held {
 	uint64_t seq;
@@ -39,6 +41,7 @@ struct held {
 	struct chain *chain;
 	uint64_t cookie;
 	uint64_t next;          /* next older pending sample with this cookie */
+	uint64_t next_wait;     /* next younger sample in its task's queue */
 	uint32_t tid;
 	uint8_t state;
 	uint8_t stitch;
@@ -49,6 +52,7 @@ struct tid_state {
 	uint64_t cookie;        /* cookie of the pending samples, if any */
 	uint32_t npending;
 	struct chain *chain;    /* newest deferred chain of this tid */
+	uint64_t wait_head, wait_tail;   /* its held samples, oldest first (NO_SEQ: none) */
 	bool exited;
 };
 
@@ -171,6 +175,7 @@ static struct tid_state *tid_state(struct ds_stitcher *st, uint32_t tid)
 
 	memset(ts, 0, sizeof(*ts));
 	ts->tid = tid;
+	ts->wait_head = ts->wait_tail = NO_SEQ;
 	return ts;
 }
 
@@ -237,29 +242,55 @@ static int deliver(struct ds_stitcher *st, struct ds_event *ev, const struct cha
 	return st->fn(st->ctx, ev);
 }
 
-/* Deliver held events from the head while they are ready. */
-static int drain(struct ds_stitcher *st)
-{
-	while (st->head < st->tail) {
-		struct held *h = held_at(st, st->head);
-		struct ds_event ev = { .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel,
-				       .stitch = h->stitch, .cookie = h->cookie,
-				       .record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : 0 };
-		const char *why;
-		int err = 0;
+static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c);
 
-		if (h->state != HELD_READY)
-			break;
+/* Deliver the held sample @h (resolved unstitched if still pending) and let its copy go. */
+static int deliver_held(struct ds_stitcher *st, struct held *h)
+{
+	struct ds_event ev;
+	const char *why;
+	int err;
+
+	if (h->state == HELD_PENDING)
+		resolve(st, h, NULL);
+	ev = (struct ds_event){ .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel, .stitch = h->stitch,
+				.cookie = h->cookie,
+				.record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : 0 };
+	h->state = HELD_DONE;
+	if (h->evsel)
+		ds_record__parse_sample(h->evsel, h->hdr, &ev.sample, &why);
+	err = deliver(st, &ev, h->chain);
+	chain_put(h->chain);
+	h->chain = NULL;
+	dsi_arena__release(&st->arena, h->chunk);
+	return err;
+}
+
+/* Move the ring's head past the samples already delivered. */
+static void compact(struct ds_stitcher *st)
+{
+	while (st->head < st->tail && held_at(st, st->head)->state == HELD_DONE)
 		st->head++;
-		if (h->evsel)
-			ds_record__parse_sample(h->evsel, h->hdr, &ev.sample, &why);
-		err = deliver(st, &ev, h->chain);
-		chain_put(h->chain);
-		dsi_arena__release(&st->arena, h->chunk);
-		if (err)
-			return err;
+}
+
+/*
+ * perf 7.2's order: a task's held samples go out, oldest first, when a
+ * deferred record of that task arrives (matched or not).
+ */
+static int release_tid(struct ds_stitcher *st, struct tid_state *ts)
+{
+	uint64_t s = ts->wait_head;
+	int err = 0;
+
+	ts->wait_head = ts->wait_tail = NO_SEQ;
+	while (s != NO_SEQ && !err) {
+		struct held *h = held_at(st, s);
+
+		s = h->next_wait;
+		err = deliver_held(st, h);
 	}
-	return 0;
+	compact(st);
+	return err;
 }
 
 static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c)
@@ -368,6 +399,18 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	h->state = pending ? HELD_PENDING : HELD_READY;
 	h->stitch = ev->stitch;
 	h->next = NO_SEQ;
+	h->next_wait = NO_SEQ;
+	if (!st->opts.time_order) {   /* its task's queue (perf's order) */
+		struct tid_state *ts = tid_state(st, h->tid);
+
+		if (!ts)
+			return -ENOMEM;
+		if (ts->wait_tail == NO_SEQ)
+			ts->wait_head = h->seq;
+		else
+			held_at(st, ts->wait_tail)->next_wait = h->seq;
+		ts->wait_tail = h->seq;
+	}
 	if (pending) {
 		bool found;
 		uint64_t *headp = dsi_hashmap__upsert(&st->pending, pending_key(st, ev->sample.tid, ev->cookie),
@@ -383,12 +426,35 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	return 0;
 }
 
-/* Pass an event on now if nothing is held, else queue it behind the rest. */
+/*
+ * A deferred sample waits for its task's next record (perf's order); any
+ * other event goes on now.  In time order, anything behind a held event
+ * waits too.
+ */
 static int emit(struct ds_stitcher *st, struct ds_event *ev, bool pending, struct chain *c)
 {
-	if (!pending && st->head == st->tail)
-		return deliver(st, ev, c);
-	return hold(st, ev, pending, c);
+	bool waits = st->opts.time_order ? pending || st->head != st->tail
+					 : ev->hdr->type == DS_REC_SAMPLE && ev->cookie;
+
+	return waits ? hold(st, ev, pending, c) : deliver(st, ev, c);
+}
+
+/* Time order: deliver the held events from the head while they are resolved. */
+static int drain_ready(struct ds_stitcher *st)
+{
+	while (st->head < st->tail) {
+		struct held *h = held_at(st, st->head);
+		int err = 0;
+
+		if (h->state == HELD_PENDING)
+			break;
+		if (h->state != HELD_DONE)
+			err = deliver_held(st, h);
+		st->head++;
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static struct chain *orphan_chain(struct ds_stitcher *st, uint64_t cookie)
@@ -430,12 +496,12 @@ static void count_inplace(struct ds_stitcher *st, const struct ds_event *ev)
 
 /*
  * The common case needs no copy: a sample with nothing to stitch (no
- * marker, @m < 0), and nothing held before it, goes out as it came.
+ * marker, @m < 0) goes out as it came, held samples or not (perf's order).
  */
 static bool pass_through(struct ds_stitcher *st, const struct ds_event *in, long m)
 {
 	if (in->hdr->type != DS_REC_SAMPLE || m >= 0 || in->stitch != DS_STITCH_NONE || in->cookie ||
-	    st->head != st->tail)
+	    (st->opts.time_order && st->head != st->tail))
 		return false;
 	st->stats.samples++;
 	count_inplace(st, in);
@@ -555,16 +621,18 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		return -ENOMEM;
 	if (ts->chain && ts->chain->cookie == d.cookie) {
 		st->stats.duplicate_records++;
-		return emit(st, ev, false, NULL);
+	} else {
+		c = new_chain(&d, ev->sample.tid, ev->sample.time);
+		if (!c)
+			return -ENOMEM;
+		chain_put(ts->chain);
+		ts->chain = c;
+		if (ts->npending)
+			settle_tid(st, ts, ts->cookie == d.cookie ? c : NULL);
 	}
-	c = new_chain(&d, ev->sample.tid, ev->sample.time);
-	if (!c)
-		return -ENOMEM;
-	chain_put(ts->chain);
-	ts->chain = c;
-	if (ts->npending)
-		settle_tid(st, ts, ts->cookie == d.cookie ? c : NULL);
-	return emit(st, ev, false, NULL);
+	int err = st->opts.time_order ? 0 : release_tid(st, ts);
+
+	return err ? err : emit(st, ev, false, NULL);
 }
 
 static int note_exit(struct ds_stitcher *st, struct ds_event *ev)
@@ -627,28 +695,38 @@ static uint64_t held_bytes(const struct ds_stitcher *st)
 }
 
 /*
- * Too much held: release the oldest pending kernel entries unresolved
- * (their samples are delivered without their user stack, counted in
- * released_early), down to three quarters of the bound so that this runs
- * once per many events, not for each.
+ * Too much held: deliver the oldest held samples now (out of perf's
+ * order), the pending ones unresolved (without their user stack, counted
+ * in released_early), down to three quarters of the bound so that this
+ * runs once per many events, not for each.
  */
-static void enforce_limit(struct ds_stitcher *st)
+static int enforce_limit(struct ds_stitcher *st)
 {
 	while (held_bytes(st) > st->opts.max_held_bytes / 4 * 3 && st->head < st->tail) {
 		struct held *h = held_at(st, st->head);
 		uint64_t before = st->stats.unresolved;
+		/* in time order the head may be any event: no task state made for it */
+		struct tid_state *ts = h->state == HELD_PENDING || !st->opts.time_order ? tid_state(st, h->tid) : NULL;
+		int err;
 
-		if (h->state != HELD_PENDING)
-			break;
-		struct tid_state *ts = tid_state(st, h->tid);
-
-		if (ts)
+		if (h->state == HELD_PENDING) {
+			if (!ts)
+				return -ENOMEM;
 			settle_tid(st, ts, NULL);
-		if (h->state == HELD_PENDING)
-			resolve(st, h, NULL);
+		}
+		if (!st->opts.time_order && ts) {
+			/* the oldest held sample is the oldest of its task's queue */
+			ts->wait_head = h->next_wait;
+			if (ts->wait_head == NO_SEQ)
+				ts->wait_tail = NO_SEQ;
+		}
+		err = deliver_held(st, h);
 		st->stats.released_early += st->stats.unresolved - before;
-		drain(st);
+		compact(st);
+		if (err)
+			return err;
 	}
+	return 0;
 }
 
 int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
@@ -685,22 +763,28 @@ int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 	}
 	if (err)
 		return err;
-	if (held_bytes(st) > st->opts.max_held_bytes)
-		enforce_limit(st);
-	return drain(st);
+	if (held_bytes(st) > st->opts.max_held_bytes && (err = enforce_limit(st)))
+		return err;
+	return st->opts.time_order ? drain_ready(st) : 0;
 }
 
+/* The end: what still waits goes out unresolved or as stitched, oldest first (perf's order). */
 int ds_stitcher__flush(struct ds_stitcher *st)
 {
+	int err = 0;
+
 	expire_exits(st, 0, true);
-	for (uint64_t s = st->head; s < st->tail; s++) {
+	for (uint64_t s = st->head; s < st->tail && !err; s++) {
 		struct held *h = held_at(st, s);
 
-		if (h->state == HELD_PENDING)
-			resolve(st, h, NULL);
+		if (h->state != HELD_DONE)
+			err = deliver_held(st, h);
 	}
+	compact(st);
 	dsi_hashmap__exit(&st->pending);
-	for (size_t i = 0; i < st->nr_states; i++)
+	for (size_t i = 0; i < st->nr_states; i++) {
 		st->states[i].npending = 0;
-	return drain(st);
+		st->states[i].wait_head = st->states[i].wait_tail = NO_SEQ;
+	}
+	return err;
 }

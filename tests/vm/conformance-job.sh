@@ -69,6 +69,11 @@ rec zstd -z -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl mix 15
 ./wl cpu 100000 >/dev/null 2>&1 & w=$!
 sleep 0.5
 rec sysw -a -e cpu-clock -c 200000 -g -- sleep 0.5
+# kernel module code (virtio_blk: its symbols come from kallsyms' module
+# lines) in system-wide profiles, classic and deferred (perf delivers the
+# deferred samples when their task's record comes, the others at once)
+rec modsys -a -g -e cpu-clock -c 100000 -- dd if=/dev/vda of=/dev/null bs=64k count=1500
+rec modsysd -a --call-graph fp,defer -e cpu-clock -c 100000 -- dd if=/dev/vda of=/dev/null bs=64k count=1500 skip=1500
 # attach to a running process (-p), then stop it
 rec attach -e cpu-clock -c 100000 --call-graph fp,defer -p $w -- sleep 0.5
 kill $w; wait $w 2>/dev/null
