@@ -413,8 +413,7 @@ static int finish_output(struct inject *inj, struct ds_session *s, const char *o
 static int run(struct ds_session *s, const char *out, const struct common_opts *co)
 {
 	struct inject *inj = calloc(1, sizeof(*inj));
-	/* the file written keeps time order, as its readers expect */
-	struct ds_session_opts so = { .stitch.time_order = true };
+	struct ds_session_opts so = { 0 };
 	char *err = NULL;
 	int ret;
 

@@ -19,6 +19,7 @@
 #include "util/trie.h"
 #include "util/outbuf.h"
 #include "header.h"
+#include "progress.h"
 #include "samples.h"
 
 #define NONE UINT32_MAX
@@ -1717,7 +1718,8 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 	size_t w[SORT_MAX];
 
 	column_widths(r, list, nr, w);
-	print_section_head(r, ev, first, children, w);
+	if (!cli_quiet)   /* -q: perf prints the entries only */
+		print_section_head(r, ev, first, children, w);
 	for (size_t i = 0; i < nr; i++) {
 		const struct entry *e = list[i];
 
@@ -1771,7 +1773,7 @@ static int print_report(struct report *r)
 		outbuf_flush(r->out);
 		header_print(stdout, r->wo.common.input, r->reader);
 		fflush(stdout);
-	} else {
+	} else if (!cli_quiet) {
 		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
 	}
 	if (!r->nr_ents && !any_samples(r)) {
@@ -1784,7 +1786,8 @@ static int print_report(struct report *r)
 	/* a column left out for its single --comm value is named here, as perf does */
 	if (r->wo.filter.nr_comms == 1 && r->sorts_comm)
 		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
-	outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
+	if (!cli_quiet)
+		outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
 	/* sections in the order of the file's events, as perf's evlist (not of their first samples) */
 	size_t order[sizeof(r->evsels) / sizeof(*r->evsels)];
 
@@ -1807,7 +1810,8 @@ static int print_report(struct report *r)
 			qsort(list, nr, sizeof(*list), cmp_entry);
 		print_section(r, ev, oi == 0, list, nr);
 	}
-	outbuf_puts(r->out, "#\n");
+	if (!cli_quiet)
+		outbuf_puts(r->out, "#\n");
 	free(list);
 	return 0;
 }

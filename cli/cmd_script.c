@@ -966,6 +966,8 @@ static const char script_usage_text[] =
 	"                       default list, +field/-field change it, TYPE:LIST does it for one\n"
 	"                       kind of event (hw, sw, trace, raw, break, synth); repeatable\n"
 	"  --no-merge-callchains  print deferred callchains as their own records, samples unstitched\n"
+	"  --perf-order         samples in perf 7.2's order, not time order: a deferred sample when its\n"
+	"                       task's next deferred record comes (or at the end), as perf prints it\n"
 	"  --header             the recording's header first (perf report --header-only's text)\n"
 	"  --header-only        only the header\n"
 	"  --ns                 times with nanoseconds\n"
@@ -1021,6 +1023,8 @@ static int parse_args(struct script *sc, struct walk_opts *wo, int argc, char **
 			continue;
 		if (!strcmp(argv[i], "--no-merge-callchains")) {
 			sc->no_merge = true;
+		} else if (!strcmp(argv[i], "--perf-order")) {
+			wo->perf_order = true;
 		} else if (!strcmp(argv[i], "--header")) {
 			sc->header = true;
 		} else if (!strcmp(argv[i], "--ns")) {

@@ -537,6 +537,7 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 		.max_stack_from_root = o->max_stack_from_root,
 		.keep_filtered = o->keep_filtered,
 		.no_stitch = o->no_stitch,
+		.perf_order = o->perf_order,
 		.one_thread = getenv("DSTACK_ONE_THREAD") != NULL,
 		.no_preload = filtering,   /* filtered samples may need few of the binaries */
 		.buildid_dir = cli_buildid_dir(),

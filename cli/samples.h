@@ -75,6 +75,8 @@ struct walk_opts {
 	bool script_comms;
 	/* deferred callchains as records of their own (script --no-merge-callchains) */
 	bool no_stitch;
+	/* script --perf-order: samples in perf 7.2's order (ds_profile_opts.perf_order) */
+	bool perf_order;
 	/*
 	 * --off-cpu: only sched:sched_switch samples, each weighted by the ns
 	 * its thread stayed off CPU, with a leaf frame naming the wait

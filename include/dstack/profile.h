@@ -86,6 +86,12 @@ struct ds_profile_opts {
 	bool keep_filtered;
 	/* events: deferred callchains as records of their own, samples unstitched (ds_session_opts.no_stitch) */
 	bool no_stitch;
+	/*
+	 * Samples in perf 7.2's order, not time order: a deferred sample when
+	 * its task's next deferred record comes (dstack/stitch.h perf_order).
+	 * Off-CPU and wall time keep time order.
+	 */
+	bool perf_order;
 	/* read on the calling thread only (else on a second one: ds_session_opts.reader_thread) */
 	bool one_thread;
 	/*
@@ -183,10 +189,8 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 void ds_profile__close(struct ds_profile *p);
 
 /*
- * Read the whole recording and hand each sample to @fn, in perf 7.2's
- * order: time order, but a deferred sample comes when its task's deferred
- * record comes (dstack/stitch.h).  Off-CPU and wall time modes keep time
- * order.
+ * Read the whole recording and hand each sample to @fn, in time order
+ * (or perf's, ds_profile_opts.perf_order).
  * 0, or the first error (the input's, or @fn's return); the samples read
  * before an error were handed over.  A profile is read once: the second
  * run returns -EALREADY.

@@ -11,19 +11,20 @@
  * callchain replaced by the merged chain
  *     kernel ips..., PERF_CONTEXT_USER, user ips...
  * which is what the kernel would have written without deferral.  The
- * order is perf 7.2's: every event but a deferred sample goes on at once;
- * a deferred sample waits for the next deferred record of its task (the
- * one it matches, or a later one), and that task's samples go out then,
- * oldest first; what still waits at the end goes out then, oldest first.
- * A sample is stitched when its record (same tid and cookie) comes before
+ * order is time order: a sample waiting for its record holds back the
+ * events behind it.  With perf_order it is perf 7.2's: every event but a
+ * deferred sample goes on at once; a deferred sample waits for the next
+ * deferred record of its task (the one it matches, or a later one), and
+ * that task's samples go out then, oldest first; what still waits at the
+ * end goes out then, oldest first.  A sample is stitched when its record (same tid and cookie) comes before
  * or after it; it is given up on (delivered unstitched, with its cookie,
  * and counted) when its tid shows another cookie or a new record (its
  * record can no longer come), when its tid exited more than a grace period
  * earlier, or at the end.
  *
  * Cost: O(1) expected per event (hash maps keyed by tid and cookie).
- * Memory: the deferred samples waiting for their tasks' records (up to
- * max_held_bytes: past it the oldest go out early, out of perf's order),
+ * Memory: the events held (up to max_held_bytes: past it the oldest go
+ * out early, out of order),
  * plus one user chain per live tid.  No allocation per sample in the
  * steady state.
  *
@@ -58,11 +59,11 @@ struct ds_stitcher_opts {
 	uint64_t exit_grace_ns;        /* 0: default (100 ms) */
 	uint64_t max_held_bytes;       /* 0: default (32 MiB); beyond it the oldest pending is released */
 	/*
-	 * Deliver in time order instead of perf's: the events behind a sample
-	 * waiting for its record wait too.  For writers of a perf.data
-	 * (inject), whose readers expect time order.
+	 * Deliver in perf 7.2's order instead of time order: a deferred sample
+	 * when its task's next deferred record comes, everything else at once
+	 * (script --perf-order: the same text as perf's, line for line).
 	 */
-	bool time_order;
+	bool perf_order;
 };
 
 struct ds_stitcher *ds_stitcher__new(const struct ds_stitcher_opts *opts, ds_event_fn fn, void *ctx);

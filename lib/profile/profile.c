@@ -686,7 +686,7 @@ static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 	int ret;
 
 	/* off-CPU time pairs each switch-out with the next switch-in: time order */
-	sopts.stitch.time_order = p->o.time_mode != DS_PROFILE_CPU;
+	sopts.stitch.perf_order = p->o.perf_order && p->o.time_mode == DS_PROFILE_CPU;
 	p->data_offset = hi->pipe ? 0 : hi->data_offset;
 	p->ev_fn = fn;
 	p->ev_ctx = ctx;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The stitcher (see dstack/stitch.h).  Held samples sit in a FIFO ring
- * indexed by a monotonic sequence number, and leave it out of order: each
- * waits in its task's queue (linked through the ring) for that task's next
- * deferred record, as perf 7.2 delivers them.  Pending samples are also
+ * The stitcher (see dstack/stitch.h).  Held events sit in a FIFO ring
+ * indexed by a monotonic sequence number.  In time order they leave from
+ * its head; in perf's order only deferred samples are held, and they leave
+ * out of order: each waits in its task's queue (linked through the ring)
+ * for that task's next deferred record, as perf 7.2 delivers them.  Pending samples are also
  * linked per cookie (newest first) so a deferred record finds its samples
  * in time proportional to their number, never by scanning the FIFO.
  */
@@ -400,7 +401,7 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	h->stitch = ev->stitch;
 	h->next = NO_SEQ;
 	h->next_wait = NO_SEQ;
-	if (!st->opts.time_order) {   /* its task's queue (perf's order) */
+	if (st->opts.perf_order) {   /* its task's queue (perf's order) */
 		struct tid_state *ts = tid_state(st, h->tid);
 
 		if (!ts)
@@ -433,7 +434,7 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
  */
 static int emit(struct ds_stitcher *st, struct ds_event *ev, bool pending, struct chain *c)
 {
-	bool waits = st->opts.time_order ? pending || st->head != st->tail
+	bool waits = !st->opts.perf_order ? pending || st->head != st->tail
 					 : ev->hdr->type == DS_REC_SAMPLE && ev->cookie;
 
 	return waits ? hold(st, ev, pending, c) : deliver(st, ev, c);
@@ -501,7 +502,7 @@ static void count_inplace(struct ds_stitcher *st, const struct ds_event *ev)
 static bool pass_through(struct ds_stitcher *st, const struct ds_event *in, long m)
 {
 	if (in->hdr->type != DS_REC_SAMPLE || m >= 0 || in->stitch != DS_STITCH_NONE || in->cookie ||
-	    (st->opts.time_order && st->head != st->tail))
+	    (!st->opts.perf_order && st->head != st->tail))
 		return false;
 	st->stats.samples++;
 	count_inplace(st, in);
@@ -630,7 +631,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		if (ts->npending)
 			settle_tid(st, ts, ts->cookie == d.cookie ? c : NULL);
 	}
-	int err = st->opts.time_order ? 0 : release_tid(st, ts);
+	int err = !st->opts.perf_order ? 0 : release_tid(st, ts);
 
 	return err ? err : emit(st, ev, false, NULL);
 }
@@ -706,7 +707,7 @@ static int enforce_limit(struct ds_stitcher *st)
 		struct held *h = held_at(st, st->head);
 		uint64_t before = st->stats.unresolved;
 		/* in time order the head may be any event: no task state made for it */
-		struct tid_state *ts = h->state == HELD_PENDING || !st->opts.time_order ? tid_state(st, h->tid) : NULL;
+		struct tid_state *ts = h->state == HELD_PENDING || st->opts.perf_order ? tid_state(st, h->tid) : NULL;
 		int err;
 
 		if (h->state == HELD_PENDING) {
@@ -714,7 +715,7 @@ static int enforce_limit(struct ds_stitcher *st)
 				return -ENOMEM;
 			settle_tid(st, ts, NULL);
 		}
-		if (!st->opts.time_order && ts) {
+		if (st->opts.perf_order && ts) {
 			/* the oldest held sample is the oldest of its task's queue */
 			ts->wait_head = h->next_wait;
 			if (ts->wait_head == NO_SEQ)
@@ -765,7 +766,7 @@ int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 		return err;
 	if (held_bytes(st) > st->opts.max_held_bytes && (err = enforce_limit(st)))
 		return err;
-	return st->opts.time_order ? drain_ready(st) : 0;
+	return !st->opts.perf_order ? drain_ready(st) : 0;
 }
 
 /* The end: what still waits goes out unresolved or as stitched, oldest first (perf's order). */

@@ -36,10 +36,12 @@ conf_build() {
 }
 
 # conf_cmds: NAME|ARGS lines, the commands compared on each recording.
-# @TID@, @PID@, @COMM@, @TIME@ are filled from the recording.
+# @TID@, @PID@, @COMM@, @TIME@ are filled from the recording.  "{DS}X"
+# is an argument for dstack only (perf does that by default).
 conf_cmds() {
 	cat <<'EOF'
 script|script
+porder|script {DS}--perf-order
 nomerge|script --no-merge-callchains
 F1|script -F comm,tid,time,event,ip,sym,dso
 F2|script -F +period,-cpu
@@ -59,6 +61,7 @@ r-cpu|report --stdio --no-children -g none -C 0
 r-time|report --stdio --no-children --time @TIME@
 r-sort|report --stdio --no-children -g caller --sort cpu,symbol
 plain|report --stdio -n -g caller,1
+quiet|report --stdio -q --no-children -g none
 hdr|report --header-only
 EOF
 }
@@ -112,11 +115,13 @@ conf_compare() {
 	local cname args res rc prc
 	while IFS='|' read -r cname args; do
 		args=${args//@COMM@/$comm}; args=${args//@PID@/$pid}; args=${args//@TID@/$tid}; args=${args//@TIME@/$time}
+		local w pargs=()
 		# shellcheck disable=SC2086
-		"$KVM_PERF7" $args "${pcommon[@]}" >"$o/$cname.perf" 2>"$o/$cname.perf.err"
+		for w in $args; do [[ $w == '{DS}'* ]] || pargs+=("$w"); done
+		"$KVM_PERF7" "${pargs[@]}" "${pcommon[@]}" >"$o/$cname.perf" 2>"$o/$cname.perf.err"
 		prc=$?
 		# shellcheck disable=SC2086
-		"$DSTACK" $args "${common[@]}" >"$o/$cname.dstack" 2>"$o/$cname.dstack.err"
+		"$DSTACK" ${args//\{DS\}/} "${common[@]}" >"$o/$cname.dstack" 2>"$o/$cname.dstack.err"
 		rc=$?
 		# perf refuses (-C on a file without CPUs, or a pipe-mode one; -g on
 		# one without callchains: it says so, but exits 0): so must dstack
@@ -126,7 +131,7 @@ conf_compare() {
 			false
 		else
 			local mode=--blocks
-			case $args in report*) mode= ;; esac
+			case $args in report*) mode= ;; *--perf-order*) mode="--blocks --order" ;; esac
 			# the samples perf held and named ":TID" in the unfiltered script (first command)
 			res=$(if [ "$cname" = script ]; then export CONF_HELD_OUT="$o/held"; rm -f "$o/held"
 			      else export CONF_HELD_IN="$o/held"; fi

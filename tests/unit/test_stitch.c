@@ -268,6 +268,35 @@ static void test_shared_cookie(void)
 	ds_stitcher__delete(st);
 }
 
+/*
+ * perf's order: a non-deferred sample goes out at once, past the held
+ * ones; a task's samples go out at its next record (matched or not),
+ * another task's stay; what waits at the end goes out oldest first.
+ */
+static void test_perf_order(void)
+{
+	struct ds_stitcher_opts o = { .perf_order = true };
+	struct ds_stitcher *st;
+
+	nout = nbuf = 0;
+	st = ds_stitcher__new(&o, collect, NULL);
+	sample(st, 10, 100, 0x300000001, false);
+	sample(st, 20, 110, 0x400000001, false);
+	sample(st, 30, 120, 0, false);                 /* kernel only: not deferred */
+	CHECK(nout == 1 && out[0].tid == 30, "the plain sample first (got %d, tid %u)", nout, out[0].tid);
+	deferred(st, 20, 130, 0x400000001, 0x6000);
+	CHECK(nout == 3 && out[1].tid == 20 && out[1].stitch == DS_STITCH_AFTER && has_user(&out[1], 0x6000) &&
+	      out[2].type == DS_REC_CALLCHAIN_DEFERRED, "tid 20's sample at its record, then the record");
+	sample(st, 20, 140, 0x400000001, false);       /* after its record: stitched, waits for the next one */
+	CHECK(nout == 3, "a sample stitched before its task's next record waits (got %d)", nout);
+	deferred(st, 20, 150, 0x500000001, 0x7000);    /* another cookie: releases it */
+	CHECK(nout == 5 && out[3].time == 140 && out[3].stitch == DS_STITCH_BEFORE && has_user(&out[3], 0x6000),
+	      "released by the task's next record, stitched with its own");
+	CHECK(ds_stitcher__flush(st) == 0 && nout == 6 && out[5].tid == 10 && out[5].stitch == DS_STITCH_UNRESOLVED,
+	      "tid 10's sample at the end, unresolved (got %d)", nout);
+	ds_stitcher__delete(st);
+}
+
 int main(void)
 {
 	test_after();
@@ -278,6 +307,7 @@ int main(void)
 	test_exit_then_record();
 	test_duplicates_and_tidless();
 	test_shared_cookie();
+	test_perf_order();
 	printf("test_stitch: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
