@@ -299,6 +299,11 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 	out->kernel = true;
 	if (map && map->name[0] == '/') {
 		unknown(out, module_name(m, map->name));
+		/* perf's address in a module: its map's (an unknown line prints "[mod][17f6]") */
+		out->addr = ip - map->start + map->pgoff;
+		out->map_start = map->start;
+		out->map_end = map->end;
+		out->map_pgoff = map->pgoff;
 		ds_symbols__kernel_module(m->syms, out->dso, ip, &out->frames[0]);
 		return;
 	}

@@ -119,7 +119,10 @@ record_options() {
 	then ok "record --no-inherit: the shell's samples only ($(tr -s ' ' <"$o/no-inherit.comms" | tr '\n' ' ')), its children's with inherit"
 	else bad "record --no-inherit: $(tr '\n' ' ' <"$o/no-inherit.comms") against $(tr '\n' ' ' <"$o/inherit.comms")"; fi
 	if [ "$(nproc)" -ge 2 ]; then
-		"$DSTACK" record -C 1 -e cpu-clock -c 200000 -o "$o/c1.data" -- sleep 0.3 >/dev/null 2>"$o/c1.err"; rc=$?
+		# work pinned to CPU 1 (an idle CPU may give no cpu-clock sample at all: seen once in CI)
+		local busy=(sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done')
+		command -v taskset >/dev/null && busy=(taskset -c 1 "${busy[@]}")
+		"$DSTACK" record -C 1 -e cpu-clock -c 200000 -o "$o/c1.data" -- "${busy[@]}" >/dev/null 2>"$o/c1.err"; rc=$?
 		"$DSTACK" script -F cpu -i "$o/c1.data" 2>/dev/null | sort | uniq -c >"$o/c1.cpus"
 		if [ $rc -eq 0 ] && [ "$(wc -l <"$o/c1.cpus")" = 1 ] && grep -q ' \[001\]' "$o/c1.cpus"
 		then ok "record -C 1: every task on CPU 1 and no other CPU ($(tr -s ' ' <"$o/c1.cpus"))"
