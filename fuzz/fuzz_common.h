@@ -116,7 +116,7 @@ static inline int fz_event(void *ctx, const struct ds_event *ev)
  * through early delivery, copies instead of pinned windows, compaction
  * and the stitcher's early release.
  */
-static inline void fz_run_path(const char *path, bool no_stitch, size_t budget)
+static inline void fz_run_path(const char *path, bool no_stitch, size_t budget, bool perf_order)
 {
 	char *err = NULL;
 	struct ds_session *s = ds_session__open(path, &err);
@@ -132,7 +132,7 @@ static inline void fz_run_path(const char *path, bool no_stitch, size_t budget)
 	if (m) {
 		struct fz_ctx c = { .m = m };
 		struct ds_session_opts opts = { .no_stitch = no_stitch, .sideband = fz_sideband, .sideband_ctx = m,
-						.memory_budget = budget };
+						.memory_budget = budget, .stitch.perf_order = perf_order };
 
 		ds_session__run(s, &opts, fz_event, &c);
 		(void)ds_session__error(s);

@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
-	fz_run_path(path, false, 0);
+	fz_run_path(path, false, 0, false);
 	close(p[0]); /* unblocks the writer if the reader stopped early */
 	pthread_join(th, NULL);
 	return 0;

@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fd < 0)
 		return 0;
-	fz_run_path(path, false, 0);
+	fz_run_path(path, false, 0, false);
 	close(fd);
 	return 0;
 }
