@@ -207,6 +207,7 @@ int cmd_dump(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	struct ds_reader *r = ds_reader__open(co.input, &err);
+	const char *last_file = NULL;
 
 	if (!r) {
 		fprintf(stderr, "dstack dump: %s\n", err ? err : strerror(errno));
@@ -222,8 +223,13 @@ int cmd_dump(int argc, char **argv)
 	}
 	while ((ret = ds_reader__next(r, &rec)) == 1) {
 		const char *name = ds_record_type__name(rec.hdr->type);
+		uint64_t off = rec.offset;
+		const char *file = ds_reader__locate(r, &off);
 
-		printf("%#llx%s [%#x]: PERF_RECORD_%s", (unsigned long long)rec.offset,
+		if (file != last_file && ds_reader__info(r)->dir)   /* a directory's records: each file's own offsets */
+			printf("# %s\n", file);
+		last_file = file;
+		printf("%#llx%s [%#x]: PERF_RECORD_%s", (unsigned long long)off,
 		       rec.decompressed ? " (decompressed)" : "", rec.hdr->size, name ? name : "UNKNOWN");
 		if (!name)
 			printf(" type %u", rec.hdr->type);

@@ -74,7 +74,7 @@ static void print_header_stats(const struct ds_reader *rd)
 {
 	const struct ds_header_info *in = ds_reader__info(rd);
 
-	printf("file.mode                      %s\n", in->pipe ? "pipe" : "file");
+	printf("file.mode                      %s\n", in->pipe ? "pipe" : in->dir ? "directory" : "file");
 	if (in->hostname)
 		printf("header.hostname                %s\n", in->hostname);
 	if (in->osrelease)

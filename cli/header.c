@@ -84,6 +84,20 @@ static void bits(FILE *f, uint64_t v, const char *const *names, size_t nr)
 		}
 }
 
+struct bit_name { int bit; const char *name; };
+
+/* The bits of @v that @names lists, "A|B", in the list's order. */
+static void named_bits(FILE *f, uint64_t v, const struct bit_name *names, size_t nr)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < nr; i++)
+		if (v >> names[i].bit & 1) {
+			fprintf(f, "%s%s", first ? "" : "|", names[i].name);
+			first = false;
+		}
+}
+
 static const char *type_name(uint32_t t)
 {
 	static const char *const n[] = { "PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE", "PERF_TYPE_TRACEPOINT",
@@ -127,13 +141,17 @@ static void attr_x(FILE *f, const char *name, uint64_t v)
 
 static void print_attr(FILE *f, const struct ds_attr *a)
 {
-	static const char *const st[] = {
-		"IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD", "STREAM_ID", "RAW",
-		"BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION",
-		"REGS_INTR", "PHYS_ADDR", "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT" };
+	/* sample_type's bits in the order perf prints them (bit numbers; it names no TRANSACTION, bit 17) */
+	static const struct bit_name st[] = {
+		{ 0, "IP" }, { 1, "TID" }, { 2, "TIME" }, { 3, "ADDR" }, { 4, "READ" }, { 5, "CALLCHAIN" },
+		{ 6, "ID" }, { 7, "CPU" }, { 8, "PERIOD" }, { 9, "STREAM_ID" }, { 10, "RAW" },
+		{ 11, "BRANCH_STACK" }, { 12, "REGS_USER" }, { 13, "STACK_USER" }, { 16, "IDENTIFIER" },
+		{ 18, "REGS_INTR" }, { 15, "DATA_SRC" }, { 14, "WEIGHT" }, { 19, "PHYS_ADDR" }, { 20, "AUX" },
+		{ 21, "CGROUP" }, { 22, "DATA_PAGE_SIZE" }, { 23, "CODE_PAGE_SIZE" }, { 24, "WEIGHT_STRUCT" },
+	};
 	static const char *const rf[] = { "TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST" };
 	/* the attr's flag bits in the order perf prints them (bit numbers; precise_ip is two bits) */
-	static const struct { int bit; const char *name; } flags[] = {
+	static const struct bit_name flags[] = {
 		{ 0, "disabled" }, { 1, "inherit" }, { 2, "pinned" }, { 3, "exclusive" }, { 4, "exclude_user" },
 		{ 5, "exclude_kernel" }, { 6, "exclude_hv" }, { 7, "exclude_idle" }, { 8, "mmap" }, { 9, "comm" },
 		{ 10, "freq" }, { 11, "inherit_stat" }, { 12, "enable_on_exec" }, { 13, "task" },
@@ -159,7 +177,7 @@ static void print_attr(FILE *f, const struct ds_attr *a)
 	attr_u(f, "{ sample_period, sample_freq }", a->sample_period);
 	if (a->sample_type) {
 		fputs(", sample_type = ", f);
-		bits(f, a->sample_type, st, sizeof(st) / sizeof(*st));
+		named_bits(f, a->sample_type, st, sizeof(st) / sizeof(*st));
 	}
 	if (a->read_format) {
 		fputs(", read_format = ", f);
@@ -435,6 +453,9 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 	case 34:
 		fprintf(f, "# cacheline size: %u\n", cur_u32(&c));
 		break;
+	case DS_FEAT_DIR_FORMAT:
+		fprintf(f, "# directory data version : %" PRIu64 "\n", cur_u64(&c));
+		break;
 	case DS_FEAT_CLOCKID:
 		print_clockid(f, &c);
 		break;
@@ -455,7 +476,9 @@ void header_print_layout(FILE *f, const char *path, const struct ds_reader *rd)
 {
 	const struct ds_header_info *hi = ds_reader__info(rd);
 	struct stat st;
-	int ok = strcmp(path, "-") ? stat(path, &st) : fstat(STDIN_FILENO, &st);
+	uint64_t at = 0;
+	/* perf's time is the header's file's (a directory's "data") */
+	int ok = strcmp(path, "-") ? stat(ds_reader__locate(rd, &at), &st) : fstat(STDIN_FILENO, &st);
 	char when[64] = "\n";
 	time_t t;
 

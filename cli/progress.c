@@ -86,7 +86,7 @@ void progress_init_input(struct progress *p, const char *cmd, const struct ds_re
 {
 	const struct ds_header_info *hi = ds_reader__info(r);
 
-	progress_init(p, cmd, hi->pipe ? 0 : hi->data_size);
+	progress_init(p, cmd, hi->pipe ? 0 : hi->data_size + hi->parts_size);
 	p->base = hi->pipe ? 0 : hi->data_offset;
 }
 

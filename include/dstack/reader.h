@@ -55,7 +55,9 @@ struct ds_build_id_entry {
 
 struct ds_header_info {
 	bool pipe;
-	uint64_t data_offset, data_size;
+	uint64_t data_offset, data_size;   /* the data section of the file (a directory's "data") */
+	uint64_t parts_size;               /* a directory's data.N files, after it; 0 for a file */
+	bool dir;                          /* a perf.data directory (perf record --threads, --kcore) */
 	char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid, *cmdline;
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	uint64_t total_mem;
@@ -71,17 +73,29 @@ struct ds_header_info {
 
 struct ds_record {
 	const struct ds_event_header *hdr; /* hdr->size bytes */
-	uint64_t offset;        /* file offset; for decompressed records, that of the COMPRESSED record */
+	uint64_t offset;        /* file offset (ds_reader__locate); for decompressed records, that of the COMPRESSED record */
 	bool decompressed;
 	bool in_window;         /* hdr lies in the source's current window (the session pins it instead of copying) */
 };
 
+/*
+ * @path: a perf.data file, "-" (standard input, pipe mode), or a perf.data
+ * directory (perf record --threads, --kcore): its "data" file holds the
+ * header and the first records, its data.N files more records, read in
+ * turns as perf reads them.  NULL on failure (*@errmsg says why: free it).
+ */
 struct ds_reader *ds_reader__open(const char *path, char **errmsg);
 void ds_reader__close(struct ds_reader *r);
 
 int ds_reader__next(struct ds_reader *r, struct ds_record *rec);
 const char *ds_reader__error(const struct ds_reader *r);
 const char *ds_reader__path(const struct ds_reader *r);
+/*
+ * The file that holds a record's offset (ds_record.offset), its offset
+ * made the one in that file: the input's path but for a directory, whose
+ * files' records have offsets past its data file's data section.
+ */
+const char *ds_reader__locate(const struct ds_reader *r, uint64_t *off);
 
 const struct ds_header_info *ds_reader__info(const struct ds_reader *r);
 /*

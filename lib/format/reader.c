@@ -4,11 +4,13 @@
  * a stream of records (see dstack/reader.h).  Every size and offset read
  * from the input is checked before use: the input is hostile.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zstd.h>
 #include "dstack/log.h"
 #include "dstack/reader.h"
@@ -19,6 +21,14 @@
 
 /* A decompressed stream larger than this between two records is hostile. */
 #define MAX_DECOMP_PENDING (256u << 20)
+/*
+ * perf reads a directory's files in turns of this many bytes (its
+ * READER_MAX_SIZE), queueing each file's records in the order they come:
+ * the order of records of one timestamp in different files.
+ */
+#define PART_TURN (10u << 20)
+/* data.N files of a directory beyond this many are refused (perf makes one per recording thread) */
+#define MAX_PARTS 4096
 
 int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...)
 {
@@ -27,7 +37,7 @@ int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fm
 
 	if (r->errcode) /* keep the first error: it is the cause */
 		return r->errcode;
-	n = snprintf(r->err, sizeof(r->err), "%s: offset %#llx: ", r->path,
+	n = snprintf(r->err, sizeof(r->err), "%s: offset %#llx: ", r->parts ? r->parts[r->cur].path : r->path,
 		     (unsigned long long)off);
 	va_start(ap, fmt);
 	vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
@@ -38,6 +48,18 @@ int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fm
 
 const char *ds_reader__error(const struct ds_reader *r) { return r->err; }
 const char *ds_reader__path(const struct ds_reader *r) { return r->path; }
+
+const char *ds_reader__locate(const struct ds_reader *r, uint64_t *off)
+{
+	size_t i = r->nr_parts;
+
+	while (i > 1 && *off < r->parts[i - 1].base)
+		i--;
+	if (i <= 1)
+		return r->nr_parts > 1 ? r->parts[0].path : r->path;
+	*off -= r->parts[i - 1].base;
+	return r->parts[i - 1].path;
+}
 const struct ds_header_info *ds_reader__info(const struct ds_reader *r) { return &r->info; }
 
 const uint8_t *ds_reader__feature(const struct ds_reader *r, int feat, uint64_t *len)
@@ -504,7 +526,7 @@ static void read_features(struct ds_reader *r, const struct ds_file_header *h)
 		nr += !!(h->adds_features[f / 64] & (1ULL << (f % 64)));
 	if (!nr || h->data.size == 0)
 		return;
-	if (dsi_source__get(&r->src, off, (size_t)nr * 16, &p)) {
+	if (dsi_source__get(r->src, off, (size_t)nr * 16, &p)) {
 		ds_warn("%s: offset %#llx: feature section table past end of file; header features ignored\n",
 			r->path, (unsigned long long)off);
 		return;
@@ -519,7 +541,7 @@ static void read_features(struct ds_reader *r, const struct ds_file_header *h)
 			continue;
 		struct ds_file_section s = secs[i++];
 
-		if (s.size > (64u << 20) || dsi_source__get(&r->src, s.offset, (size_t)s.size, &p)) {
+		if (s.size > (64u << 20) || dsi_source__get(r->src, s.offset, (size_t)s.size, &p)) {
 			ds_warn("%s: offset %#llx: header feature %d (size %llu) is outside the file; ignored\n",
 				r->path, (unsigned long long)s.offset, f, (unsigned long long)s.size);
 			continue;
@@ -551,7 +573,7 @@ static int read_attrs(struct ds_reader *r, const struct ds_file_header *h)
 		struct ds_file_section ids;
 		struct ds_evsel *e;
 
-		if (dsi_source__get(&r->src, off, (size_t)fasz, &p))
+		if (dsi_source__get(r->src, off, (size_t)fasz, &p))
 			return dsi_reader__fail(r, off, -EINVAL, "attr %zu lies past the end of the file", i);
 		uint32_t asz;
 
@@ -569,7 +591,7 @@ static int read_attrs(struct ds_reader *r, const struct ds_file_header *h)
 			return dsi_reader__fail(r, off + fasz - 16, -EINVAL, "attr %zu id section size %llu is invalid",
 					   i, (unsigned long long)ids.size);
 		if (ids.size) {
-			if (dsi_source__get(&r->src, ids.offset, (size_t)ids.size, &p))
+			if (dsi_source__get(r->src, ids.offset, (size_t)ids.size, &p))
 				return dsi_reader__fail(r, off + fasz - 16, -EINVAL,
 						   "attr %zu ids at %#llx lie past the end of the file",
 						   i, (unsigned long long)ids.offset);
@@ -595,10 +617,10 @@ static int open_file(struct ds_reader *r)
 	const uint8_t *p;
 	int err;
 
-	err = dsi_source__get(&r->src, 0, 16, &p);
+	err = dsi_source__get(r->src, 0, 16, &p);
 	if (err)
 		return dsi_reader__fail(r, 0, -EINVAL, "file is too short for a perf.data header (%llu bytes)",
-				   (unsigned long long)(r->src.pipe ? 0 : r->src.size));
+				   (unsigned long long)(r->src->pipe ? 0 : r->src->size));
 	memcpy(&h, p, 16);
 	if (h.magic != DS_PERF_MAGIC2)
 		return dsi_reader__fail(r, 0, -EINVAL, "not a perf.data file (bad magic %#llx)",
@@ -607,25 +629,25 @@ static int open_file(struct ds_reader *r)
 		r->info.pipe = true;
 		r->pos = 16;
 		/* a pipe-mode stream saved to a file ends where the file ends */
-		r->end = r->src.pipe ? UINT64_MAX : r->src.size;
+		r->end = r->src->pipe ? UINT64_MAX : r->src->size;
 		return 0;
 	}
 	if (h.size != sizeof(h))
 		return dsi_reader__fail(r, 8, -EINVAL, "header size %llu is neither %zu (file) nor 16 (pipe)",
 				   (unsigned long long)h.size, sizeof(h));
-	if (r->src.pipe)
+	if (r->src->pipe)
 		return dsi_reader__fail(r, 8, -EINVAL, "a perf.data file in file mode cannot be read from a pipe: give its path with -i (only pipe-mode streams, perf record -o -, can be piped)");
-	if (dsi_source__get(&r->src, 0, sizeof(h), &p))
+	if (dsi_source__get(r->src, 0, sizeof(h), &p))
 		return dsi_reader__fail(r, 0, -EINVAL, "file is too short for a perf.data header (%llu bytes)",
-				   (unsigned long long)r->src.size);
+				   (unsigned long long)r->src->size);
 	memcpy(&h, p, sizeof(h));
 	err = read_attrs(r, &h);
 	if (err)
 		return err;
 	compute_id_pos(r);
-	if (h.data.offset > r->src.size)
+	if (h.data.offset > r->src->size)
 		return dsi_reader__fail(r, 40, -EINVAL, "data section offset %#llx is past the end of the file (%llu bytes)",
-				   (unsigned long long)h.data.offset, (unsigned long long)r->src.size);
+				   (unsigned long long)h.data.offset, (unsigned long long)r->src->size);
 	read_features(r, &h);
 	r->pos = h.data.offset;
 	r->end = h.data.offset + h.data.size;
@@ -633,15 +655,208 @@ static int open_file(struct ds_reader *r)
 		/* a recorder that died before finalising the header: read what is there */
 		ds_warn("%s: the header gives no data size (recording not finished?); reading to the end of the file\n",
 			r->path);
-		r->end = r->src.size;
-	} else if (r->end > r->src.size || r->end < h.data.offset) {
+		r->end = r->src->size;
+	} else if (r->end > r->src->size || r->end < h.data.offset) {
 		/* a truncated file: read what is there, then report it */
 		r->declared_end = r->end < h.data.offset ? UINT64_MAX : r->end;
-		r->end = r->src.size;
+		r->end = r->src->size;
 	}
 	r->info.data_offset = h.data.offset;
 	r->info.data_size = r->end - r->pos;
 	return 0;
+}
+
+/* "data.N" (N decimal, no sign): N, else -1 */
+static long part_number(const char *name)
+{
+	char *end;
+	long n;
+
+	if (strncmp(name, "data.", 5) || name[5] < '0' || name[5] > '9')
+		return -1;
+	n = strtol(name + 5, &end, 10);
+	return *end || n < 0 || n > 1L << 30 ? -1 : n;
+}
+
+struct numbered { long n; char *path; };
+
+static int cmp_numbered(const void *a, const void *b)
+{
+	long x = ((const struct numbered *)a)->n, y = ((const struct numbered *)b)->n;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A perf.data directory's files into r->parts: "data" first, then the
+ * non-empty regular data.N files by N (perf skips empty ones; it takes
+ * them in readdir's order, which only decides the order of records of one
+ * timestamp in two files).  0 or -errno.
+ */
+static int list_dir_parts(struct ds_reader *r, const char *dir)
+{
+	struct numbered *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		long num = part_number(de->d_name);
+		struct stat st;
+		char *p;
+
+		if (num < 0)
+			continue;
+		if (asprintf(&p, "%s/%s", dir, de->d_name) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		if (stat(p, &st) || !S_ISREG(st.st_mode) || !st.st_size || n >= MAX_PARTS) {
+			free(p);
+			continue;
+		}
+		struct numbered *nv = dsi_grow(v, &cap, n + 1, sizeof(*v), 16);
+
+		if (!nv) {
+			free(p);
+			err = -ENOMEM;
+			break;
+		}
+		v = nv;
+		v[n++] = (struct numbered){ num, p };
+	}
+	closedir(d);
+	if (!err)
+		qsort(v, n, sizeof(*v), cmp_numbered);
+	if (!err && !(r->parts = calloc(n + 1, sizeof(*r->parts))))
+		err = -ENOMEM;
+	if (!err && asprintf(&r->parts[0].path, "%s/data", dir) < 0) {
+		r->parts[0].path = NULL;
+		err = -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (err)
+			free(v[i].path);
+		else
+			r->parts[i + 1].path = v[i].path;
+	}
+	free(v);
+	if (!err)
+		r->nr_parts = n + 1;
+	return err;
+}
+
+/* r->parts for @path: a perf.data directory's files, or the one file (or pipe). 0 or -errno. */
+static int list_parts(struct ds_reader *r, const char *path)
+{
+	struct stat st;
+
+	if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+		char *data;
+		bool has_data;
+
+		if (asprintf(&data, "%s/data", path) < 0)
+			return -ENOMEM;
+		has_data = !stat(data, &st) && S_ISREG(st.st_mode);
+		free(data);
+		if (!has_data)
+			return -EISDIR;   /* not a perf.data directory */
+		r->info.dir = true;
+		return list_dir_parts(r, path);
+	}
+	if (!(r->parts = calloc(1, sizeof(*r->parts))) || !(r->parts[0].path = strdup(path)))
+		return -ENOMEM;
+	r->nr_parts = 1;
+	return 0;
+}
+
+/* A directory's data.N files follow the data section of its "data": their global offsets and sizes. */
+static void place_parts(struct ds_reader *r)
+{
+	uint64_t base = r->end;
+
+	r->parts[0].end = r->end;
+	for (size_t i = 1; i < r->nr_parts; i++) {
+		struct stat st;
+
+		r->parts[i].base = base;
+		if (!stat(r->parts[i].path, &st))
+			r->parts[i].end = (uint64_t)st.st_size;
+		base += r->parts[i].end;
+		r->info.parts_size += r->parts[i].end;
+	}
+}
+
+/* Part @i's file opened, sharing the first's pinned-window count and limit. 0 or the failure. */
+static int open_part(struct ds_reader *r, size_t i)
+{
+	struct ds_reader_part *pt = &r->parts[i];
+	int err;
+
+	if (pt->opened)
+		return 0;
+	err = dsi_source__open(&pt->src, pt->path);
+	pt->opened = true;
+	if (err) {
+		pt->pos = pt->end;   /* nothing to read from it */
+		return dsi_reader__fail(r, 0, err, "cannot open: %s", strerror(-err));
+	}
+	pt->src.pinned = r->parts[0].src.pinned;
+	pt->src.pin_limit = r->parts[0].src.pin_limit;
+	if (pt->src.size < pt->end)
+		pt->end = pt->src.size;
+	return 0;
+}
+
+void dsi_reader__set_pin_limit(struct ds_reader *r, size_t limit)
+{
+	for (size_t i = 0; i < r->nr_parts; i++)
+		r->parts[i].src.pin_limit = limit;
+}
+
+static int end_of_data(struct ds_reader *r);
+
+/* The current part's decompression put aside in @save, part @load's taken up. */
+static void swap_decompression(struct ds_reader *r, struct ds_reader_part *save, struct ds_reader_part *load)
+{
+	save->zstd = r->zstd, save->dbuf = r->dbuf, save->dcap = r->dcap;
+	save->dlen = r->dlen, save->dhead = r->dhead, save->doff = r->doff;
+	r->zstd = load->zstd, r->dbuf = load->dbuf, r->dcap = load->dcap;
+	r->dlen = load->dlen, r->dhead = load->dhead, r->doff = load->doff;
+	load->zstd = NULL, load->dbuf = NULL, load->dcap = load->dlen = load->dhead = 0;
+}
+
+/*
+ * The next part to read from, as perf takes turns: after PART_TURN bytes
+ * of one part or at its end, the next part with records left (the current
+ * one again if it is the only one).  A main file cut short fails when its
+ * data ends.  0 or the failure.
+ */
+static int next_part(struct ds_reader *r)
+{
+	size_t i = r->cur;
+
+	if (r->pos >= r->end && r->cur == 0 && r->declared_end)
+		return end_of_data(r);
+	r->parts[r->cur].pos = r->pos;
+	r->turn_bytes = 0;
+	for (size_t k = 1; k <= r->nr_parts; k++) {
+		i = (r->cur + k) % r->nr_parts;
+		if (r->parts[i].pos < r->parts[i].end)
+			break;
+	}
+	if (r->parts[i].pos >= r->parts[i].end)
+		return 0;   /* every part is read: r->pos is at the current one's end */
+	if (i != r->cur)
+		swap_decompression(r, &r->parts[r->cur], &r->parts[i]);
+	r->cur = i;
+	r->src = &r->parts[i].src;
+	r->pos = r->parts[i].pos;
+	r->end = r->parts[i].end;
+	return open_part(r, i);
 }
 
 struct ds_reader *ds_reader__open(const char *path, char **errmsg)
@@ -654,20 +869,26 @@ struct ds_reader *ds_reader__open(const char *path, char **errmsg)
 	if (!r)
 		return NULL;
 	r->path = strdup(path);
-	if (!r->path) {
-		free(r);
-		return NULL;
+	err = !r->path ? -ENOMEM : list_parts(r, path);
+	if (!err) {
+		r->src = &r->parts[0].src;
+		r->parts[0].opened = true;
+		err = dsi_source__open(r->src, r->parts[0].path);
 	}
-	err = dsi_source__open(&r->src, path);
 	if (err) {
-		if (errmsg && asprintf(errmsg, "%s: %s", path, strerror(-err)) < 0)
+		const char *what = err == -EISDIR ? "Is a directory (a perf.data directory holds a file 'data')"
+						  : strerror(-err);
+
+		if (errmsg && asprintf(errmsg, "%s: %s", r->parts && r->parts[0].path ? r->parts[0].path : path,
+				       what) < 0)
 			*errmsg = NULL;
-		free(r->path);
-		free(r);
+		ds_reader__close(r);
 		errno = -err;
 		return NULL;
 	}
 	err = open_file(r);
+	if (!err && r->nr_parts > 1)
+		place_parts(r);
 	if (err) {
 		if (errmsg)
 			*errmsg = strdup(r->err);
@@ -706,7 +927,15 @@ void ds_reader__close(struct ds_reader *r)
 		ZSTD_freeDStream(r->zstd);
 	free(r->dbuf);
 	free(r->scratch);
-	dsi_source__close(&r->src);
+	for (size_t i = 0; i < r->nr_parts; i++) {
+		if (r->parts[i].opened)
+			dsi_source__close(&r->parts[i].src);
+		if (r->parts[i].zstd)
+			ZSTD_freeDStream(r->parts[i].zstd);
+		free(r->parts[i].dbuf);
+		free(r->parts[i].path);
+	}
+	free(r->parts);
 	free(r->path);
 	free(r);
 }
@@ -944,7 +1173,7 @@ static int next_decompressed(struct ds_reader *r, struct ds_record *rec)
 		return dsi_reader__fail(r, r->doff, -ENOMEM, "out of memory");
 	r->dhead += h.size;
 	rec->hdr = (const struct ds_event_header *)p;
-	rec->offset = r->doff;
+	rec->offset = r->parts[r->cur].base + r->doff;
 	rec->decompressed = true;
 	rec->in_window = false;
 	absorb_record(r, r->doff, p, h.size, h.type);
@@ -980,13 +1209,13 @@ static int end_of_data(struct ds_reader *r)
  */
 static int fetch_record(struct ds_reader *r, struct ds_event_header *h, const uint8_t **p)
 {
-	int err = dsi_source__get(&r->src, r->pos, 8, p);
+	int err = dsi_source__get(r->src, r->pos, 8, p);
 
 	if (err == -ENODATA) {
-		if (r->info.pipe && r->src.eof && r->src.size == r->pos)
+		if (r->info.pipe && r->src->eof && r->src->size == r->pos)
 			return 0; /* a pipe ends where it ends */
 		return dsi_reader__fail(r, r->pos, -EINVAL, "truncated: %llu bytes where a record header needs 8",
-				   (unsigned long long)((r->info.pipe ? r->src.size : r->end) - r->pos));
+				   (unsigned long long)((r->info.pipe ? r->src->size : r->end) - r->pos));
 	}
 	if (err)
 		return dsi_reader__fail(r, r->pos, err, "read error: %s", strerror(-err));
@@ -997,7 +1226,7 @@ static int fetch_record(struct ds_reader *r, struct ds_event_header *h, const ui
 	if (h->size > r->end - r->pos)
 		return dsi_reader__fail(r, r->pos, -EINVAL, "record (type %u, size %u) extends past the end of the data (%llu bytes left)",
 				   h->type, h->size, (unsigned long long)(r->end - r->pos));
-	err = dsi_source__get(&r->src, r->pos, h->size, p);
+	err = dsi_source__get(r->src, r->pos, h->size, p);
 	if (err == -ENODATA)
 		return dsi_reader__fail(r, r->pos, -EINVAL, "truncated: record (type %u, size %u) is cut off by the end of the input",
 				   h->type, h->size);
@@ -1028,7 +1257,7 @@ static int take_payload(struct ds_reader *r, const struct ds_event_header *h, co
 	/* the record and its payload in one piece: a pipe keeps nothing before */
 	memcpy(&n32, *p + 8, 4);
 	quiesce(r);
-	if (dsi_source__get(&r->src, off, (size_t)h->size + n32, p))
+	if (dsi_source__get(r->src, off, (size_t)h->size + n32, p))
 		return dsi_reader__fail(r, off, -EINVAL, "truncated: tracing data cut off by the end of the input");
 	keep_tracing_data(r, *p + h->size, n32);
 	return 0;
@@ -1047,14 +1276,14 @@ static int deliver_record(struct ds_reader *r, struct ds_record *rec, uint64_t o
 
 	if (!p)
 		return dsi_reader__fail(r, off, -ENOMEM, "out of memory");
-	rec->in_window = p == in_place && !r->src.pipe;
+	rec->in_window = p == in_place && !r->src->pipe;
 	err = absorb_record(r, off, p, h->size, h->type);
 	if (err)
 		return err;
 	if (h->type == DS_REC_FINISHED_INIT || h->type == DS_REC_HEADER_ATTR)
 		name_evsels(r);
 	rec->hdr = (const struct ds_event_header *)p;
-	rec->offset = off;
+	rec->offset = r->parts[r->cur].base + off;
 	rec->decompressed = false;
 	if (!r->named) {
 		quiesce(r);
@@ -1077,6 +1306,8 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		err = next_decompressed(r, rec);
 		if (err)
 			return err;
+		if (r->nr_parts > 1 && (r->pos >= r->end || r->turn_bytes >= PART_TURN) && (err = next_part(r)))
+			return err;
 		if (r->pos >= r->end)
 			return end_of_data(r);
 		err = fetch_record(r, &h, &p);
@@ -1086,7 +1317,8 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		if ((err = take_payload(r, &h, &p, &extra)))
 			return err;
 		r->pos += h.size + extra;
-		r->bytes = r->pos;
+		r->turn_bytes += h.size + extra;
+		r->bytes = r->parts[r->cur].base + r->pos;
 		if (h.type != DS_REC_COMPRESSED && h.type != DS_REC_COMPRESSED2)
 			return deliver_record(r, rec, off, p, &h);
 		r->nr_compressed++;

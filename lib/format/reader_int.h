@@ -10,16 +10,41 @@
 
 #define MAX_EVSELS 4096
 
-struct ds_reader {
+/*
+ * One file of a perf.data directory (perf record --threads, --kcore):
+ * "data" (the header, attrs and features, with a data section) and the
+ * data.N files beside it (records only, from their byte 0).  Each has its
+ * own source; offsets the reader hands out are global: a part's byte 0
+ * is at its base, the parts after the main file's data section one after
+ * another (ds_reader__locate turns one back into file and offset).
+ */
+struct ds_reader_part {
 	char *path;
 	struct ds_source src;
+	bool opened;
+	uint64_t pos, end;       /* the next record and the data's end, in the file */
+	uint64_t base;           /* global offset of the file's byte 0 */
+	/* its decompression while another part is read (each file is its
+	 * recording thread's own zstd stream): the reader's fields, kept */
+	ZSTD_DStream *zstd;
+	uint8_t *dbuf;
+	size_t dcap, dlen, dhead;
+	uint64_t doff;
+};
+
+struct ds_reader {
+	char *path;
+	struct ds_source *src;   /* the current part's */
+	struct ds_reader_part *parts;   /* [0]: the main file; more only for a directory */
+	size_t nr_parts, cur;
+	uint64_t turn_bytes;     /* read from the current part since its turn began */
 	struct ds_header_info info;
 	struct ds_evsel **evsels;
 	size_t nr_evsels;
 	struct ds_hashmap ids;   /* sample id -> evsel index */
 	int id_pos, is_pos;      /* u64 slots: from sample start / from record end */
 	bool named;
-	uint64_t pos, end;       /* next record, end of the data section */
+	uint64_t pos, end;       /* next record, end of the data section: the current part's, in its file */
 	uint64_t declared_end;   /* where the header says the data ends, if past the file */
 	uint64_t bytes;
 	uint64_t nr_compressed;
@@ -46,10 +71,19 @@ int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fm
 void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len);
 int dsi_reader__add_build_id(struct ds_reader *r, const uint8_t *p, size_t len);
 
+/* The pin limit (dsi_source__pin) of every file of the input. */
+void dsi_reader__set_pin_limit(struct ds_reader *r, size_t limit);
+
+/* Bytes of the input's windows pinned now, all its files together. */
+static inline size_t *dsi_reader__pinned_bytes(struct ds_reader *r)
+{
+	return r->src->pinned;
+}
+
 /* Pin the window the last record with in_window lies in (dsi_source__pin). */
 static inline struct ds_source_window *dsi_reader__pin(struct ds_reader *r)
 {
-	return dsi_source__pin(&r->src);
+	return dsi_source__pin(r->src);
 }
 
 #endif

@@ -35,6 +35,7 @@ int dsi_source__open(struct ds_source *s, const char *path)
 	struct stat st;
 
 	memset(s, 0, sizeof(*s));
+	s->pinned = &s->pinned_bytes;
 	if (!strcmp(path, "-")) {
 		s->fd = 0;
 	} else {
@@ -111,10 +112,10 @@ static void leave_window(struct ds_source *s)
 
 struct ds_source_window *dsi_source__pin(struct ds_source *s)
 {
-	if (s->pipe || !s->win || s->pinned_bytes >= (s->pin_limit ? s->pin_limit : PIN_LIMIT))
+	if (s->pipe || !s->win || *s->pinned >= (s->pin_limit ? s->pin_limit : PIN_LIMIT))
 		return NULL;
 	if (!s->win->pins++)
-		s->pinned_bytes += s->win->cap;
+		*s->pinned += s->win->cap;
 	return s->win;
 }
 
@@ -122,7 +123,7 @@ void dsi_source__unpin(struct ds_source_window *w)
 {
 	if (--w->pins)
 		return;
-	w->src->pinned_bytes -= w->cap;
+	*w->src->pinned -= w->cap;
 	if (w->retired)
 		window_put(w->src, w);
 }

@@ -38,6 +38,8 @@ struct ds_source {
 	unsigned nr_spare;
 	size_t live_bytes;
 	size_t pinned_bytes;    /* of the windows pinned now (pins > 0) */
+	size_t *pinned;         /* where pins count them: &pinned_bytes, or a count
+				 * several sources share (set after open) */
 	size_t pin_limit;       /* pinned_bytes past which pin says no; 0: 64 MiB */
 	/* pipe: bytes [buf_off, buf_off + buf_len) of the stream */
 	uint8_t *buf;
@@ -59,7 +61,7 @@ int dsi_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
  * Keep what the last dsi_source__get() of a file returned valid until
  * dsi_source__unpin(): the window it lies in stays even after the source
  * moves on.  NULL for a pipe (its buffer moves: copy instead), or when
- * pinned windows already hold pin_limit bytes (then copy too).  Every pin
+ * pinned windows already hold pin_limit bytes in *pinned (then copy too).  Every pin
  * is dropped before dsi_source__close().
  */
 struct ds_source_window *dsi_source__pin(struct ds_source *s);

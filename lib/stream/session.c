@@ -125,8 +125,10 @@ const struct ds_stitch_stats *ds_session__stitch_stats(const struct ds_session *
 
 static void warn_skipped(const struct ds_session *s, uint64_t offset, uint32_t type, const char *why)
 {
-	ds_warn("%s: offset %#llx: %s record skipped: %s\n", ds_reader__path(s->reader),
-		(unsigned long long)offset, ds_record_type__name(type), why);
+	const char *path = ds_reader__locate(s->reader, &offset);
+
+	ds_warn("%s: offset %#llx: %s record skipped: %s\n", path, (unsigned long long)offset,
+		ds_record_type__name(type), why);
 }
 
 /*
@@ -260,7 +262,7 @@ static int deliver_handoff(void *ctx, const struct ds_ordered_item *it)
 	struct ds_arena_chunk *chunk = it->chunk;
 	struct ds_source_window *win = it->win;
 
-	if (dsi_ordered__kept(&s->ordered, s->reader->src.pinned_bytes) > s->ordered.budget) {
+	if (dsi_ordered__kept(&s->ordered, *dsi_reader__pinned_bytes(s->reader)) > s->ordered.budget) {
 		const struct ds_event_header *copy = dsi_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
 
 		dsi_ordered__release(&s->ordered, it->chunk, it->win);
@@ -352,7 +354,7 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	int err = win ? dsi_ordered__queue_pinned(&s->ordered, hdr, rec->offset, time, win)
 		      : dsi_ordered__queue(&s->ordered, hdr, rec->offset, time);
 
-	return err ? err : dsi_ordered__bound_memory(&s->ordered, &s->reader->src.pinned_bytes);
+	return err ? err : dsi_ordered__bound_memory(&s->ordered, dsi_reader__pinned_bytes(s->reader));
 }
 
 /* Read and queue every record: 0 or the first error; *ret: the reader's last result. */
@@ -550,7 +552,7 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 	dsi_ordered__init(&s->ordered, deliver_ordered, s);
 	s->ordered.budget = budget / 2;
 	/* records handed to the consumer pin windows too, a window each at worst */
-	s->reader->src.pin_limit = budget / 4;
+	dsi_reader__set_pin_limit(s->reader, budget / 4);
 	if (!sto.max_held_bytes)
 		sto.max_held_bytes = budget / 2;
 	if (!opts->no_stitch) {

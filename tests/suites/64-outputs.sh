@@ -91,7 +91,7 @@ outputs_suite() {
 
 	# -i a directory: said so (it was "file is too short ... (0 bytes)")
 	"$DSTACK" stat -i "$o" >/dev/null 2>"$o/dir.err"; rc=$?
-	if [ $rc -eq 1 ] && grep -q "^dstack stat: $o: Is a directory$" "$o/dir.err"; then
+	if [ $rc -eq 1 ] && grep -q "^dstack stat: $o: Is a directory (a perf.data directory holds a file 'data')$" "$o/dir.err"; then
 		ok "outputs: -i a directory: exit 1, '$(cat "$o/dir.err")'"
 	else bad "outputs: -i a directory: exit $rc: $(cat "$o/dir.err")"; fi
 
