@@ -916,7 +916,8 @@ static int on_event(void *ctx, const struct ds_event *ev)
 		if (!sc->prepared && prepare(sc))
 			return -ECANCELED;
 		if (!wanted(sc, ev))
-			break;
+			return (ev->evsel->attr.sample_type & DS_SAMPLE_READ) ?
+				       ds_profile__split_reads(sc->profile, ev, NULL, NULL) : 0;
 		if (ev->evsel->attr.sample_type & DS_SAMPLE_READ) {
 			struct script_read sr = { sc, ev };
 			int ret = ds_profile__split_reads(sc->profile, ev, print_read_one, &sr);

@@ -387,10 +387,14 @@ static bool in_list(const int32_t *v, size_t n, int32_t x)
 	return false;
 }
 
-/* perf's perf_time__ranges_skip_sample(): one range bounds, several are a union */
+/*
+ * perf's perf_time__ranges_skip_sample(): one range bounds, several are a
+ * union.  A sample without a time is perf's time -1, past any range's end
+ * (only a time of 0 passes every filter).
+ */
 static bool time_wanted(const struct sample_filter *f, uint64_t t)
 {
-	if (!f->nr_times || !t || t == DS_NO_TIME)
+	if (!f->nr_times || !t)
 		return true;
 	if (f->nr_times == 1)
 		return !((f->times[0].start && t < f->times[0].start) || (f->times[0].end && t > f->times[0].end));

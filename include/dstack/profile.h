@@ -251,7 +251,9 @@ typedef int (*ds_profile_read_fn)(void *ctx, const struct ds_evsel *evsel, uint6
  * `-e '{cycles,instructions}:S'`): @fn once per counter read in @ev, with
  * that counter's event and its growth since its last read (by sample id);
  * a counter that did not grow, or whose id no event has, gives none.  0,
- * or the first error (@fn's, or -ENOMEM).
+ * or the first error (@fn's, or -ENOMEM).  @fn NULL: the reads are only
+ * taken in, for a sample a filter hides (perf splits every sample's reads
+ * before its filters, so the next shown sample's growth starts there).
  */
 int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_profile_read_fn fn, void *ctx);
 

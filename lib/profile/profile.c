@@ -188,7 +188,7 @@ int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_
 		c = &rs->counters[*idx - 1];
 		if (value == c->last)
 			continue;
-		ret = fn(ctx, c->evsel, value - c->last);
+		ret = fn ? fn(ctx, c->evsel, value - c->last) : 0;
 		c->last = value;
 		if (ret)
 			return ret;
@@ -498,8 +498,8 @@ static int on_event(void *ctx, const struct ds_event *ev)
 		return -ENOMEM;
 	ws.comm = sample_comm(w, ws.thread, ev);
 	v = verdict(w, s, ws.comm);
-	if (v == DS_PROFILE_DROP)
-		return 0;
+	if (v == DS_PROFILE_DROP)   /* its counter reads still count: the next sample's growth starts here */
+		return (ev->evsel->attr.sample_type & DS_SAMPLE_READ) ? ds_profile__split_reads(w, ev, NULL, NULL) : 0;
 	ws.pid = (int32_t)s->pid;
 	ws.tid = (int32_t)s->tid;
 	ws.time = s->time;
