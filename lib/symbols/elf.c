@@ -219,7 +219,19 @@ static bool want_sym(Elf *elf, size_t shstrndx, const GElf_Sym *s)
 	return secname && strstr(secname, "text");
 }
 
-static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool demangle, struct rawvec *rv)
+/* A symbol perf loads but dstack does not: a named, defined data object (elf_sym__is_object). */
+static bool is_object(const GElf_Sym *s)
+{
+	return GELF_ST_TYPE(s->st_info) == STT_OBJECT && s->st_name && s->st_shndx != SHN_UNDEF;
+}
+
+/*
+ * The functions and text labels of symbol table @scn into @rv; *@objects
+ * counts its data objects (perf loads them too: whether it loads any
+ * symbol decides its PLT's).
+ */
+static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool demangle, struct rawvec *rv,
+			size_t *objects)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t entsz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
@@ -233,8 +245,12 @@ static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool demang
 		const char *name;
 		GElf_Sym s;
 
-		if (!gelf_getsym(data, (int)i, &s) || !want_sym(elf, shstrndx, &s))
+		if (!gelf_getsym(data, (int)i, &s))
 			continue;
+		if (!want_sym(elf, shstrndx, &s)) {
+			*objects += is_object(&s);
+			continue;
+		}
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
@@ -732,6 +748,7 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 {
 	struct rawvec rv = { 0 };
 	struct plt_ctx c = { .elf = img->elf, .img = img, .demangle = demangle, .rv = &rv };
+	size_t objects = 0;
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	bool ok = false;
@@ -766,12 +783,18 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 		scn = section_by_type(img->elf, SHT_DYNSYM, &sh);
 	img->bad = scn && sh.sh_type == SHT_DYNSYM ? "its dynamic symbol table (.dynsym) is unreadable"
 					    : "its symbol table (.symtab) is unreadable";
-	if (scn && !load_symtab(sym_elf, scn, &sh, demangle, &rv))
+	if (scn && !load_symtab(sym_elf, scn, &sh, demangle, &rv, &objects))
 		goto out;
 	img->bad = "out of memory, or its PLT is unreadable";
 	rv.nr = dsi_rawsym__finish(rv.v, rv.nr);
 	c.nr_elf = rv.nr;
-	if (!synth_plt(&c) || !to_symtab(img, &rv))
+	/*
+	 * perf synthesizes the PLT's symbols only when the symbol table gave
+	 * it some, functions or data objects (dso__load: a stripped binary's
+	 * .dynsym of imports alone gives none, and its PLT stubs stay
+	 * [unknown]; one that also defines stdout, copied there, gives one).
+	 */
+	if (((rv.nr || objects) && !synth_plt(&c)) || !to_symtab(img, &rv))
 		goto out;
 	if (has_dwarf(img->elf))
 		img->dwarf = dwarf_begin_elf(img->elf, DWARF_C_READ, NULL);
