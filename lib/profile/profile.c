@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "dstack/log.h"
 #include "dstack/offcpu.h"
 #include "dstack/profile.h"
@@ -45,6 +46,7 @@ struct read_split {
 struct ds_profile {
 	struct ds_profile_opts o;
 	char *path;
+	char *kcore_kallsyms;       /* a --kcore directory's kallsyms, when none was named */
 	struct ds_session *session;
 	struct ds_symbols *syms;
 	struct ds_machine *machine;
@@ -585,6 +587,20 @@ static bool open_session(struct ds_profile *p, const struct ds_profile_opts *opt
 	return false;
 }
 
+/* DIR/kcore_dir/kallsyms of a perf.data directory DIR (perf record --kcore) if it is a file, else NULL. */
+static char *kcore_kallsyms(const char *path)
+{
+	struct stat st;
+	char *ks;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode) || asprintf(&ks, "%s/kcore_dir/kallsyms", path) < 0)
+		return NULL;
+	if (!stat(ks, &st) && S_ISREG(st.st_mode))
+		return ks;
+	free(ks);
+	return NULL;
+}
+
 struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_opts *opts)
 {
 	static const struct ds_profile_opts defaults;
@@ -604,6 +620,9 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	}
 	p->o = *opts;
 	so = &p->o.symbols;
+	/* perf's kernel symbols of a perf.data directory recorded with --kcore: its copy of kallsyms */
+	if (!so->kallsyms && (p->kcore_kallsyms = kcore_kallsyms(path)))
+		p->o.symbols.kallsyms = p->kcore_kallsyms;
 	p->max_stack = p->o.no_frames ? 0 : p->o.max_stack ? p->o.max_stack : 127;
 	p->syms = ds_symbols__new(so);
 	/* a kallsyms file named: its load overlaps setting up and opening the input too */
@@ -643,6 +662,7 @@ void ds_profile__close(struct ds_profile *p)
 	ds_symbols__delete(p->syms);
 	ds_session__close(p->session);
 	free(p->listed);
+	free(p->kcore_kallsyms);
 	free(p->path);
 	free(p);
 }
