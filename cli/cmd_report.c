@@ -58,6 +58,7 @@ struct entry {
 	int32_t pid;                   /* the thread's tid: perf's "pid" sort key is the thread */
 	int32_t cpu;                   /* --sort cpu: the sample's, -1 if it does not say */
 	char level;                    /* 'k' or '.' as the entry was first seen */
+	bool inlined;                  /* --children: an inlined function's entry (sym ends " (inlined)") */
 	uint64_t self, acc, samples;
 	uint64_t lat_self, lat_acc;        /* perf's latency: period * 1000 / parallelism, summed */
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
@@ -98,16 +99,18 @@ struct report {
 	bool latency;                      /* perf's Latency columns: the recording has context-switch records */
 	struct ds_profile *profile;        /* the walk's: tracepoint texts */
 	/*
-	 * perf's group view (events recorded as a group, -e '{a,b}', without
-	 * callchains): each member's samples go to its leader's entries, one
-	 * column each.  By event index in the file: the leader's index and the
-	 * member's place, or -1 outside any group.
+	 * perf's group view (events recorded as a group, -e '{a,b}'): the
+	 * leader's section shows each member's entries in a column of its own,
+	 * and the leader's call graphs.  Members keep entries of their own
+	 * (perf's hists of each event) that are paired with the leader's when
+	 * printing (link_group).  By event index in the file: the leader's
+	 * index and the member's place, or -1 outside any group.
 	 */
 	bool groups;
 	int group_leader[64], group_slot[64], group_size[64];
 	char group_name[64][64];
-	/* each member event's period and samples (-n), by entry index: kept apart, as only groups need them */
-	struct group_cols { uint64_t period[GROUP_MAX]; uint32_t samples[GROUP_MAX]; } *gcols;
+	/* by entry index of a leader's entry: member k's paired entry's index + 1, 0 for none ([0] unused) */
+	struct group_cols { uint32_t pair[GROUP_MAX]; } *gcols;
 	size_t nr_gcols, cap_gcols;
 
 	struct entry *ents;
@@ -162,6 +165,13 @@ static bool entry_eq(const struct report *r, const struct entry *a, const struct
 		return false;
 	if (uses(r, SORT_SYM) && (a->sym != b->sym || (!a->sym && a->addr != b->addr)))
 		return false;
+	/* perf's symbol key tells the DSOs of two symbols apart when no dso key does (free@plt of two objects) */
+	if (uses(r, SORT_SYM) && !uses(r, SORT_DSO) && a->sym && a->dso != b->dso &&
+	    strcmp(short_dso(a->dso), short_dso(b->dso)))
+		return false;
+	/* perf's inlined function is one per function it is inlined in (its symbol's start) */
+	if (uses(r, SORT_SYM) && a->inlined && a->start != b->start)
+		return false;
 	if (uses(r, SORT_SRCLINE) && a->srcline != b->srcline)
 		return false;
 	if (uses(r, SORT_TRACE) && a->trace != b->trace)
@@ -182,7 +192,9 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 	if (uses(r, SORT_DSO))
 		h = dsi_hash_pair(h, dsi_hash_str(short_dso(e->dso)));
 	if (uses(r, SORT_SYM))
-		h = dsi_hash_pair(h, e->sym ? (uintptr_t)e->sym : e->addr);
+		h = dsi_hash_pair(h, e->sym ? (uintptr_t)e->sym ^ (e->inlined ? e->start : 0) : e->addr);
+	if (uses(r, SORT_SYM) && !uses(r, SORT_DSO) && e->sym)
+		h = dsi_hash_pair(h, dsi_hash_str(short_dso(e->dso)));
 	if (uses(r, SORT_SRCLINE))
 		h = dsi_hash_pair(h, (uintptr_t)e->srcline);
 	if (uses(r, SORT_TRACE))
@@ -674,14 +686,35 @@ static uint64_t sample_latency(const struct ds_profile_sample *s)
 	return s->period * 1000 / (s->parallelism ? s->parallelism : 1);
 }
 
+/* Is @evsel a leader or member of a group in perf's group view (setup_groups)? */
+static bool in_group(const struct report *r, const struct ds_evsel *evsel)
+{
+	return r->groups && evsel->idx >= 0 && evsel->idx < 64 && r->group_leader[evsel->idx] >= 0;
+}
+
+static const struct ds_evsel *group_leader_of(const struct report *r, const struct ds_evsel *evsel)
+{
+	return ds_reader__evsel(r->reader, (size_t)r->group_leader[evsel->idx]);
+}
+
+/*
+ * Does a sample of @evsel go into the call graph?  Not a group member's:
+ * its leader's section shows the leader's graphs only.
+ */
+static bool draws_graph(const struct report *r, const struct ds_evsel *evsel)
+{
+	return r->graph && !(in_group(r, evsel) && r->group_slot[evsel->idx]);
+}
+
 static int add_children(struct report *r, const struct ds_profile_sample *s, struct entry *self)
 {
 	long n = (long)s->nr_frames;
+	bool graph = draws_graph(r, s->evsel);
 
 	self->stamp = r->seq;
 	self->acc += s->period;
 	self->lat_acc += sample_latency(s);
-	if (r->graph && (r->caller ? add_chain(r, self, s, n - 1, 0) : add_chain(r, self, s, 0, n - 1)))
+	if (graph && (r->caller ? add_chain(r, self, s, n - 1, 0) : add_chain(r, self, s, 0, n - 1)))
 		return -ENOMEM;
 	/*
 	 * perf's level of a cumulative entry, set when the entry is made: '.'
@@ -712,7 +745,8 @@ static int add_children(struct report *r, const struct ds_profile_sample *s, str
 		if (strcmp(s->frames[i].dso, "[unknown]"))
 			level = '.';
 		key.level = level;
-		if (s->frames[i].inlined && key.sym && !(key.sym = inlined_name(r, key.sym)))
+		key.inlined = s->frames[i].inlined && key.sym;
+		if (key.inlined && !(key.sym = inlined_name(r, key.sym)))
 			return -ENOMEM;
 		e = find_entry(r, &key);
 		if (!e)
@@ -724,7 +758,7 @@ static int add_children(struct report *r, const struct ds_profile_sample *s, str
 		e->lat_acc += sample_latency(s);
 		if (e->depth < depth)
 			e->depth = depth;
-		if (r->graph && (r->caller ? add_chain(r, e, s, i, 0) : add_chain(r, e, s, i, n - 1)))
+		if (graph && (r->caller ? add_chain(r, e, s, i, 0) : add_chain(r, e, s, i, n - 1)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -778,41 +812,6 @@ static void memo_add(struct report *r, const struct ds_profile_sample *s, const 
 }
 
 /* The index of @evsel among r->evsels, added when new; SIZE_MAX when the table is full (its samples are not counted). */
-static bool in_group(const struct report *r, const struct ds_evsel *evsel)
-{
-	return r->groups && evsel->idx >= 0 && evsel->idx < 64 && r->group_leader[evsel->idx] >= 0;
-}
-
-static const struct ds_evsel *group_leader_of(const struct report *r, const struct ds_evsel *evsel)
-{
-	return ds_reader__evsel(r->reader, (size_t)r->group_leader[evsel->idx]);
-}
-
-/* Entry @e's member columns, made (zeroed) on first use; NULL on ENOMEM. */
-static struct group_cols *entry_group_cols(struct report *r, const struct entry *e)
-{
-	size_t i = (size_t)(e - r->ents);
-	struct group_cols *g = dsi_grow(r->gcols, &r->cap_gcols, i + 1, sizeof(*g), 64);
-
-	if (!g)
-		return NULL;
-	r->gcols = g;
-	if (i >= r->nr_gcols) {
-		memset(g + r->nr_gcols, 0, (i + 1 - r->nr_gcols) * sizeof(*g));
-		r->nr_gcols = i + 1;
-	}
-	return &g[i];
-}
-
-/* The same to read: zeros for an entry that has none. */
-static const struct group_cols *group_cols_of(const struct report *r, const struct entry *e)
-{
-	static const struct group_cols none;
-	size_t i = (size_t)(e - r->ents);
-
-	return i < r->nr_gcols ? &r->gcols[i] : &none;
-}
-
 static size_t event_index(struct report *r, const struct ds_evsel *evsel)
 {
 	size_t ev;
@@ -850,7 +849,7 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 	struct memo *m;
 	struct entry *e;
 
-	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) || r->groups ||
+	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) ||
 	    uses(r, SORT_CPU) || chain_misses_ip(s))
 		return false;
 	m = memo_find(r, s);
@@ -877,8 +876,8 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	const struct ds_cc_frame *leaf = &s->frames[leaf_frame(s)];
 	struct ds_cc_frame at_ip;
 	struct entry key, *e;
-	struct group_cols *cols;
 	size_t path = SIZE_MAX;
+	bool graph = draws_graph(r, s->evsel);
 
 	/*
 	 * perf's entry is the sample's ip: where the chain does not start
@@ -888,19 +887,8 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	if ((leaf->cookie || chain_misses_ip(s)) && sample_ip_frame(s, &at_ip))
 		leaf = &at_ip;
 	key_of(r, s, leaf, true, &key);
-	if (in_group(r, s->evsel)) {
-		key.evsel = group_leader_of(r, s->evsel);
-		if (!(e = find_entry(r, &key)))
-			return -ENOMEM;
-		if (!(cols = entry_group_cols(r, e)))
-			return -ENOMEM;
-		cols->period[r->group_slot[s->evsel->idx]] += s->period;
-		cols->samples[r->group_slot[s->evsel->idx]]++;
-		if (r->group_slot[s->evsel->idx])
-			return 0;   /* a member's: its column only */
-	} else if (!(e = find_entry(r, &key))) {
+	if (!(e = find_entry(r, &key)))
 		return -ENOMEM;
-	}
 	e->self += s->period;
 	e->samples++;
 	e->lat_self += sample_latency(s);
@@ -908,11 +896,11 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 		return add_children(r, s, e);
 	e->acc += s->period;
 	e->lat_acc += sample_latency(s);
-	if (r->graph && cc && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
-				   : add_chain_at(r, e, s, 0, (long)s->nr_frames - 1, &path)))
+	if (graph && cc && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
+				 : add_chain_at(r, e, s, 0, (long)s->nr_frames - 1, &path)))
 		return -ENOMEM;
 	/* a graph path that could not be remembered: no memo, every sample walks it */
-	if (s->shape_id && (!r->graph || !cc || path != SIZE_MAX) && !chain_misses_ip(s))
+	if (s->shape_id && (!graph || !cc || path != SIZE_MAX) && !chain_misses_ip(s))
 		memo_add(r, s, e, path);
 	return 0;
 }
@@ -1027,6 +1015,23 @@ static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
 	}
 }
 
+/* Member @k's entry paired with @e in its group's section (link_group): @e itself for the leader, NULL if none. */
+static const struct entry *member_entry(const struct report *r, const struct entry *e, int k)
+{
+	size_t i = (size_t)(e - r->ents);
+	uint32_t p = k && i < r->nr_gcols ? r->gcols[i].pair[k] : 0;
+
+	return !k ? e : p ? &r->ents[p - 1] : NULL;
+}
+
+/* Member @k's self period on @e, or (@acc) its cumulative one, in @e's group section. */
+static uint64_t member_period(const struct report *r, const struct entry *e, int k, bool acc)
+{
+	const struct entry *m = member_entry(r, e, k);
+
+	return !m ? 0 : acc ? m->acc : m->self;
+}
+
 static int cmp_entry(const void *pa, const void *pb)
 {
 	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
@@ -1044,8 +1049,9 @@ static int cmp_entry(const void *pa, const void *pb)
 		return a->self > b->self ? -1 : 1;
 	if (r->latency && a->lat_self != b->lat_self)
 		return a->lat_self > b->lat_self ? -1 : 1;
-	for (int k = 1; r->groups && k < GROUP_MAX; k++) {   /* a group's members, in order, after its leader */
-		uint64_t pa_k = group_cols_of(r, a)->period[k], pb_k = group_cols_of(r, b)->period[k];
+	/* a group's members, in order, after its leader */
+	for (int k = 1; in_group(r, a->evsel) && k < r->group_size[a->evsel->idx]; k++) {
+		uint64_t pa_k = member_period(r, a, k, false), pb_k = member_period(r, b, k, false);
 
 		if (pa_k != pb_k)
 			return pa_k > pb_k ? -1 : 1;
@@ -1082,6 +1088,16 @@ static int cmp_entry(const void *pa, const void *pb)
 	return r->in_tree ? 0 : cmp_collapsed(pa, pb);
 }
 
+/* Two entries' symbol names as perf's (an inlined one's without " (inlined)"), as strcmp. */
+static int sym_name_cmp(const struct entry *a, const struct entry *b)
+{
+	static const size_t suffix = sizeof(" (inlined)") - 1;
+	size_t la = strlen(a->sym) - (a->inlined ? suffix : 0), lb = strlen(b->sym) - (b->inlined ? suffix : 0);
+	int c = memcmp(a->sym, b->sym, la < lb ? la : lb);
+
+	return c ? c : (la > lb) - (la < lb);
+}
+
 /*
  * perf's comparison of entries in its trees of entries as they come and
  * collapsed (a new one, @pa, goes left of @pb when < 0): comm, pid, dso
@@ -1112,6 +1128,8 @@ static int cmp_collapsed(const void *pa, const void *pb)
 				break;
 			if (!a->sym != !b->sym)
 				c = a->sym ? -1 : 1;
+			else if (a->sym && (a->inlined || b->inlined) && (c = sym_name_cmp(b, a)))
+				;   /* perf's: by name where either is inlined, the other way round (a new one left of a greater name) */
 			else if (a->start != b->start)   /* perf's difference, signed */
 				c = (int64_t)(a->start - b->start) < 0 ? -1 : 1;
 			else if (a->sym)
@@ -1163,81 +1181,137 @@ static void rb_rotate(struct rbn *t, uint32_t *root, uint32_t x, bool left)
 		t[p].right = y;
 }
 
-/* @in's entries into a red-black tree as perf's go (@cmp < 0: to the left), read back into @out in order. */
-static void rb_build(struct rbn *t, struct entry **in, size_t nr, int (*cmp)(const void *, const void *),
-		     struct entry **out)
+/* Node @z (entry @in[z]) into the red-black tree at *@root as perf's go (@cmp < 0: left of a node). */
+static void rb_insert(struct rbn *t, uint32_t *root, struct entry **in, uint32_t z,
+		      int (*cmp)(const void *, const void *))
+{
+	uint32_t p = NONE, x = *root;
+	bool left = false;
+
+	while (x != NONE) {
+		p = x;
+		left = cmp(&in[z], &in[x]) < 0;
+		x = left ? t[x].left : t[x].right;
+	}
+	t[z] = (struct rbn){ .left = NONE, .right = NONE, .parent = p, .red = true };
+	if (p == NONE)
+		*root = z;
+	else if (left)
+		t[p].left = z;
+	else
+		t[p].right = z;
+	x = z;
+	while (t[x].parent != NONE && t[t[x].parent].red) {
+		uint32_t q = t[x].parent, g = t[q].parent;
+		bool ql = t[g].left == q;
+		uint32_t u = ql ? t[g].right : t[g].left;
+
+		if (u != NONE && t[u].red) {
+			t[q].red = t[u].red = false;
+			t[g].red = true;
+			x = g;
+			continue;
+		}
+		if (x == (ql ? t[q].right : t[q].left)) {
+			rb_rotate(t, root, q, ql);
+			x = q;
+			q = t[x].parent;
+		}
+		t[q].red = false;
+		t[g].red = true;
+		rb_rotate(t, root, g, !ql);
+	}
+	t[*root].red = false;
+}
+
+/* @in's entries into a red-black tree as perf's go, one after the other; its root. */
+static uint32_t rb_build(struct rbn *t, struct entry **in, size_t nr, int (*cmp)(const void *, const void *))
 {
 	uint32_t root = NONE;
 
-	for (uint32_t z = 0; z < nr; z++) {
-		uint32_t p = NONE, x = root;
-		bool left = false;
+	for (uint32_t z = 0; z < nr; z++)
+		rb_insert(t, &root, in, z, cmp);
+	return root;
+}
 
-		while (x != NONE) {
-			p = x;
-			left = cmp(&in[z], &in[x]) < 0;
-			x = left ? t[x].left : t[x].right;
-		}
-		t[z] = (struct rbn){ .left = NONE, .right = NONE, .parent = p, .red = true };
-		if (p == NONE)
-			root = z;
-		else if (left)
-			t[p].left = z;
-		else
-			t[p].right = z;
-		x = z;
-		while (t[x].parent != NONE && t[t[x].parent].red) {
-			uint32_t q = t[x].parent, g = t[q].parent;
-			bool ql = t[g].left == q;
-			uint32_t u = ql ? t[g].right : t[g].left;
-
-			if (u != NONE && t[u].red) {
-				t[q].red = t[u].red = false;
-				t[g].red = true;
-				x = g;
-				continue;
-			}
-			if (x == (ql ? t[q].right : t[q].left)) {
-				rb_rotate(t, &root, q, ql);
-				x = q;
-				q = t[x].parent;
-			}
-			t[q].red = false;
-			t[g].red = true;
-			rb_rotate(t, &root, g, !ql);
-		}
-		t[root].red = false;
-	}
-	size_t k = 0;
+/* The first node of the tree at @root in order (perf's rb_first), NONE if empty. */
+static uint32_t rb_first(const struct rbn *t, uint32_t root)
+{
 	uint32_t x = root;
 
 	while (x != NONE && t[x].left != NONE)
 		x = t[x].left;
-	while (x != NONE) {
-		out[k++] = in[x];
-		if (t[x].right != NONE) {
-			x = t[x].right;
-			while (t[x].left != NONE)
-				x = t[x].left;
-		} else {
-			uint32_t c = x;
+	return x;
+}
 
-			x = t[x].parent;
-			while (x != NONE && t[x].right == c) {
-				c = x;
-				x = t[x].parent;
-			}
-		}
-	}
+/* The node after @x in order (perf's rb_next), NONE after the last. */
+static uint32_t rb_next(const struct rbn *t, uint32_t x)
+{
+	uint32_t c;
+
+	if (t[x].right != NONE)
+		return rb_first(t, t[x].right);
+	do {
+		c = x;
+		x = t[x].parent;
+	} while (x != NONE && t[x].right == c);
+	return x;
+}
+
+/* The entries of the tree at @root (node x: @in[x]) into @out, in order. */
+static void rb_read(const struct rbn *t, uint32_t root, struct entry **in, struct entry **out)
+{
+	size_t k = 0;
+
+	for (uint32_t x = rb_first(t, root); x != NONE; x = rb_next(t, x))
+		out[k++] = in[x];
 }
 
 /*
- * @list (the entries as they were made) in perf's order: its tree of
- * entries as they come, read into its collapsed tree, read into its output
- * tree.  Its comparisons are no orders (addresses compared by their
- * difference, signed; depths only within a thread), so the trees decide.
+ * The node whose entry @cmp finds equal to @key, as perf's search of its
+ * trees walks (hists__find_entry), NONE if the walk finds none: its
+ * comparisons are no order, so it may miss one that is there.
  */
-static int tree_order(struct entry **list, size_t nr)
+static uint32_t rb_find(const struct rbn *t, uint32_t root, struct entry **in, const struct entry *key,
+			int (*cmp)(const void *, const void *))
+{
+	uint32_t x = root;
+
+	while (x != NONE) {
+		int c = cmp(&key, &in[x]);
+
+		if (!c)
+			return x;
+		x = c < 0 ? t[x].left : t[x].right;
+	}
+	return NONE;
+}
+
+/*
+ * @list (an event's entries as they were made) into perf's collapsed tree:
+ * its tree of entries as they come, read into a new one where a key has a
+ * collapse of its own (comm, srcline).  @t gets the nodes, node x's entry
+ * left in @list[x]; the root is returned.  @tmp: room for @nr.
+ */
+static uint32_t collapsed_tree(struct rbn *t, struct entry **list, size_t nr, struct entry **tmp)
+{
+	uint32_t root = rb_build(t, list, nr, cmp_collapsed);
+
+	if (!uses(sort_ctx, SORT_COMM) && !uses(sort_ctx, SORT_SRCLINE))
+		return root;
+	rb_read(t, root, list, tmp);
+	memcpy(list, tmp, nr * sizeof(*tmp));
+	return rb_build(t, list, nr, cmp_collapsed);
+}
+
+/*
+ * @list in perf's order: its collapsed tree (from the entries as they were
+ * made, unless @collapsed: @list is that tree's order already) read into
+ * its output tree.  Its comparisons are no orders (addresses compared by
+ * their difference, signed; depths only within a thread), so the trees
+ * decide.
+ */
+static int tree_order(struct entry **list, size_t nr, bool collapsed)
 {
 	struct rbn *t = malloc(nr * sizeof(*t));
 	struct entry **tmp = malloc(nr * sizeof(*tmp));
@@ -1247,19 +1321,146 @@ static int tree_order(struct entry **list, size_t nr)
 		free(tmp);
 		return -ENOMEM;
 	}
-	rb_build(t, list, nr, cmp_collapsed, tmp);
-	/* perf collapses only for a key that has its own collapse (comm, srcline) */
-	if (uses(sort_ctx, SORT_COMM) || uses(sort_ctx, SORT_SRCLINE))
-		rb_build(t, tmp, nr, cmp_collapsed, list);
+	if (collapsed)
+		memcpy(tmp, list, nr * sizeof(*tmp));
 	else
-		memcpy(list, tmp, nr * sizeof(*tmp));
-	memcpy(tmp, list, nr * sizeof(*tmp));
+		rb_read(t, collapsed_tree(t, list, nr, tmp), list, tmp);
 	sort_ctx->in_tree = true;
-	rb_build(t, tmp, nr, cmp_entry, list);
+	rb_read(t, rb_build(t, tmp, nr, cmp_entry), tmp, list);
 	sort_ctx->in_tree = false;
 	free(t);
 	free(tmp);
 	return 0;
+}
+
+/* Room for @more entries (dummies) and their member pairs, without moving them once made.  0 or -ENOMEM. */
+static int group_room(struct report *r, size_t more)
+{
+	size_t need = r->nr_ents + more, old = r->nr_gcols;
+	struct entry *e = dsi_grow(r->ents, &r->cap_ents, need ? need : 1, sizeof(*e), 1024);
+	struct group_cols *g;
+
+	if (!e)
+		return -ENOMEM;
+	r->ents = e;
+	if (!(g = dsi_grow(r->gcols, &r->cap_gcols, need ? need : 1, sizeof(*g), 64)))
+		return -ENOMEM;
+	r->gcols = g;
+	if (need > old) {
+		memset(g + old, 0, (need - old) * sizeof(*g));
+		r->nr_gcols = need;
+	}
+	return 0;
+}
+
+/* perf's dummy entry: a copy of member entry @m in the leader's section, with nothing of the leader's (no sums, no chain). */
+static struct entry *add_dummy(struct report *r, const struct entry *m, const struct ds_evsel *lead)
+{
+	struct entry *d = &r->ents[r->nr_ents++];   /* room made by group_room */
+
+	*d = *m;
+	d->evsel = lead;
+	d->self = d->acc = d->samples = d->lat_self = d->lat_acc = 0;
+	d->depth = 0;   /* perf's dummy has an empty chain; @m's root, shared, has no graph: members draw none */
+	return d;
+}
+
+static void set_pair(struct report *r, const struct entry *e, int k, const struct entry *m)
+{
+	r->gcols[e - r->ents].pair[k] = (uint32_t)(m - r->ents) + 1;
+}
+
+/* An event's entries in a tree as perf's hists keep them: node x's entry in e[x]. */
+struct etree {
+	struct rbn *t;
+	struct entry **e;
+	size_t nr;
+	uint32_t root;
+};
+
+/* The entries of @evsel, as they were made, into @tree's collapsed tree (collapsed_tree). */
+static void event_tree(struct report *r, const struct ds_evsel *evsel, struct etree *tree, struct entry **tmp)
+{
+	tree->nr = 0;
+	for (size_t i = 0; i < r->nr_ents; i++)
+		if (r->ents[i].evsel == evsel)
+			tree->e[tree->nr++] = &r->ents[i];
+	tree->root = collapsed_tree(tree->t, tree->e, tree->nr, tmp);
+}
+
+/*
+ * Member @k's tree @mt paired with the tree @lt of its leader @lead, as
+ * perf's hists__match and hists__link: each of the leader's entries, in
+ * order, looked for in the member's tree; then each member's entry that no
+ * search found looked for in the leader's tree, and put there as a dummy
+ * when missed.  @found: room for @mt->nr flags.
+ */
+static void pair_member(struct report *r, const struct ds_evsel *lead, int k, struct etree *lt,
+			const struct etree *mt, bool *found)
+{
+	memset(found, 0, mt->nr * sizeof(*found));
+	for (uint32_t x = rb_first(lt->t, lt->root); x != NONE; x = rb_next(lt->t, x)) {
+		uint32_t y = rb_find(mt->t, mt->root, mt->e, lt->e[x], cmp_collapsed);
+
+		if (y != NONE) {
+			set_pair(r, lt->e[x], k, mt->e[y]);
+			found[y] = true;
+		}
+	}
+	for (uint32_t y = rb_first(mt->t, mt->root); y != NONE; y = rb_next(mt->t, y)) {
+		uint32_t x;
+
+		if (found[y])
+			continue;
+		if ((x = rb_find(lt->t, lt->root, lt->e, mt->e[y], cmp_collapsed)) == NONE) {
+			x = (uint32_t)lt->nr;
+			lt->e[lt->nr++] = add_dummy(r, mt->e[y], lead);
+			rb_insert(lt->t, &lt->root, lt->e, x, cmp_collapsed);
+		}
+		set_pair(r, lt->e[x], k, mt->e[y]);
+	}
+}
+
+/*
+ * perf's group view of the group @ev leads: the leader's collapsed tree
+ * paired with each member's in turn (pair_member), so one thing shows
+ * twice where perf's searches miss, as in perf's.  @list: room for the
+ * leader's and members' entries; gets the leader's tree in order, dummies
+ * in, their number in *@nr.  0 or -ENOMEM.
+ */
+static int link_group(struct report *r, size_t ev, struct entry **list, size_t *nr)
+{
+	const struct ds_evsel *lead = r->evsels[ev];
+	size_t n = 0;
+	int ret = -ENOMEM;
+
+	for (size_t i = 0; i < r->nr_ents; i++)   /* the leader's and members' */
+		n += in_group(r, r->ents[i].evsel) && r->group_leader[r->ents[i].evsel->idx] == lead->idx;
+	if (group_room(r, n))
+		return -ENOMEM;
+
+	struct etree lt = { .t = malloc((n + 1) * sizeof(*lt.t)), .e = list };
+	struct etree mt = { .t = malloc((n + 1) * sizeof(*mt.t)), .e = malloc((n + 1) * sizeof(*mt.e)) };
+	struct entry **tmp = malloc((n + 1) * sizeof(*tmp));
+	bool *found = malloc(n + 1);
+
+	if (lt.t && mt.t && mt.e && tmp && found) {
+		event_tree(r, lead, &lt, tmp);
+		for (int k = 1; k < r->group_size[lead->idx]; k++) {
+			event_tree(r, ds_reader__evsel(r->reader, (size_t)(lead->idx + k)), &mt, tmp);
+			pair_member(r, lead, k, &lt, &mt, found);
+		}
+		rb_read(lt.t, lt.root, lt.e, tmp);
+		memcpy(list, tmp, lt.nr * sizeof(*tmp));
+		*nr = lt.nr;
+		ret = 0;
+	}
+	free(lt.t);
+	free(mt.t);
+	free(mt.e);
+	free(tmp);
+	free(found);
+	return ret;
 }
 
 struct kid {
@@ -1540,7 +1741,6 @@ static void column_widths(const struct report *r, struct entry **list, size_t nr
 	}
 }
 
-/* The section's head: samples, event, event count, then the column titles and their dotted rule. */
 /* The members of the group event @ev leads (its section shows them all), else 0. */
 static int group_members(const struct report *r, size_t ev)
 {
@@ -1558,6 +1758,24 @@ static size_t member_index(const struct report *r, size_t ev, int k)
 		if (r->evsels[i] == m)
 			return i;
 	return SIZE_MAX;
+}
+
+/* Does the section of the group @ev leads show member @k?  perf leaves out a member without samples (--skip-empty). */
+static bool member_shown(const struct report *r, size_t ev, int k)
+{
+	size_t i = member_index(r, ev, k);
+
+	return i != SIZE_MAX && r->ev_samples[i];
+}
+
+/* The columns of each kind (Overhead, Samples, ...) in @ev's section: its group's members shown, else 1. */
+static int column_count(const struct report *r, size_t ev)
+{
+	int n = 0;
+
+	for (int k = 0; k < group_members(r, ev); k++)
+		n += member_shown(r, ev, k);
+	return group_members(r, ev) ? n : 1;
 }
 
 /* The group's period (and, with @samples, its samples), summed over its members as perf's header counts them. */
@@ -1586,22 +1804,27 @@ static void print_group_title(struct report *r, size_t ev)
 	group_total(r, ev, &n);
 	print_unit(o, n);
 	outbuf_printf(o, " of events '%s { ", r->group_name[lead->idx]);
-	for (int k = 0; k < group_members(r, ev); k++)
-		outbuf_printf(o, "%s%s", k ? ", " : "", ds_reader__evsel(r->reader, (size_t)(lead->idx + k))->name);
+	for (int k = 0, first = 1; k < group_members(r, ev); k++) {
+		if (!member_shown(r, ev, k))
+			continue;
+		outbuf_printf(o, "%s%s", first ? "" : ", ", ds_reader__evsel(r->reader, (size_t)(lead->idx + k))->name);
+		first = 0;
+	}
 	outbuf_puts(o, " }'");
 }
 
+/* The section's head: samples, event, event count, then the column titles and their dotted rule. */
 static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
 {
 	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line",
 						      "Trace output", "CPU" };
 	struct outbuf *o = r->out;
-
-	int members = group_members(r, ev);
+	bool group = group_members(r, ev) != 0;
+	int cols = column_count(r, ev);
 
 	/* perf's "#" line above the first section only */
 	outbuf_puts(o, !first ? "# Samples: " : "#\n# Samples: ");
-	if (members) {
+	if (group) {
 		print_group_title(r, ev);
 	} else {
 		print_unit(o, r->ev_samples[ev]);
@@ -1610,29 +1833,31 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 	if (r->wo.filter.time_str)
 		outbuf_printf(o, " (time slices: %s)", r->wo.filter.time_str);
 	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# ",
-		      (unsigned long long)(members ? group_total(r, ev, NULL) : r->ev_period[ev]));
-	if (members) {   /* one 8-wide column a member, the title right-aligned over them */
-		outbuf_printf(o, "%*s", 8 * members, "Overhead");
+		      (unsigned long long)(group ? group_total(r, ev, NULL) : r->ev_period[ev]));
+	if (group && children) {   /* one 8-wide column a member, each title right-aligned over its own */
+		outbuf_printf(o, "%*s  %*s", 8 * cols, "Children", 8 * cols, "Self");
+	} else if (group) {
+		outbuf_printf(o, "%*s", 8 * cols, "Overhead");
 	} else if (r->latency)
 		outbuf_puts(o, children ? "Children  Latency      Self   Latency" : "Overhead   Latency");
 	else
 		outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	if (r->show_samples)
-		outbuf_printf(o, "  %*s", 12 * (members ? members : 1), "Samples");
+		outbuf_printf(o, "  %*s", 12 * cols, "Samples");
 	for (int i = 0; i < r->nr_sort; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
 	if (r->ipc_columns)
 		outbuf_puts(o, "  IPC   [IPC Coverage]");
 	outbuf_puts(o, "\n# ........");
-	for (int k = 1; k < members; k++)
+	for (int k = 1; k < cols; k++)
 		outbuf_puts(o, "........");
 	if (children && r->latency)
 		outbuf_puts(o, "  .......");
-	if (children)
-		outbuf_puts(o, "  ........");
+	for (int k = 0; children && k < cols; k++)
+		outbuf_puts(o, k ? "........" : "  ........");
 	if (r->latency)
 		outbuf_puts(o, "  ........");
-	for (int k = 0; r->show_samples && k < (members ? members : 1); k++)
+	for (int k = 0; r->show_samples && k < cols; k++)
 		outbuf_puts(o, k ? "............" : "  ............");
 	for (int i = 0; i < r->nr_sort; i++) {
 		outbuf_puts(o, "  ");
@@ -1682,8 +1907,11 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 	}
 }
 
-/* A group's entry: each member's share of that member's total, side by side ("   4.12%   4.08%"). */
-static void print_member_columns(struct report *r, size_t ev, const struct entry *e)
+/*
+ * A group's entry: each member's share of that member's total, side by
+ * side ("   4.12%   4.08%"), of its self period or (@acc) its cumulative one.
+ */
+static void print_member_columns(struct report *r, size_t ev, const struct entry *e, bool acc)
 {
 	struct outbuf *o = r->out;
 
@@ -1692,9 +1920,23 @@ static void print_member_columns(struct report *r, size_t ev, const struct entry
 		size_t i = member_index(r, ev, k);
 		uint64_t total = i == SIZE_MAX ? 0 : r->ev_period[i];
 
+		if (!member_shown(r, ev, k))
+			continue;
 		outbuf_putc(o, ' ');
-		outbuf_fixed2(o, total ? group_cols_of(r, e)->period[k] * 100.0 / total : 0.0, 6);
+		outbuf_fixed2(o, total ? member_period(r, e, k, acc) * 100.0 / total : 0.0, 6);
 		outbuf_putc(o, '%');
+	}
+}
+
+/* A group's entry's Samples: each member's, side by side. */
+static void print_member_samples(struct report *r, size_t ev, const struct entry *e)
+{
+	outbuf_puts(r->out, "  ");
+	for (int k = 0; k < group_members(r, ev); k++) {
+		const struct entry *m = member_entry(r, e, k);
+
+		if (member_shown(r, ev, k))
+			outbuf_printf(r->out, "%12llu", (unsigned long long)(m ? m->samples : 0));
 	}
 }
 
@@ -1726,20 +1968,21 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		if (total && e->acc * 100.0 / total < r->percent_limit)
 			continue;
 		if (children) {
-			print_percent(o, e->acc, total, 7);
+			if (group_members(r, ev))
+				print_member_columns(r, ev, e, true);
+			else
+				print_percent(o, e->acc, total, 7);
 			if (r->latency)
 				print_percent(o, e->lat_acc, r->ev_latency[ev], 6);
 		}
 		if (group_members(r, ev))
-			print_member_columns(r, ev, e);
+			print_member_columns(r, ev, e, false);
 		else
 			print_percent(o, e->self, total, 7);
 		if (r->latency)
 			print_percent(o, e->lat_self, r->ev_latency[ev], 7);
 		if (r->show_samples && group_members(r, ev)) {
-			outbuf_puts(o, "  ");
-			for (int k = 0; k < group_members(r, ev); k++)
-				outbuf_printf(o, "%12llu", (unsigned long long)group_cols_of(r, e)->samples[k]);
+			print_member_samples(r, ev, e);
 		} else if (r->show_samples) {
 			outbuf_printf(o, "  %12llu", (unsigned long long)e->samples);
 		}
@@ -1798,20 +2041,33 @@ static int print_report(struct report *r)
 			order[j] = order[j - 1];
 		order[j] = i;
 	}
+	bool printed = false;
+
 	for (size_t oi = 0; oi < r->nr_evsels; oi++) {
 		size_t nr = 0, ev = order[oi];
 
 		if (in_group(r, r->evsels[ev]) && r->group_slot[r->evsels[ev]->idx])
 			continue;   /* a group member: a column of its leader's section */
-		for (size_t i = 0; i < r->nr_ents; i++)
-			if (r->ents[i].evsel == r->evsels[ev])
-				list[nr++] = &r->ents[i];
-		if (nr > 1 && !(r->children && r->any_callchain && tree_order(list, nr) == 0))
+		if (!r->ev_samples[ev])
+			continue;   /* no samples (a group's leader whose members alone had some): perf shows none (--skip-empty) */
+		if (group_members(r, ev)) {
+			if (link_group(r, ev, list, &nr)) {
+				free(list);
+				return -ENOMEM;
+			}
+		} else {
+			for (size_t i = 0; i < r->nr_ents; i++)
+				if (r->ents[i].evsel == r->evsels[ev])
+					list[nr++] = &r->ents[i];
+		}
+		if (nr > 1 && !(r->children && r->any_callchain && tree_order(list, nr, group_members(r, ev)) == 0))
 			qsort(list, nr, sizeof(*list), cmp_entry);
-		print_section(r, ev, oi == 0, list, nr);
+		print_section(r, ev, !printed, list, nr);
+		printed = true;
 	}
+	/* perf's "#" below the lost samples, else the first section's */
 	if (!cli_quiet)
-		outbuf_puts(r->out, "#\n");
+		outbuf_puts(r->out, printed ? "#\n" : "#\n#\n");
 	free(list);
 	return 0;
 }
@@ -2014,14 +2270,6 @@ static void report_free(struct report *r)
 	free(r);
 }
 
-static bool group_samples_callchains(const struct ds_reader *rd, uint32_t leader, uint32_t members)
-{
-	for (uint32_t k = 0; k < members; k++)
-		if (ds_reader__evsel(rd, leader + k)->attr.sample_type & DS_SAMPLE_CALLCHAIN)
-			return true;
-	return false;
-}
-
 /* One group of the file's GROUP_DESC into perf's group view, if it qualifies (setup_groups). */
 static void add_group(void *ctx, const char *name, uint32_t leader, uint32_t members)
 {
@@ -2029,8 +2277,6 @@ static void add_group(void *ctx, const char *name, uint32_t leader, uint32_t mem
 	size_t nr_ev = ds_reader__nr_evsels(r->reader);
 
 	if (members < 2 || members > GROUP_MAX || leader >= nr_ev || leader + members > nr_ev || leader + members > 64)
-		return;
-	if (group_samples_callchains(r->reader, leader, members))
 		return;
 	for (uint32_t k = 0; k < members; k++) {
 		r->group_leader[leader + k] = (int)leader;
@@ -2045,9 +2291,8 @@ static void add_group(void *ctx, const char *name, uint32_t leader, uint32_t mem
 
 /*
  * perf's group view, from the file's GROUP_DESC (name, leader, members:
- * consecutive events): only where no member records callchains, whose
- * graphs in that view dstack does not draw (each event keeps its section
- * then, as before).
+ * consecutive events), with or without callchains: the leader's section
+ * shows every member's columns, and the leader's call graphs.
  */
 static void setup_groups(struct report *r)
 {

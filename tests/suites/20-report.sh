@@ -167,5 +167,44 @@ PY
 	fi
 }
 
+# perf's group view with callchains: -e '{cpu-clock,task-clock,page-faults}'
+# -g recorded by the host's perf, one section whose columns are the
+# members with samples (page-faults has none at this period: perf leaves
+# it out) and whose graphs are the leader's, against perf 7.2's.  The
+# --no-children forms are asserted; --children is measured (its pairing of
+# the members' entries with the leader's follows perf's tree searches,
+# whose misses dstack reproduces only as far as it models perf's trees).
+report_group_callchains() {
+	local o="$WORK/out/report-group" args res rc name pres=() cres=()
+	if [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ] || ! kvm_ready; then
+		echo "SKIPPED report group view: *** no host perf, not root, or no kernel-vm perf 7.2 ***"; return
+	fi
+	mkdir -p "$o"
+	cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -o "$o/wl" "$ROOT/tests/corpus/wl.c" || {
+		bad "report group view: the workload does not build"; return; }
+	cp /proc/kallsyms "$o/kallsyms"
+	/usr/bin/perf record -q -o "$o/g.data" -e '{cpu-clock,task-clock,page-faults}' -c 200000 -g -- "$o/wl" mix 40 \
+		>/dev/null 2>&1 || { bad "report group view: perf record failed"; return; }
+	for args in "--no-children" "--no-children -n" "--no-children -g none --sort dso,sym" "--children" "-n -g caller"; do
+		name=${args// /_}
+		# shellcheck disable=SC2086
+		"$KVM_PERF7" report --stdio $args --symfs /host/ --kallsyms "/host$o/kallsyms" -i "/host$o/g.data" \
+			>"$o/$name.perf" 2>/dev/null
+		# shellcheck disable=SC2086
+		"$DSTACK" report --stdio $args --symfs / --kallsyms "$o/kallsyms" -i "$o/g.data" >"$o/$name.dstack" 2>&1
+		res=$(python3 "$ROOT/tests/check_conformance.py" "$o/$name.perf" "$o/$name.dstack"); rc=$?
+		case $args in
+		--no-children*)
+			[ $rc -eq 0 ] || { bad "report group view $args: ${res#*$'\t'}"; return; }
+			pres+=("$args ${res%%$'\t'*}") ;;
+		*) cres+=("$args ${res%%$'\t'*}") ;;
+		esac
+	done
+	if grep -q "^# Samples: .* of events 'anon group { cpu-clock, task-clock" "$o/--no-children.dstack"
+	then ok "report group view with callchains: as perf 7.2 (${pres[*]}); measured: ${cres[*]}"
+	else bad "report group view with callchains: no group section: $(grep -m2 '^# Samples' "$o/--no-children.dstack")"; fi
+}
+
 report_suite
 report_kallsyms_other_boot
+report_group_callchains
