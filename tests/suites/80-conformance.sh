@@ -23,7 +23,8 @@ conf_build() {
 	cc "${f[@]}" -pthread -o "$d/wl" "$ROOT/tests/corpus/wl.c" &&
 	c++ "${f[@]}" -o "$d/wlxx" "$ROOT/tests/corpus/wlxx.cc" &&
 	c++ "${f[@]}" -o "$d/cxxc" "$ROOT/tests/vm/conformance-cxxc.cc" &&
-	cc "${f[@]}" -o "$d/jit" "$ROOT/tests/vm/conformance-jit.c" || return 1
+	cc "${f[@]}" -o "$d/jit" "$ROOT/tests/vm/conformance-jit.c" &&
+	cp "$d/wl" "$d/wlstrip" && strip "$d/wlstrip" || return 1
 	# 32-bit static: Debian sid's multilib gcc if its root is built (never
 	# built from here: that needs the network and minutes), else the
 	# corpus's wl32 (the same wl.c, built that way)
@@ -256,7 +257,7 @@ conf_guest_record() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw clk grp}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw clk grp grpg thrd zthr strip evcg}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
@@ -267,7 +268,7 @@ conf_guest() {
 		for d in "${conf_boots[@]}"; do
 			[ -d "$d" ] || continue
 			mkdir -p "$d/symfs/job"
-			cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$d/symfs/job/"
+			cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$job"/wlstrip "$d/symfs/job/"
 		done
 	fi
 	local any=
@@ -312,7 +313,9 @@ conf_guest() {
 }
 
 # The host's perf 6.1 (an older perf's files): no callchains, -g, C++
-# functions without linkage names, several events, system wide.  Needs root (perf_event_paranoid) and perf7 only.
+# functions without linkage names, several events, a perf.data directory
+# (--threads), a group sampled by its leader, per-thread samples without
+# a time, system wide.  Needs root (perf_event_paranoid) and perf7 only.
 conf_host() {
 	local d=$conf_work/host
 	local wl=$d/wl
@@ -330,13 +333,19 @@ conf_host() {
 	/usr/bin/perf record -q -o "$d/h_g.data" $ev -g -- "$wl" mix 150 >/dev/null 2>&1
 	/usr/bin/perf record -q -o "$d/h_cxxc.data" $ev -g -- "$d/cxxc" 800 >/dev/null 2>&1
 	/usr/bin/perf record -q -o "$d/h_multi.data" -c 200000 -e cpu-clock -e task-clock:u -e page-faults:k -g -- "$wl" mix 150 >/dev/null 2>&1
+	# a perf.data directory (one data.N file per recording thread)
+	/usr/bin/perf record -q -o "$d/h_thr.data" --threads -e cpu-clock -c 200000 -g -- "$wl" threads 10 >/dev/null 2>&1
+	# an event group with callchains, sampled by its leader (members' samples from the counter reads)
+	/usr/bin/perf record -q -o "$d/h_lead.data" -e '{cpu-clock,task-clock}:S' -c 200000 -g -- "$wl" mix 100 >/dev/null 2>&1
+	# per-thread mmaps: samples without a time (a --time filter takes none of them)
+	/usr/bin/perf record -q -o "$d/h_pthr.data" --per-thread -e cpu-clock -c 200000 -g -- "$wl" threads 10 >/dev/null 2>&1
 	"$wl" cpu 100000 >/dev/null 2>&1 & local w=$!
 	/usr/bin/perf record -q -o "$d/h_sysw.data" -a -g -e cpu-clock -c 1000000 -- sleep 0.5 >/dev/null 2>&1
 	kill $w; wait $w 2>/dev/null
 	conf_header
 	local shape
-	for shape in h_nocg h_g h_cxxc h_multi h_sysw; do
-		if [ ! -s "$d/$shape.data" ]; then bad "conformance: perf 6.1 did not record $shape"; continue; fi
+	for shape in h_nocg h_g h_cxxc h_multi h_thr h_lead h_pthr h_sysw; do
+		if [ ! -s "$d/$shape.data" ] && [ ! -s "$d/$shape.data/data" ]; then bad "conformance: perf 6.1 did not record $shape"; continue; fi
 		# the host's binaries at their own paths: symfs "/" for both
 		# system wide, this machine runs other work too: binaries rebuilt
 		# between the recording and the reading resolve differently by

@@ -88,6 +88,16 @@ rec tpdw -e sched:sched_switch --call-graph dwarf,4096 -- ./wl fork 4
 rec tpraw -e raw_syscalls:sys_enter,raw_syscalls:sys_exit -- ./wl fork 2
 # an event group: perf report's group view (a column per member)
 rec grp -e '{cpu-clock,task-clock}' -c 200000 -- ./wl mix 5
+# an event group with callchains: perf's group view with the leader's call graphs
+rec grpg -e '{cpu-clock,task-clock}' -c 200000 -g -- ./wl mix 5
+# a perf.data directory (--threads: a data.N file per recording thread), deferred; and compressed
+# (each file its own zstd stream)
+rec thrd --threads -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl threads 4
+rec zthr -z --threads -e cpu-clock -c 100000 -g -- ./wl threads 4
+# a stripped binary (its PLT stubs stay unnamed: its .dynsym names no function)
+rec strip -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlstrip mix 8
+# per-event call-graph terms: dwarf for one event, frame pointers for the other
+rec evcg -e cpu-clock/call-graph=dwarf/ -e task-clock/call-graph=fp/ -c 200000 -- ./wl mix 5
 # perf's own clock (-k): the header's clockid and reference time
 rec clk -k mono -e cpu-clock -c 200000 -- ./wl mix 5
 # no inheritance: the children of fork are not followed
