@@ -2019,6 +2019,9 @@ static int print_report(struct report *r)
 	} else if (!cli_quiet) {
 		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
 	}
+	/* a column left out for its single --comm value is named here, as perf does (samples or not) */
+	if (r->wo.filter.nr_comms == 1 && r->sorts_comm)
+		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
 	if (!r->nr_ents && !any_samples(r)) {
 		/* no sample (none recorded, or none on the CPUs or times asked): perf says so and ends there */
 		outbuf_flush(r->out);
@@ -2026,9 +2029,6 @@ static int print_report(struct report *r)
 		free(list);
 		return 0;
 	}
-	/* a column left out for its single --comm value is named here, as perf does */
-	if (r->wo.filter.nr_comms == 1 && r->sorts_comm)
-		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
 	if (!cli_quiet)
 		outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
 	/* sections in the order of the file's events, as perf's evlist (not of their first samples) */
