@@ -24,6 +24,7 @@
 
 #define NONE UINT32_MAX
 #define GROUP_MAX 8   /* members of an event group shown side by side (perf's group view) */
+#define EVENTS_MAX 4096   /* events a report counts: as many as the reader takes from a file */
 enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_TRACE, SORT_CPU, SORT_MAX };
 
 /* What tells call-graph nodes apart (perf's function key): dso and symbol, else address. */
@@ -137,9 +138,11 @@ struct report {
 	size_t nr_memo, cap_memo;
         /* library string -> our copy (the library's die with the walk) */
 	uint64_t seq;
-	const struct ds_evsel *evsels[64];  /* compared only: they die with the walk */
-	const char *ev_names[64];
-	uint64_t ev_samples[64], ev_period[64], ev_latency[64];
+	/* the events seen, in the order of their first samples (every event a reader can hold) */
+	const struct ds_evsel *evsels[EVENTS_MAX];  /* compared only: they die with the walk */
+	const char *ev_names[EVENTS_MAX];
+	uint64_t ev_samples[EVENTS_MAX], ev_period[EVENTS_MAX], ev_latency[EVENTS_MAX];
+	uint16_t ev_slot[EVENTS_MAX];      /* by the event's index in the file: its place above + 1, 0 if none yet */
 	size_t nr_evsels;
 	int error;
 	struct outbuf *out;
@@ -811,19 +814,21 @@ static void memo_add(struct report *r, const struct ds_profile_sample *s, const 
 					       .pid = memo_pid(r, s), .ent = (uint32_t)(e - r->ents), .path = path };
 }
 
-/* The index of @evsel among r->evsels, added when new; SIZE_MAX when the table is full (its samples are not counted). */
+/* The index of @evsel among r->evsels, added when new; SIZE_MAX for an index no reader gives (EVENTS_MAX). */
 static size_t event_index(struct report *r, const struct ds_evsel *evsel)
 {
 	size_t ev;
 
-	for (ev = 0; ev < r->nr_evsels && r->evsels[ev] != evsel; ev++)
-		;
-	if (ev == r->nr_evsels) {
-		if (ev == sizeof(r->evsels) / sizeof(*r->evsels))
-			return SIZE_MAX;
-		r->ev_names[r->nr_evsels] = keep(r, evsel->name);
-		r->evsels[r->nr_evsels++] = evsel;
-	}
+	if (evsel->idx < 0 || evsel->idx >= EVENTS_MAX)
+		return SIZE_MAX;
+	if (r->ev_slot[evsel->idx])
+		return r->ev_slot[evsel->idx] - 1u;
+	if (r->nr_evsels == EVENTS_MAX)
+		return SIZE_MAX;
+	ev = r->nr_evsels++;
+	r->ev_names[ev] = keep(r, evsel->name);
+	r->evsels[ev] = evsel;
+	r->ev_slot[evsel->idx] = (uint16_t)(ev + 1);
 	return ev;
 }
 

@@ -205,6 +205,28 @@ report_group_callchains() {
 	else bad "report group view with callchains: no group section: $(grep -m2 '^# Samples' "$o/--no-children.dstack")"; fi
 }
 
+# A recording whose samples come from more than 64 events ('syscalls:*'
+# of a few commands: ~100 with samples): a section each, as perf 7.2 (a
+# fixed table of 64 dropped the others' samples without a word).
+report_many_events() {
+	local o="$WORK/out/report-many" res rc n_perf n_ds
+	if [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ] || ! kvm_ready; then
+		echo "SKIPPED report of many events: *** no host perf, not root, or no kernel-vm perf 7.2 ***"; return
+	fi
+	mkdir -p "$o"
+	/usr/bin/perf record -q -o "$o/m.data" -e 'syscalls:*' -- sh -c \
+		'ls -la / >/dev/null; cat /proc/self/status >/dev/null; date >/dev/null; id >/dev/null; sleep 0.01; ps >/dev/null; df >/dev/null; uname -a >/dev/null; stat / >/dev/null' \
+		>/dev/null 2>&1 || { echo "SKIPPED report of many events: *** perf record -e 'syscalls:*' failed here ***"; return; }
+	"$KVM_PERF7" report --stdio -i "/host$o/m.data" >"$o/m.perf" 2>/dev/null
+	"$DSTACK" report --stdio -i "$o/m.data" >"$o/m.dstack" 2>"$o/m.err"
+	n_perf=$(grep -c '^# Samples' "$o/m.perf"); n_ds=$(grep -c '^# Samples' "$o/m.dstack")
+	res=$(python3 "$ROOT/tests/check_conformance.py" "$o/m.perf" "$o/m.dstack"); rc=$?
+	if [ $rc -eq 0 ] && [ "$n_perf" = "$n_ds" ]; then
+		ok "report of many events: $n_ds sections as perf 7.2's $n_perf, ${res%%$'\t'*} lines"
+	else bad "report of many events: $n_ds sections, perf $n_perf: ${res#*$'\t'}"; fi
+}
+
 report_suite
 report_kallsyms_other_boot
 report_group_callchains
+report_many_events
