@@ -711,9 +711,11 @@ static void print_deferred(struct script *sc, const struct ds_event *ev)
 	outbuf_puts(sc->out, "DEFERRED CALLCHAIN [cookie: ");
 	outbuf_hex(sc->out, d.cookie, 0);
 	outbuf_putc(sc->out, ']');
-	if (sc->f.fields[type] & SF(IP)) {
+	if ((sc->f.fields[type] & SF(IP)) && sc->use_callchain) {
 		outbuf_putc(sc->out, '\n');
 		print_callchain(sc, t, d.ips, d.nr, sc->ip_opts[type]);
+	} else if (sc->f.fields[type] & SF(IP)) {
+		print_ip_line(sc, ev, t, sc->ip_opts[type]);   /* -G: the record's own ip, 0, as perf */
 	}
 	outbuf_putc(sc->out, '\n');
 }
@@ -743,7 +745,8 @@ static int prepare(struct script *sc)
 		sc->bad_fields = true;
 		return -1;
 	}
-	if (ds_reader__info(sc->reader)->pipe)
+	/* perf adds a pipe's callchain fields only where it uses callchains (not with -G) */
+	if (ds_reader__info(sc->reader)->pipe && !sc->hide_callchain)
 		script_fields_pipe_callchains(&sc->f, sc->reader);
 	sc->use_callchain = false;
 	for (size_t i = 0; i < nr; i++) {

@@ -288,6 +288,9 @@ fields_corpus_nomerge() {
 				--no-merge-callchains -F "$F"
 		done
 	done
+	# -G: no callchain fields added for a pipe's callchains (perf adds ip,sym only where it uses them)
+	fields_cmp pipe.defer "$WORK/data/pipe.defer.data" "$WORK/symfs-root/symfs" "$WORK/symfs-root/symfs" "$WORK/kallsyms" \
+		--no-merge-callchains -F comm,tid,ip -G
 }
 
 # "%7d/%-7d" on every line of every corpus recording: a tid's padding once
