@@ -425,6 +425,34 @@ static void print_addr(struct script *sc, const struct ds_event *ev, struct ds_t
 		print_dso(o, r.dso, r.map_end != 0, r.addr, (fl & SF(DSOFF)) ? PO_DSOFF : 0);
 }
 
+/* perf's name of x86 register @r: the general ones, XMM0-15 (two slots each), else "unknown" */
+static const char *reg_name(unsigned r, char buf[8])
+{
+	const char *n = ds_x86_reg__name(r);
+
+	if (n)
+		return n;
+	if (r >= 32 && r < 64 && !(r & 1)) {
+		snprintf(buf, 8, "XMM%u", (r - 32) / 2);
+		return buf;
+	}
+	return "unknown";
+}
+
+/* -F iregs/uregs: " ABI:2    AX:0x200 ..." as perf_sample__fprintf_regs (nothing for a sample without them) */
+static void print_regs(struct outbuf *o, uint64_t abi, const uint64_t *regs, uint64_t mask)
+{
+	unsigned i = 0;
+	char buf[8];
+
+	if (!regs)
+		return;
+	outbuf_printf(o, " ABI:%llu ", (unsigned long long)abi);
+	for (unsigned r = 0; r < 64; r++)
+		if (mask >> r & 1)
+			outbuf_printf(o, "%5s:0x%llx ", reg_name(r, buf), (unsigned long long)regs[i++]);
+}
+
 /* perf's unit_number__scnprintf(): "4K", "2M", "N/A" */
 static void print_page_size(struct outbuf *o, uint64_t size)
 {
@@ -686,6 +714,10 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 			print_ip_line(sc, ev, t, opts);
 		}
 	}
+	if (fl & SF(IREGS))
+		print_regs(o, s->regs_intr_abi, s->regs_intr, ev->evsel->attr.sample_regs_intr);
+	if (fl & SF(UREGS))
+		print_regs(o, s->regs_user_abi, s->regs_user, ev->evsel->attr.sample_regs_user);
 	if (fl & SF(PHYS_ADDR))
 		outbuf_hex(o, s->phys_addr, 16);
 	if (fl & SF(DATA_PAGE_SIZE))

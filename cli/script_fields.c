@@ -19,7 +19,7 @@ static const struct {
 	[SF_TRACE] = { "trace", true }, [SF_IP] = { "ip", true }, [SF_SYM] = { "sym", true },
 	[SF_DSO] = { "dso", true }, [SF_DSOFF] = { "dsoff", true }, [SF_ADDR] = { "addr", true },
 	[SF_SYMOFFSET] = { "symoff", true }, [SF_SRCLINE] = { "srcline", true },
-	[SF_PERIOD] = { "period", true }, [SF_IREGS] = { "iregs", false }, [SF_UREGS] = { "uregs", false },
+	[SF_PERIOD] = { "period", true }, [SF_IREGS] = { "iregs", true }, [SF_UREGS] = { "uregs", true },
 	[SF_BRSTACK] = { "brstack", false }, [SF_BRSTACKSYM] = { "brstacksym", false },
 	[SF_DATA_SRC] = { "data_src", true }, [SF_WEIGHT] = { "weight", true },
 	[SF_BPF_OUTPUT] = { "bpf-output", false }, [SF_CALLINDENT] = { "callindent", false },
@@ -255,6 +255,8 @@ static const char *sample_msg(int field)
 	case SF_TID: case SF_PID: return "TID";
 	case SF_TIME: return "TIME";
 	case SF_CPU: return "CPU";
+	case SF_IREGS: return "IREGS";
+	case SF_UREGS: return "UREGS";
 	case SF_PHYS_ADDR: return "PHYS_ADDR";
 	case SF_DATA_PAGE_SIZE: return "DATA_PAGE_SIZE";
 	case SF_CODE_PAGE_SIZE: return "CODE_PAGE_SIZE";
@@ -316,6 +318,8 @@ static int check_evsel(struct script_fields *f, int t, const struct ds_evsel *e,
 		return -1;
 	if (need_stype(f, t, e, DS_SAMPLE_TIME, SF_TIME, SF(TIME), false) ||
 	    need_stype(f, t, e, DS_SAMPLE_CPU, SF_CPU, SF(CPU), aux) ||
+	    need_stype(f, t, e, DS_SAMPLE_REGS_INTR, SF_IREGS, SF(IREGS), aux) ||
+	    need_stype(f, t, e, DS_SAMPLE_REGS_USER, SF_UREGS, SF(UREGS), false) ||
 	    need_stype(f, t, e, DS_SAMPLE_PHYS_ADDR, SF_PHYS_ADDR, SF(PHYS_ADDR), aux) ||
 	    need_stype(f, t, e, DS_SAMPLE_DATA_PAGE_SIZE, SF_DATA_PAGE_SIZE, SF(DATA_PAGE_SIZE), false) ||
 	    need_stype(f, t, e, DS_SAMPLE_CODE_PAGE_SIZE, SF_CODE_PAGE_SIZE, SF(CODE_PAGE_SIZE), false) ||

@@ -178,7 +178,7 @@ fields_host_suite() {
 	if ! kvm_ready; then
 		echo "SKIPPED script fields (host perf): *** no kernel-vm: no perf 7.2 to compare with ***"; return
 	fi
-	if [ -n "${DSTACK_NO_VM:-}" ] && [ -f "$d/file61.data" ]; then
+	if [ -n "${DSTACK_NO_VM:-}" ] && [ -f "$d/file61.data" ] && [ -f "$d/regs61.data" ]; then
 		:   # the release pass recorded them
 	else
 		rm -rf "$d"; mkdir -p "$d"
@@ -193,6 +193,8 @@ fields_host_suite() {
 		perf record -e cpu-clock:u,task-clock -c 100000 -o "$d/file61.data" -- "$wl" mix 6 >/dev/null 2>&1
 		perf record -e cpu-clock,page-faults -c 50000 -o - -- "$wl" mix 6 2>/dev/null >"$d/pipe61.data"
 		perf record -g -e cpu-clock -c 100000 -o - -- "$wl" mix 6 2>/dev/null >"$d/pipeg61.data"
+		# registers: at the interrupt (-I) and the user's (a few named)
+		perf record -I --user-regs=ip,sp,bp -e cpu-clock -c 100000 -o "$d/regs61.data" -- "$wl" mix 6 >/dev/null 2>&1
 	fi
 	fields_cmp file61 "$d/file61.data" "" / "$d/kallsyms"
 	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms"
@@ -200,6 +202,12 @@ fields_host_suite() {
 	fields_cmp pipeg61 "$d/pipeg61.data" "" / "$d/kallsyms" --no-inline
 	fields_header file61 "$d/file61.data"
 	fields_header pipe61 "$d/pipe61.data"
+	if [ -s "$d/regs61.data" ]; then
+		fields_cmp regs61 "$d/regs61.data" "" / "$d/kallsyms" -F ip,sym,iregs,uregs
+		fields_cmp regs61 "$d/regs61.data" "" / "$d/kallsyms" -F +uregs
+	else echo "SKIPPED script fields -F iregs,uregs: *** the host's perf recorded no registers (-I --user-regs) ***"; fi
+	# a field the samples lack: refused with perf's words
+	fields_cmp file61 "$d/file61.data" "" / "$d/kallsyms" -F +iregs
 }
 
 # The corpus: its oracles are perf report --header-only; "captured on" is the
