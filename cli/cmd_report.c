@@ -246,6 +246,9 @@ static bool nkey_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct nkey *a = &((const struct report *)ctx)->nkeys[id], *b = key;
 
+	/* perf's match_chain(): inlined functions are one by name, whatever their DSO (libc's and ld.so's __GI_munmap) */
+	if (a->inlined && b->inlined && a->sym && b->sym)
+		return a->sym == b->sym;
 	return a->sym == b->sym && a->dso == b->dso && a->ip == b->ip && a->inlined == b->inlined;
 }
 
@@ -284,8 +287,9 @@ static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 	if (!n || r->nr_nkeys >= NONE - 1)
 		return NONE;
 	r->nkeys = n;
-	k = dsi_hash64((uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
-		      (key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL);
+	k = key.inlined && key.sym ? dsi_hash64((uintptr_t)key.sym ^ 1)   /* by name alone (nkey_eq) */
+				   : dsi_hash64((uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
+						(key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL);
 	id = ds_idmap__find_or_add(&r->nkey_ids, k, nkey_eq, r, &key, (uint32_t)r->nr_nkeys, &added);
 	if (added)
 		r->nkeys[r->nr_nkeys++] = key;
