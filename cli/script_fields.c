@@ -12,7 +12,9 @@
 
 static const struct {
 	const char *name;
-	bool supported;   /* false: perf prints it, dstack does not (yet): refused */
+	bool supported;   /* false: perf prints it, dstack does not (yet): refused.  callindent is
+			   * taken and prints nothing: perf indents only samples with branch flags
+			   * (decoded AUX traces), which dstack does not make */
 } field_names[SF_NR] = {
 	[SF_COMM] = { "comm", true }, [SF_TID] = { "tid", true }, [SF_PID] = { "pid", true },
 	[SF_TIME] = { "time", true }, [SF_CPU] = { "cpu", true }, [SF_EVNAME] = { "event", true },
@@ -22,7 +24,7 @@ static const struct {
 	[SF_PERIOD] = { "period", true }, [SF_IREGS] = { "iregs", true }, [SF_UREGS] = { "uregs", true },
 	[SF_BRSTACK] = { "brstack", false }, [SF_BRSTACKSYM] = { "brstacksym", false },
 	[SF_DATA_SRC] = { "data_src", true }, [SF_WEIGHT] = { "weight", true },
-	[SF_BPF_OUTPUT] = { "bpf-output", false }, [SF_CALLINDENT] = { "callindent", false },
+	[SF_BPF_OUTPUT] = { "bpf-output", false }, [SF_CALLINDENT] = { "callindent", true },
 	[SF_INSN] = { "insn", false }, [SF_DISASM] = { "disasm", false }, [SF_INSNLEN] = { "insnlen", false },
 	[SF_BRSTACKINSN] = { "brstackinsn", false }, [SF_BRSTACKOFF] = { "brstackoff", false },
 	[SF_SYNTH] = { "synth", false }, [SF_PHYS_ADDR] = { "phys_addr", true },

@@ -206,6 +206,8 @@ fields_host_suite() {
 		fields_cmp regs61 "$d/regs61.data" "" / "$d/kallsyms" -F ip,sym,iregs,uregs
 		fields_cmp regs61 "$d/regs61.data" "" / "$d/kallsyms" -F +uregs
 	else echo "SKIPPED script fields -F iregs,uregs: *** the host's perf recorded no registers (-I --user-regs) ***"; fi
+	# callindent: nothing where samples have no branch flags, as perf
+	fields_cmp file61 "$d/file61.data" "" / "$d/kallsyms" -F comm,tid,callindent,ip,sym
 	# a field the samples lack: refused with perf's words
 	fields_cmp file61 "$d/file61.data" "" / "$d/kallsyms" -F +iregs
 }
