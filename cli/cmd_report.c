@@ -609,7 +609,7 @@ static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 	return intern_text(r, buf);
 }
 
-/* perf's "trace" key: the sample's tracepoint text ("" for another event's); NULL on ENOMEM. */
+/* perf's "trace" key: the sample's tracepoint text ("N/A" for another event's, as perf); NULL on ENOMEM. */
 static const char *trace_of(struct report *r, const struct ds_profile_sample *s)
 {
 	char buf[4096], *big;
@@ -617,7 +617,7 @@ static const char *trace_of(struct report *r, const struct ds_profile_sample *s)
 	size_t n;
 
 	if (s->evsel->attr.type != DS_PERF_TYPE_TRACEPOINT)
-		return intern_text(r, "");
+		return intern_text(r, "N/A");
 	if (!(text = walk_trace_text(r->profile, s->ev, s->thread, buf, sizeof(buf), &n, &big)))
 		return NULL;
 	t = intern_text(r, text);
