@@ -97,6 +97,11 @@ struct report {
 	bool show_samples;                 /* -n: perf's Samples column */
 	double graph_min;                  /* -g's threshold in percent; < 0: --percent-limit's, else 0.5 */
 	bool sorts_comm;                   /* comm is a sort key (before a single --comm leaves its column out) */
+	/* perf's --dsos and -S/--symbols: only samples whose own address lies in one of these (by
+	 * short or full name; by symbol-table name), the others counted in the totals as perf does */
+	struct name_list { char **v; size_t n; } dsos, syms;
+	int col[SORT_MAX], nr_col;          /* the sort keys shown: a filter of one value hides its key's column
+					     * (it still tells entries apart: a --children caller's DSO) */
 	bool latency;                      /* perf's Latency columns: the recording has context-switch records */
 	struct ds_profile *profile;        /* the walk's: tracepoint texts */
 	/*
@@ -914,6 +919,33 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	return 0;
 }
 
+static bool in_names(const struct name_list *l, const char *name)
+{
+	for (size_t i = 0; name && i < l->n; i++)
+		if (!strcmp(l->v[i], name))
+			return true;
+	return false;
+}
+
+/* --dsos, -S: does the sample's own address (perf's al) lie in one of the DSOs and symbols named? */
+static bool own_frame_wanted(const struct report *r, const struct ds_profile_sample *s)
+{
+	const struct ds_cc_frame *f;
+	struct ds_cc_frame at_ip;
+
+	if (!r->dsos.n && !r->syms.n)
+		return true;
+	if (!s->nr_frames)
+		return false;
+	f = &s->frames[leaf_frame(s)];
+	if ((f->cookie || chain_misses_ip(s)) && sample_ip_frame(s, &at_ip))
+		f = &at_ip;
+	if (r->dsos.n && (!strcmp(f->dso, "[unknown]") ||
+			  !(in_names(&r->dsos, short_dso(f->dso)) || in_names(&r->dsos, f->dso))))
+		return false;
+	return !r->syms.n || (!f->cookie && in_names(&r->syms, f->elf_sym ? f->elf_sym : f->sym));
+}
+
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct report *r = ctx;
@@ -936,13 +968,13 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	r->ev_samples[ev]++;
 	r->ev_period[ev] += s->period;
 	r->ev_latency[ev] += sample_latency(s);
-	if (s->filtered)   /* hidden by --pid/--tid/--comm, counted in the totals as perf does */
+	/* perf has no call graph, nor a cumulative profile, without recorded callchains (hidden samples' count) */
+	cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
+	r->any_callchain |= cc;
+	if (s->filtered || !own_frame_wanted(r, s))   /* hidden by a filter, counted in the totals as perf does */
 		return 0;
 	r->seq++;
 	r->machine = s->machine;
-	/* perf has no call graph, nor a cumulative profile, without recorded callchains */
-	cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
-	r->any_callchain |= cc;
 	cc = cc && !s->ip_only;   /* an empty chain: the entry alone, no graph under it */
 	if (count_from_memo(r, s, cc))
 		return 0;
@@ -1853,8 +1885,8 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	if (r->show_samples)
 		outbuf_printf(o, "  %*s", 12 * cols, "Samples");
-	for (int i = 0; i < r->nr_sort; i++)
-		outbuf_printf(o, "  %-*s", (int)w[r->sort[i]], titles[r->sort[i]]);
+	for (int i = 0; i < r->nr_col; i++)
+		outbuf_printf(o, "  %-*s", (int)w[r->col[i]], titles[r->col[i]]);
 	if (r->ipc_columns)
 		outbuf_puts(o, "  IPC   [IPC Coverage]");
 	outbuf_puts(o, "\n# ........");
@@ -1868,9 +1900,9 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		outbuf_puts(o, "  ........");
 	for (int k = 0; r->show_samples && k < cols; k++)
 		outbuf_puts(o, k ? "............" : "  ............");
-	for (int i = 0; i < r->nr_sort; i++) {
+	for (int i = 0; i < r->nr_col; i++) {
 		outbuf_puts(o, "  ");
-		for (size_t k = 0; k < w[r->sort[i]]; k++)
+		for (size_t k = 0; k < w[r->col[i]]; k++)
 			outbuf_putc(o, '.');
 	}
 	if (r->ipc_columns)
@@ -1884,11 +1916,11 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 	struct outbuf *o = r->out;
 	char buf[1024];
 
-	for (int k = 0; k < r->nr_sort; k++) {
-		bool last = k + 1 == r->nr_sort && !r->ipc_columns &&
-			    (r->sort[k] == SORT_SYM || r->sort[k] == SORT_SRCLINE || r->sort[k] == SORT_TRACE);
+	for (int k = 0; k < r->nr_col; k++) {
+		bool last = k + 1 == r->nr_col && !r->ipc_columns &&
+			    (r->col[k] == SORT_SYM || r->col[k] == SORT_SRCLINE || r->col[k] == SORT_TRACE);
 
-		switch (r->sort[k]) {
+		switch (r->col[k]) {
 		case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
 		case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
 		case SORT_PID:
@@ -2028,9 +2060,15 @@ static int print_report(struct report *r)
 	} else if (!cli_quiet) {
 		outbuf_puts(r->out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
 	}
-	/* a column left out for its single --comm value is named here, as perf does (samples or not) */
-	if (r->wo.filter.nr_comms == 1 && r->sorts_comm)
-		outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
+	/* a column left out for its single --comm, --dsos or -S value is named here, in the order of the sort keys, as perf does */
+	for (int i = 0; i < r->nr_sort; i++) {
+		if (r->sort[i] == SORT_COMM && r->wo.filter.nr_comms == 1)
+			outbuf_printf(r->out, "# comm: %s\n", r->wo.filter.comms[0]);
+		else if (r->sort[i] == SORT_DSO && r->dsos.n == 1)
+			outbuf_printf(r->out, "# dso: %s\n", r->dsos.v[0]);
+		else if (r->sort[i] == SORT_SYM && r->syms.n == 1)
+			outbuf_printf(r->out, "# symbol: %s\n", r->syms.v[0]);
+	}
 	if (!r->nr_ents && !any_samples(r)) {
 		/* no sample (none recorded, or none on the CPUs or times asked): perf says so and ends there */
 		outbuf_flush(r->out);
@@ -2098,6 +2136,9 @@ static void report_usage(FILE *f)
 		"                           smallest branch shown, in percent (default 0.5)\n"
 		"  -n, --show-nr-samples    the Samples column\n"
 		"  --percent-limit P        hide entries and call-graph branches below P%%\n"
+		"  --dsos NAME[,...]        only samples in these objects (short or full name); others\n"
+		"                           count in the totals, as in perf\n"
+		"  -S, --symbols NAME[,...] only samples in these functions (symbol-table names)\n"
 		"  --header                 the recording's header first\n"
 		"  --header-only            only the recording's header\n%s",
 		walk_usage());
@@ -2175,6 +2216,39 @@ static int parse_call_graph(struct report *r, const char *v, const char **order)
 	return 0;
 }
 
+/* A comma list's names added to @l (perf's strlist; repeated options add up).  0, or -1 when out of memory (said). */
+static int add_names(struct name_list *l, const char *v)
+{
+	char *copy = strdup(v), *save = NULL;
+
+	if (!copy)
+		goto oom;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char **nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+
+		if (!nv || !(nv[l->n] = strdup(t))) {
+			if (nv)
+				l->v = nv;
+			free(copy);
+			goto oom;
+		}
+		l->v = nv;
+		l->n++;
+	}
+	free(copy);
+	return 0;
+oom:
+	fprintf(stderr, "dstack report: out of memory\n");
+	return -1;
+}
+
+static void free_names(struct name_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
 static int parse_args(struct report *r, int argc, char **argv)
 {
 	const char *order = NULL, *v;
@@ -2209,6 +2283,12 @@ static int parse_args(struct report *r, int argc, char **argv)
 				usage_error("report", "bad --percent-limit '%s'", v);
 				return EXIT_USAGE;
 			}
+		} else if ((v = opt_value("--dsos", argc, argv, &i))) {
+			if (add_names(&r->dsos, v))
+				return EXIT_FAILURE;
+		} else if ((v = opt_value("-S", argc, argv, &i)) || (v = opt_value("--symbols", argc, argv, &i))) {
+			if (add_names(&r->syms, v))
+				return EXIT_FAILURE;
 		} else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--show-nr-samples")) {
 			r->show_samples = true;
 		} else if (!strcmp(argv[i], "--inline")) {
@@ -2276,6 +2356,8 @@ static void report_free(struct report *r)
 	free(r->nkeys);
 	free(r->fkeys);
 	free(r->gcols);
+	free_names(&r->dsos);
+	free_names(&r->syms);
 	free(r);
 }
 
@@ -2354,18 +2436,25 @@ static bool all_tracepoints(const struct ds_reader *rd)
 }
 
 /* The sort keys as used: without the comm column under a single --comm (perf leaves it out), and as a mask. */
+static bool elided(const struct report *r, int key)
+{
+	return (key == SORT_COMM && r->wo.filter.nr_comms == 1) || (key == SORT_DSO && r->dsos.n == 1) ||
+	       (key == SORT_SYM && r->syms.n == 1);
+}
+
 static void settle_sort_keys(struct report *r)
 {
-	for (int i = 0; i < r->nr_sort; i++)
-		r->sorts_comm |= r->sort[i] == SORT_COMM;
-	if (r->wo.filter.nr_comms == 1 && r->nr_sort > 1) {
-		int n = 0;
+	int n = 0;
 
-		for (int i = 0; i < r->nr_sort; i++)
-			if (r->sort[i] != SORT_COMM)
-				r->sort[n++] = r->sort[i];
-		r->nr_sort = n;
+	for (int i = 0; i < r->nr_sort; i++) {
+		r->sorts_comm |= r->sort[i] == SORT_COMM;
+		n += !elided(r, r->sort[i]);
 	}
+	/* perf leaves a column out for a filter of one value, but never every column */
+	r->nr_col = 0;
+	for (int i = 0; i < r->nr_sort; i++)
+		if (!n || !elided(r, r->sort[i]))
+			r->col[r->nr_col++] = r->sort[i];
 	for (int i = 0; i < r->nr_sort; i++)
 		r->sort_mask |= 1u << r->sort[i];
 }
@@ -2419,6 +2508,8 @@ int cmd_report(int argc, char **argv)
 			r->sort[0] = SORT_TRACE;
 			r->sort_mask = 1u << SORT_TRACE;
 			r->sorts_comm = false;
+			r->col[0] = SORT_TRACE;
+			r->nr_col = 1;
 		}
 		ret = walk_run(&w, on_sample, r);
 		report_at_end(r, w.profile, ret);

@@ -104,7 +104,7 @@ static const struct {
 /* perf's options that dstack does not have, by command: refused by name, not by a usage dump */
 static const char *const perf_only_report[] = {
 	"-v", "--verbose", "-D", "--dump-raw-trace", "--show-cpu-utilization",
-	"-T", "--threads", "-f", "--force", "-m", "--modules", "--dsos", "-d", "-S", "--symbols",
+	"-T", "--threads", "-f", "--force", "-m", "--modules", "-d",
 	"--symbol-filter", "-U", "--hide-unresolved", "-F", "--fields", "-p", "--parent", "-x",
 	"--exclude-other", "-G", "--inverted", "-b", "--branch-stack", "--branch-history", "--group", "--full-source-path", "--objdump", "--demangle-kernel", "--mem-mode",
 	"--percentage", "--ns", "-M", "--disassembler-style", "--raw-trace", "--socket-filter", "--samples",

@@ -226,7 +226,38 @@ report_many_events() {
 	else bad "report of many events: $n_ds sections, perf $n_perf: ${res#*$'\t'}"; fi
 }
 
+# perf's --dsos and -S/--symbols: only samples whose own address lies
+# there, the others counted in the totals; a single value names itself in
+# a '# dso:' / '# symbol:' line and hides its column, which still tells
+# entries apart (a --children caller in another DSO)
+report_dso_sym_filters() {
+	local o="$WORK/out/report-filters" args res rc name pres=()
+	if [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ] || ! kvm_ready; then
+		echo "SKIPPED report --dsos/--symbols: *** no host perf, not root, or no kernel-vm perf 7.2 ***"; return
+	fi
+	mkdir -p "$o"
+	cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -o "$o/wl" "$ROOT/tests/corpus/wl.c" || {
+		bad "report --dsos/--symbols: the workload does not build"; return; }
+	cp /proc/kallsyms "$o/kallsyms"
+	/usr/bin/perf record -q -o "$o/f.data" -e cpu-clock -c 200000 -g -- "$o/wl" mix 40 >/dev/null 2>&1 ||
+		{ bad "report --dsos/--symbols: perf record failed"; return; }
+	for args in "--no-children --dsos wl" "--no-children -g none --dsos wl,[kernel.kallsyms]" \
+		    "--no-children -S chacha_permute" "--no-children -g none --sort dso -S chacha_permute,_copy_to_iter" \
+		    "--children --dsos wl" "--children -S chacha_permute" "--no-children --comm wl --dsos wl"; do
+		# shellcheck disable=SC2086
+		"$KVM_PERF7" report --stdio $args --symfs /host/ --kallsyms "/host$o/kallsyms" -i "/host$o/f.data" \
+			>"$o/p.txt" 2>/dev/null
+		# shellcheck disable=SC2086
+		"$DSTACK" report --stdio $args --symfs / --kallsyms "$o/kallsyms" -i "$o/f.data" >"$o/d.txt" 2>&1
+		res=$(python3 "$ROOT/tests/check_conformance.py" "$o/p.txt" "$o/d.txt"); rc=$?
+		[ $rc -eq 0 ] || { bad "report $args: ${res#*$'\t'}"; return; }
+		pres+=("$args ${res%%$'\t'*}")
+	done
+	ok "report --dsos, -S as perf 7.2: $(printf '%s; ' "${pres[@]}")"
+}
+
 report_suite
 report_kallsyms_other_boot
 report_group_callchains
 report_many_events
+report_dso_sym_filters
