@@ -146,7 +146,10 @@ struct report {
 	/* the events seen, in the order of their first samples (every event a reader can hold) */
 	const struct ds_evsel *evsels[EVENTS_MAX];  /* compared only: they die with the walk */
 	const char *ev_names[EVENTS_MAX];
-	uint64_t ev_samples[EVENTS_MAX], ev_period[EVENTS_MAX], ev_latency[EVENTS_MAX];
+	uint64_t ev_samples[EVENTS_MAX], ev_period[EVENTS_MAX], ev_latency[EVENTS_MAX];   /* the totals shown */
+	uint64_t ev_passed[EVENTS_MAX];    /* samples past the CPU and time filters: the event has a section */
+	uint64_t ev_passed_period[EVENTS_MAX];   /* their period: the call graphs' total, relative or not */
+	bool relative;                     /* --percentage relative: the totals of the samples shown only */
 	uint16_t ev_slot[EVENTS_MAX];      /* by the event's index in the file: its place above + 1, 0 if none yet */
 	size_t nr_evsels;
 	int error;
@@ -950,7 +953,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct report *r = ctx;
 	size_t ev;
-	bool cc;
+	bool cc, shown;
 
 	if (!s->nr_frames && !s->filtered)
 		return 0;
@@ -965,13 +968,19 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		return 0;
 	if (in_group(r, s->evsel) && event_index(r, group_leader_of(r, s->evsel)) == SIZE_MAX)
 		return 0;   /* the leader's section holds the member's column */
-	r->ev_samples[ev]++;
-	r->ev_period[ev] += s->period;
-	r->ev_latency[ev] += sample_latency(s);
+	r->ev_passed[ev]++;
+	r->ev_passed_period[ev] += s->period;
 	/* perf has no call graph, nor a cumulative profile, without recorded callchains (hidden samples' count) */
 	cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
 	r->any_callchain |= cc;
-	if (s->filtered || !own_frame_wanted(r, s))   /* hidden by a filter, counted in the totals as perf does */
+	shown = !s->filtered && own_frame_wanted(r, s);
+	/* a sample a filter hides counts in the totals as perf's do, but with --percentage relative */
+	if (shown || !r->relative) {
+		r->ev_samples[ev]++;
+		r->ev_period[ev] += s->period;
+		r->ev_latency[ev] += sample_latency(s);
+	}
+	if (!shown)
 		return 0;
 	r->seq++;
 	r->machine = s->machine;
@@ -1806,7 +1815,7 @@ static bool member_shown(const struct report *r, size_t ev, int k)
 {
 	size_t i = member_index(r, ev, k);
 
-	return i != SIZE_MAX && r->ev_samples[i];
+	return i != SIZE_MAX && r->ev_passed[i];
 }
 
 /* The columns of each kind (Overhead, Samples, ...) in @ev's section: its group's members shown, else 1. */
@@ -1994,8 +2003,9 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 {
 	struct outbuf *o = r->out;
 	bool children = r->children && r->any_callchain, graph = r->graph && r->any_callchain;
-	uint64_t total = r->ev_period[ev];
-	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf */
+	uint64_t total = r->ev_period[ev], graph_total = r->ev_passed_period[ev];
+	/* call-graph branches below 0.5% of the total are hidden, or below --percent-limit as in perf;
+	 * with --percentage relative, perf cuts by the shown samples' total but prints shares of all */
 	double pct = r->graph_min >= 0 ? r->graph_min : r->percent_limit > 0 ? r->percent_limit : 0.5;
 	uint64_t min = (uint64_t)(total * pct / 100);
 	size_t w[SORT_MAX];
@@ -2032,7 +2042,7 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 			outbuf_puts(o, "  -      -            ");
 		outbuf_putc(o, '\n');
 		if (graph)
-			print_graph(r, e, total, min);
+			print_graph(r, e, graph_total, min);
 	}
 	outbuf_puts(o, "\n\n");
 }
@@ -2041,7 +2051,7 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 static bool any_samples(const struct report *r)
 {
 	for (size_t i = 0; i < r->nr_evsels; i++)
-		if (r->ev_samples[i])
+		if (r->ev_passed[i])
 			return true;
 	return false;
 }
@@ -2095,7 +2105,7 @@ static int print_report(struct report *r)
 
 		if (in_group(r, r->evsels[ev]) && r->group_slot[r->evsels[ev]->idx])
 			continue;   /* a group member: a column of its leader's section */
-		if (!r->ev_samples[ev])
+		if (!r->ev_passed[ev])
 			continue;   /* no samples (a group's leader whose members alone had some): perf shows none (--skip-empty) */
 		if (group_members(r, ev)) {
 			if (link_group(r, ev, list, &nr)) {
@@ -2136,6 +2146,7 @@ static void report_usage(FILE *f)
 		"                           smallest branch shown, in percent (default 0.5)\n"
 		"  -n, --show-nr-samples    the Samples column\n"
 		"  --percent-limit P        hide entries and call-graph branches below P%%\n"
+		"  --percentage relative|absolute  shares of the samples shown, or of all (default)\n"
 		"  --dsos NAME[,...]        only samples in these objects (short or full name); others\n"
 		"                           count in the totals, as in perf\n"
 		"  -S, --symbols NAME[,...] only samples in these functions (symbol-table names)\n"
@@ -2283,6 +2294,12 @@ static int parse_args(struct report *r, int argc, char **argv)
 				usage_error("report", "bad --percent-limit '%s'", v);
 				return EXIT_USAGE;
 			}
+		} else if ((v = opt_value("--percentage", argc, argv, &i))) {
+			if (strcmp(v, "relative") && strcmp(v, "absolute")) {
+				usage_error("report", "--percentage takes relative or absolute, not '%s'", v);
+				return EXIT_USAGE;
+			}
+			r->relative = !strcmp(v, "relative");
 		} else if ((v = opt_value("--dsos", argc, argv, &i))) {
 			if (add_names(&r->dsos, v))
 				return EXIT_FAILURE;

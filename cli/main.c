@@ -107,7 +107,7 @@ static const char *const perf_only_report[] = {
 	"-T", "--threads", "-f", "--force", "-m", "--modules", "-d",
 	"--symbol-filter", "-U", "--hide-unresolved", "-F", "--fields", "-p", "--parent", "-x",
 	"--exclude-other", "-G", "--inverted", "-b", "--branch-stack", "--branch-history", "--group", "--full-source-path", "--objdump", "--demangle-kernel", "--mem-mode",
-	"--percentage", "--ns", "-M", "--disassembler-style", "--raw-trace", "--socket-filter", "--samples",
+	"--ns", "--ignore-callees", "-M", "--disassembler-style", "--raw-trace", "--socket-filter", "--samples",
 	"--stats", "--tasks", "--mmaps", "--itrace", "--switch-on", "--switch-off",
 	"--show-on-off-events", "--stitch-lbr", "--disable-order", "--total-cycles", "--tui", "--gtk",
 	"-I", "--show-info", "-w", "--column-widths", "-t", "--field-separator",

@@ -227,7 +227,8 @@ report_many_events() {
 }
 
 # perf's --dsos and -S/--symbols: only samples whose own address lies
-# there, the others counted in the totals; a single value names itself in
+# there, the others counted in the totals (not with --percentage
+# relative: then shares of the samples shown); a single value names itself in
 # a '# dso:' / '# symbol:' line and hides its column, which still tells
 # entries apart (a --children caller in another DSO)
 report_dso_sym_filters() {
@@ -243,7 +244,8 @@ report_dso_sym_filters() {
 		{ bad "report --dsos/--symbols: perf record failed"; return; }
 	for args in "--no-children --dsos wl" "--no-children -g none --dsos wl,[kernel.kallsyms]" \
 		    "--no-children -S chacha_permute" "--no-children -g none --sort dso -S chacha_permute,_copy_to_iter" \
-		    "--children --dsos wl" "--children -S chacha_permute" "--no-children --comm wl --dsos wl"; do
+		    "--children --dsos wl" "--children -S chacha_permute" "--no-children --comm wl --dsos wl" \
+		    "--no-children --dsos wl --percentage relative" "--children -S chacha_permute --percentage relative"; do
 		# shellcheck disable=SC2086
 		"$KVM_PERF7" report --stdio $args --symfs /host/ --kallsyms "/host$o/kallsyms" -i "/host$o/f.data" \
 			>"$o/p.txt" 2>/dev/null
