@@ -95,6 +95,7 @@ struct report {
 	bool sort_given;                   /* --sort: else perf's default for the recording's events */
 	bool graph_given;                  /* -g caller/callee */
 	bool show_samples;                 /* -n: perf's Samples column */
+	bool show_period;                  /* --show-total-period: perf's Period column (self period) */
 	double graph_min;                  /* -g's threshold in percent; < 0: --percent-limit's, else 0.5 */
 	bool sorts_comm;                   /* comm is a sort key (before a single --comm leaves its column out) */
 	/* perf's --dsos and -S/--symbols: only samples whose own address lies in one of these (by
@@ -1894,6 +1895,8 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		outbuf_puts(o, children ? "Children      Self" : "Overhead");
 	if (r->show_samples)
 		outbuf_printf(o, "  %*s", 12 * cols, "Samples");
+	if (r->show_period)
+		outbuf_printf(o, "  %*s", 12 * cols, "Period");
 	for (int i = 0; i < r->nr_col; i++)
 		outbuf_printf(o, "  %-*s", (int)w[r->col[i]], titles[r->col[i]]);
 	if (r->ipc_columns)
@@ -1908,6 +1911,8 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 	if (r->latency)
 		outbuf_puts(o, "  ........");
 	for (int k = 0; r->show_samples && k < cols; k++)
+		outbuf_puts(o, k ? "............" : "  ............");
+	for (int k = 0; r->show_period && k < cols; k++)
 		outbuf_puts(o, k ? "............" : "  ............");
 	for (int i = 0; i < r->nr_col; i++) {
 		outbuf_puts(o, "  ");
@@ -1979,14 +1984,15 @@ static void print_member_columns(struct report *r, size_t ev, const struct entry
 }
 
 /* A group's entry's Samples: each member's, side by side. */
-static void print_member_samples(struct report *r, size_t ev, const struct entry *e)
+/* A group's entry: each member's samples (-n), or with @period its self period (--show-total-period). */
+static void print_member_samples(struct report *r, size_t ev, const struct entry *e, bool period)
 {
 	outbuf_puts(r->out, "  ");
 	for (int k = 0; k < group_members(r, ev); k++) {
 		const struct entry *m = member_entry(r, e, k);
 
 		if (member_shown(r, ev, k))
-			outbuf_printf(r->out, "%12llu", (unsigned long long)(m ? m->samples : 0));
+			outbuf_printf(r->out, "%12llu", (unsigned long long)(!m ? 0 : period ? m->self : m->samples));
 	}
 }
 
@@ -2032,11 +2038,14 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 			print_percent(o, e->self, total, 7);
 		if (r->latency)
 			print_percent(o, e->lat_self, r->ev_latency[ev], 7);
-		if (r->show_samples && group_members(r, ev)) {
-			print_member_samples(r, ev, e);
-		} else if (r->show_samples) {
+		if (r->show_samples && group_members(r, ev))
+			print_member_samples(r, ev, e, false);
+		else if (r->show_samples)
 			outbuf_printf(o, "  %12llu", (unsigned long long)e->samples);
-		}
+		if (r->show_period && group_members(r, ev))
+			print_member_samples(r, ev, e, true);
+		else if (r->show_period)
+			outbuf_printf(o, "  %12llu", (unsigned long long)e->self);
 		print_entry_columns(r, e, w);
 		if (r->ipc_columns)   /* perf's ipc_null: no branch data, no IPC */
 			outbuf_puts(o, "  -      -            ");
@@ -2145,6 +2154,7 @@ static void report_usage(FILE *f)
 		"                           (default: callee; caller with --children); MIN: the\n"
 		"                           smallest branch shown, in percent (default 0.5)\n"
 		"  -n, --show-nr-samples    the Samples column\n"
+		"  --show-total-period      the Period column (each entry's own period)\n"
 		"  --percent-limit P        hide entries and call-graph branches below P%%\n"
 		"  --percentage relative|absolute  shares of the samples shown, or of all (default)\n"
 		"  --dsos NAME[,...]        only samples in these objects (short or full name); others\n"
@@ -2308,6 +2318,8 @@ static int parse_args(struct report *r, int argc, char **argv)
 				return EXIT_FAILURE;
 		} else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--show-nr-samples")) {
 			r->show_samples = true;
+		} else if (!strcmp(argv[i], "--show-total-period")) {
+			r->show_period = true;
 		} else if (!strcmp(argv[i], "--inline")) {
 			/* perf's default: inlined functions in the call graph */
 		} else if (!strcmp(argv[i], "--header")) {
@@ -2325,7 +2337,7 @@ static int parse_args(struct report *r, int argc, char **argv)
 	}
 	r->graph = !order || strcmp(order, "none");
 	r->graph_given |= order && strcmp(order, "none");
-	r->caller = order ? !strcmp(order, "caller") : r->children;
+	r->caller = order && strcmp(order, "none") ? !strcmp(order, "caller") : r->children;
 	/* perf resolves a chain in the order it shows it: past --max-stack, caller first keeps the outermost */
 	r->wo.max_stack_from_root = r->caller;
 	return EXIT_OK;

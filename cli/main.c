@@ -111,7 +111,7 @@ static const char *const perf_only_report[] = {
 	"--stats", "--tasks", "--mmaps", "--itrace", "--switch-on", "--switch-off",
 	"--show-on-off-events", "--stitch-lbr", "--disable-order", "--total-cycles", "--tui", "--gtk",
 	"-I", "--show-info", "-w", "--column-widths", "-t", "--field-separator",
-	"--vmlinux", "--ignore-vmlinux", "--show-total-period", "--show-ref-call-graph", "--no-children-sort",
+	"--vmlinux", "--ignore-vmlinux", "--show-ref-call-graph", "--no-children-sort",
 	"--socket", "--cgroup", "--sort-by", "--hierarchy", "--no-hierarchy", "--latency", "--dump-hierarchy",
 };
 static const char *const perf_only_record[] = {

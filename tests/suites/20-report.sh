@@ -185,7 +185,8 @@ report_group_callchains() {
 	cp /proc/kallsyms "$o/kallsyms"
 	/usr/bin/perf record -q -o "$o/g.data" -e '{cpu-clock,task-clock,page-faults}' -c 200000 -g -- "$o/wl" mix 40 \
 		>/dev/null 2>&1 || { bad "report group view: perf record failed"; return; }
-	for args in "--no-children" "--no-children -n" "--no-children -g none --sort dso,sym" "--children" "-n -g caller"; do
+	for args in "--no-children" "--no-children -n" "--no-children -g none --sort dso,sym" "--no-children --show-total-period" \
+		    "--children" "-n -g caller"; do
 		name=${args// /_}
 		# shellcheck disable=SC2086
 		"$KVM_PERF7" report --stdio $args --symfs /host/ --kallsyms "/host$o/kallsyms" -i "/host$o/g.data" \
@@ -245,7 +246,8 @@ report_dso_sym_filters() {
 	for args in "--no-children --dsos wl" "--no-children -g none --dsos wl,[kernel.kallsyms]" \
 		    "--no-children -S chacha_permute" "--no-children -g none --sort dso -S chacha_permute,_copy_to_iter" \
 		    "--children --dsos wl" "--children -S chacha_permute" "--no-children --comm wl --dsos wl" \
-		    "--no-children --dsos wl --percentage relative" "--children -S chacha_permute --percentage relative"; do
+		    "--no-children --dsos wl --percentage relative" "--children -S chacha_permute --percentage relative" \
+		    "--children -g none -n --show-total-period"; do
 		# shellcheck disable=SC2086
 		"$KVM_PERF7" report --stdio $args --symfs /host/ --kallsyms "/host$o/kallsyms" -i "/host$o/f.data" \
 			>"$o/p.txt" 2>/dev/null
