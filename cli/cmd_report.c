@@ -2153,6 +2153,7 @@ static void report_usage(FILE *f)
 		"  -g [graph,][MIN,]caller|callee|none  call-graph order, or no call graph\n"
 		"                           (default: callee; caller with --children); MIN: the\n"
 		"                           smallest branch shown, in percent (default 0.5)\n"
+		"  -G, --inverted           perf's alias of -g caller\n"
 		"  -n, --show-nr-samples    the Samples column\n"
 		"  --show-total-period      the Period column (each entry's own period)\n"
 		"  --percent-limit P        hide entries and call-graph branches below P%%\n"
@@ -2295,6 +2296,9 @@ static int parse_args(struct report *r, int argc, char **argv)
 			r->graph_given = true;   /* perf's -g alone: its default graph */
 		} else if ((v = opt_value("-g", argc, argv, &i)) || (v = opt_value("--call-graph", argc, argv, &i))) {
 			if (parse_call_graph(r, v, &order))
+				return EXIT_USAGE;
+		} else if (!strcmp(argv[i], "-G") || !strcmp(argv[i], "--inverted")) {
+			if (parse_call_graph(r, "caller", &order))   /* perf's alias of -g caller */
 				return EXIT_USAGE;
 		} else if ((v = opt_value("--percent-limit", argc, argv, &i))) {
 			char *end;
