@@ -96,6 +96,9 @@ struct report {
 	bool graph_given;                  /* -g caller/callee */
 	bool show_samples;                 /* -n: perf's Samples column */
 	bool show_period;                  /* --show-total-period: perf's Period column (self period) */
+	bool hide_unresolved;              /* -U: samples at no symbol dropped, frames without one left out */
+	struct ds_cc_frame *resolved;      /* -U: a sample's frames with a symbol (reused) */
+	size_t cap_resolved;
 	double graph_min;                  /* -g's threshold in percent; < 0: --percent-limit's, else 0.5 */
 	bool sorts_comm;                   /* comm is a sort key (before a single --comm leaves its column out) */
 	/* perf's --dsos and -S/--symbols: only samples whose own address lies in one of these (by
@@ -931,6 +934,17 @@ static bool in_names(const struct name_list *l, const char *name)
 	return false;
 }
 
+/* Does the sample's own address (perf's al) have a symbol? */
+static bool own_frame_resolved(const struct ds_profile_sample *s)
+{
+	const struct ds_cc_frame *f = &s->frames[leaf_frame(s)];
+	struct ds_cc_frame at_ip;
+
+	if ((f->cookie || chain_misses_ip(s)) && sample_ip_frame(s, &at_ip))
+		f = &at_ip;
+	return f->sym && !f->cookie;
+}
+
 /* --dsos, -S: does the sample's own address (perf's al) lie in one of the DSOs and symbols named? */
 static bool own_frame_wanted(const struct report *r, const struct ds_profile_sample *s)
 {
@@ -950,9 +964,45 @@ static bool own_frame_wanted(const struct report *r, const struct ds_profile_sam
 	return !r->syms.n || (!f->cookie && in_names(&r->syms, f->elf_sym ? f->elf_sym : f->sym));
 }
 
+/*
+ * -U as perf: a sample whose own address has no symbol is dropped before
+ * it counts anywhere; in the others, callchain frames without a symbol are
+ * left out (perf appends none for them).  @s, or its copy in @t with
+ * those frames gone (no shape: its memo is not @s's); NULL to drop it,
+ * or when out of memory (r->error set).
+ */
+static const struct ds_profile_sample *unresolved_hidden(struct report *r, const struct ds_profile_sample *s,
+							 struct ds_profile_sample *t)
+{
+	size_t n = 0;
+
+	if (!r->hide_unresolved || s->filtered)
+		return s;
+	if (!s->nr_frames || !own_frame_resolved(s))
+		return NULL;
+	struct ds_cc_frame *v = dsi_grow(r->resolved, &r->cap_resolved, s->nr_frames, sizeof(*v), 64);
+
+	if (!v) {
+		r->error = -ENOMEM;
+		return NULL;
+	}
+	r->resolved = v;
+	for (size_t i = 0; i < s->nr_frames; i++)
+		if (s->frames[i].sym && !s->frames[i].cookie)
+			v[n++] = s->frames[i];
+	*t = *s;
+	t->frames = v;
+	t->nr_frames = n;
+	t->shape_id = 0;
+	t->frame_ids = NULL;
+	t->chain_id = 0;
+	return t;
+}
+
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct report *r = ctx;
+	struct ds_profile_sample copy;
 	size_t ev;
 	bool cc, shown;
 
@@ -969,6 +1019,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		return 0;
 	if (in_group(r, s->evsel) && event_index(r, group_leader_of(r, s->evsel)) == SIZE_MAX)
 		return 0;   /* the leader's section holds the member's column */
+	if (!(s = unresolved_hidden(r, s, &copy)))
+		return r->error;
 	r->ev_passed[ev]++;
 	r->ev_passed_period[ev] += s->period;
 	/* perf has no call graph, nor a cumulative profile, without recorded callchains (hidden samples' count) */
@@ -2154,6 +2206,7 @@ static void report_usage(FILE *f)
 		"                           (default: callee; caller with --children); MIN: the\n"
 		"                           smallest branch shown, in percent (default 0.5)\n"
 		"  -G, --inverted           perf's alias of -g caller\n"
+		"  -U, --hide-unresolved    no sample at an address without a symbol, no such frame\n"
 		"  -n, --show-nr-samples    the Samples column\n"
 		"  --show-total-period      the Period column (each entry's own period)\n"
 		"  --percent-limit P        hide entries and call-graph branches below P%%\n"
@@ -2324,6 +2377,8 @@ static int parse_args(struct report *r, int argc, char **argv)
 			r->show_samples = true;
 		} else if (!strcmp(argv[i], "--show-total-period")) {
 			r->show_period = true;
+		} else if (!strcmp(argv[i], "-U") || !strcmp(argv[i], "--hide-unresolved")) {
+			r->hide_unresolved = true;
 		} else if (!strcmp(argv[i], "--inline")) {
 			/* perf's default: inlined functions in the call graph */
 		} else if (!strcmp(argv[i], "--header")) {
@@ -2389,6 +2444,7 @@ static void report_free(struct report *r)
 	free(r->nkeys);
 	free(r->fkeys);
 	free(r->gcols);
+	free(r->resolved);
 	free_names(&r->dsos);
 	free_names(&r->syms);
 	free(r);

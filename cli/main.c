@@ -105,7 +105,7 @@ static const struct {
 static const char *const perf_only_report[] = {
 	"-v", "--verbose", "-D", "--dump-raw-trace", "--show-cpu-utilization",
 	"-T", "--threads", "-f", "--force", "-m", "--modules", "-d",
-	"--symbol-filter", "-U", "--hide-unresolved", "-F", "--fields", "-p", "--parent", "-x",
+	"--symbol-filter", "-F", "--fields", "-p", "--parent", "-x",
 	"--exclude-other", "-b", "--branch-stack", "--branch-history", "--group", "--full-source-path", "--objdump", "--demangle-kernel", "--mem-mode",
 	"--ns", "--ignore-callees", "-M", "--disassembler-style", "--raw-trace", "--socket-filter", "--samples",
 	"--stats", "--tasks", "--mmaps", "--itrace", "--switch-on", "--switch-off",

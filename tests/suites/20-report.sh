@@ -247,7 +247,7 @@ report_dso_sym_filters() {
 		    "--no-children -S chacha_permute" "--no-children -g none --sort dso -S chacha_permute,_copy_to_iter" \
 		    "--children --dsos wl" "--children -S chacha_permute" "--no-children --comm wl --dsos wl" \
 		    "--no-children --dsos wl --percentage relative" "--children -S chacha_permute --percentage relative" \
-		    "--children -g none -n --show-total-period" "--no-children -G --dsos wl"; do
+		    "--children -g none -n --show-total-period" "--no-children -G --dsos wl" "-U --no-children" "-U"; do
 		# shellcheck disable=SC2086
 		"$KVM_PERF7" report --stdio $args --symfs /host/ --kallsyms "/host$o/kallsyms" -i "/host$o/f.data" \
 			>"$o/p.txt" 2>/dev/null
