@@ -43,14 +43,18 @@ def samples(path):
 
 
 def is_cookie(frames):
-    """the last frame is a bare cookie: (counter << 32) | (cpu + 1), not an address"""
+    """the last frame is a bare cookie: (counter << 32) | (cpu + 1), not an address,
+    right after the kernel's frames (a user chain's last frame, a stale frame
+    pointer, can look like one: CI once read 7f8100000005 after 7f81a19a3f70)"""
     if not frames:
         return False
     try:
         v = int(frames[-1], 16)
+        before = int(frames[-2], 16) if len(frames) > 1 else None
     except ValueError:
         return False
-    return (1 << 32) <= v < (1 << 47) and (v & 0xffffffff) <= 4096
+    return ((1 << 32) <= v < (1 << 47) and (v & 0xffffffff) <= 4096 and
+            (before is None or before >= 0xffff800000000000))
 
 
 PERIOD_S = 100000e-9   # the job's -c 100000 on cpu-clock (ns)
