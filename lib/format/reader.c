@@ -666,36 +666,15 @@ static int open_file(struct ds_reader *r)
 	return 0;
 }
 
-/* "data.N" (N decimal, no sign): N, else -1 */
-static long part_number(const char *name)
-{
-	char *end;
-	long n;
-
-	if (strncmp(name, "data.", 5) || name[5] < '0' || name[5] > '9')
-		return -1;
-	n = strtol(name + 5, &end, 10);
-	return *end || n < 0 || n > 1L << 30 ? -1 : n;
-}
-
-struct numbered { long n; char *path; };
-
-static int cmp_numbered(const void *a, const void *b)
-{
-	long x = ((const struct numbered *)a)->n, y = ((const struct numbered *)b)->n;
-
-	return (x > y) - (x < y);
-}
-
 /*
- * A perf.data directory's files into r->parts: "data" first, then the
- * non-empty regular data.N files by N (perf skips empty ones; it takes
- * them in readdir's order, which only decides the order of records of one
- * timestamp in two files).  0 or -errno.
+ * A perf.data directory's files into r->parts: "data" first, then its
+ * non-empty regular files named "data.*", in readdir's order as perf takes
+ * them (perf_data__open_dir): that order decides the order of records of
+ * one timestamp in two files.  0 or -errno.
  */
 static int list_dir_parts(struct ds_reader *r, const char *dir)
 {
-	struct numbered *v = NULL;
+	char **v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d = opendir(dir);
@@ -704,11 +683,10 @@ static int list_dir_parts(struct ds_reader *r, const char *dir)
 	if (!d)
 		return -errno;
 	while (!err && (de = readdir(d))) {
-		long num = part_number(de->d_name);
 		struct stat st;
 		char *p;
 
-		if (num < 0)
+		if (strncmp(de->d_name, "data.", 5))
 			continue;
 		if (asprintf(&p, "%s/%s", dir, de->d_name) < 0) {
 			err = -ENOMEM;
@@ -718,7 +696,7 @@ static int list_dir_parts(struct ds_reader *r, const char *dir)
 			free(p);
 			continue;
 		}
-		struct numbered *nv = dsi_grow(v, &cap, n + 1, sizeof(*v), 16);
+		char **nv = dsi_grow(v, &cap, n + 1, sizeof(*v), 16);
 
 		if (!nv) {
 			free(p);
@@ -726,11 +704,9 @@ static int list_dir_parts(struct ds_reader *r, const char *dir)
 			break;
 		}
 		v = nv;
-		v[n++] = (struct numbered){ num, p };
+		v[n++] = p;
 	}
 	closedir(d);
-	if (!err)
-		qsort(v, n, sizeof(*v), cmp_numbered);
 	if (!err && !(r->parts = calloc(n + 1, sizeof(*r->parts))))
 		err = -ENOMEM;
 	if (!err && asprintf(&r->parts[0].path, "%s/data", dir) < 0) {
@@ -739,9 +715,9 @@ static int list_dir_parts(struct ds_reader *r, const char *dir)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (err)
-			free(v[i].path);
+			free(v[i]);
 		else
-			r->parts[i + 1].path = v[i].path;
+			r->parts[i + 1].path = v[i];
 	}
 	free(v);
 	if (!err)
