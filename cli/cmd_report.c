@@ -100,7 +100,6 @@ struct report {
 	struct ds_cc_frame *resolved;      /* -U: a sample's frames with a symbol (reused) */
 	size_t cap_resolved;
 	double graph_min;                  /* -g's threshold in percent; < 0: --percent-limit's, else 0.5 */
-	bool sorts_comm;                   /* comm is a sort key (before a single --comm leaves its column out) */
 	/* perf's --dsos and -S/--symbols: only samples whose own address lies in one of these (by
 	 * short or full name; by symbol-table name), the others counted in the totals as perf does */
 	struct name_list { char **v; size_t n; } dsos, syms;
@@ -888,26 +887,31 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 }
 
 /*
- * A sample counted in its entry (its leaf; its own ip when the chain is
- * only a deferred cookie, as perf), its callers' entries (--children) or
- * its graph path, then memoized by shape.  0 or -ENOMEM.
+ * The frame of the sample's own address (perf's al): its chain's leaf, but
+ * where the chain does not start there (a bare cookie; a kernel sample of
+ * an event that leaves the kernel out of its chains, --user-callchains)
+ * the ip resolved into *@at_ip.  @s has frames.
+ */
+static const struct ds_cc_frame *own_frame(const struct ds_profile_sample *s, struct ds_cc_frame *at_ip)
+{
+	const struct ds_cc_frame *leaf = &s->frames[leaf_frame(s)];
+
+	return (leaf->cookie || chain_misses_ip(s)) && sample_ip_frame(s, at_ip) ? at_ip : leaf;
+}
+
+/*
+ * A sample counted in its entry (its own address's, as perf), its callers'
+ * entries (--children) or its graph path, then memoized by shape.  0 or
+ * -ENOMEM.
  */
 static int count_sample(struct report *r, const struct ds_profile_sample *s, bool cc)
 {
-	const struct ds_cc_frame *leaf = &s->frames[leaf_frame(s)];
 	struct ds_cc_frame at_ip;
 	struct entry key, *e;
 	size_t path = SIZE_MAX;
 	bool graph = draws_graph(r, s->evsel);
 
-	/*
-	 * perf's entry is the sample's ip: where the chain does not start
-	 * there (a bare cookie; a kernel sample of an event that leaves the
-	 * kernel out of its chains, --user-callchains), the ip is resolved.
-	 */
-	if ((leaf->cookie || chain_misses_ip(s)) && sample_ip_frame(s, &at_ip))
-		leaf = &at_ip;
-	key_of(r, s, leaf, true, &key);
+	key_of(r, s, own_frame(s, &at_ip), true, &key);
 	if (!(e = find_entry(r, &key)))
 		return -ENOMEM;
 	e->self += s->period;
@@ -937,11 +941,9 @@ static bool in_names(const struct name_list *l, const char *name)
 /* Does the sample's own address (perf's al) have a symbol? */
 static bool own_frame_resolved(const struct ds_profile_sample *s)
 {
-	const struct ds_cc_frame *f = &s->frames[leaf_frame(s)];
 	struct ds_cc_frame at_ip;
+	const struct ds_cc_frame *f = own_frame(s, &at_ip);
 
-	if ((f->cookie || chain_misses_ip(s)) && sample_ip_frame(s, &at_ip))
-		f = &at_ip;
 	return f->sym && !f->cookie;
 }
 
@@ -955,9 +957,7 @@ static bool own_frame_wanted(const struct report *r, const struct ds_profile_sam
 		return true;
 	if (!s->nr_frames)
 		return false;
-	f = &s->frames[leaf_frame(s)];
-	if ((f->cookie || chain_misses_ip(s)) && sample_ip_frame(s, &at_ip))
-		f = &at_ip;
+	f = own_frame(s, &at_ip);
 	if (r->dsos.n && (!strcmp(f->dso, "[unknown]") ||
 			  !(in_names(&r->dsos, short_dso(f->dso)) || in_names(&r->dsos, f->dso))))
 		return false;
@@ -1916,6 +1916,14 @@ static void print_group_title(struct report *r, size_t ev)
 	outbuf_puts(o, " }'");
 }
 
+/* The dotted rule of @cols columns of @width (a member each in a group's section), after two spaces. */
+static void print_rule(struct outbuf *o, int cols, int width)
+{
+	outbuf_puts(o, "  ");
+	for (int k = 0; k < cols * width; k++)
+		outbuf_putc(o, '.');
+}
+
 /* The section's head: samples, event, event count, then the column titles and their dotted rule. */
 static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
 {
@@ -1958,14 +1966,14 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		outbuf_puts(o, "........");
 	if (children && r->latency)
 		outbuf_puts(o, "  .......");
-	for (int k = 0; children && k < cols; k++)
-		outbuf_puts(o, k ? "........" : "  ........");
+	if (children)
+		print_rule(o, cols, 8);
 	if (r->latency)
 		outbuf_puts(o, "  ........");
-	for (int k = 0; r->show_samples && k < cols; k++)
-		outbuf_puts(o, k ? "............" : "  ............");
-	for (int k = 0; r->show_period && k < cols; k++)
-		outbuf_puts(o, k ? "............" : "  ............");
+	if (r->show_samples)
+		print_rule(o, cols, 12);
+	if (r->show_period)
+		print_rule(o, cols, 12);
 	for (int i = 0; i < r->nr_col; i++) {
 		outbuf_puts(o, "  ");
 		for (size_t k = 0; k < w[r->col[i]]; k++)
@@ -2035,7 +2043,6 @@ static void print_member_columns(struct report *r, size_t ev, const struct entry
 	}
 }
 
-/* A group's entry's Samples: each member's, side by side. */
 /* A group's entry: each member's samples (-n), or with @period its self period (--show-total-period). */
 static void print_member_samples(struct report *r, size_t ev, const struct entry *e, bool period)
 {
@@ -2524,21 +2531,20 @@ static bool all_tracepoints(const struct ds_reader *rd)
 	return n > 0;
 }
 
-/* The sort keys as used: without the comm column under a single --comm (perf leaves it out), and as a mask. */
+/* Is @key's column left out?  perf leaves out the column of a single --comm, --dsos or -S value. */
 static bool elided(const struct report *r, int key)
 {
 	return (key == SORT_COMM && r->wo.filter.nr_comms == 1) || (key == SORT_DSO && r->dsos.n == 1) ||
 	       (key == SORT_SYM && r->syms.n == 1);
 }
 
+/* The sort keys as shown (r->col: without the elided columns) and as a mask (all of them). */
 static void settle_sort_keys(struct report *r)
 {
 	int n = 0;
 
-	for (int i = 0; i < r->nr_sort; i++) {
-		r->sorts_comm |= r->sort[i] == SORT_COMM;
+	for (int i = 0; i < r->nr_sort; i++)
 		n += !elided(r, r->sort[i]);
-	}
 	/* perf leaves a column out for a filter of one value, but never every column */
 	r->nr_col = 0;
 	for (int i = 0; i < r->nr_sort; i++)
@@ -2596,7 +2602,6 @@ int cmd_report(int argc, char **argv)
 			r->nr_sort = 1;
 			r->sort[0] = SORT_TRACE;
 			r->sort_mask = 1u << SORT_TRACE;
-			r->sorts_comm = false;
 			r->col[0] = SORT_TRACE;
 			r->nr_col = 1;
 		}
