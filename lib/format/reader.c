@@ -27,7 +27,7 @@
  * the order of records of one timestamp in different files.
  */
 #define PART_TURN (10u << 20)
-/* data.N files of a directory beyond this many are refused (perf makes one per recording thread) */
+/* a directory's data.* files past this many are not read, with a warning (perf makes one per recording thread) */
 #define MAX_PARTS 4096
 
 int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...)
@@ -668,14 +668,14 @@ static int open_file(struct ds_reader *r)
 
 /*
  * A perf.data directory's files into r->parts: "data" first, then its
- * non-empty regular files named "data.*", in readdir's order as perf takes
- * them (perf_data__open_dir): that order decides the order of records of
- * one timestamp in two files.  0 or -errno.
+ * non-empty regular files named "data.*" with their sizes, in readdir's
+ * order as perf takes them (perf_data__open_dir): that order decides the
+ * order of records of one timestamp in two files.  0 or -errno.
  */
 static int list_dir_parts(struct ds_reader *r, const char *dir)
 {
-	char **v = NULL;
-	size_t n = 0, cap = 0;
+	struct { char *path; uint64_t size; } *v = NULL;
+	size_t n = 0, cap = 0, past = 0;
 	struct dirent *de;
 	DIR *d = opendir(dir);
 	int err = 0;
@@ -693,10 +693,11 @@ static int list_dir_parts(struct ds_reader *r, const char *dir)
 			break;
 		}
 		if (stat(p, &st) || !S_ISREG(st.st_mode) || !st.st_size || n >= MAX_PARTS) {
+			past += n >= MAX_PARTS;
 			free(p);
 			continue;
 		}
-		char **nv = dsi_grow(v, &cap, n + 1, sizeof(*v), 16);
+		void *nv = dsi_grow(v, &cap, n + 1, sizeof(*v), 16);
 
 		if (!nv) {
 			free(p);
@@ -704,9 +705,12 @@ static int list_dir_parts(struct ds_reader *r, const char *dir)
 			break;
 		}
 		v = nv;
-		v[n++] = p;
+		v[n].path = p;
+		v[n++].size = (uint64_t)st.st_size;
 	}
 	closedir(d);
+	if (past)
+		ds_warn("%s: %zu data.* files past the first %d are not read\n", dir, past, MAX_PARTS);
 	if (!err && !(r->parts = calloc(n + 1, sizeof(*r->parts))))
 		err = -ENOMEM;
 	if (!err && asprintf(&r->parts[0].path, "%s/data", dir) < 0) {
@@ -714,10 +718,12 @@ static int list_dir_parts(struct ds_reader *r, const char *dir)
 		err = -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (err)
-			free(v[i]);
-		else
-			r->parts[i + 1].path = v[i];
+		if (err) {
+			free(v[i].path);
+		} else {
+			r->parts[i + 1].path = v[i].path;
+			r->parts[i + 1].end = v[i].size;
+		}
 	}
 	free(v);
 	if (!err)
@@ -749,18 +755,14 @@ static int list_parts(struct ds_reader *r, const char *path)
 	return 0;
 }
 
-/* A directory's data.N files follow the data section of its "data": their global offsets and sizes. */
+/* A directory's data.* files follow the data section of its "data": their global offsets. */
 static void place_parts(struct ds_reader *r)
 {
 	uint64_t base = r->end;
 
 	r->parts[0].end = r->end;
 	for (size_t i = 1; i < r->nr_parts; i++) {
-		struct stat st;
-
 		r->parts[i].base = base;
-		if (!stat(r->parts[i].path, &st))
-			r->parts[i].end = (uint64_t)st.st_size;
 		base += r->parts[i].end;
 		r->info.parts_size += r->parts[i].end;
 	}

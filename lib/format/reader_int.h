@@ -13,7 +13,7 @@
 /*
  * One file of a perf.data directory (perf record --threads, --kcore):
  * "data" (the header, attrs and features, with a data section) and the
- * data.N files beside it (records only, from their byte 0).  Each has its
+ * data.* files beside it (records only, from their byte 0).  Each has its
  * own source; offsets the reader hands out are global: a part's byte 0
  * is at its base, the parts after the main file's data section one after
  * another (ds_reader__locate turns one back into file and offset).
