@@ -167,6 +167,34 @@ PY
 	fi
 }
 
+# The host-perf comparisons below need the host's perf, root and perf 7.2:
+# else SKIPPED (loudly) and status 1.  WHAT names the test.
+report_host_ready() {
+	if [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ] || ! kvm_ready; then
+		echo "SKIPPED $1: *** no host perf, not root, or no kernel-vm perf 7.2 ***"; return 1
+	fi
+}
+
+# report_host_workload DIR WHAT: the workload built into DIR and this
+# boot's kallsyms beside it; status 1 (a FAIL said) if it does not build
+report_host_workload() {
+	mkdir -p "$1"
+	cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -o "$1/wl" "$ROOT/tests/corpus/wl.c" || {
+		bad "$2: the workload does not build"; return 1; }
+	cp /proc/kallsyms "$1/kallsyms"
+}
+
+# report_vs_perf DIR DATA OUT ARGS...: report ARGS of DIR/DATA by perf 7.2
+# (OUT.perf) and dstack (OUT.dstack), with DIR's kallsyms; the comparison's
+# line in res and its status in rc (the caller's locals)
+report_vs_perf() {
+	local d=$1 f=$2 out=$3
+	shift 3
+	"$KVM_PERF7" report --stdio "$@" --symfs /host/ --kallsyms "/host$d/kallsyms" -i "/host$d/$f" >"$out.perf" 2>/dev/null
+	"$DSTACK" report --stdio "$@" --symfs / --kallsyms "$d/kallsyms" -i "$d/$f" >"$out.dstack" 2>&1
+	res=$(python3 "$ROOT/tests/check_conformance.py" "$out.perf" "$out.dstack"); rc=$?
+}
+
 # perf's group view with callchains: -e '{cpu-clock,task-clock,page-faults}'
 # -g recorded by the host's perf, one section whose columns are the
 # members with samples (page-faults has none at this period: perf leaves
@@ -176,24 +204,14 @@ PY
 # whose misses dstack reproduces only as far as it models perf's trees).
 report_group_callchains() {
 	local o="$WORK/out/report-group" args res rc name pres=() cres=()
-	if [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ] || ! kvm_ready; then
-		echo "SKIPPED report group view: *** no host perf, not root, or no kernel-vm perf 7.2 ***"; return
-	fi
-	mkdir -p "$o"
-	cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -o "$o/wl" "$ROOT/tests/corpus/wl.c" || {
-		bad "report group view: the workload does not build"; return; }
-	cp /proc/kallsyms "$o/kallsyms"
+	report_host_ready "report group view" && report_host_workload "$o" "report group view" || return
 	/usr/bin/perf record -q -o "$o/g.data" -e '{cpu-clock,task-clock,page-faults}' -c 200000 -g -- "$o/wl" mix 40 \
 		>/dev/null 2>&1 || { bad "report group view: perf record failed"; return; }
 	for args in "--no-children" "--no-children -n" "--no-children -g none --sort dso,sym" "--no-children --show-total-period" \
 		    "--children" "-n -g caller"; do
 		name=${args// /_}
 		# shellcheck disable=SC2086
-		"$KVM_PERF7" report --stdio $args --symfs /host/ --kallsyms "/host$o/kallsyms" -i "/host$o/g.data" \
-			>"$o/$name.perf" 2>/dev/null
-		# shellcheck disable=SC2086
-		"$DSTACK" report --stdio $args --symfs / --kallsyms "$o/kallsyms" -i "$o/g.data" >"$o/$name.dstack" 2>&1
-		res=$(python3 "$ROOT/tests/check_conformance.py" "$o/$name.perf" "$o/$name.dstack"); rc=$?
+		report_vs_perf "$o" g.data "$o/$name" $args
 		case $args in
 		--no-children*)
 			[ $rc -eq 0 ] || { bad "report group view $args: ${res#*$'\t'}"; return; }
@@ -211,9 +229,7 @@ report_group_callchains() {
 # fixed table of 64 dropped the others' samples without a word).
 report_many_events() {
 	local o="$WORK/out/report-many" res rc n_perf n_ds
-	if [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ] || ! kvm_ready; then
-		echo "SKIPPED report of many events: *** no host perf, not root, or no kernel-vm perf 7.2 ***"; return
-	fi
+	report_host_ready "report of many events" || return
 	mkdir -p "$o"
 	/usr/bin/perf record -q -o "$o/m.data" -e 'syscalls:*' -- sh -c \
 		'ls -la / >/dev/null; cat /proc/self/status >/dev/null; date >/dev/null; id >/dev/null; sleep 0.01; ps >/dev/null; df >/dev/null; uname -a >/dev/null; stat / >/dev/null' \
@@ -233,14 +249,8 @@ report_many_events() {
 # a '# dso:' / '# symbol:' line and hides its column, which still tells
 # entries apart (a --children caller in another DSO)
 report_dso_sym_filters() {
-	local o="$WORK/out/report-filters" args res rc name pres=()
-	if [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ] || ! kvm_ready; then
-		echo "SKIPPED report --dsos/--symbols: *** no host perf, not root, or no kernel-vm perf 7.2 ***"; return
-	fi
-	mkdir -p "$o"
-	cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -o "$o/wl" "$ROOT/tests/corpus/wl.c" || {
-		bad "report --dsos/--symbols: the workload does not build"; return; }
-	cp /proc/kallsyms "$o/kallsyms"
+	local o="$WORK/out/report-filters" args res rc pres=()
+	report_host_ready "report --dsos/--symbols" && report_host_workload "$o" "report --dsos/--symbols" || return
 	/usr/bin/perf record -q -o "$o/f.data" -e cpu-clock -c 200000 -g -- "$o/wl" mix 40 >/dev/null 2>&1 ||
 		{ bad "report --dsos/--symbols: perf record failed"; return; }
 	for args in "--no-children --dsos wl" "--no-children -g none --dsos wl,[kernel.kallsyms]" \
@@ -249,11 +259,7 @@ report_dso_sym_filters() {
 		    "--no-children --dsos wl --percentage relative" "--children -S chacha_permute --percentage relative" \
 		    "--children -g none -n --show-total-period" "--no-children -G --dsos wl" "-U --no-children" "-U"; do
 		# shellcheck disable=SC2086
-		"$KVM_PERF7" report --stdio $args --symfs /host/ --kallsyms "/host$o/kallsyms" -i "/host$o/f.data" \
-			>"$o/p.txt" 2>/dev/null
-		# shellcheck disable=SC2086
-		"$DSTACK" report --stdio $args --symfs / --kallsyms "$o/kallsyms" -i "$o/f.data" >"$o/d.txt" 2>&1
-		res=$(python3 "$ROOT/tests/check_conformance.py" "$o/p.txt" "$o/d.txt"); rc=$?
+		report_vs_perf "$o" f.data "$o/cmp" $args
 		[ $rc -eq 0 ] || { bad "report $args: ${res#*$'\t'}"; return; }
 		pres+=("$args ${res%%$'\t'*}")
 	done
