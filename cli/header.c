@@ -73,17 +73,6 @@ static void cur_str(struct fcur *c, char *buf, size_t size)
 	c->pos += n;
 }
 
-static void bits(FILE *f, uint64_t v, const char *const *names, size_t nr)
-{
-	bool first = true;
-
-	for (size_t i = 0; i < nr; i++)
-		if (names[i] && (v >> i & 1)) {
-			fprintf(f, "%s%s", first ? "" : "|", names[i]);
-			first = false;
-		}
-}
-
 struct bit_name { int bit; const char *name; };
 
 /* The bits of @v that @names lists, "A|B", in the list's order. */
@@ -149,7 +138,9 @@ static void print_attr(FILE *f, const struct ds_attr *a)
 		{ 18, "REGS_INTR" }, { 15, "DATA_SRC" }, { 14, "WEIGHT" }, { 19, "PHYS_ADDR" }, { 20, "AUX" },
 		{ 21, "CGROUP" }, { 22, "DATA_PAGE_SIZE" }, { 23, "CODE_PAGE_SIZE" }, { 24, "WEIGHT_STRUCT" },
 	};
-	static const char *const rf[] = { "TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST" };
+	static const struct bit_name rf[] = {
+		{ 0, "TOTAL_TIME_ENABLED" }, { 1, "TOTAL_TIME_RUNNING" }, { 2, "ID" }, { 3, "GROUP" }, { 4, "LOST" },
+	};
 	/* the attr's flag bits in the order perf prints them (bit numbers; precise_ip is two bits) */
 	static const struct bit_name flags[] = {
 		{ 0, "disabled" }, { 1, "inherit" }, { 2, "pinned" }, { 3, "exclusive" }, { 4, "exclude_user" },
@@ -181,7 +172,7 @@ static void print_attr(FILE *f, const struct ds_attr *a)
 	}
 	if (a->read_format) {
 		fputs(", read_format = ", f);
-		bits(f, a->read_format, rf, sizeof(rf) / sizeof(*rf));
+		named_bits(f, a->read_format, rf, sizeof(rf) / sizeof(*rf));
 	}
 	for (size_t i = 0; i < sizeof(flags) / sizeof(*flags); i++)
 		attr_u(f, flags[i].name, flags[i].bit == 15 ? (a->flags >> 15 & 3) : (a->flags >> flags[i].bit & 1));
