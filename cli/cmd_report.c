@@ -1088,10 +1088,20 @@ static int sym_text(const struct entry *e, char *buf, size_t n)
 	return snprintf(buf, n, "[%c] 0x%016llx", e->level, (unsigned long long)e->addr);
 }
 
+/* A kernel module's DSO ("[virtio_blk]"): not the kernel's own, nor an unknown one */
+static bool module_dso(const char *dso)
+{
+	return dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]") && strcmp(dso, "[unknown]") &&
+	       strncmp(dso, "[guest.kernel", 13);
+}
+
 /*
  * The Symbol column's width for @e: perf sizes it by the symbol's own name,
  * so a --children entry of an inlined frame ("name (inlined)") counts
- * without its suffix, and may run past the column.
+ * without its suffix, and may run past the column.  A module's symbol,
+ * from kallsyms (dstack reads no .ko), counts as perf's does: its whole
+ * line's rest, "name\t[module]", which perf cuts at the tab for printing
+ * after taking its length.
  */
 static size_t sym_width(const struct entry *e, char *buf, size_t n)
 {
@@ -1100,6 +1110,8 @@ static size_t sym_width(const struct entry *e, char *buf, size_t n)
 
 	if (e->sym && len < n && len >= k + 4 && !strcmp(buf + len - k, suffix))
 		len -= k;
+	if (e->sym && e->level == 'k' && module_dso(e->dso))
+		len += 1 + strlen(e->dso);
 	return len;
 }
 

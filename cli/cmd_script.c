@@ -39,7 +39,7 @@
 #define FRAME_TEXT_MAX 112
 
 /* What a callchain line or the sample's ip shows besides the address (-F). */
-enum { PO_SYM = 1, PO_SYMOFF = 2, PO_DSO = 4, PO_DSOFF = 8, PO_SRCLINE = 16 };
+enum { PO_SYM = 1, PO_SYMOFF = 2, PO_DSO = 4, PO_DSOFF = 8, PO_SRCLINE = 16, PO_IP = 32 };
 
 struct frame_line {
 	uint64_t ip, offset;
@@ -254,8 +254,10 @@ static void print_srcline(struct outbuf *o, const struct ds_cc_frame *f, unsigne
 /* One callchain line: perf's sample__fprintf_callchain(); @depth: the frame's place in its inline chain */
 static void format_frame(struct outbuf *o, const struct ds_cc_frame *f, uint8_t opts, unsigned depth)
 {
-	outbuf_putc(o, '\t');
-	outbuf_hex(o, f->ip, 16);
+	if (opts & PO_IP) {
+		outbuf_putc(o, '\t');
+		outbuf_hex(o, f->ip, 16);
+	}
 	if (f->cookie) {
 		if (opts & PO_SYM)
 			outbuf_puts(o, " (cookie)");
@@ -381,8 +383,10 @@ static void print_ip_line(struct script *sc, const struct ds_event *ev, struct d
 
 	ds_machine__resolve(sc->machine, t, s->cpumode, s->ip, &r);
 	fr = &r.frames[r.nr_frames - 1];
-	outbuf_putc(o, ' ');
-	outbuf_hex(o, s->ip, 16);
+	if (opts & PO_IP) {
+		outbuf_putc(o, ' ');
+		outbuf_hex(o, s->ip, 16);
+	}
 	/* the symbol table's name (perf's al->sym), not DWARF's */
 	if (opts & PO_SYM)
 		print_sym(o, fr->elf_name ? fr->elf_name : fr->name, fr->offset, opts);
@@ -676,6 +680,7 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 		return;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	print_start(sc, ev, evsel, t);
+	t = ds_profile_script_thread(sc->machine, t, ev);   /* its addresses' (none after its EXIT) */
 	if (fl & SF(PERIOD)) {
 		outbuf_dec(o, period, 10, ' ');
 		outbuf_putc(o, ' ');
@@ -740,6 +745,7 @@ static void print_deferred(struct script *sc, const struct ds_event *ev)
 		return;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	print_start(sc, ev, ev->evsel, t);
+	t = ds_profile_script_thread(sc->machine, t, ev);
 	outbuf_puts(sc->out, "DEFERRED CALLCHAIN [cookie: ");
 	outbuf_hex(sc->out, d.cookie, 0);
 	outbuf_putc(sc->out, ']');
@@ -800,11 +806,11 @@ static int prepare(struct script *sc)
 			}
 		}
 	for (int t = 0; t < ST_NR; t++) {
-		uint64_t fl = sc->f.fields[t];
+		uint64_t fl = sc->f.frame_opts[t] ? sc->f.fields[t] : 0;
 
-		sc->ip_opts[t] = (uint8_t)(((fl & SF(SYM)) ? PO_SYM : 0) | ((fl & SF(SYMOFFSET)) ? PO_SYMOFF : 0) |
-					   ((fl & SF(DSO)) ? PO_DSO : 0) | ((fl & SF(DSOFF)) ? PO_DSOFF : 0) |
-					   ((fl & SF(SRCLINE)) ? PO_SRCLINE : 0));
+		sc->ip_opts[t] = (uint8_t)(((fl & SF(IP)) ? PO_IP : 0) | ((fl & SF(SYM)) ? PO_SYM : 0) |
+					   ((fl & SF(SYMOFFSET)) ? PO_SYMOFF : 0) | ((fl & SF(DSO)) ? PO_DSO : 0) |
+					   ((fl & SF(DSOFF)) ? PO_DSOFF : 0) | ((fl & SF(SRCLINE)) ? PO_SRCLINE : 0));
 	}
 	return 0;
 }

@@ -32,6 +32,13 @@ struct script_fields {
 	uint64_t fields[ST_NR];
 	uint64_t user_set_fields[ST_NR], user_unset_fields[ST_NR];
 	bool user_set[ST_NR], wildcard_set[ST_NR];
+	/*
+	 * perf sets a type's frame options (print_ip_opts) from its first
+	 * event that is not a dummy (a pipe's first event of any kind): a
+	 * type with none prints its frames with none of ip, sym or dso (a
+	 * dummy's deferred records).  Set by script_fields_check().
+	 */
+	bool frame_opts[ST_NR];
 };
 
 /* perf's defaults. */

@@ -43,16 +43,27 @@ def read(path):
         return f.read()
 
 
+HEAD_TIME = re.compile(r'\s\d+\.\d{6,9}:(\s|$)')
+
+
 def split_blocks(text):
     """Samples, and each side-band line (--show-*-events: ": PERF_RECORD_")
-    on its own: such a line has no blank line after it."""
+    on its own: such a line has no blank line after it.  Samples printed
+    without a callchain have no blank line between them either: a line
+    with a time ("12.345678:") that is not a frame starts the next."""
     out = []
     for b in text.split('\n\n'):
         lines = b.strip('\n').split('\n') if b.strip('\n') else []
         while lines and ': PERF_RECORD_' in lines[0] and not lines[0].startswith('\t'):
             out.append(lines.pop(0))
-        if lines:
-            out.append('\n'.join(lines))
+        cur = []
+        for line in lines:
+            if cur and not line.startswith('\t') and HEAD_TIME.search(line):
+                out.append('\n'.join(cur))
+                cur = []
+            cur.append(line)
+        if cur:
+            out.append('\n'.join(cur))
     return out
 
 

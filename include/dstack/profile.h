@@ -266,6 +266,14 @@ int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_
 const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24]);
 
 /*
+ * The thread whose maps perf script resolves @ev's addresses in, at the
+ * time ds_profile_script_comm() names it at: @t, or for a thread it
+ * forgot at its EXIT, a thread of no maps (ds_machine__script_thread).
+ * NULL for a NULL @t.
+ */
+struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev);
+
+/*
  * Unwinding samples with a user stack snapshot (--call-graph dwarf, or a
  * deferred sample's fallback) into the callchain the kernel would have
  * recorded.  The vDSO's image comes from perf's build-id cache

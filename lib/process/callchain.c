@@ -221,15 +221,18 @@ static void frame_cache__store(struct callchain_cache *c, struct frame_cache_slo
 
 /* ---- resolving a chain ------------------------------------------------- */
 
+/* The mode a context marker starts; 0 for a value no kernel writes there */
 static uint16_t context_mode(uint64_t marker, uint16_t cur)
 {
 	switch (marker) {
 	case DS_CONTEXT_KERNEL: return DS_MISC_KERNEL;
 	case DS_CONTEXT_USER: return DS_MISC_USER;
+	case DS_CONTEXT_USER_DEFERRED: return DS_MISC_USER;   /* without its cookie: at the chain's end */
 	case DS_CONTEXT_HV: return DS_MISC_HYPERVISOR;
 	case DS_CONTEXT_GUEST_KERNEL: return DS_MISC_GUEST_KERNEL;
 	case DS_CONTEXT_GUEST_USER: return DS_MISC_GUEST_USER;
-	default: return cur;
+	case DS_CONTEXT_GUEST: return cur;
+	default: return 0;
 	}
 }
 
@@ -295,8 +298,9 @@ static uint64_t chain_entries(const uint64_t *ips, uint64_t nr)
 }
 
 /*
- * Resolve @ips into the frames out; the number of frames.  The first @skip
- * entries are passed over (their markers still set the mode).
+ * Resolve @ips into the frames out; the number of frames, 0 for a corrupt
+ * chain.  The first @skip entries are passed over (their markers still
+ * set the mode).
  */
 static size_t resolve_chain(struct ds_machine *m, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
 			    unsigned max_stack, uint64_t skip)
@@ -317,7 +321,17 @@ static size_t resolve_chain(struct ds_machine *m, struct ds_thread *t, const uin
 			if (!push_frame(m->callchains, &n, &cookie, 0))
 				break;
 		} else if (ips[i] >= DS_CONTEXT_MAX) {
-			mode = context_mode(ips[i], mode);
+			/*
+			 * Past the entries taken (skip), as perf's walk never
+			 * gets there; else a chain with a bad marker (a
+			 * frame-pointer walk that read -2s from a freed stack)
+			 * is corrupt: none of it, as perf's.
+			 */
+			uint16_t next = context_mode(ips[i], mode);
+
+			if (!next && !skip)
+				return 0;
+			mode = next ? next : mode;
 			continue;
 		} else if (skip) {
 			skip--;

@@ -33,6 +33,8 @@ void ds_machine__delete(struct ds_machine *m)
 		return;
 	for (size_t i = 0; dsi_hashmap__next(&m->threads, &i, &k, &v);)
 		dsi_thread__delete((struct ds_thread *)(uintptr_t)v);
+	if (m->forgotten)
+		dsi_thread__delete(m->forgotten);
 	for (size_t i = 0; i < m->nr_strings; i++)
 		free(m->strings[i]);
 	free(m->strings);

@@ -48,6 +48,7 @@ struct ds_machine {
 	struct ds_symbols *syms;
 	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
 	struct ds_thread *last_thread; /* the one found last: samples come in runs of one thread */
+	struct ds_thread *forgotten;   /* of no maps: ds_machine__script_thread's for an exited thread */
 	struct ds_idmap string_ids;    /* string -> index in strings */
 	char **strings;                /* interned: our copies, one per string */
 	size_t nr_strings, cap_strings;

@@ -123,6 +123,33 @@ struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t 
 	return machine__new_thread(m, pid, tid, NULL);
 }
 
+static bool exited_by(const struct ds_thread *t, uint64_t when)
+{
+	return t->exit_time && when != DS_NO_TIME && when > t->exit_time;
+}
+
+struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thread *t, uint64_t when)
+{
+	struct ds_thread *leader;
+
+	if (!t || !exited_by(t, when))
+		return t;
+	if (t->pid >= 0 && t->pid != t->tid && (leader = machine__find_thread(m, t->pid)) &&
+	    leader->pid == t->pid && !exited_by(leader, when))
+		return t;
+	if (!m->forgotten) {
+		m->forgotten = calloc(1, sizeof(*m->forgotten));
+		if (!m->forgotten || !(m->forgotten->maps = dsi_maps__new())) {
+			free(m->forgotten);
+			m->forgotten = NULL;
+			return NULL;
+		}
+		m->forgotten->pid = m->forgotten->tid = -1;
+		m->forgotten->comm = "";
+	}
+	return m->forgotten;
+}
+
 int dsi_machine__process_fork(struct ds_machine *m, const struct ds_event *ev)
 {
 	struct ds_task_event te;

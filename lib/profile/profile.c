@@ -347,22 +347,40 @@ static int offcpu_drain(struct ds_profile *w)
  * a new thread named ":TID" (perf report keeps the thread).  @buf holds
  * that name.
  */
+/* When perf script prints @ev: its sample's time, its deferred record's, or at the end */
+static uint64_t script_time(const struct ds_thread *t, const struct ds_event *ev)
+{
+	uint64_t exited = ds_thread__exit_time(t);
+
+	/* a sample whose record never came: perf prints it at the end */
+	if (ev->stitch == DS_STITCH_UNRESOLVED)
+		return exited ? exited + 1 : DS_NO_TIME;
+	return ev->record_time ? ev->record_time : ev->sample.time;
+}
+
 const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
 {
-	const struct ds_sample *s = &ev->sample;
-	uint64_t when = ev->record_time ? ev->record_time : s->time, exited;
+	uint64_t when, exited;
 
 	if (!t)
 		return ":-1";
+	when = script_time(t, ev);
 	exited = ds_thread__exit_time(t);
-	/* a sample whose record never came: perf prints it at the end */
-	if (ev->stitch == DS_STITCH_UNRESOLVED)
-		when = exited ? exited + 1 : DS_NO_TIME;
 	if (exited && when != DS_NO_TIME && when > exited) {
-		snprintf(buf, 24, ":%d", (int32_t)s->tid);
+		snprintf(buf, 24, ":%d", (int32_t)ev->sample.tid);
 		return buf;
 	}
 	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
+}
+
+struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev)
+{
+	struct ds_thread *st;
+
+	if (!t)
+		return NULL;
+	st = ds_machine__script_thread(m, t, script_time(t, ev));
+	return st ? st : t;
 }
 
 /*
@@ -410,12 +428,14 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	const uint64_t *unwound;
 	uint64_t unwound_nr = 0;
 	size_t nr;
+	/* perf script's: none after the thread's EXIT */
+	struct ds_thread *t = w->o.script_comms ? ds_profile_script_thread(w->machine, ws->thread, ev) : ws->thread;
 
-	if ((unwound = ds_user_unwind__chain(w->uu, ws->thread, ev, w->max_stack, &unwound_nr))) {
-		ds_machine__callchain(w->machine, ws->thread, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
+	if ((unwound = ds_user_unwind__chain(w->uu, t, ev, w->max_stack, &unwound_nr))) {
+		ds_machine__callchain(w->machine, t, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
 	} else if (s->callchain) {
 		/* (a stack copy's unwind keeps its innermost frames either way, as perf's) */
-		ds_machine__callchain(w->machine, ws->thread, s->callchain, s->callchain_nr, w->max_stack,
+		ds_machine__callchain(w->machine, t, s->callchain, s->callchain_nr, w->max_stack,
 				      cc_flags | (w->o.max_stack_from_root ? DS_CALLCHAIN_FROM_ROOT : 0), &cc);
 	}
 	/*
@@ -426,7 +446,7 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	if (!cc.nr && (ev->evsel->attr.sample_type & DS_SAMPLE_IP)) {
 		uint64_t ips[2] = { s->cpumode == DS_MISC_KERNEL ? DS_CONTEXT_KERNEL : DS_CONTEXT_USER, s->ip };
 
-		ds_machine__callchain(w->machine, ws->thread, ips, 2, w->max_stack, cc_flags, &cc);
+		ds_machine__callchain(w->machine, t, ips, 2, w->max_stack, cc_flags, &cc);
 		ws->ip_only = true;
 	}
 	ws->frames = cc.frames;

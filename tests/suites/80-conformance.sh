@@ -257,7 +257,7 @@ conf_guest_record() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw clk grp grpg thrd zthr strip evcg}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd clk grp grpg thrd zthr strip evcg}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
@@ -309,6 +309,54 @@ conf_guest() {
 	for t in "${placed[@]}"; do
 		rm -f "$t"
 		[ ! -e "$conf_work/$(basename "$t").aside" ] || mv "$conf_work/$(basename "$t").aside" "$t"
+	done
+	conf_reshaped
+	conf_modules
+}
+
+# Report widths of kernel module symbols (perf counts "name\t[module]",
+# its kallsyms line's rest, where it prints "name"): the system-wide
+# shapes' module samples alone (--dsos), so that no longer symbol of the
+# kernel's decides the Symbol column.
+conf_modules() {
+	local shape d mods o n=0 res
+	for shape in modsys modsysd sysw; do
+		d=${conf_dir[$shape]:-}
+		[ -n "$d" ] && [ -s "$d/$shape.data" ] || continue
+		mods=$("$DSTACK" report --stdio --no-children -g none --sort dso -i "$d/$shape.data" --kallsyms "$d/kallsyms" \
+			--symfs "$d/symfs" 2>/dev/null | awk '$2 ~ /^\[/ && $2 != "[kernel.kallsyms]" && $2 != "[unknown]" {print $2}' | paste -sd,)
+		[ -n "$mods" ] || continue
+		o=$conf_work/$shape-modules
+		"$KVM_PERF7" report --stdio --no-children -g none --dsos "$mods" -i "/host$d/$shape.data" \
+			--kallsyms "/host$d/kallsyms" --symfs "/host$d/symfs" >"$o.perf" 2>/dev/null
+		"$DSTACK" report --stdio --no-children -g none --dsos "$mods" -i "$d/$shape.data" \
+			--kallsyms "$d/kallsyms" --symfs "$d/symfs" >"$o.dstack" 2>/dev/null
+		n=$((n + 1))
+		if res=$(python3 "$ROOT/tests/check_conformance.py" "$o.perf" "$o.dstack"); then
+			ok "conformance $shape: report of the module samples alone (--dsos $mods): ${res%%$'\t'*} lines as perf 7.2's"
+		else
+			bad "conformance $shape: report of the module samples alone (--dsos $mods) differs from perf 7.2's: ${res#*$'\t'}"
+		fi
+	done
+	[ "$n" -gt 0 ] || echo "info conformance: no sample in a kernel module in the system-wide shapes: module symbol widths not compared"
+}
+
+# The fp recording reshaped (tests/reshape.py) into what the kernel writes
+# only now and then, so that every run meets it: callchains with a value no
+# context has (perf discards them whole), and samples after their process's
+# EXIT (perf script has forgotten the thread: ":TID", no maps).
+conf_reshaped() {
+	local d=${conf_dir[fp]:-} form said
+	[ -n "$d" ] && [ -s "$d/fp.data" ] || return 0
+	for form in bad-context early-exit; do
+		if ! said=$(python3 "$ROOT/tests/reshape.py" "$form" "$d/fp.data" "$conf_work/fp-$form.data" 2>&1); then
+			bad "conformance fp-$form: the recording could not be reshaped: $said"
+			continue
+		fi
+		conf_compare "fp-$form" "$conf_work/fp-$form.data" "$d/symfs" "$d/kallsyms"
+		echo "$conf_row"
+		if [ "$conf_fail" -eq 0 ]; then ok "conformance fp-$form ($said): dstack prints what perf 7.2 prints$(conf_known_note)"
+		else bad "conformance fp-$form ($said): $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "fp-$form")"; fi
 	done
 }
 

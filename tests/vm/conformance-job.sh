@@ -86,6 +86,9 @@ rec swev --switch-events -e cpu-clock -c 500000 -g -- ./wl threads 3
 # tracepoints only (perf report sorts by their text), with dwarf stacks
 rec tpdw -e sched:sched_switch --call-graph dwarf,4096 -- ./wl fork 4
 rec tpraw -e raw_syscalls:sys_enter,raw_syscalls:sys_exit -- ./wl fork 2
+# a tracepoint with deferred callchains, system wide: the records come on a
+# dummy event, the only one of its type (perf prints their frames bare)
+rec swtd -a -e sched:sched_switch --call-graph fp,defer -- ./wl threads 10
 # an event group: perf report's group view (a column per member)
 rec grp -e '{cpu-clock,task-clock}' -c 200000 -- ./wl mix 5
 # an event group with callchains: perf's group view with the leader's call graphs

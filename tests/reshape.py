@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Real recordings reshaped into forms the kernel writes only now and then,
+for tests/suites/80-conformance.sh to read with perf 7.2 and with dstack.
+Every change keeps each record's size, so a file-mode recording stays whole.
+
+usage: reshape.py bad-context IN OUT
+  every 25th sample whose callchain has 3 entries or more gets the value
+  0xfffffffffffffffe as its third: what a frame-pointer walk of a freed
+  stack reads (a modsys recording had 126 of them after one frame); no
+  kernel context has that value, and perf discards such a chain whole.
+usage: reshape.py early-exit IN OUT
+  the EXIT record of the process with the most samples moves to just
+  before its 30th last sample of the same round: the samples after it are
+  those of a thread perf script has forgotten (a system-wide recording
+  has a few, taken in do_exit while the mm is still there).
+Prints what it changed on stdout; exits 1 when the recording has no place
+for the change.
+"""
+import struct
+import sys
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hostile import PerfFile, ST, SAMPLE  # noqa: E402
+
+EXIT, FINISHED_ROUND = 4, 3
+BAD = 0xfffffffffffffffe
+
+
+def same_sample_type(f):
+    """One sample layout for every event (the only one PerfFile reads)."""
+    if f.pipe:
+        return True
+    n = f.attrs_size // f.attr_size
+    return all(struct.unpack_from('<Q', f.raw, f.attrs_off + i * f.attr_size + 24)[0] == f.sample_type
+               for i in range(n))
+
+
+def chain_of(f, off):
+    at = f.sample_field(off, 'CALLCHAIN')
+    nr = struct.unpack_from('<Q', f.raw, at)[0]
+    return at + 8, nr
+
+
+def bad_context(f):
+    if not f.sample_type & ST['CALLCHAIN'] or f.sample_type & ST['READ']:
+        return 0
+    seen = changed = 0
+    for off, _, size in f.of_type(SAMPLE):
+        at, nr = chain_of(f, off)
+        if nr < 3 or at + 8 * nr > off + size:
+            continue
+        seen += 1
+        if seen % 25 == 0:
+            f.put(at + 16, '<Q', BAD)
+            changed += 1
+    return changed
+
+
+def sample_pid_time(f, off):
+    o = f.sample_field(off, 'TID')
+    pid, tid = struct.unpack_from('<II', f.raw, o)
+    return pid, struct.unpack_from('<Q', f.raw, f.sample_field(off, 'TIME'))[0]
+
+
+def early_exit(f):
+    if not f.sample_type & ST['TIME'] or not f.sample_type & ST['TID']:
+        return None
+    exits = {}
+    for off, typ, size in f.records:
+        if typ == EXIT:
+            pid, ppid, tid, ptid = struct.unpack_from('<IIII', f.raw, off + 8)
+            if pid == tid:
+                exits[pid] = off
+    samples = {}
+    for off, _, _ in f.of_type(SAMPLE):
+        pid, time = sample_pid_time(f, off)
+        samples.setdefault(pid, []).append((off, time))
+    pid = max((p for p in exits if p in samples), key=lambda p: len(samples[p]), default=None)
+    if pid is None or len(samples[pid]) < 31:
+        return None
+    exit_off = exits[pid]
+    rounds = [off for off, typ, _ in f.records if typ == FINISHED_ROUND]
+    # the sample to be after the EXIT: in the EXIT's round, so that every
+    # reader that orders a round's records by time puts the EXIT first
+    cands = [(off, t) for off, t in samples[pid][:-30]
+             if not any(min(off, exit_off) < r < max(off, exit_off) for r in rounds)]
+    if not cands:
+        return None
+    off, time = cands[-1]
+    when = time - 1
+    f.put(exit_off + 24, '<Q', when)   # the EXIT's own time (after pid, ppid, tid, ptid)
+    id_at = f.id_tid(exit_off, struct.unpack_from('<H', f.raw, exit_off + 6)[0])
+    f.put(id_at + 8, '<Q', when)       # its sample_id_all time, after pid/tid
+    later = sum(1 for _, t in samples[pid] if t > when)
+    return pid, when, later
+
+
+def main():
+    what, src, dst = sys.argv[1:4]
+    f = PerfFile(open(src, 'rb').read())
+    if not same_sample_type(f):
+        sys.exit('%s: events of several sample layouts' % src)
+    if what == 'bad-context':
+        n = bad_context(f)
+        if not n:
+            sys.exit('%s: no callchain of 3 entries or more' % src)
+        print('%d callchains given a bad context value' % n)
+    elif what == 'early-exit':
+        r = early_exit(f)
+        if not r:
+            sys.exit('%s: no process with an EXIT and 31 samples in its round' % src)
+        print('pid %d exits at %d, before %d of its samples' % r)
+    else:
+        sys.exit('unknown: ' + what)
+    open(dst, 'wb').write(f.raw)
+
+
+if __name__ == '__main__':
+    main()
