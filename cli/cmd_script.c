@@ -88,6 +88,7 @@ struct script {
 	int name_width;             /* the longest event name */
 	int data_src_width;         /* perf pads the data source to the widest seen so far */
 	uint8_t ip_opts[ST_NR];
+	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* a sample's chain as perf reads it (ds_profile_perf_callchain) */
 	uint32_t *line_of;         /* FRAME_CACHE_SLOTS: index + 1 into lines, 0 none; NULL: no cache */
 	struct frame_line *lines;
 	size_t nr_lines, cap_lines;
@@ -713,8 +714,11 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 			outbuf_putc(o, '\n');
 			print_callchain(sc, t, unwound, unwound_nr, opts);
 		} else if (s->callchain && sc->use_callchain) {
+			uint64_t n;
+			const uint64_t *ips = ds_profile_perf_callchain(ev, sc->perf_chain, &n);
+
 			outbuf_putc(o, '\n');
-			print_callchain(sc, t, s->callchain, s->callchain_nr, opts);
+			print_callchain(sc, t, ips, n, opts);
 		} else {
 			print_ip_line(sc, ev, t, opts);
 		}

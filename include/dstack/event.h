@@ -73,6 +73,13 @@ struct ds_event {
 	 * thread as it is then: an exec in between gives the new comm); else 0.
 	 */
 	uint64_t record_time;
+	/*
+	 * DS_STITCH_UNRESOLVED: a later record of its task came with another
+	 * cookie (or, in time order, a sample of a later kernel entry did).
+	 * perf 7.2 gives such a sample up then and prints its cookie as a
+	 * plain address; one it still held at the end keeps "(cookie)".
+	 */
+	bool cookie_passed;
 };
 
 /* The callback events are delivered to (session, stitcher); non-zero stops delivery. */

@@ -265,6 +265,18 @@ int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_
  */
 const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24]);
 
+/* The most entries one record's callchain can hold (a record's size is 16 bits). */
+#define DS_PROFILE_CHAIN_MAX 8192
+
+/*
+ * @ev's callchain as perf 7.2 reads it, *@nr entries: the sample's own,
+ * but for a sample perf gave up on (ds_event.cookie_passed), whose
+ * deferred marker perf reads as a user context, so that the cookie is a
+ * plain address ("[unknown]"): that chain is made in @buf.  NULL when
+ * the sample has no callchain.
+ */
+const uint64_t *ds_profile_perf_callchain(const struct ds_event *ev, uint64_t buf[DS_PROFILE_CHAIN_MAX], uint64_t *nr);
+
 /*
  * The thread whose maps perf script resolves @ev's addresses in, at the
  * time ds_profile_script_comm() names it at: @t, or for a thread it

@@ -644,6 +644,30 @@ static bool expect_comma(struct parser *ps)
 	return expect(ps, ",");
 }
 
+/*
+ * __print_dynamic_array(field, el_size) (Linux 6.13; syscall tracepoints'
+ * user buffers): the kernel's shorthand for __print_array(
+ * __get_dynamic_array(field), __get_dynamic_array_len(field) / el_size,
+ * el_size), which libtraceevent prints alike.
+ */
+static void parse_dynamic_array(struct parser *ps, struct node *n)
+{
+	struct node *arr = node_new(ps, N_DYNARR), *len = node_new(ps, N_DYNARR_LEN), *div = node_new(ps, N_OP);
+
+	n->kind = N_INTARR;
+	if (!arr || !len || !div)
+		return;
+	arr->field = len->field = field_arg(ps);
+	if (!arr->field || !expect_comma(ps) || !(n->c = p_full(ps)))
+		return;
+	strcpy(div->op, "/");
+	div->prio = op_prio("/");
+	div->a = len;
+	div->b = n->c;
+	n->a = arr;
+	n->b = div;
+}
+
 /* A function call's arguments into n; the lexer is past the '('. */
 static void parse_call(struct parser *ps, struct node *n, const char *name, size_t nlen)
 {
@@ -684,6 +708,8 @@ static void parse_call(struct parser *ps, struct node *n, const char *name, size
 		if (!(n->a = p_full(ps)) || !expect_comma(ps) || !(n->b = p_full(ps)) || !expect_comma(ps))
 			return;
 		n->c = p_full(ps);
+	} else if (IS("__print_dynamic_array")) {
+		parse_dynamic_array(ps, n);
 	} else {
 		/* libtraceevent fails the whole print fmt on a function it does not know */
 		ps->failed = true;

@@ -58,6 +58,7 @@ struct ds_profile {
 	struct ds_user_unwind *uu;
 	struct trace_text tt;
 	struct read_split reads;
+	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* ds_profile_perf_callchain's, for script_comms */
 	/* the event callback behind the progress hook */
 	ds_event_fn ev_fn;
 	void *ev_ctx;
@@ -352,8 +353,8 @@ static uint64_t script_time(const struct ds_thread *t, const struct ds_event *ev
 {
 	uint64_t exited = ds_thread__exit_time(t);
 
-	/* a sample whose record never came: perf prints it at the end */
-	if (ev->stitch == DS_STITCH_UNRESOLVED)
+	/* a sample whose record never came: perf prints it at the end, unless it gave it up before */
+	if (ev->stitch == DS_STITCH_UNRESOLVED && !ev->cookie_passed)
 		return exited ? exited + 1 : DS_NO_TIME;
 	return ev->record_time ? ev->record_time : ev->sample.time;
 }
@@ -371,6 +372,21 @@ const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *e
 		return buf;
 	}
 	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
+}
+
+const uint64_t *ds_profile_perf_callchain(const struct ds_event *ev, uint64_t buf[DS_PROFILE_CHAIN_MAX], uint64_t *nr)
+{
+	const struct ds_sample *s = &ev->sample;
+	uint64_t n = s->callchain_nr;
+
+	*nr = n;
+	if (!s->callchain || !ev->cookie_passed || n > DS_PROFILE_CHAIN_MAX)
+		return s->callchain;
+	memcpy(buf, s->callchain, n * sizeof(*buf));
+	for (uint64_t i = 0; i + 1 < n; i++)
+		if (buf[i] == DS_CONTEXT_USER_DEFERRED)
+			buf[i] = DS_CONTEXT_USER;
+	return buf;
 }
 
 struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev)
@@ -434,8 +450,12 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	if ((unwound = ds_user_unwind__chain(w->uu, t, ev, w->max_stack, &unwound_nr))) {
 		ds_machine__callchain(w->machine, t, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
 	} else if (s->callchain) {
+		uint64_t n = s->callchain_nr;
+		/* script's names and cookies: perf script's (a given-up cookie is an address) */
+		const uint64_t *ips = w->o.script_comms ? ds_profile_perf_callchain(ev, w->perf_chain, &n) : s->callchain;
+
 		/* (a stack copy's unwind keeps its innermost frames either way, as perf's) */
-		ds_machine__callchain(w->machine, t, s->callchain, s->callchain_nr, w->max_stack,
+		ds_machine__callchain(w->machine, t, ips, n, w->max_stack,
 				      cc_flags | (w->o.max_stack_from_root ? DS_CALLCHAIN_FROM_ROOT : 0), &cc);
 	}
 	/*

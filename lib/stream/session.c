@@ -148,6 +148,7 @@ static bool make_event(struct ds_session *s, struct ds_evsel *evsel, const struc
 	ev->stitch = DS_STITCH_NONE;
 	ev->cookie = 0;
 	ev->record_time = 0;
+	ev->cookie_passed = false;
 	if (!evsel)   /* cannot happen: records are queued once their event is known */
 		why = "sample id matches no event in the file";
 	else if (!ds_record__parse_sample(evsel, hdr, &ev->sample, &why))

@@ -46,6 +46,7 @@ struct held {
 	uint32_t tid;
 	uint8_t state;
 	uint8_t stitch;
+	bool passed;            /* unresolved by another cookie of its task (ds_event.cookie_passed) */
 };
 
 struct tid_state {
@@ -243,7 +244,7 @@ static int deliver(struct ds_stitcher *st, struct ds_event *ev, const struct cha
 	return st->fn(st->ctx, ev);
 }
 
-static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c);
+static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c, bool passed);
 
 /* Deliver the held sample @h (resolved unstitched if still pending) and let its copy go. */
 static int deliver_held(struct ds_stitcher *st, struct held *h)
@@ -253,10 +254,11 @@ static int deliver_held(struct ds_stitcher *st, struct held *h)
 	int err;
 
 	if (h->state == HELD_PENDING)
-		resolve(st, h, NULL);
+		resolve(st, h, NULL, false);
 	ev = (struct ds_event){ .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel, .stitch = h->stitch,
 				.cookie = h->cookie,
-				.record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : 0 };
+				.record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : 0,
+				.cookie_passed = h->passed };
 	h->state = HELD_DONE;
 	if (h->evsel)
 		ds_record__parse_sample(h->evsel, h->hdr, &ev.sample, &why);
@@ -288,17 +290,21 @@ static int release_tid(struct ds_stitcher *st, struct tid_state *ts)
 		struct held *h = held_at(st, s);
 
 		s = h->next_wait;
+		/* (a held sample matches only a record after it: the others are given up) */
+		h->passed = h->state != HELD_PENDING && h->stitch == DS_STITCH_UNRESOLVED;
 		err = deliver_held(st, h);
 	}
 	compact(st);
 	return err;
 }
 
-static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c)
+/* @h completed by @c, or unresolved (@passed: given up for another cookie of its task) */
+static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c, bool passed)
 {
 	struct tid_state *ts = tid_state(st, h->tid);
 
 	h->state = HELD_READY;
+	h->passed = !c && passed;
 	if (c) {
 		h->chain = chain_get(c);
 		h->stitch = DS_STITCH_AFTER;
@@ -346,7 +352,7 @@ static int rekey_pending(struct ds_stitcher *st)
  * Settle the pending samples of @cookie: those of @tid (any tid if @tid is
  * -1, in tid-less mode only) get chain @c, or become unresolved when @c is NULL.
  */
-static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, struct chain *c)
+static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, struct chain *c, bool passed)
 {
 	uint64_t key = tid < 0 ? cookie : pending_key(st, (uint32_t)tid, cookie);
 	uint64_t *headp = dsi_hashmap__find(&st->pending, key);
@@ -361,7 +367,7 @@ static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, 
 		if (h->seq != s)
 			break;
 		if (h->state == HELD_PENDING && h->cookie == cookie && (tid < 0 || h->tid == (uint32_t)tid)) {
-			resolve(st, h, c);
+			resolve(st, h, c, passed);
 		} else if (h->state == HELD_PENDING) {
 			*link = s;          /* another tid's sample: keep it linked */
 			link = &h->next;
@@ -375,10 +381,10 @@ static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, 
 		*headp = keep;
 }
 
-static void settle_tid(struct ds_stitcher *st, struct tid_state *ts, struct chain *c)
+static void settle_tid(struct ds_stitcher *st, struct tid_state *ts, struct chain *c, bool passed)
 {
 	if (ts->npending)
-		settle_cookie(st, ts->cookie, ts->tid, c);
+		settle_cookie(st, ts->cookie, ts->tid, c, passed);
 }
 
 static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending, struct chain *c)
@@ -399,6 +405,7 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	h->tid = ev->sample.tid;
 	h->state = pending ? HELD_PENDING : HELD_READY;
 	h->stitch = ev->stitch;
+	h->passed = false;
 	h->next = NO_SEQ;
 	h->next_wait = NO_SEQ;
 	if (st->opts.perf_order) {   /* its task's queue (perf's order) */
@@ -539,7 +546,7 @@ static int push_sample(struct ds_stitcher *st, struct ds_event *ev, long m)
 	}
 	/* a new kernel entry: the previous one's record can no longer come */
 	if (ts->npending && ts->cookie != ev->cookie)
-		settle_tid(st, ts, NULL);
+		settle_tid(st, ts, NULL, !st->opts.perf_order);   /* perf's order: decided when released */
 	if (ts->chain && ts->chain->cookie != ev->cookie) {
 		chain_put(ts->chain);
 		ts->chain = NULL;
@@ -612,7 +619,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		if (dup)
 			st->stats.duplicate_records++;
 		else
-			settle_cookie(st, d.cookie, -1, c);
+			settle_cookie(st, d.cookie, -1, c, false);
 		chain_put(c);
 		return emit(st, ev, false, NULL);
 	}
@@ -629,7 +636,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		chain_put(ts->chain);
 		ts->chain = c;
 		if (ts->npending)
-			settle_tid(st, ts, ts->cookie == d.cookie ? c : NULL);
+			settle_tid(st, ts, ts->cookie == d.cookie ? c : NULL, true);
 	}
 	int err = !st->opts.perf_order ? 0 : release_tid(st, ts);
 
@@ -675,7 +682,7 @@ static void expire_exits(struct ds_stitcher *st, uint64_t now, bool all)
 		uint64_t *idx = dsi_hashmap__find(&st->tids, st->exits[st->exits_head].tid);
 
 		if (idx && st->states[*idx].exited) {
-			settle_tid(st, &st->states[*idx], NULL);
+			settle_tid(st, &st->states[*idx], NULL, false);
 			chain_put(st->states[*idx].chain);
 			st->states[*idx].chain = NULL;
 		}
@@ -713,7 +720,7 @@ static int enforce_limit(struct ds_stitcher *st)
 		if (h->state == HELD_PENDING) {
 			if (!ts)
 				return -ENOMEM;
-			settle_tid(st, ts, NULL);
+			settle_tid(st, ts, NULL, false);
 		}
 		if (st->opts.perf_order && ts) {
 			/* the oldest held sample is the oldest of its task's queue */

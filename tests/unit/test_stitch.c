@@ -29,6 +29,7 @@ struct seen {
 	uint64_t time;
 	enum ds_stitch_state stitch;
 	uint64_t record_time;
+	bool cookie_passed;
 	uint64_t chain[16];
 	uint64_t nr;
 };
@@ -45,6 +46,7 @@ static int collect(void *ctx, const struct ds_event *ev)
 	s->time = ev->sample.time;
 	s->stitch = ev->stitch;
 	s->record_time = ev->record_time;
+	s->cookie_passed = ev->cookie_passed;
 	s->nr = ev->sample.callchain_nr < 16 ? ev->sample.callchain_nr : 16;
 	if (ev->sample.callchain)
 		memcpy(s->chain, ev->sample.callchain, s->nr * 8);
@@ -201,8 +203,14 @@ static void test_new_cookie(void)
 	sample(st, 10, 100, 0x400000001, false);
 	sample(st, 10, 200, 0x500000001, false); /* a new kernel entry: 0x4 can never come */
 	CHECK(nout == 1 && out[0].stitch == DS_STITCH_UNRESOLVED, "old cookie released unresolved");
+	CHECK(out[0].cookie_passed, "old cookie given up for the new entry's (perf prints it as an address)");
 	deferred(st, 10, 250, 0x500000001, 0x8000);
-	CHECK(nout == 3 && out[1].stitch == DS_STITCH_AFTER, "new cookie stitched");
+	CHECK(nout == 3 && out[1].stitch == DS_STITCH_AFTER && !out[1].cookie_passed, "new cookie stitched");
+	/* a record of another cookie gives the pending sample up too */
+	sample(st, 10, 300, 0x600000001, false);
+	deferred(st, 10, 350, 0x700000001, 0x9000);
+	CHECK(nout == 5 && out[3].stitch == DS_STITCH_UNRESOLVED && out[3].cookie_passed,
+	      "a record of another cookie gives the sample up");
 	ds_stitcher__delete(st);
 }
 
@@ -215,9 +223,10 @@ static void test_exit_and_end(void)
 	sample(st, 21, 160, 0, false);
 	CHECK(nout == 0, "held through the exit grace period");
 	sample(st, 21, 150 + 200000000ULL, 0, false); /* 200 ms later */
-	CHECK(nout == 4 && out[0].stitch == DS_STITCH_UNRESOLVED, "released after exit grace (got %d)", nout);
+	CHECK(nout == 4 && out[0].stitch == DS_STITCH_UNRESOLVED && !out[0].cookie_passed,
+	      "released after exit grace, its cookie kept (got %d)", nout);
 	sample(st, 22, 400000000ULL, 0x700000001, false);
-	CHECK(ds_stitcher__flush(st) == 0 && nout == 5 && out[4].stitch == DS_STITCH_UNRESOLVED,
+	CHECK(ds_stitcher__flush(st) == 0 && nout == 5 && out[4].stitch == DS_STITCH_UNRESOLVED && !out[4].cookie_passed,
 	      "end of input releases unresolved");
 	CHECK(ds_stitcher__stats(st)->unresolved == 2, "unresolved counted");
 	ds_stitcher__delete(st);

@@ -89,6 +89,12 @@ rec tpraw -e raw_syscalls:sys_enter,raw_syscalls:sys_exit -- ./wl fork 2
 # a tracepoint with deferred callchains, system wide: the records come on a
 # dummy event, the only one of its type (perf prints their frames bare)
 rec swtd -a -e sched:sched_switch --call-graph fp,defer -- ./wl threads 10
+# deferred records lost (one-page buffers, a high rate): perf gives a held
+# sample up when a record of another cookie of its task comes
+rec lost -m 1 -e cpu-clock -c 10000 --call-graph fp,defer -- ./wl threads 8
+# every syscall's entry tracepoint with callchains (Linux 7.2's read the
+# user buffers of some: __print_dynamic_array in their print fmt)
+rec sysc -e 'syscalls:sys_enter_*' -g -- ./wl fork 4
 # an event group: perf report's group view (a column per member)
 rec grp -e '{cpu-clock,task-clock}' -c 200000 -- ./wl mix 5
 # an event group with callchains: perf's group view with the leader's call graphs
