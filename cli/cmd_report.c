@@ -94,6 +94,9 @@ struct report {
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
 	bool sort_given;                   /* --sort: else perf's default for the recording's events */
 	bool graph_given;                  /* -g caller/callee */
+	enum { GM_GRAPH, GM_FRACTAL, GM_FLAT, GM_FOLDED } graph_mode;   /* -g's print type */
+	bool graph_period;                 /* -g ...,period: values as periods, not percents */
+	double graph_pct;                  /* the threshold in force while a section prints */
 	bool show_samples;                 /* -n: perf's Samples column */
 	bool show_period;                  /* --show-total-period: perf's Period column (self period) */
 	bool hide_unresolved;              /* -U: samples at no symbol dropped, frames without one left out */
@@ -1692,12 +1695,62 @@ static void margin(struct outbuf *o, int extra)
 		outbuf_putc(o, ' ');
 }
 
+/* A call-graph value: @v's share of @total ("12.34%"), or with -g ...,period the period itself */
+static void print_gvalue(const struct report *r, uint64_t v, uint64_t total)
+{
+	if (r->graph_period) {
+		outbuf_printf(r->out, "%llu", (unsigned long long)v);
+		return;
+	}
+	outbuf_fixed2(r->out, total ? v * 100.0 / total : 0.0, 0);
+	outbuf_putc(r->out, '%');
+}
+
+/* The period under @n's children (perf's children_hit) */
+static uint64_t children_hit(const struct report *r, uint32_t n)
+{
+	return r->nodes[n].cumul - r->nodes[n].hit;
+}
+
+/* fractal: the least branch under @n shown, the threshold's share of its children's period (rounded up) */
+static uint64_t rel_min(const struct report *r, uint32_t n)
+{
+	double x = children_hit(r, n) * r->graph_pct / 100.0;
+	uint64_t m = (uint64_t)x;
+
+	return m < x ? m + 1 : m;
+}
+
+/* "|  |  --12.34%--" and the rest of a graph line's left part, for a branch at @depth */
+static void branch_head(struct report *r, int depth, uint64_t mask, bool first, uint64_t v, uint64_t total, int left)
+{
+	struct outbuf *o = r->out;
+
+	margin(o, left);
+	for (int d = 0; d < depth; d++) {
+		outbuf_putc(o, mask & (1ULL << d) ? '|' : ' ');
+		if (first && d == depth - 1) {
+			outbuf_puts(o, "--");
+			print_gvalue(r, v, total);
+			outbuf_puts(o, "--");
+		} else
+			outbuf_puts(o, "          ");
+	}
+}
+
+/*
+ * @parent's branches at @depth: shares of @total, those under @min hidden.
+ * fractal (perf's graph relative): a branch's total and threshold are its
+ * parent's children's period, and what the threshold hid is one "[...]".
+ */
 static void print_level(struct report *r, uint32_t parent, uint64_t total, uint64_t min, int depth,
 			uint64_t mask, int left)
 {
 	struct outbuf *o = r->out;
+	bool fractal = r->graph_mode == GM_FRACTAL;
 	size_t nr;
 	struct kid *v = kids(r, parent, min, &nr);
+	uint64_t remaining = total, nmask = mask;
 	char buf[512];
 
 	if (!v || depth > 60) {
@@ -1705,31 +1758,30 @@ static void print_level(struct report *r, uint32_t parent, uint64_t total, uint6
 		return;
 	}
 	for (size_t k = 0; k < nr; k++) {
-		uint64_t nmask = mask;
 		uint32_t last = v[k].n;
 
-		if (k + 1 == nr)
+		remaining -= r->nodes[last].cumul < remaining ? r->nodes[last].cumul : remaining;
+		if (k + 1 == nr && (!fractal || !remaining))
 			nmask &= ~(1ULL << (depth - 1));
 		margin(o, left);
 		for (int d = 0; d < depth; d++)
 			outbuf_puts(o, mask & (1ULL << d) ? "|          " : "           ");
 		outbuf_putc(o, '\n');
 		for (uint32_t n = v[k].n, i = 0; n != NONE; n = run_next(r, n), i++) {
-			margin(o, left);
-			for (int d = 0; d < depth; d++) {
-				outbuf_putc(o, nmask & (1ULL << d) ? '|' : ' ');
-				if (!i && d == depth - 1) {
-					outbuf_puts(o, "--");
-					outbuf_fixed2(o, total ? r->nodes[n].cumul * 100.0 / total : 0.0, 0);
-					outbuf_puts(o, "%--");
-				} else
-					outbuf_puts(o, "          ");
-			}
+			branch_head(r, depth, nmask, !i, r->nodes[n].cumul, total, left);
 			outbuf_puts(o, node_name(r, &r->nodes[n], buf, sizeof(buf)));
 			outbuf_putc(o, '\n');
 			last = n;
 		}
-		print_level(r, last, total, min, depth + 1, nmask | (1ULL << depth), left);
+		if (fractal)
+			print_level(r, last, children_hit(r, last), rel_min(r, last), depth + 1,
+				    nmask | (1ULL << depth), left);
+		else
+			print_level(r, last, total, min, depth + 1, nmask | (1ULL << depth), left);
+	}
+	if (fractal && remaining && remaining != total) {
+		branch_head(r, depth, nmask & ~(1ULL << (depth - 1)), true, remaining, total, left);
+		outbuf_puts(o, "[...]\n");
 	}
 	free(v);
 }
@@ -1738,7 +1790,8 @@ static void print_graph(struct report *r, const struct entry *e, uint64_t total,
 {
 	struct outbuf *o = r->out;
 	size_t nr, start = o->len, flushes = o->flushes;   /* did print_level write? */
-	struct kid *v = kids(r, e->root, min, &nr);
+	/* fractal: the entry's branches shown from the threshold's share of their own period */
+	struct kid *v = kids(r, e->root, r->graph_mode == GM_FRACTAL ? rel_min(r, e->root) : min, &nr);
 	uint32_t root = e->root;
 	int left = 0;
 	char buf[512];
@@ -1765,9 +1818,139 @@ static void print_graph(struct report *r, const struct entry *e, uint64_t total,
 		}
 	}
 	free(v);
-	print_level(r, root, total, min, 1, 1, left);
+	if (r->graph_mode == GM_FRACTAL)   /* the first branches: shares of the entry's own period */
+		print_level(r, root, e->acc, rel_min(r, root), 1, 1, left);
+	else
+		print_level(r, root, total, min, 1, 1, left);
 	if (wrote || o->len != start || o->flushes != flushes)
 		outbuf_putc(o, '\n');
+}
+
+/* flat and folded: the nodes where chains end, as perf's sort_chain_flat() lists them */
+struct flat_list {
+	uint32_t *v;
+	size_t nr, cap;
+	bool oom;
+};
+
+static int cmp_match_desc(const void *pa, const void *pb)
+{
+	const struct node *nodes = sort_ctx->nodes;
+	const struct nkey *a = &sort_ctx->nkeys[nodes[*(const uint32_t *)pa].key];
+	const struct nkey *b = &sort_ctx->nkeys[nodes[*(const uint32_t *)pb].key];
+
+	return -match_order(a, b);
+}
+
+/*
+ * @n's subtree after its children, in the order of perf's tree of children
+ * (descending match_order()), then @n itself when chains end there with
+ * at least @min: perf's post-order walk.
+ */
+static void flat_collect(struct report *r, uint32_t n, uint64_t min, struct flat_list *l, int depth)
+{
+	size_t nr = 0, i = 0;
+	uint32_t *kid;
+
+	for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling)
+		nr++;
+	if (nr && depth < 4096) {
+		if (!(kid = malloc(nr * sizeof(*kid)))) {
+			l->oom = true;
+			return;
+		}
+		for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling)
+			kid[i++] = c;
+		sort_ctx = r;
+		qsort(kid, nr, sizeof(*kid), cmp_match_desc);
+		for (i = 0; i < nr; i++)
+			flat_collect(r, kid[i], min, l, depth + 1);
+		free(kid);
+	}
+	if (r->nodes[n].hit && r->nodes[n].hit >= min) {
+		uint32_t *g = dsi_grow(l->v, &l->cap, l->nr + 1, sizeof(*g), 64);
+
+		if (!g) {
+			l->oom = true;
+			return;
+		}
+		l->v = g;
+		l->v[l->nr++] = n;
+	}
+}
+
+static const uint32_t *flat_nodes;   /* for cmp_flat: the walk's list */
+
+/* Heavier ends first; equal ones in the walk's order (qsort is not stable: by index in it) */
+static int cmp_flat(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	uint64_t ha = sort_ctx->nodes[flat_nodes[a]].hit, hb = sort_ctx->nodes[flat_nodes[b]].hit;
+
+	if (ha != hb)
+		return ha > hb ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/*
+ * -g flat (each chain that ends with at least the threshold: its value,
+ * then its frames a line each) and -g folded (its value and its frames
+ * joined by ';' on one line), as perf's callchain__fprintf_flat/_folded.
+ */
+static void print_flat(struct report *r, const struct entry *e, uint64_t total, uint64_t min)
+{
+	struct outbuf *o = r->out;
+	struct flat_list l = { 0 };
+	bool folded = r->graph_mode == GM_FOLDED;
+	uint32_t *path = NULL, *order = NULL;
+	size_t cap = 0;
+	char buf[512];
+
+	flat_collect(r, e->root, min, &l, 0);
+	if (l.nr && (order = malloc(l.nr * sizeof(*order)))) {
+		/* indices sorted, so that equal ends keep the walk's order */
+		for (size_t i = 0; i < l.nr; i++)
+			order[i] = (uint32_t)i;
+		sort_ctx = r;
+		flat_nodes = l.v;
+		qsort(order, l.nr, sizeof(*order), cmp_flat);
+	}
+	for (size_t i = 0; order && i < l.nr; i++) {
+		uint32_t n = l.v[order[i]];
+		size_t depth = 0;
+
+		for (uint32_t x = n; x != e->root && x != NONE; x = r->nodes[x].parent) {
+			uint32_t *g = dsi_grow(path, &cap, depth + 1, sizeof(*g), 64);
+
+			if (!g)
+				goto out;
+			path = g;
+			path[depth++] = x;
+		}
+		if (folded) {
+			print_gvalue(r, r->nodes[n].hit, total);
+			outbuf_putc(o, ' ');
+		} else {
+			outbuf_puts(o, "           ");
+			print_gvalue(r, r->nodes[n].cumul, total);
+			outbuf_putc(o, '\n');
+		}
+		while (depth--) {
+			if (!folded)
+				outbuf_puts(o, "                ");
+			outbuf_puts(o, node_name(r, &r->nodes[path[depth]], buf, sizeof(buf)));
+			if (!folded || !depth)
+				outbuf_putc(o, '\n');
+			else
+				outbuf_putc(o, ';');
+		}
+		if (!folded)
+			outbuf_putc(o, '\n');
+	}
+out:
+	free(path);
+	free(order);
+	free(l.v);
 }
 
 static void print_unit(struct outbuf *o, uint64_t n)
@@ -2087,6 +2270,7 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 	uint64_t min = (uint64_t)(total * pct / 100);
 	size_t w[SORT_MAX];
 
+	r->graph_pct = pct;
 	column_widths(r, list, nr, w);
 	if (!cli_quiet)   /* -q: perf prints the entries only */
 		print_section_head(r, ev, first, children, w);
@@ -2121,7 +2305,9 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		if (r->ipc_columns)   /* perf's ipc_null: no branch data, no IPC */
 			outbuf_puts(o, "  -      -            ");
 		outbuf_putc(o, '\n');
-		if (graph)
+		if (graph && (r->graph_mode == GM_FLAT || r->graph_mode == GM_FOLDED))
+			print_flat(r, e, graph_total, min);
+		else if (graph)
 			print_graph(r, e, graph_total, min);
 	}
 	outbuf_puts(o, "\n\n");
@@ -2221,7 +2407,8 @@ static void report_usage(FILE *f)
 		"  --sort KEY[,KEY...]      pid, comm, dso, symbol, cpu, srcline, trace; perf's\n"
 		"                           prefixes (sym); default comm,dso,symbol, or trace\n"
 		"                           for a recording of tracepoints only\n"
-		"  -g [graph,][MIN,]caller|callee|none  call-graph order, or no call graph\n"
+		"  -g [graph|fractal|flat|folded,][MIN,]caller|callee|none[,percent|period]\n"
+		"                           call-graph print type, order (or none) and values\n"
 		"                           (default: callee; caller with --children); MIN: the\n"
 		"                           smallest branch shown, in percent (default 0.5)\n"
 		"  -G, --inverted           perf's alias of -g caller\n"
@@ -2284,9 +2471,11 @@ static int parse_sort(struct report *r, const char *v)
 }
 
 /*
- * perf's -g/--call-graph of report: "graph" (the only print type here),
- * "none", an order (caller, callee), the key "function", and a number: the
- * smallest branch shown, in percent.  0, or -1 after saying why.
+ * perf's -g/--call-graph of report: a print type (graph, fractal, flat,
+ * folded; "none"), an order (caller, callee), the key "function", the
+ * values (percent, period) and a number: the smallest branch shown, in
+ * percent.  0, or -1 after saying why ("address" and "count" are not
+ * done).
  */
 static int parse_call_graph(struct report *r, const char *v, const char **order)
 {
@@ -2297,13 +2486,20 @@ static int parse_call_graph(struct report *r, const char *v, const char **order)
 	for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
 		if (!strcmp(t, "caller") || !strcmp(t, "callee") || !strcmp(t, "none")) {
 			*order = !strcmp(t, "caller") ? "caller" : !strcmp(t, "callee") ? "callee" : "none";
-		} else if (!strcmp(t, "graph") || !strcmp(t, "function")) {
+		} else if (!strcmp(t, "graph") || !strcmp(t, "fractal") || !strcmp(t, "flat") || !strcmp(t, "folded")) {
 			r->graph_given = true;
+			r->graph_mode = !strcmp(t, "graph") ? GM_GRAPH : !strcmp(t, "fractal") ? GM_FRACTAL :
+					!strcmp(t, "flat") ? GM_FLAT : GM_FOLDED;
+		} else if (!strcmp(t, "function") || !strcmp(t, "percent") || !strcmp(t, "period")) {
+			r->graph_given = true;
+			if (strcmp(t, "function"))
+				r->graph_period = !strcmp(t, "period");
 		} else if (!threshold && (r->graph_min = strtod(t, &end), end != t && !*end) && r->graph_min >= 0) {
 			threshold = true;
 		} else {
-			usage_error("report", "-g %s: dstack prints graph call graphs (caller or callee, a threshold "
-				    "in percent, by function): '%s' is not supported", v, t);
+			usage_error("report", "-g %s: dstack prints graph, fractal, flat and folded call graphs (caller "
+				    "or callee, a threshold in percent, by function, as percents or periods): '%s' is not "
+				    "supported", v, t);
 			return -1;
 		}
 	}

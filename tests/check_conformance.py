@@ -151,6 +151,12 @@ def compare_blocks(ptext, dtext):
     return equal, total, excused, not p_rest and not d_rest and in_order, notes
 
 
+# perf's fractal graphs name what the threshold hid "[...]" through a symbol
+# it mallocs and never clears: its inlined flag is whatever the heap held,
+# so "[...] (inlined)" comes and goes between runs of perf on one file
+REM_INLINED = re.compile(r'(--\S+--)\[\.\.\.\] \(inlined\)$')
+
+
 def compare_lines(ptext, dtext):
     pl, dl = ptext.split('\n'), dtext.split('\n')
     sm = difflib.SequenceMatcher(None, pl, dl, autojunk=False)
@@ -164,7 +170,7 @@ def compare_lines(ptext, dtext):
     return equal, len(pl), 0, equal == len(pl) == len(dl), notes
 
 
-BRANCH = re.compile(r'--(\d+\.\d+%)--')
+BRANCH = re.compile(r'--(\d+\.\d+%|\d+)--')   # a share, or a period (-g ...,period)
 ENTRY = re.compile(r'^\s+\d+\.\d+%')
 
 
@@ -177,7 +183,7 @@ def graph_paths(lines):
         m = BRANCH.search(line)
         if m or line.lstrip(' |').startswith('---'):
             if m:
-                col, pct = m.end(), float(m.group(1)[:-1])
+                col, pct = m.end(), float(m.group(1).rstrip('%'))
             else:
                 col, pct = line.index('---') + 3, None
             while stack and stack[-1][0] >= col:
@@ -242,6 +248,7 @@ def main():
     # perf's report ends with a tip picked at random (or a note that it has
     # none): dstack prints none
     ptext = TIP.sub('\n', ptext)
+    ptext = '\n'.join(REM_INLINED.sub(r'\1[...]', line) for line in ptext.split('\n'))
     if os.environ.get('CONF_HELD_IN') and os.path.exists(os.environ['CONF_HELD_IN']):
         held_in.update(l.rstrip('\n') for l in open(os.environ['CONF_HELD_IN']) if l.strip())
     if '--blocks' in sys.argv:

@@ -62,6 +62,8 @@ r-cpu|report --stdio --no-children -g none -C 0
 r-time|report --stdio --no-children --time @TIME@
 r-sort|report --stdio --no-children -g caller --sort cpu,symbol
 plain|report --stdio -n -g caller,1
+fract|report --stdio --no-children -g fractal,0.5,callee,function,period
+fold|report --stdio --no-children -g folded,0,caller,period
 quiet|report --stdio -q --no-children -g none
 hdr|report --header-only
 EOF
@@ -178,7 +180,7 @@ conf_compare() {
 conf_known_class() {
 	case $1 in children|plain) return 0 ;; esac   # --children (perf's default): measured, not asserted
 	[ "$conf_stitched" -gt 0 ] || return 1
-	case $1 in report|sortpid|r-*) return 0 ;; esac
+	case $1 in report|sortpid|r-*|fract|fold) return 0 ;; esac
 	return 1
 }
 
