@@ -84,6 +84,8 @@ struct script {
 	bool hide_callchain;        /* -G: the sample's own ip, never its callchain */
 	bool ns, reltime, deltatime; /* --ns, --reltime, --deltatime */
 	bool show_task, show_mmap, show_switch; /* --show-task-events, --show-mmap-events, --show-switch-events */
+	bool show_lost;                          /* --show-lost-events */
+	const char *symbols;                     /* -S/--symbols: the comma list (argv's), NULL for all */
 	uint64_t first_time, prev_time;
 	int name_width;             /* the longest event name */
 	int data_src_width;         /* perf pads the data source to the widest seen so far */
@@ -832,6 +834,41 @@ static int print_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t peri
 	return 0;
 }
 
+/* Is @name one of the comma list @list's entries (perf's strlist)? */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !memcmp(p, name, n))
+			return true;
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
+
+/*
+ * -S: does the sample's own address lie in a symbol named, as perf's
+ * machine__resolve filters it?  (perf also takes a symbol's start address,
+ * "0x...", but its own matches of those do not follow the samples'
+ * symbols: user ones match none.  Names only here.)
+ */
+static bool symbol_wanted(struct script *sc, const struct ds_event *ev)
+{
+	const struct ds_sample *s = &ev->sample;
+	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
+	struct ds_resolved r;
+	const struct ds_frame *fr;
+	const char *name;
+
+	ds_machine__resolve(sc->machine, ds_profile_script_thread(sc->machine, t, ev), s->cpumode, s->ip, &r);
+	fr = &r.frames[r.nr_frames - 1];
+	name = fr->elf_name ? fr->elf_name : fr->name;
+	return name && in_list(sc->symbols, name);
+}
+
 static bool wanted(struct script *sc, const struct ds_event *ev)
 {
 	const struct ds_sample *s = &ev->sample;
@@ -839,6 +876,8 @@ static bool wanted(struct script *sc, const struct ds_event *ev)
 	const char *comm;
 	char buf[24];
 
+	if (sc->symbols && !symbol_wanted(sc, ev))
+		return false;
 	if (!sc->filtering)
 		return true;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
@@ -901,7 +940,7 @@ static void print_side_band(struct script *sc, const struct ds_event *ev)
 {
 	static const char *const names[] = { [DS_REC_MMAP] = "MMAP", [DS_REC_COMM] = "COMM", [DS_REC_EXIT] = "EXIT",
 					     [DS_REC_FORK] = "FORK", [DS_REC_MMAP2] = "MMAP2", [DS_REC_SWITCH] = "SWITCH",
-					     [DS_REC_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE" };
+					     [DS_REC_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE", [DS_REC_LOST] = "LOST" };
 	const struct ds_sample *s = &ev->sample;
 	struct outbuf *o = sc->out;
 	int32_t pid = (int32_t)s->pid, tid = (int32_t)s->tid;
@@ -946,6 +985,14 @@ static void print_side_band(struct script *sc, const struct ds_event *ev)
 	case DS_REC_MMAP: case DS_REC_MMAP2:
 		print_mmap_text(o, ev);
 		break;
+	case DS_REC_LOST: {   /* u64 id, u64 lost */
+		uint64_t lost = 0;
+
+		if (ev->hdr->size >= sizeof(*ev->hdr) + 16)
+			memcpy(&lost, (const char *)ev->hdr + sizeof(*ev->hdr) + 8, sizeof(lost));
+		outbuf_printf(o, " lost %llu\n", (unsigned long long)lost);
+		break;
+	}
 	default:
 		print_switch_text(o, ev);
 		break;
@@ -997,6 +1044,10 @@ static int on_event(void *ctx, const struct ds_event *ev)
 		if (sc->show_switch)
 			print_side_band(sc, ev);
 		break;
+	case DS_REC_LOST:
+		if (sc->show_lost)
+			print_side_band(sc, ev);
+		break;
 	default:
 		break;
 	}
@@ -1020,7 +1071,10 @@ static const char script_usage_text[] =
 	"  --reltime            times from the first sample's\n"
 	"  --deltatime          times from the previous sample's\n"
 	"  -G, --hide-call-graph  the sample's own address, not its callchain\n"
+	"  --show-task-events, --show-mmap-events, --show-switch-events, --show-lost-events\n"
+	"                       the COMM/FORK/EXIT, MMAP, SWITCH or LOST records among the samples\n"
 	"  -c, --comms NAME[,...]  only these command names (also --comm)\n"
+	"  -S, --symbols NAME[,...]  only samples whose own address is in one of these functions\n"
 	"%s"
 	"  -h, --help           this text\n"
 	"\n"
@@ -1035,9 +1089,9 @@ static void script_usage(FILE *f)
 static const char *const perf_only[] = {
 	"-D", "--dump-raw-trace", "--dump-unsorted-raw-trace", "-L", "--Latency", "-l", "--list", "-s", "--script",
 	"-g", "--gen-script", "--dlfilter", "--dlarg", "--list-dlfilters", "-d", "--debug-mode", "-v", "--verbose",
-	"--vmlinux", "-a", "--all-cpus", "-S", "--symbols", "-I", "--show-info", "--show-kernel-path",
+	"--vmlinux", "-a", "--all-cpus", "-I", "--show-info", "--show-kernel-path",
 	"--show-namespace-events",
-	"--show-cgroup-events", "--show-lost-events", "--show-round-events", "--show-bpf-events",
+	"--show-cgroup-events", "--show-round-events", "--show-bpf-events",
 	"--show-text-poke-events", "--per-event-dump", "--demangle", "--demangle-kernel", "--inline", "--itrace", "--full-source-path", "--max-blocks", "-f",
 	"--force", "--graph-function", "--insn-trace", "--xed", "--call-trace", "--call-ret-trace", "--guestmount",
 	"--guestvmlinux", "--guestkallsyms", "--guestmodules", "--stitch-lbr", "--merge-callchains", "--addr-range",
@@ -1085,6 +1139,8 @@ static int parse_args(struct script *sc, struct walk_opts *wo, int argc, char **
 			sc->show_mmap = true;
 		} else if (!strcmp(argv[i], "--show-switch-events")) {
 			sc->show_switch = true;
+		} else if (!strcmp(argv[i], "--show-lost-events")) {
+			sc->show_lost = true;
 		} else if (!strcmp(argv[i], "--inline")) {
 			/* perf's default */
 		} else if (!strcmp(argv[i], "-G") || !strcmp(argv[i], "--hide-call-graph")) {
@@ -1094,6 +1150,8 @@ static int parse_args(struct script *sc, struct walk_opts *wo, int argc, char **
 		} else if ((v = opt_value("-F", argc, argv, &i)) || (v = opt_value("--fields", argc, argv, &i))) {
 			if (script_fields_parse(&sc->f, v))
 				return EXIT_USAGE;
+		} else if ((v = opt_value("-S", argc, argv, &i)) || (v = opt_value("--symbols", argc, argv, &i))) {
+			sc->symbols = v;
 		} else if ((v = opt_value("-c", argc, argv, &i)) || (v = opt_value("--comms", argc, argv, &i))) {
 			char arg[] = "--comm";
 			char *args[] = { arg, (char *)v };

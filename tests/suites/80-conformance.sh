@@ -48,7 +48,7 @@ F1|script -F comm,tid,time,event,ip,sym,dso
 F2|script -F +period,-cpu
 F3|script -F pid,tid,time,period,event,ip,sym,symoff,dso
 F4|script -F +srcline
-F5|script --show-task-events --show-mmap-events --show-switch-events
+F5|script --show-task-events --show-mmap-events --show-switch-events --show-lost-events
 report|report --stdio --no-children
 children|report --stdio --children
 flat|report --stdio --no-children -g none --sort dso,sym

@@ -200,6 +200,15 @@ fields_host_suite() {
 	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms"
 	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms" -F comm,tid,event,ip,sym
 	fields_cmp pipeg61 "$d/pipeg61.data" "" / "$d/kallsyms" --no-inline
+	# -S: the samples whose own address is in the functions named (the two
+	# commonest of each recording, and one no sample has)
+	local syms
+	syms=$("$DSTACK" script -i "$d/pipeg61.data" --kallsyms "$d/kallsyms" -G -F ip,sym 2>/dev/null |
+		awk 'NF > 1 && $2 != "[unknown]" {print $2}' | sort | uniq -c | sort -rn | awk 'NR <= 2 {print $2}' | paste -sd,)
+	fields_cmp pipeg61 "$d/pipeg61.data" "" / "$d/kallsyms" --no-inline -S "$syms,no_such_function"
+	syms=$("$DSTACK" script -i "$d/file61.data" --kallsyms "$d/kallsyms" -F ip,sym 2>/dev/null |
+		awk 'NF > 1 && $2 != "[unknown]" {print $2}' | sort | uniq -c | sort -rn | awk 'NR == 1 {print $2}')
+	fields_cmp file61 "$d/file61.data" "" / "$d/kallsyms" --symbols="$syms" -F comm,tid,ip,sym
 	fields_header file61 "$d/file61.data"
 	fields_header pipe61 "$d/pipe61.data"
 	if [ -s "$d/regs61.data" ]; then
