@@ -92,6 +92,8 @@ struct report {
 	bool ipc_columns;                  /* the --sort text names "symbol": perf adds its (empty) IPC columns */
 	uint64_t lost_samples;
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
+	bool stats;                        /* --stats: the records read, by type, and each event's samples */
+	uint64_t stat_samples[EVENTS_MAX], stat_lost[EVENTS_MAX];   /* --stats: by event index */
 	bool sort_given;                   /* --sort: else perf's default for the recording's events */
 	bool graph_given;                  /* -g caller/callee */
 	enum { GM_GRAPH, GM_FRACTAL, GM_FLAT, GM_FOLDED } graph_mode;   /* -g's print type */
@@ -1008,6 +1010,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	struct ds_profile_sample copy;
 	size_t ev;
 	bool cc, shown;
+
 
 	if (!s->nr_frames && !s->filtered)
 		return 0;
@@ -2421,7 +2424,8 @@ static void report_usage(FILE *f)
 		"                           count in the totals, as in perf\n"
 		"  -S, --symbols NAME[,...] only samples in these functions (symbol-table names)\n"
 		"  --header                 the recording's header first\n"
-		"  --header-only            only the recording's header\n%s",
+		"  --header-only            only the recording's header\n"
+		"  --stats                  only the records read, by type, and each event's samples\n%s",
 		walk_usage());
 }
 
@@ -2600,6 +2604,8 @@ static int parse_args(struct report *r, int argc, char **argv)
 			r->header = true;
 		} else if (!strcmp(argv[i], "--header-only")) {
 			r->header_only = true;
+		} else if (!strcmp(argv[i], "--stats")) {
+			r->stats = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			report_usage(stdout);
 			return -1;
@@ -2618,16 +2624,75 @@ static int parse_args(struct report *r, int argc, char **argv)
 }
 
 /* The walk is over, its names still valid: print. */
+/* --stats: every sample counts, filters or not (perf's count_sample_event), and LOST_SAMPLES' counts */
+static int stats_event(void *ctx, const struct ds_event *ev)
+{
+	struct report *r = ctx;
+	uint64_t lost;
+
+	if (!ev->evsel || ev->evsel->idx < 0 || ev->evsel->idx >= EVENTS_MAX)
+		return 0;
+	if (ev->hdr->type == DS_REC_SAMPLE) {
+		r->stat_samples[ev->evsel->idx]++;
+	} else if (ev->hdr->type == DS_REC_LOST_SAMPLES && ev->hdr->size >= sizeof(*ev->hdr) + 8) {
+		memcpy(&lost, (const char *)ev->hdr + sizeof(*ev->hdr), sizeof(lost));
+		r->stat_lost[ev->evsel->idx] += lost;
+	}
+	return 0;
+}
+
+/* perf's name of a record type: the kernel's, the user ones without "HEADER_" */
+static const char *stat_type_name(uint32_t t)
+{
+	const char *name = ds_record_type__name(t);
+
+	return name && !strncmp(name, "HEADER_", 7) ? name + 7 : name;
+}
+
+/*
+ * --stats: perf report's event counts (perf_session__fprintf_nr_events,
+ * then evlist__fprintf_nr_events): the records read by type, in type
+ * order, with their share of all; then each event's samples.
+ */
+static void print_stats(struct report *r, const struct ds_session_stats *st)
+{
+	struct outbuf *o = r->out;
+	uint64_t total = 0, n[DS_REC_MAX];
+	uint32_t compressed = ds_reader__compressed_type(r->reader);
+
+	/* the compressed records count as read, besides the records they hold */
+	for (uint32_t t = 0; t < DS_REC_MAX; t++)
+		total += n[t] = st->records[t] + (t == compressed ? ds_reader__compressed_records(r->reader) : 0);
+	outbuf_printf(o, "\nAggregated stats:\n%20s events: %10llu\n", "TOTAL", (unsigned long long)total);
+	for (uint32_t t = 0; t < DS_REC_MAX; t++)
+		if (n[t] && stat_type_name(t))
+			outbuf_printf(o, "%20s events: %10llu  (%4.1f%%)\n", stat_type_name(t),
+				      (unsigned long long)n[t], n[t] * 100.0 / total);
+	for (size_t i = 0; i < ds_reader__nr_evsels(r->reader); i++) {
+		const struct ds_evsel *e = ds_reader__evsel(r->reader, i);
+
+		if (e->idx < 0 || e->idx >= EVENTS_MAX || (!r->stat_samples[e->idx] && !r->stat_lost[e->idx]))
+			continue;
+		outbuf_printf(o, "%s stats:\n", e->name);
+		if (r->stat_samples[e->idx])
+			outbuf_printf(o, "%20s events: %10llu\n", "SAMPLE", (unsigned long long)r->stat_samples[e->idx]);
+		if (r->stat_lost[e->idx])
+			outbuf_printf(o, "%20s events: %10llu\n", "LOST_SAMPLES", (unsigned long long)r->stat_lost[e->idx]);
+	}
+}
+
 static void report_at_end(struct report *r, struct ds_profile *p, int status)
 {
 	struct ds_profile_stats st;
 
 	ds_profile__stats(p, &st);
 	r->lost_samples = st.session.lost_samples;
-	if (status != EXIT_OK && !r->nr_ents)
+	if (status != EXIT_OK && !r->nr_ents && !r->stats)
 		return;
 	r->out = outbuf_new(STDOUT_FILENO);
-	if (!r->out || build_paths(r) || print_report(r))
+	if (r->out && r->stats)
+		print_stats(r, &st.session);
+	else if (!r->out || build_paths(r) || print_report(r))
 		fprintf(stderr, "dstack report: out of memory\n");
 	if (r->out)
 		outbuf_flush(r->out);
@@ -2813,7 +2878,7 @@ int cmd_report(int argc, char **argv)
 			r->col[0] = SORT_TRACE;
 			r->nr_col = 1;
 		}
-		ret = walk_run(&w, on_sample, r);
+		ret = r->stats ? walk_run_events(&w, stats_event, r) : walk_run(&w, on_sample, r);
 		report_at_end(r, w.profile, ret);
 		walk_finish(&w);
 	}

@@ -108,7 +108,7 @@ static const char *const perf_only_report[] = {
 	"--symbol-filter", "-F", "--fields", "-p", "--parent", "-x",
 	"--exclude-other", "-b", "--branch-stack", "--branch-history", "--group", "--full-source-path", "--objdump", "--demangle-kernel", "--mem-mode",
 	"--ns", "--ignore-callees", "-M", "--disassembler-style", "--raw-trace", "--socket-filter", "--samples",
-	"--stats", "--tasks", "--mmaps", "--itrace", "--switch-on", "--switch-off",
+	"--tasks", "--mmaps", "--itrace", "--switch-on", "--switch-off",
 	"--show-on-off-events", "--stitch-lbr", "--disable-order", "--total-cycles", "--tui", "--gtk",
 	"-I", "--show-info", "-w", "--column-widths", "-t", "--field-separator",
 	"--vmlinux", "--ignore-vmlinux", "--show-ref-call-graph", "--no-children-sort",

@@ -115,6 +115,8 @@ struct ds_evsel *ds_reader__evsel_of(const struct ds_reader *r, const struct ds_
 
 /* COMPRESSED/COMPRESSED2 records unpacked so far. */
 uint64_t ds_reader__compressed_records(const struct ds_reader *r);
+/* Their record type (DS_REC_COMPRESSED or DS_REC_COMPRESSED2), 0 while none was read. */
+uint32_t ds_reader__compressed_type(const struct ds_reader *r);
 
 /* Bytes of data consumed so far (for progress and statistics). */
 uint64_t ds_reader__bytes_read(const struct ds_reader *r);

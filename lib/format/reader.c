@@ -72,6 +72,7 @@ const uint8_t *ds_reader__feature(const struct ds_reader *r, int feat, uint64_t 
 size_t ds_reader__nr_evsels(const struct ds_reader *r) { return r->nr_evsels; }
 uint64_t ds_reader__bytes_read(const struct ds_reader *r) { return r->bytes; }
 uint64_t ds_reader__compressed_records(const struct ds_reader *r) { return r->nr_compressed; }
+uint32_t ds_reader__compressed_type(const struct ds_reader *r) { return r->compressed_type; }
 
 struct ds_evsel *ds_reader__evsel(const struct ds_reader *r, size_t idx)
 {
@@ -1300,6 +1301,7 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		if (h.type != DS_REC_COMPRESSED && h.type != DS_REC_COMPRESSED2)
 			return deliver_record(r, rec, off, p, &h);
 		r->nr_compressed++;
+		r->compressed_type = h.type;
 		err = feed_compressed(r, off, p, h.size, h.type);
 		if (err)
 			return err;

@@ -48,6 +48,7 @@ struct ds_reader {
 	uint64_t declared_end;   /* where the header says the data ends, if past the file */
 	uint64_t bytes;
 	uint64_t nr_compressed;
+	uint32_t compressed_type;      /* theirs (COMPRESSED or COMPRESSED2), 0 before any */
 	/* decompressed records waiting to be handed out */
 	ZSTD_DStream *zstd;
 	uint8_t *dbuf;

@@ -66,6 +66,7 @@ fract|report --stdio --no-children -g fractal,0.5,callee,function,period
 fold|report --stdio --no-children -g folded,0,caller,period
 quiet|report --stdio -q --no-children -g none
 hdr|report --header-only
+stats|report --stats
 EOF
 }
 
