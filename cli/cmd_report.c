@@ -2020,8 +2020,9 @@ static void column_widths(const struct report *r, struct entry **list, size_t nr
 			w[SORT_COMM] = l;
 		if ((l = strlen(short_dso(list[i]->dso))) > w[SORT_DSO])
 			w[SORT_DSO] = l;
-		/* an entry without a symbol widens the object column to an address's 16 digits, as perf */
-		if (!list[i]->sym && w[SORT_DSO] < 16)
+		/* an entry without a symbol widens the object column to an address's 16 digits, as
+		 * perf (hists__set_unres_dso_col_len), but not under a --dsos list */
+		if (!list[i]->sym && !r->dsos.n && w[SORT_DSO] < 16)
 			w[SORT_DSO] = 16;
 		if ((l = sym_width(list[i], buf, sizeof(buf))) > w[SORT_SYM])
 			w[SORT_SYM] = l;

@@ -319,8 +319,9 @@ conf_guest() {
 
 # Report widths of kernel module symbols (perf counts "name\t[module]",
 # its kallsyms line's rest, where it prints "name"): the system-wide
-# shapes' module samples alone (--dsos), so that no longer symbol of the
-# kernel's decides the Symbol column.
+# shapes' samples in bracketed objects (modules, [vdso]) alone (--dsos), so
+# that no longer symbol of the kernel's decides the Symbol column (and a
+# --dsos list keeps the object column of unresolved entries narrow).
 conf_modules() {
 	local shape d mods o n=0 res
 	for shape in modsys modsysd sysw; do
