@@ -182,24 +182,26 @@ def graph_paths(lines):
     for line in lines:
         m = BRANCH.search(line)
         if m or line.lstrip(' |').startswith('---'):
+            # a branch's column is where its "--" starts: its value's width varies
             if m:
-                col, pct = m.end(), float(m.group(1).rstrip('%'))
+                col, name, pct = m.start(), line[m.end():].strip(), float(m.group(1).rstrip('%'))
             else:
-                col, pct = line.index('---') + 3, None
+                col, name, pct = line.index('---'), line[line.index('---') + 3:].strip(), None
             while stack and stack[-1][0] >= col:
                 paths[tuple(stack.pop()[1])] += 1
-            if stack and pct is not None:
+            # (fractal's "[...]", what the threshold hid, comes last whatever its weight)
+            if stack and pct is not None and name != '[...]':
                 if stack[-1][2] is not None and pct > stack[-1][2]:
                     sorted_ok = False
                 stack[-1][2] = pct
             parent = stack[-1][1] if stack else []
-            stack.append([col, parent + [(pct, line[col:].strip())], None])
+            stack.append([col, parent + [(pct, name)], None])
             continue
         text = line.lstrip(' |')
         if not text:
             continue
         col = len(line) - len(text)
-        while stack and stack[-1][0] > col:
+        while stack and stack[-1][0] >= col:
             paths[tuple(stack.pop()[1])] += 1
         if stack:
             stack[-1][1].append((None, text.strip()))
