@@ -1589,6 +1589,12 @@ struct kid {
 	const char *name;
 };
 
+#define NAME_BUF 1024   /* perf's buffer for a call-graph name */
+
+/*
+ * A call-graph node's name into @buf (perf's callchain_list__sym_name into
+ * its 1024 bytes: a longer C++ name is cut there, as perf's is).
+ */
 static const char *node_name(const struct report *r, const struct node *nd, char *buf, size_t len)
 {
 	const struct nkey *n = &r->nkeys[nd->key];
@@ -1597,9 +1603,9 @@ static const char *node_name(const struct report *r, const struct node *nd, char
 		snprintf(buf, len, "%#llx", (unsigned long long)n->ip);
 		return buf;
 	}
-	if (!n->inlined)
+	if (!n->inlined && strlen(n->sym) < len)
 		return n->sym;
-	snprintf(buf, len, "%s (inlined)", n->sym);
+	snprintf(buf, len, n->inlined ? "%s (inlined)" : "%s", n->sym);
 	return buf;
 }
 
@@ -1754,7 +1760,7 @@ static void print_level(struct report *r, uint32_t parent, uint64_t total, uint6
 	size_t nr;
 	struct kid *v = kids(r, parent, min, &nr);
 	uint64_t remaining = total, nmask = mask;
-	char buf[512];
+	char buf[NAME_BUF];
 
 	if (!v || depth > 60) {
 		free(v);
@@ -1797,7 +1803,7 @@ static void print_graph(struct report *r, const struct entry *e, uint64_t total,
 	struct kid *v = kids(r, e->root, r->graph_mode == GM_FRACTAL ? rel_min(r, e->root) : min, &nr);
 	uint32_t root = e->root;
 	int left = 0;
-	char buf[512];
+	char buf[NAME_BUF];
 	bool wrote = false;
 
 	if (!v)
@@ -1907,7 +1913,7 @@ static void print_flat(struct report *r, const struct entry *e, uint64_t total, 
 	bool folded = r->graph_mode == GM_FOLDED;
 	uint32_t *path = NULL, *order = NULL;
 	size_t cap = 0;
-	char buf[512];
+	char buf[NAME_BUF];
 
 	flat_collect(r, e->root, min, &l, 0);
 	if (l.nr && (order = malloc(l.nr * sizeof(*order)))) {

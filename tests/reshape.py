@@ -13,6 +13,10 @@ usage: reshape.py early-exit IN OUT
   before its 30th last sample of the same round: the samples after it are
   those of a thread perf script has forgotten (a system-wide recording
   has a few, taken in do_exit while the mm is still there).
+usage: reshape.py thread-exit IN OUT
+  the same for the thread (not a process leader) with the most samples:
+  its EXIT and its leader's move before its 30th last sample, after which
+  perf script names it ":TID" but still finds its process's maps.
 Prints what it changed on stdout; exits 1 when the recording has no place
 for the change.
 """
@@ -57,43 +61,50 @@ def bad_context(f):
     return changed
 
 
-def sample_pid_time(f, off):
-    o = f.sample_field(off, 'TID')
-    pid, tid = struct.unpack_from('<II', f.raw, o)
-    return pid, struct.unpack_from('<Q', f.raw, f.sample_field(off, 'TIME'))[0]
+def sample_tid(f, off):
+    return struct.unpack_from('<II', f.raw, f.sample_field(off, 'TID'))
 
 
-def early_exit(f):
+def set_exit_time(f, exit_off, when):
+    f.put(exit_off + 24, '<Q', when)   # the EXIT's own time (after pid, ppid, tid, ptid)
+    id_at = f.id_tid(exit_off, struct.unpack_from('<H', f.raw, exit_off + 6)[0])
+    f.put(id_at + 8, '<Q', when)       # its sample_id_all time, after pid/tid
+
+
+def early_exit(f, leader):
+    """The EXIT of the task with the most samples (a leader, or a thread and
+    its leader) moved before its 30th last sample: (tid, time, samples after)."""
     if not f.sample_type & ST['TIME'] or not f.sample_type & ST['TID']:
         return None
     exits = {}
     for off, typ, size in f.records:
         if typ == EXIT:
             pid, ppid, tid, ptid = struct.unpack_from('<IIII', f.raw, off + 8)
-            if pid == tid:
-                exits[pid] = off
+            exits[(pid, tid)] = off
     samples = {}
     for off, _, _ in f.of_type(SAMPLE):
-        pid, time = sample_pid_time(f, off)
-        samples.setdefault(pid, []).append((off, time))
-    pid = max((p for p in exits if p in samples), key=lambda p: len(samples[p]), default=None)
-    if pid is None or len(samples[pid]) < 31:
+        pid, tid = sample_tid(f, off)
+        time = struct.unpack_from('<Q', f.raw, f.sample_field(off, 'TIME'))[0]
+        samples.setdefault((pid, tid), []).append((off, time))
+    keys = [k for k in exits if k in samples and (k[0] == k[1]) == leader and
+            (leader or (k[0], k[0]) in exits)]
+    key = max(keys, key=lambda k: len(samples[k]), default=None)
+    if key is None or len(samples[key]) < 31:
         return None
-    exit_off = exits[pid]
+    moved = [exits[key]] + ([] if leader else [exits[(key[0], key[0])]])
     rounds = [off for off, typ, _ in f.records if typ == FINISHED_ROUND]
-    # the sample to be after the EXIT: in the EXIT's round, so that every
-    # reader that orders a round's records by time puts the EXIT first
-    cands = [(off, t) for off, t in samples[pid][:-30]
-             if not any(min(off, exit_off) < r < max(off, exit_off) for r in rounds)]
+    # the sample to be after the EXITs: in their round, so that every
+    # reader that orders a round's records by time puts the EXITs first
+    cands = [(off, t) for off, t in samples[key][:-30]
+             if not any(min(off, e) < r < max(off, e) for r in rounds for e in moved)]
     if not cands:
         return None
     off, time = cands[-1]
     when = time - 1
-    f.put(exit_off + 24, '<Q', when)   # the EXIT's own time (after pid, ppid, tid, ptid)
-    id_at = f.id_tid(exit_off, struct.unpack_from('<H', f.raw, exit_off + 6)[0])
-    f.put(id_at + 8, '<Q', when)       # its sample_id_all time, after pid/tid
-    later = sum(1 for _, t in samples[pid] if t > when)
-    return pid, when, later
+    for e in moved:
+        set_exit_time(f, e, when)
+    later = sum(1 for _, t in samples[key] if t > when)
+    return key[1], when, later
 
 
 def main():
@@ -106,11 +117,12 @@ def main():
         if not n:
             sys.exit('%s: no callchain of 3 entries or more' % src)
         print('%d callchains given a bad context value' % n)
-    elif what == 'early-exit':
-        r = early_exit(f)
+    elif what in ('early-exit', 'thread-exit'):
+        r = early_exit(f, what == 'early-exit')
         if not r:
-            sys.exit('%s: no process with an EXIT and 31 samples in its round' % src)
-        print('pid %d exits at %d, before %d of its samples' % r)
+            sys.exit('%s: no %s with an EXIT and 31 samples in its round' %
+                     (src, 'process' if what == 'early-exit' else 'thread and leader'))
+        print('tid %d exits at %d, before %d of its samples' % r)
     else:
         sys.exit('unknown: ' + what)
     open(dst, 'wb').write(f.raw)

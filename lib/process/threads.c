@@ -130,12 +130,9 @@ static bool exited_by(const struct ds_thread *t, uint64_t when)
 
 struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thread *t, uint64_t when)
 {
-	struct ds_thread *leader;
-
 	if (!t || !exited_by(t, when))
 		return t;
-	if (t->pid >= 0 && t->pid != t->tid && (leader = machine__find_thread(m, t->pid)) &&
-	    leader->pid == t->pid && !exited_by(leader, when))
+	if (t->pid >= 0 && t->pid != t->tid)
 		return t;
 	if (!m->forgotten) {
 		m->forgotten = calloc(1, sizeof(*m->forgotten));

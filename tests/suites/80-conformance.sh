@@ -260,7 +260,7 @@ conf_guest_record() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc clk grp grpg thrd zthr strip evcg}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
@@ -345,22 +345,25 @@ conf_modules() {
 	[ "$n" -gt 0 ] || echo "info conformance: no sample in a kernel module in the system-wide shapes: module symbol widths not compared"
 }
 
-# The fp recording reshaped (tests/reshape.py) into what the kernel writes
-# only now and then, so that every run meets it: callchains with a value no
-# context has (perf discards them whole), and samples after their process's
-# EXIT (perf script has forgotten the thread: ":TID", no maps).
+# Recordings reshaped (tests/reshape.py) into what the kernel writes only
+# now and then, so that every run meets it: callchains with a value no
+# context has (perf discards them whole); samples after their process's
+# EXIT (perf script has forgotten the thread: ":TID", no maps); a thread's
+# samples after its own and its leader's EXIT (":TID", its process's maps).
 conf_reshaped() {
-	local d=${conf_dir[fp]:-} form said
-	[ -n "$d" ] && [ -s "$d/fp.data" ] || return 0
-	for form in bad-context early-exit; do
-		if ! said=$(python3 "$ROOT/tests/reshape.py" "$form" "$d/fp.data" "$conf_work/fp-$form.data" 2>&1); then
-			bad "conformance fp-$form: the recording could not be reshaped: $said"
+	local pair shape form d said
+	for pair in fp:bad-context fp:early-exit thrg:thread-exit; do
+		shape=${pair%%:*} form=${pair#*:}
+		d=${conf_dir[$shape]:-}
+		[ -n "$d" ] && [ -s "$d/$shape.data" ] || continue
+		if ! said=$(python3 "$ROOT/tests/reshape.py" "$form" "$d/$shape.data" "$conf_work/$shape-$form.data" 2>&1); then
+			bad "conformance $shape-$form: the recording could not be reshaped: $said"
 			continue
 		fi
-		conf_compare "fp-$form" "$conf_work/fp-$form.data" "$d/symfs" "$d/kallsyms"
+		conf_compare "$shape-$form" "$conf_work/$shape-$form.data" "$d/symfs" "$d/kallsyms"
 		echo "$conf_row"
-		if [ "$conf_fail" -eq 0 ]; then ok "conformance fp-$form ($said): dstack prints what perf 7.2 prints$(conf_known_note)"
-		else bad "conformance fp-$form ($said): $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "fp-$form")"; fi
+		if [ "$conf_fail" -eq 0 ]; then ok "conformance $shape-$form ($said): dstack prints what perf 7.2 prints$(conf_known_note)"
+		else bad "conformance $shape-$form ($said): $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "$shape-$form")"; fi
 	done
 }
 

@@ -95,6 +95,10 @@ rec lost -m 1 -e cpu-clock -c 10000 --call-graph fp,defer -- ./wl threads 8
 # every syscall's entry tracepoint with callchains (Linux 7.2's read the
 # user buffers of some: __print_dynamic_array in their print fmt)
 rec sysc -e 'syscalls:sys_enter_*' -g -- ./wl fork 4
+# threads with classic callchains (reshaped: a thread's samples after its
+# own and its leader's EXIT), and system wide with context switches
+rec thrg -e cpu-clock -c 100000 -g -- ./wl threads 10
+rec asw -a --switch-events -e cpu-clock -c 100000 -g -- ./wl threads 4
 # an event group: perf report's group view (a column per member)
 rec grp -e '{cpu-clock,task-clock}' -c 200000 -- ./wl mix 5
 # an event group with callchains: perf's group view with the leader's call graphs
