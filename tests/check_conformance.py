@@ -85,11 +85,13 @@ def excusable(p, d):
             return False
         dl = [pl[0]] + dl[1:]
     # ours continues where perf's cookie stands (its last frame may itself be
-    # an unknown stack address, "[unknown] ([unknown])", so only a chain of
-    # the same length must not end in a cookie)
+    # an unknown stack address, "[unknown] ([unknown])", so a chain of the
+    # same length must not end in a cookie: ours would be the same value, or
+    # "(cookie)"; a user stack of one unknown address is another value)
     return (len(pl) >= 2 and COOKIE.match(pl[-1]) is not None and len(dl) >= len(pl)
             and dl[:len(pl) - 1] == pl[:-1] and dl[len(pl) - 1] != pl[-1]
-            and (len(dl) > len(pl) or not COOKIE.match(dl[-1])))
+            and (len(dl) > len(pl) or not COOKIE.match(dl[-1]) or
+                 ('(cookie)' not in dl[-1] and dl[-1].split()[0] != pl[-1].split()[0])))
 
 
 held = set()      # samples perf held and printed as ":TID" (CONF_HELD_OUT)
