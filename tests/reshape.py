@@ -13,10 +13,6 @@ usage: reshape.py early-exit IN OUT
   before its 30th last sample of the same round: the samples after it are
   those of a thread perf script has forgotten (a system-wide recording
   has a few, taken in do_exit while the mm is still there).
-usage: reshape.py thread-exit IN OUT
-  the same for the thread (not a process leader) with the most samples:
-  its EXIT and its leader's move before its 30th last sample, after which
-  perf script names it ":TID" but still finds its process's maps.
 Prints what it changed on stdout; exits 1 when the recording has no place
 for the change.
 """
@@ -71,9 +67,9 @@ def set_exit_time(f, exit_off, when):
     f.put(id_at + 8, '<Q', when)       # its sample_id_all time, after pid/tid
 
 
-def early_exit(f, leader):
-    """The EXIT of the task with the most samples (a leader, or a thread and
-    its leader) moved before its 30th last sample: (tid, time, samples after)."""
+def early_exit(f):
+    """The EXIT of the process leader with the most samples moved before its
+    30th last sample: (tid, time, samples after)."""
     if not f.sample_type & ST['TIME'] or not f.sample_type & ST['TID']:
         return None
     exits = {}
@@ -86,12 +82,11 @@ def early_exit(f, leader):
         pid, tid = sample_tid(f, off)
         time = struct.unpack_from('<Q', f.raw, f.sample_field(off, 'TIME'))[0]
         samples.setdefault((pid, tid), []).append((off, time))
-    keys = [k for k in exits if k in samples and (k[0] == k[1]) == leader and
-            (leader or (k[0], k[0]) in exits)]
+    keys = [k for k in exits if k in samples and k[0] == k[1]]
     key = max(keys, key=lambda k: len(samples[k]), default=None)
     if key is None or len(samples[key]) < 31:
         return None
-    moved = [exits[key]] + ([] if leader else [exits[(key[0], key[0])]])
+    moved = [exits[key]]
     rounds = [off for off, typ, _ in f.records if typ == FINISHED_ROUND]
     # the sample to be after the EXITs: in their round, so that every
     # reader that orders a round's records by time puts the EXITs first
@@ -117,12 +112,11 @@ def main():
         if not n:
             sys.exit('%s: no callchain of 3 entries or more' % src)
         print('%d callchains given a bad context value' % n)
-    elif what in ('early-exit', 'thread-exit'):
-        r = early_exit(f, what == 'early-exit')
+    elif what == 'early-exit':
+        r = early_exit(f)
         if not r:
-            sys.exit('%s: no %s with an EXIT and 31 samples in its round' %
-                     (src, 'process' if what == 'early-exit' else 'thread and leader'))
-        print('tid %d exits at %d, before %d of its samples' % r)
+            sys.exit('%s: no process with an EXIT and 31 samples in its round' % src)
+        print('pid %d exits at %d, before %d of its samples' % r)
     else:
         sys.exit('unknown: ' + what)
     open(dst, 'wb').write(f.raw)

@@ -348,11 +348,10 @@ conf_modules() {
 # Recordings reshaped (tests/reshape.py) into what the kernel writes only
 # now and then, so that every run meets it: callchains with a value no
 # context has (perf discards them whole); samples after their process's
-# EXIT (perf script has forgotten the thread: ":TID", no maps); a thread's
-# samples after its own and its leader's EXIT (":TID", its process's maps).
+# EXIT (perf script has forgotten the thread: ":TID", no maps).
 conf_reshaped() {
 	local pair shape form d said
-	for pair in fp:bad-context fp:early-exit thrg:thread-exit; do
+	for pair in fp:bad-context fp:early-exit; do
 		shape=${pair%%:*} form=${pair#*:}
 		d=${conf_dir[$shape]:-}
 		[ -n "$d" ] && [ -s "$d/$shape.data" ] || continue

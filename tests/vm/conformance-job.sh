@@ -95,8 +95,8 @@ rec lost -m 1 -e cpu-clock -c 10000 --call-graph fp,defer -- ./wl threads 8
 # every syscall's entry tracepoint with callchains (Linux 7.2's read the
 # user buffers of some: __print_dynamic_array in their print fmt)
 rec sysc -e 'syscalls:sys_enter_*' -g -- ./wl fork 4
-# threads with classic callchains (reshaped: a thread's samples after its
-# own and its leader's EXIT), and system wide with context switches
+# threads with classic callchains, and system wide with context switches
+# (a thread's samples after its own and its leader's EXIT, now and then)
 rec thrg -e cpu-clock -c 100000 -g -- ./wl threads 10
 rec asw -a --switch-events -e cpu-clock -c 100000 -g -- ./wl threads 4
 # an event group: perf report's group view (a column per member)
