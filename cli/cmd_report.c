@@ -1011,7 +1011,6 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	size_t ev;
 	bool cc, shown;
 
-
 	if (!s->nr_frames && !s->filtered)
 		return 0;
 	/*
@@ -1839,7 +1838,6 @@ static void print_graph(struct report *r, const struct entry *e, uint64_t total,
 struct flat_list {
 	uint32_t *v;
 	size_t nr, cap;
-	bool oom;
 };
 
 static int cmp_match_desc(const void *pa, const void *pb)
@@ -1854,38 +1852,36 @@ static int cmp_match_desc(const void *pa, const void *pb)
 /*
  * @n's subtree after its children, in the order of perf's tree of children
  * (descending match_order()), then @n itself when chains end there with
- * at least @min: perf's post-order walk.
+ * at least @min: perf's post-order walk.  false when out of memory.
  */
-static void flat_collect(struct report *r, uint32_t n, uint64_t min, struct flat_list *l, int depth)
+static bool flat_collect(struct report *r, uint32_t n, uint64_t min, struct flat_list *l, int depth)
 {
 	size_t nr = 0, i = 0;
 	uint32_t *kid;
+	bool ok = true;
 
 	for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling)
 		nr++;
 	if (nr && depth < 4096) {
-		if (!(kid = malloc(nr * sizeof(*kid)))) {
-			l->oom = true;
-			return;
-		}
+		if (!(kid = malloc(nr * sizeof(*kid))))
+			return false;
 		for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling)
 			kid[i++] = c;
 		sort_ctx = r;
 		qsort(kid, nr, sizeof(*kid), cmp_match_desc);
-		for (i = 0; i < nr; i++)
-			flat_collect(r, kid[i], min, l, depth + 1);
+		for (i = 0; i < nr && ok; i++)
+			ok = flat_collect(r, kid[i], min, l, depth + 1);
 		free(kid);
 	}
-	if (r->nodes[n].hit && r->nodes[n].hit >= min) {
+	if (ok && r->nodes[n].hit && r->nodes[n].hit >= min) {
 		uint32_t *g = dsi_grow(l->v, &l->cap, l->nr + 1, sizeof(*g), 64);
 
-		if (!g) {
-			l->oom = true;
-			return;
-		}
+		if (!g)
+			return false;
 		l->v = g;
 		l->v[l->nr++] = n;
 	}
+	return ok;
 }
 
 static const uint32_t *flat_nodes;   /* for cmp_flat: the walk's list */
@@ -1905,6 +1901,7 @@ static int cmp_flat(const void *pa, const void *pb)
  * -g flat (each chain that ends with at least the threshold: its value,
  * then its frames a line each) and -g folded (its value and its frames
  * joined by ';' on one line), as perf's callchain__fprintf_flat/_folded.
+ * Out of memory: r->error, and the entry's chains stop there.
  */
 static void print_flat(struct report *r, const struct entry *e, uint64_t total, uint64_t min)
 {
@@ -1915,8 +1912,11 @@ static void print_flat(struct report *r, const struct entry *e, uint64_t total, 
 	size_t cap = 0;
 	char buf[NAME_BUF];
 
-	flat_collect(r, e->root, min, &l, 0);
-	if (l.nr && (order = malloc(l.nr * sizeof(*order)))) {
+	if (!flat_collect(r, e->root, min, &l, 0) || (l.nr && !(order = malloc(l.nr * sizeof(*order))))) {
+		r->error = -ENOMEM;
+		goto out;
+	}
+	if (l.nr) {
 		/* indices sorted, so that equal ends keep the walk's order */
 		for (size_t i = 0; i < l.nr; i++)
 			order[i] = (uint32_t)i;
@@ -1931,8 +1931,10 @@ static void print_flat(struct report *r, const struct entry *e, uint64_t total, 
 		for (uint32_t x = n; x != e->root && x != NONE; x = r->nodes[x].parent) {
 			uint32_t *g = dsi_grow(path, &cap, depth + 1, sizeof(*g), 64);
 
-			if (!g)
+			if (!g) {
+				r->error = -ENOMEM;
 				goto out;
+			}
 			path = g;
 			path[depth++] = x;
 		}
@@ -2402,7 +2404,7 @@ static int print_report(struct report *r)
 	if (!cli_quiet)
 		outbuf_puts(r->out, printed ? "#\n" : "#\n#\n");
 	free(list);
-	return 0;
+	return r->error;   /* a call graph print_flat() could not make */
 }
 
 /* ---- command line -------------------------------------------------------- */
@@ -2630,21 +2632,17 @@ static int parse_args(struct report *r, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* The walk is over, its names still valid: print. */
 /* --stats: every sample counts, filters or not (perf's count_sample_event), and LOST_SAMPLES' counts */
 static int stats_event(void *ctx, const struct ds_event *ev)
 {
 	struct report *r = ctx;
-	uint64_t lost;
 
 	if (!ev->evsel || ev->evsel->idx < 0 || ev->evsel->idx >= EVENTS_MAX)
 		return 0;
-	if (ev->hdr->type == DS_REC_SAMPLE) {
+	if (ev->hdr->type == DS_REC_SAMPLE)
 		r->stat_samples[ev->evsel->idx]++;
-	} else if (ev->hdr->type == DS_REC_LOST_SAMPLES && ev->hdr->size >= sizeof(*ev->hdr) + 8) {
-		memcpy(&lost, (const char *)ev->hdr + sizeof(*ev->hdr), sizeof(lost));
-		r->stat_lost[ev->evsel->idx] += lost;
-	}
+	else if (ev->hdr->type == DS_REC_LOST_SAMPLES)
+		r->stat_lost[ev->evsel->idx] += ds_record__lost(ev->hdr);
 	return 0;
 }
 
@@ -2688,6 +2686,7 @@ static void print_stats(struct report *r, const struct ds_session_stats *st)
 	}
 }
 
+/* The walk is over, its names still valid: print. */
 static void report_at_end(struct report *r, struct ds_profile *p, int status)
 {
 	struct ds_profile_stats st;

@@ -374,18 +374,25 @@ static uint64_t sample_period(const struct ds_event *ev)
 }
 
 /*
- * The sample's own address without a callchain: perf's al->sym, the
- * function holding it (inlined functions are not expanded there).
+ * The sample's own address resolved in @t into @r: perf's al->sym, the
+ * function holding it (inlined functions are not expanded there), whose
+ * symbol-table name is fr->elf_name (else DWARF's name).
  */
+static const struct ds_frame *own_frame(struct script *sc, struct ds_thread *t, const struct ds_event *ev,
+					struct ds_resolved *r)
+{
+	ds_machine__resolve(sc->machine, t, ev->sample.cpumode, ev->sample.ip, r);
+	return &r->frames[r->nr_frames - 1];
+}
+
+/* The sample's own address without a callchain (own_frame) */
 static void print_ip_line(struct script *sc, const struct ds_event *ev, struct ds_thread *t, uint8_t opts)
 {
 	struct outbuf *o = sc->out;
 	const struct ds_sample *s = &ev->sample;
 	struct ds_resolved r;
-	const struct ds_frame *fr;
+	const struct ds_frame *fr = own_frame(sc, t, ev, &r);
 
-	ds_machine__resolve(sc->machine, t, s->cpumode, s->ip, &r);
-	fr = &r.frames[r.nr_frames - 1];
 	if (opts & PO_IP) {
 		outbuf_putc(o, ' ');
 		outbuf_hex(o, s->ip, 16);
@@ -860,12 +867,9 @@ static bool symbol_wanted(struct script *sc, const struct ds_event *ev)
 	const struct ds_sample *s = &ev->sample;
 	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	struct ds_resolved r;
-	const struct ds_frame *fr;
-	const char *name;
+	const struct ds_frame *fr = own_frame(sc, ds_profile_script_thread(sc->machine, t, ev), ev, &r);
+	const char *name = fr->elf_name ? fr->elf_name : fr->name;
 
-	ds_machine__resolve(sc->machine, ds_profile_script_thread(sc->machine, t, ev), s->cpumode, s->ip, &r);
-	fr = &r.frames[r.nr_frames - 1];
-	name = fr->elf_name ? fr->elf_name : fr->name;
 	return name && in_list(sc->symbols, name);
 }
 
@@ -985,14 +989,9 @@ static void print_side_band(struct script *sc, const struct ds_event *ev)
 	case DS_REC_MMAP: case DS_REC_MMAP2:
 		print_mmap_text(o, ev);
 		break;
-	case DS_REC_LOST: {   /* u64 id, u64 lost */
-		uint64_t lost = 0;
-
-		if (ev->hdr->size >= sizeof(*ev->hdr) + 16)
-			memcpy(&lost, (const char *)ev->hdr + sizeof(*ev->hdr) + 8, sizeof(lost));
-		outbuf_printf(o, " lost %llu\n", (unsigned long long)lost);
+	case DS_REC_LOST:
+		outbuf_printf(o, " lost %llu\n", (unsigned long long)ds_record__lost(ev->hdr));
 		break;
-	}
 	default:
 		print_switch_text(o, ev);
 		break;

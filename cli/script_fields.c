@@ -344,13 +344,13 @@ int script_fields_check(struct script_fields *f, const struct ds_reader *rd)
 		for (size_t i = 0; i < nr && !first; i++) {
 			const struct ds_evsel *e = ds_reader__evsel(rd, i);
 
-			if (script_field_type(e->attr.type) == t && hi->pipe)
-				f->frame_opts[t] = true;
-			if (!is_dummy(e) && script_field_type(e->attr.type) == t)
+			if (script_field_type(e->attr.type) != t)
+				continue;
+			f->frame_opts[t] |= hi->pipe;   /* a pipe's first event of the type, dummy or not */
+			if (!is_dummy(e))
 				first = e;
 		}
-		if (first)
-			f->frame_opts[t] = true;
+		f->frame_opts[t] |= first != NULL;
 		if (!first) {
 			if (f->user_set[t] && !f->wildcard_set[t] && t != ST_SYNTH) {
 				fprintf(stderr, "%s events do not exist. Remove corresponding -F option to proceed.\n",

@@ -114,6 +114,13 @@ uint64_t ds_record__time(const struct ds_reader *r, const struct ds_event_header
  */
 uint64_t ds_evsel__record_time(const struct ds_evsel *evsel, const struct ds_event_header *hdr);
 
+/*
+ * What a LOST record (events lost: u64 id, u64 lost) or a LOST_SAMPLES
+ * record (samples lost: u64 lost) counts; 0 for another record or one too
+ * short to hold it.
+ */
+uint64_t ds_record__lost(const struct ds_event_header *hdr);
+
 /* Name of a record type ("SAMPLE", "CALLCHAIN_DEFERRED", ...) or NULL. */
 const char *ds_record_type__name(uint32_t type);
 

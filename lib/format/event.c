@@ -478,6 +478,16 @@ static const char *const user_names[] = {
 	"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2",
 };
 
+uint64_t ds_record__lost(const struct ds_event_header *hdr)
+{
+	size_t at = hdr->type == DS_REC_LOST ? 16 : hdr->type == DS_REC_LOST_SAMPLES ? 8 : 0;
+	uint64_t n = 0;
+
+	if (at && hdr->size >= at + sizeof(n))
+		memcpy(&n, (const uint8_t *)hdr + at, sizeof(n));
+	return n;
+}
+
 const char *ds_record_type__name(uint32_t type)
 {
 	if (type < DS_REC_KERNEL_MAX)

@@ -340,14 +340,6 @@ static int offcpu_drain(struct ds_profile *w)
 
 /* ---- samples ------------------------------------------------------------ */
 
-/*
- * The thread's comm for @ev as perf script prints it: at the sample's
- * time, or, for a sample held for its deferred record, when perf printed
- * it (stitch.h: record_time; after an exec that is the new comm).  perf
- * script forgets a thread at its EXIT: a sample it prints after that finds
- * a new thread named ":TID" (perf report keeps the thread).  @buf holds
- * that name.
- */
 /* When perf script prints @ev: its sample's time, its deferred record's, or at the end */
 static uint64_t script_time(const struct ds_thread *t, const struct ds_event *ev)
 {
@@ -359,6 +351,14 @@ static uint64_t script_time(const struct ds_thread *t, const struct ds_event *ev
 	return ev->record_time ? ev->record_time : ev->sample.time;
 }
 
+/*
+ * The thread's comm for @ev as perf script prints it: at the sample's
+ * time, or, for a sample held for its deferred record, when perf printed
+ * it (stitch.h: record_time; after an exec that is the new comm).  perf
+ * script forgets a thread at its EXIT: a sample it prints after that finds
+ * a new thread named ":TID" (perf report keeps the thread).  @buf holds
+ * that name.
+ */
 const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
 {
 	uint64_t when, exited;

@@ -294,15 +294,10 @@ static void pl_quiesce(void *ctx)
 
 static void count_lost(struct ds_session *s, const struct ds_event_header *hdr)
 {
-	uint64_t n;
-
-	if (hdr->type == DS_REC_LOST && hdr->size >= 24) {
-		memcpy(&n, (const uint8_t *)hdr + 16, 8);
-		s->stats.lost += n;
-	} else if (hdr->type == DS_REC_LOST_SAMPLES && hdr->size >= 16) {
-		memcpy(&n, (const uint8_t *)hdr + 8, 8);
-		s->stats.lost_samples += n;
-	}
+	if (hdr->type == DS_REC_LOST)
+		s->stats.lost += ds_record__lost(hdr);
+	else if (hdr->type == DS_REC_LOST_SAMPLES)
+		s->stats.lost_samples += ds_record__lost(hdr);
 }
 
 static int process_record(struct ds_session *s, const struct ds_record *rec)

@@ -126,25 +126,6 @@ static void test_sys_enter(void)
 	ds_tp_event__delete(ev);
 }
 
-/* Linux 7.2's syscalls:sys_enter_write: the user buffer in a __print_dynamic_array() */
-static const char sys_enter_write[] =
-	"name: sys_enter_write\n"
-	"ID: 818\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
-	"\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"
-	"\tfield:const char * buf;\toffset:24;\tsize:8;\tsigned:0;\n"
-	"\tfield:size_t count;\toffset:32;\tsize:8;\tsigned:0;\n"
-	"\tfield:__data_loc char[] __buf_val;\toffset:40;\tsize:4;\tsigned:0;\n"
-	"\n"
-	"print fmt: \"fd: 0x%08lx, buf: 0x%08lx (%s), count: 0x%08lx\", ((unsigned long)(REC->fd)), "
-	"((unsigned long)(REC->buf)), __print_dynamic_array(__buf_val, 1), ((unsigned long)(REC->count))\n";
-
 /* perf 7.2 printed "fd: 0x00000003, buf: 0x564c9fd7f0e0 ({0x0,...}), count: 0x00010000" */
 static void test_dynamic_array(void)
 {
