@@ -17,7 +17,9 @@ outputs must hold the same samples, sample for sample, with:
   - a sample perf leaves with its cookie as last frame (the deferred record
     came before it: taken on the way out of the kernel) that dstack prints
     stitched, with the same frames before the cookie (README: an intended
-    difference), counted and shown."""
+    difference), counted and shown; perf prints the cookie as "(cookie)"
+    when no later record of the task came to give the sample up (the
+    task's last kernel entry)."""
 import collections, os, re, sys
 
 out = sys.argv[1]
@@ -55,7 +57,9 @@ def compare(name, header_only=False, optional=False):
     dc, pc = collections.Counter(map(key, d)), collections.Counter(map(key, p))
     only_d, only_p = dc - pc, pc - dc
     # perf's unstitched "record before" samples against dstack's stitched ones
-    cookie = re.compile(r'^\t +[0-9a-f]+ \[unknown\] \(\[unknown\]\)$')
+    # (as a plain address when a later record of its task gave it up, as
+    # "(cookie)" when perf still held it at the end: the task's last sample)
+    cookie = re.compile(r'^\t +[0-9a-f]+ (\[unknown\]|\(cookie\)) \(\[unknown\]\)$')
     stitched = 0
     for k in list(only_p.elements()):
         lines = k.split('\n')
