@@ -68,9 +68,13 @@ struct ds_event {
 	enum ds_stitch_state stitch;
 	uint64_t cookie;               /* for deferred samples and records */
 	/*
-	 * DS_STITCH_AFTER: the time of the deferred record that completed the
-	 * sample (perf 7.2 holds such a sample until then, so it names the
-	 * thread as it is then: an exec in between gives the new comm); else 0.
+	 * When perf 7.2 prints a deferred sample it holds: the time of its
+	 * task's next deferred record after it (DS_STITCH_AFTER: the record
+	 * that completed it), DS_NO_TIME when it holds it to the end (its
+	 * task had no later record: perf names it after a thread it has
+	 * forgotten at its EXIT), 0 when not known (the sample's own time
+	 * stands).  perf names the thread as it is then: an exec in between
+	 * gives the new comm.
 	 */
 	uint64_t record_time;
 	/*

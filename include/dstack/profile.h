@@ -281,7 +281,9 @@ const uint64_t *ds_profile_perf_callchain(const struct ds_event *ev, uint64_t bu
  * The thread whose maps perf script resolves @ev's addresses in, at the
  * time ds_profile_script_comm() names it at: @t, or for a thread it
  * forgot at its EXIT, a thread of no maps (ds_machine__script_thread).
- * NULL for a NULL @t.
+ * A sample stitched with a record before it (perf leaves it with its
+ * cookie: its user frames are dstack's) is resolved in @t.  NULL for a
+ * NULL @t.
  */
 struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev);
 

@@ -345,8 +345,8 @@ static uint64_t script_time(const struct ds_thread *t, const struct ds_event *ev
 {
 	uint64_t exited = ds_thread__exit_time(t);
 
-	/* a sample whose record never came: perf prints it at the end, unless it gave it up before */
-	if (ev->stitch == DS_STITCH_UNRESOLVED && !ev->cookie_passed)
+	/* a sample whose record never came, or one perf held to the end: it prints it then */
+	if ((ev->stitch == DS_STITCH_UNRESOLVED && !ev->cookie_passed) || ev->record_time == DS_NO_TIME)
 		return exited ? exited + 1 : DS_NO_TIME;
 	return ev->record_time ? ev->record_time : ev->sample.time;
 }
@@ -395,6 +395,9 @@ struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_threa
 
 	if (!t)
 		return NULL;
+	/* perf leaves it with its cookie, the user frames are ours: resolved where it was taken */
+	if (ev->stitch == DS_STITCH_BEFORE)
+		return t;
 	st = ds_machine__script_thread(m, t, script_time(t, ev));
 	return st ? st : t;
 }
@@ -738,6 +741,17 @@ static int progress_fn(void *ctx, const struct ds_event *ev)
 	return p->ev_fn(p->ev_ctx, ev);
 }
 
+/* No event has timestamps (a recording without time order: perf's order is the one there is). */
+static bool untimed(const struct ds_reader *rd)
+{
+	size_t n = ds_reader__nr_evsels(rd);
+
+	for (size_t i = 0; i < n; i++)
+		if (ds_reader__evsel(rd, i)->attr.sample_type & DS_SAMPLE_TIME)
+			return false;
+	return n > 0;
+}
+
 /* The session run with threads and maps tracked (the sideband is the machine); its error said. */
 static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 {
@@ -746,7 +760,8 @@ static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 	int ret;
 
 	/* off-CPU time pairs each switch-out with the next switch-in: time order */
-	sopts.stitch.perf_order = p->o.perf_order && p->o.time_mode == DS_PROFILE_CPU;
+	sopts.stitch.perf_order = (p->o.perf_order || untimed(ds_session__reader(p->session))) &&
+				  p->o.time_mode == DS_PROFILE_CPU;
 	p->data_offset = hi->pipe ? 0 : hi->data_offset;
 	p->ev_fn = fn;
 	p->ev_ctx = ctx;

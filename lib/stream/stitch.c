@@ -31,7 +31,12 @@ struct chain {
 	uint64_t ips[];
 };
 
-enum { HELD_READY, HELD_PENDING, HELD_DONE };
+/*
+ * HELD_WAIT (time order): stitched with a record before it, waiting to
+ * learn when perf 7.2 would print it (its release_time): perf holds such a
+ * sample, too, until its task's next deferred record (see release_waiting).
+ */
+enum { HELD_READY, HELD_PENDING, HELD_WAIT, HELD_DONE };
 
 struct held {
 	uint64_t seq;
@@ -43,6 +48,8 @@ struct held {
 	uint64_t cookie;
 	uint64_t next;          /* next older pending sample with this cookie */
 	uint64_t next_wait;     /* next younger sample in its task's queue */
+	uint64_t time;          /* the sample's */
+	uint64_t release_time;  /* ds_event.record_time when not stitched after: 0 or DS_NO_TIME (to the end) */
 	uint32_t tid;
 	uint8_t state;
 	uint8_t stitch;
@@ -54,7 +61,9 @@ struct tid_state {
 	uint64_t cookie;        /* cookie of the pending samples, if any */
 	uint32_t npending;
 	struct chain *chain;    /* newest deferred chain of this tid */
-	uint64_t wait_head, wait_tail;   /* its held samples, oldest first (NO_SEQ: none) */
+	/* its held samples, oldest first (NO_SEQ: none): all its deferred ones
+	 * in perf's order, those waiting for their release (HELD_WAIT) in time order */
+	uint64_t wait_head, wait_tail;
 	bool exited;
 };
 
@@ -257,7 +266,7 @@ static int deliver_held(struct ds_stitcher *st, struct held *h)
 		resolve(st, h, NULL, false);
 	ev = (struct ds_event){ .hdr = h->hdr, .offset = h->offset, .evsel = h->evsel, .stitch = h->stitch,
 				.cookie = h->cookie,
-				.record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : 0,
+				.record_time = h->stitch == DS_STITCH_AFTER && h->chain ? h->chain->time : h->release_time,
 				.cookie_passed = h->passed };
 	h->state = HELD_DONE;
 	if (h->evsel)
@@ -280,7 +289,7 @@ static void compact(struct ds_stitcher *st)
  * perf 7.2's order: a task's held samples go out, oldest first, when a
  * deferred record of that task arrives (matched or not).
  */
-static int release_tid(struct ds_stitcher *st, struct tid_state *ts)
+static int release_tid(struct ds_stitcher *st, struct tid_state *ts, uint64_t time)
 {
 	uint64_t s = ts->wait_head;
 	int err = 0;
@@ -292,6 +301,7 @@ static int release_tid(struct ds_stitcher *st, struct tid_state *ts)
 		s = h->next_wait;
 		/* (a held sample matches only a record after it: the others are given up) */
 		h->passed = h->state != HELD_PENDING && h->stitch == DS_STITCH_UNRESOLVED;
+		h->release_time = time;
 		err = deliver_held(st, h);
 	}
 	compact(st);
@@ -387,7 +397,7 @@ static void settle_tid(struct ds_stitcher *st, struct tid_state *ts, struct chai
 		settle_cookie(st, ts->cookie, ts->tid, c, passed);
 }
 
-static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending, struct chain *c)
+static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending, bool waiting, struct chain *c)
 {
 	struct held *h;
 
@@ -403,12 +413,14 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	h->chain = chain_get(c);
 	h->cookie = ev->cookie;
 	h->tid = ev->sample.tid;
-	h->state = pending ? HELD_PENDING : HELD_READY;
+	h->state = pending ? HELD_PENDING : waiting ? HELD_WAIT : HELD_READY;
 	h->stitch = ev->stitch;
 	h->passed = false;
 	h->next = NO_SEQ;
 	h->next_wait = NO_SEQ;
-	if (st->opts.perf_order) {   /* its task's queue (perf's order) */
+	h->time = ev->sample.time;
+	h->release_time = 0;
+	if (st->opts.perf_order || waiting) {   /* its task's queue */
 		struct tid_state *ts = tid_state(st, h->tid);
 
 		if (!ts)
@@ -436,15 +448,47 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 
 /*
  * A deferred sample waits for its task's next record (perf's order); any
- * other event goes on now.  In time order, anything behind a held event
- * waits too.
+ * other event goes on now.  In time order, a @pending sample waits for its
+ * record, a @waiting one (stitched before, HELD_WAIT) for its release, and
+ * anything behind a held event waits too.
  */
-static int emit(struct ds_stitcher *st, struct ds_event *ev, bool pending, struct chain *c)
+static int emit_held(struct ds_stitcher *st, struct ds_event *ev, bool pending, bool waiting, struct chain *c)
 {
-	bool waits = !st->opts.perf_order ? pending || st->head != st->tail
+	bool waits = !st->opts.perf_order ? pending || waiting || st->head != st->tail
 					 : ev->hdr->type == DS_REC_SAMPLE && ev->cookie;
 
-	return waits ? hold(st, ev, pending, c) : deliver(st, ev, c);
+	return waits ? hold(st, ev, pending, waiting && !st->opts.perf_order, c) : deliver(st, ev, c);
+}
+
+static int emit(struct ds_stitcher *st, struct ds_event *ev, bool pending, struct chain *c)
+{
+	return emit_held(st, ev, pending, false, c);
+}
+
+/* The task's next record (or its end, DS_NO_TIME) at @time: its samples waiting for it (time order) may go. */
+static void release_waiting(struct ds_stitcher *st, struct tid_state *ts, uint64_t time)
+{
+	for (uint64_t s = ts->wait_head; !st->opts.perf_order && s != NO_SEQ;) {
+		struct held *h = held_at(st, s);
+
+		s = h->next_wait;
+		h->state = HELD_READY;
+		h->release_time = time;
+	}
+	if (!st->opts.perf_order)
+		ts->wait_head = ts->wait_tail = NO_SEQ;
+}
+
+/* @h, the oldest waiting sample of its task, goes now: out of its task's queue. */
+static void unqueue_oldest(struct ds_stitcher *st, struct held *h)
+{
+	struct tid_state *ts = tid_state(st, h->tid);
+
+	if (ts && ts->wait_head == h->seq) {
+		ts->wait_head = h->next_wait;
+		if (ts->wait_head == NO_SEQ)
+			ts->wait_tail = NO_SEQ;
+	}
 }
 
 /* Time order: deliver the held events from the head while they are resolved. */
@@ -456,6 +500,12 @@ static int drain_ready(struct ds_stitcher *st)
 
 		if (h->state == HELD_PENDING)
 			break;
+		if (h->state == HELD_WAIT) {
+			/* no record of its task for a grace period: as it is */
+			if (h->time == DS_NO_TIME || h->time + st->opts.exit_grace_ns >= st->now)
+				break;
+			unqueue_oldest(st, h);
+		}
 		if (h->state != HELD_DONE)
 			err = deliver_held(st, h);
 		st->head++;
@@ -535,7 +585,7 @@ static int push_sample(struct ds_stitcher *st, struct ds_event *ev, long m)
 	if (ts->chain && ts->chain->cookie == ev->cookie) {
 		ev->stitch = DS_STITCH_BEFORE;
 		st->stats.stitched_before++;
-		return emit(st, ev, false, ts->chain);
+		return emit_held(st, ev, false, true, ts->chain);
 	}
 	struct chain *oc = orphan_chain(st, ev->cookie);
 
@@ -638,7 +688,8 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		if (ts->npending)
 			settle_tid(st, ts, ts->cookie == d.cookie ? c : NULL, true);
 	}
-	int err = !st->opts.perf_order ? 0 : release_tid(st, ts);
+	release_waiting(st, ts, ev->sample.time);
+	int err = !st->opts.perf_order ? 0 : release_tid(st, ts, ev->sample.time);
 
 	return err ? err : emit(st, ev, false, NULL);
 }
@@ -654,6 +705,8 @@ static int note_exit(struct ds_stitcher *st, struct ds_event *ev)
 	idx = dsi_hashmap__find(&st->tids, t.tid);
 	if (!idx)
 		return 0;
+	/* no later record of the task: perf prints them at the end (a thread it has forgotten) */
+	release_waiting(st, &st->states[*idx], DS_NO_TIME);
 	if (!st->states[*idx].npending) {
 		/* nothing waits for this tid: its chain can go (bounds memory by live tids) */
 		chain_put(st->states[*idx].chain);
@@ -714,7 +767,8 @@ static int enforce_limit(struct ds_stitcher *st)
 		struct held *h = held_at(st, st->head);
 		uint64_t before = st->stats.unresolved;
 		/* in time order the head may be any event: no task state made for it */
-		struct tid_state *ts = h->state == HELD_PENDING || st->opts.perf_order ? tid_state(st, h->tid) : NULL;
+		struct tid_state *ts = h->state == HELD_PENDING || h->state == HELD_WAIT || st->opts.perf_order
+				       ? tid_state(st, h->tid) : NULL;
 		int err;
 
 		if (h->state == HELD_PENDING) {
@@ -722,7 +776,7 @@ static int enforce_limit(struct ds_stitcher *st)
 				return -ENOMEM;
 			settle_tid(st, ts, NULL, false);
 		}
-		if (st->opts.perf_order && ts) {
+		if ((st->opts.perf_order || h->state == HELD_WAIT) && ts) {
 			/* the oldest held sample is the oldest of its task's queue */
 			ts->wait_head = h->next_wait;
 			if (ts->wait_head == NO_SEQ)
@@ -785,6 +839,9 @@ int ds_stitcher__flush(struct ds_stitcher *st)
 	for (uint64_t s = st->head; s < st->tail && !err; s++) {
 		struct held *h = held_at(st, s);
 
+		/* what perf still holds at the end, it prints then */
+		if (h->state == HELD_WAIT || (st->opts.perf_order && h->state != HELD_DONE))
+			h->release_time = DS_NO_TIME;
 		if (h->state != HELD_DONE)
 			err = deliver_held(st, h);
 	}

@@ -168,14 +168,50 @@ static void test_after(void)
 	ds_stitcher__delete(st);
 }
 
+/*
+ * A sample after its record is stitched with it, and (time order) waits,
+ * holding what follows, until perf 7.2 would print it: its task's next
+ * record (record_time: that record's), its EXIT or the end (DS_NO_TIME:
+ * held to the end), or a grace period without either (0: its own time).
+ */
 static void test_before(void)
 {
 	struct ds_stitcher *st = start();
 
 	deferred(st, 10, 100, 0x200000001, 0x5000);
 	sample(st, 10, 150, 0x200000001, false);
-	CHECK(nout == 2 && out[1].stitch == DS_STITCH_BEFORE && out[1].record_time == 0 && has_user(&out[1], 0x5000),
-	      "record before the sample is used");
+	CHECK(nout == 1, "a sample stitched before waits for its task's next record (got %d)", nout);
+	sample(st, 20, 160, 0, false);
+	CHECK(nout == 1, "what follows it waits too (got %d)", nout);
+	deferred(st, 10, 200, 0x300000001, 0x6000);
+	CHECK(nout == 4 && out[1].stitch == DS_STITCH_BEFORE && out[1].record_time == 200 &&
+	      has_user(&out[1], 0x5000) && out[2].tid == 20 && out[3].type == DS_REC_CALLCHAIN_DEFERRED,
+	      "record before the sample is used; released by the task's next record, in time order");
+	ds_stitcher__delete(st);
+
+	st = start();
+	deferred(st, 10, 100, 0x200000001, 0x5000);
+	sample(st, 10, 150, 0x200000001, false);
+	task_exit(st, 10, 170);
+	CHECK(nout == 3 && out[1].stitch == DS_STITCH_BEFORE && out[1].record_time == DS_NO_TIME,
+	      "its task exits: held to the end (record_time %llx)", (unsigned long long)out[1].record_time);
+	ds_stitcher__delete(st);
+
+	st = start();
+	deferred(st, 10, 100, 0x200000001, 0x5000);
+	sample(st, 10, 150, 0x200000001, false);
+	sample(st, 20, 150 + 100 * 1000 * 1000, 0, false);
+	CHECK(nout == 1, "within the grace period it waits (got %d)", nout);
+	sample(st, 20, 151 + 100 * 1000 * 1000, 0, false);
+	CHECK(nout == 4 && out[1].stitch == DS_STITCH_BEFORE && out[1].record_time == 0,
+	      "no record of its task for the grace period: its own time (got %d)", nout);
+	ds_stitcher__delete(st);
+
+	st = start();
+	deferred(st, 10, 100, 0x200000001, 0x5000);
+	sample(st, 10, 150, 0x200000001, false);
+	CHECK(ds_stitcher__flush(st) == 0 && nout == 2 && out[1].record_time == DS_NO_TIME,
+	      "the end: held to the end");
 	ds_stitcher__delete(st);
 }
 
@@ -299,10 +335,10 @@ static void test_perf_order(void)
 	sample(st, 20, 140, 0x400000001, false);       /* after its record: stitched, waits for the next one */
 	CHECK(nout == 3, "a sample stitched before its task's next record waits (got %d)", nout);
 	deferred(st, 20, 150, 0x500000001, 0x7000);    /* another cookie: releases it */
-	CHECK(nout == 5 && out[3].time == 140 && out[3].stitch == DS_STITCH_BEFORE && has_user(&out[3], 0x6000),
-	      "released by the task's next record, stitched with its own");
-	CHECK(ds_stitcher__flush(st) == 0 && nout == 6 && out[5].tid == 10 && out[5].stitch == DS_STITCH_UNRESOLVED,
-	      "tid 10's sample at the end, unresolved (got %d)", nout);
+	CHECK(nout == 5 && out[3].time == 140 && out[3].stitch == DS_STITCH_BEFORE && has_user(&out[3], 0x6000) &&
+	      out[3].record_time == 150, "released by the task's next record (its time), stitched with its own");
+	CHECK(ds_stitcher__flush(st) == 0 && nout == 6 && out[5].tid == 10 && out[5].stitch == DS_STITCH_UNRESOLVED &&
+	      out[5].record_time == DS_NO_TIME, "tid 10's sample at the end, unresolved (got %d)", nout);
 	ds_stitcher__delete(st);
 }
 
