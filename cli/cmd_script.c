@@ -199,9 +199,13 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 		}
 		outbuf_putc(o, ' ');
 	}
-	if ((fl & SF(CPU)) && s->has_cpu) {
+	if (fl & SF(CPU)) {
+		/* perf's "[%03d] " of a record that carries no CPU: its default, -1 */
 		outbuf_putc(o, '[');
-		outbuf_dec(o, s->cpu, 3, '0');
+		if (s->has_cpu && (int32_t)s->cpu >= 0)
+			outbuf_dec(o, s->cpu, 3, '0');
+		else
+			outbuf_puts(o, "-01");
 		outbuf_puts(o, "] ");
 	}
 	if ((fl & SF(TIME)) && s->time != DS_NO_TIME)

@@ -87,15 +87,64 @@ static void named_bits(FILE *f, uint64_t v, const struct bit_name *names, size_t
 		}
 }
 
+/*
+ * perf names a type by the PMU of that type it knows, else by the ABI's
+ * name.  Reading a file it knows the PMUs of the machine it runs on; with
+ * no sysfs (perf 7.2 in a chroot, as the tests run it) only its core PMU
+ * "cpu", whose type is PERF_TYPE_RAW.
+ */
+#define CORE_PMU_TYPE 4
+
 static const char *type_name(uint32_t t)
 {
 	static const char *const n[] = { "PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE", "PERF_TYPE_TRACEPOINT",
-					 "PERF_TYPE_HW_CACHE", "PERF_TYPE_RAW", "PERF_TYPE_BREAKPOINT" };
+					 "PERF_TYPE_HW_CACHE", "cpu", "PERF_TYPE_BREAKPOINT" };
 
 	return t < 6 ? n[t] : NULL;
 }
 
-static const char *config_name(uint32_t type, uint64_t config)
+static const char *config_name_plain(uint32_t type, uint64_t config);
+
+/* A generic hardware cache event's name, "result | op | cache" as perf prints it; 0 if it has none. */
+static int hw_cache_name(uint64_t config, char *buf, size_t n)
+{
+	static const char *const cache[] = { "PERF_COUNT_HW_CACHE_L1D", "PERF_COUNT_HW_CACHE_L1I",
+					     "PERF_COUNT_HW_CACHE_LL", "PERF_COUNT_HW_CACHE_DTLB",
+					     "PERF_COUNT_HW_CACHE_ITLB", "PERF_COUNT_HW_CACHE_BPU",
+					     "PERF_COUNT_HW_CACHE_NODE" };
+	static const char *const op[] = { "PERF_COUNT_HW_CACHE_OP_READ", "PERF_COUNT_HW_CACHE_OP_WRITE",
+					  "PERF_COUNT_HW_CACHE_OP_PREFETCH" };
+	static const char *const result[] = { "PERF_COUNT_HW_CACHE_RESULT_ACCESS", "PERF_COUNT_HW_CACHE_RESULT_MISS" };
+	unsigned c = config & 0xff, o = (config >> 8) & 0xff, r = (config >> 16) & 0xff;
+
+	if (c >= sizeof(cache) / sizeof(*cache) || o >= sizeof(op) / sizeof(*op) || r >= sizeof(result) / sizeof(*result))
+		return 0;
+	return snprintf(buf, n, "%s | %s | %s", result[r], op[o], cache[c]);
+}
+
+/*
+ * The config's name in @buf, NULL if perf gives it none.  A hardware
+ * event's upper 32 bits name its PMU's type (hybrid machines): perf
+ * writes "cpu/NAME/" for its core PMU's, the bare name for a PMU it does
+ * not know.
+ */
+static const char *config_name(uint32_t type, uint64_t config, char *buf, size_t n)
+{
+	uint64_t ext = type == 0 || type == 3 ? config >> 32 : 0, id = ext ? config & 0xffffffffu : config;
+	const char *name = NULL;
+	char cbuf[160];
+
+	if (type == 3 && hw_cache_name(id, cbuf, sizeof(cbuf)))
+		name = cbuf;
+	else if (type != 3)
+		name = config_name_plain(type, id);
+	if (!name)
+		return ext == CORE_PMU_TYPE && snprintf(buf, n, "cpu/config=%#" PRIx64 "/", config) > 0 ? buf : NULL;
+	snprintf(buf, n, ext == CORE_PMU_TYPE ? "cpu/%s/" : "%s", name);
+	return buf;
+}
+
+static const char *config_name_plain(uint32_t type, uint64_t config)
 {
 	static const char *const hw[] = {
 		"PERF_COUNT_HW_CPU_CYCLES", "PERF_COUNT_HW_INSTRUCTIONS", "PERF_COUNT_HW_CACHE_REFERENCES",
@@ -154,7 +203,8 @@ static void print_attr(FILE *f, const struct ds_attr *a)
 		{ 34, "build_id" }, { 35, "inherit_thread" }, { 36, "remove_on_exec" }, { 37, "sigtrap" },
 		{ 38, "defer_callchain" }, { 39, "defer_output" },
 	};
-	const char *tn = type_name(a->type), *cn = config_name(a->type, a->config);
+	char cbuf[200];
+	const char *tn = type_name(a->type), *cn = config_name(a->type, a->config, cbuf, sizeof(cbuf));
 
 	if (tn)
 		fprintf(f, ", type = %u (%s)", a->type, tn);
@@ -227,6 +277,90 @@ static void print_strings(FILE *f, struct fcur *c, const char *sep, const char *
 		if (!sep)
 			fputc(' ', f);
 	}
+}
+
+/* One PMU's capabilities ("name=value" pairs) as perf prints them: "# PMU pmu capabilities: ...". */
+static void print_caps(FILE *f, struct fcur *c, uint32_t n, const char *pmu)
+{
+	char name[256], value[256];
+
+	fprintf(f, "# %s pmu capabilities: ", pmu);
+	if (!n)
+		fputs("not available", f);
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		cur_str(c, name, sizeof(name));
+		cur_str(c, value, sizeof(value));
+		fprintf(f, "%s%s=%s", i ? ", " : "", name, value);
+	}
+	fputc('\n', f);
+}
+
+/* HEADER_PMU_CAPS: per PMU, its capabilities then its name (the name comes last in the file). */
+static void print_pmu_caps(FILE *f, struct fcur *c)
+{
+	uint32_t nr_pmu = cur_u32(c);
+	char pmu[256];
+
+	for (uint32_t p = 0; p < nr_pmu && !c->bad; p++) {
+		struct fcur at = *c;
+		uint32_t n = cur_u32(c);
+
+		for (uint32_t i = 0; i < 2 * n && !c->bad; i++)
+			cur_str(c, pmu, sizeof(pmu));
+		cur_str(c, pmu, sizeof(pmu));
+		if (c->bad)
+			return;
+		n = cur_u32(&at);
+		print_caps(f, &at, n, pmu);
+	}
+}
+
+/* Does the recording's PMU mappings feature name @pmu? */
+static bool has_pmu_mapping(const struct ds_reader *rd, const char *pmu)
+{
+	uint64_t len = 0;
+	const uint8_t *p = ds_reader__feature(rd, DS_FEAT_PMU_MAPPINGS, &len);
+	struct fcur c = { p, p ? len : 0, 0, false };
+	uint32_t n = p ? cur_u32(&c) : 0;
+	char name[256];
+
+	for (uint32_t i = 0; i < n && !c.bad; i++) {
+		cur_u32(&c);
+		cur_str(&c, name, sizeof(name));
+		if (!c.bad && !strcmp(name, pmu))
+			return true;
+	}
+	return false;
+}
+
+/* The cpu PMU's capability @cap (from HEADER_CPU_PMU_CAPS) into @value; false if none. */
+static bool cpu_pmu_cap(const struct ds_reader *rd, const char *cap, char *value, size_t n)
+{
+	uint64_t len = 0;
+	const uint8_t *p = ds_reader__feature(rd, DS_FEAT_CPU_PMU_CAPS, &len);
+	struct fcur c = { p, p ? len : 0, 0, false };
+	uint32_t nr = p ? cur_u32(&c) : 0;
+	char name[256];
+
+	for (uint32_t i = 0; i < nr && !c.bad; i++) {
+		cur_str(&c, name, sizeof(name));
+		cur_str(&c, value, n);
+		if (!c.bad && !strcmp(name, cap))
+			return true;
+	}
+	return false;
+}
+
+/* perf's note after the PMUs' capabilities on an AMD machine whose core PMU has no precise events. */
+static void print_amd_note(FILE *f, const struct ds_reader *rd, const struct ds_header_info *hi)
+{
+	char v[64];
+	bool x86 = hi->arch && (!strcmp(hi->arch, "x86_64") || !strcmp(hi->arch, "x86") ||
+				(hi->arch[0] == 'i' && !strcmp(hi->arch + 2, "86")));
+
+	if (x86 && has_pmu_mapping(rd, "ibs_op") && cpu_pmu_cap(rd, "max_precise", v, sizeof(v)) && atoi(v) == 0)
+		fputs("# AMD systems uses ibs_op// PMU for some precise events, e.g.: cycles:p, see the 'perf list' "
+		      "man page for further details.\n", f);
 }
 
 static void print_pmu_mappings(FILE *f, struct fcur *c)
@@ -431,9 +565,11 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 			hi->comp_level, hi->comp_ratio);
 		break;
 	case DS_FEAT_CPU_PMU_CAPS:
-		fputs("# cpu pmu capabilities: ", f);
-		print_strings(f, &c, ", ", "not available");
-		fputc('\n', f);
+		print_caps(f, &c, cur_u32(&c), "cpu");
+		break;
+	case DS_FEAT_PMU_CAPS:
+		print_pmu_caps(f, &c);
+		print_amd_note(f, rd, hi);
 		break;
 	case 33: {
 		uint32_t machine = cur_u32(&c), eflags = cur_u32(&c);

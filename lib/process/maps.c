@@ -307,7 +307,16 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		ds_symbols__kernel_module(m->syms, out->dso, ip, &out->frames[0]);
 		return;
 	}
-	if (!map && m->kmaps.nr) {
+	if (!m->kmaps.nr) {
+		/*
+		 * No kernel map recorded (perf record could not read the kernel's
+		 * addresses: kptr_restrict): perf 7.2 maps no kernel address then,
+		 * whatever kallsyms it is given.
+		 */
+		unknown(out, "[unknown]");
+		return;
+	}
+	if (!map) {
 		/*
 		 * perf ends the kernel image's map where the next kernel map (a
 		 * module) starts, not where its MMAP record said: init text
