@@ -110,7 +110,7 @@ struct report {
 	struct name_list { char **v; size_t n; } dsos, syms;
 	int col[SORT_MAX], nr_col;          /* the sort keys shown: a filter of one value hides its key's column
 					     * (it still tells entries apart: a --children caller's DSO) */
-	bool latency;                      /* perf's Latency columns: the recording has context-switch records */
+	bool latency;                      /* perf's Latency columns: context-switch records (and, printing, a parallelism above 1) */
 	struct ds_profile *profile;        /* the walk's: tracepoint texts */
 	/*
 	 * perf's group view (events recorded as a group, -e '{a,b}'): the
@@ -2334,9 +2334,19 @@ static bool any_samples(const struct report *r)
 	return false;
 }
 
+/* Did a sample run beside others (a parallelism above 1): is latency not the overhead? */
+static bool latency_differs(const struct report *r)
+{
+	for (size_t i = 0; i < r->nr_evsels; i++)
+		if (r->ev_latency[i] != r->ev_period[i] * 1000)
+			return true;
+	return false;
+}
+
 static int print_report(struct report *r)
 {
 	sort_ctx = r;
+	r->latency = r->latency && latency_differs(r);
 	struct entry **list = malloc((r->nr_ents + 1) * sizeof(*list));
 
 	if (!list)
@@ -2779,24 +2789,19 @@ static bool any_callchains(const struct ds_reader *rd)
 }
 
 /*
- * perf shows its latency columns when an event records context switches,
- * but not in a system-wide recording: measured with perf 7.2 on its own
- * recordings (--switch-events of a command, with or without --sample-cpu,
- * and --latency: shown; -a --switch-events: not) and on dstack's
- * (--off-cpu: shown, -a: not).  System wide is told from the attrs: no
- * event follows tasks (inherit) or starts at an exec.
+ * perf's latency columns need context-switch records (an event with
+ * context_switch), and show only where some sample ran beside others of
+ * its process (latency_differs): measured with perf 7.2 on its own
+ * recordings (--switch-events of a threaded command: shown, of a single
+ * thread: not; -a --switch-events: shown in one of three recordings of one
+ * workload, the one whose parallelism rose above 1).
  */
 static bool has_switch_records(const struct ds_reader *rd)
 {
-	bool switches = false, per_task = false;
-
-	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
-		const struct ds_attr *a = &ds_reader__evsel(rd, i)->attr;
-
-		switches |= DS_ATTR_FLAG(a, DS_ATTR_CONTEXT_SWITCH);
-		per_task |= DS_ATTR_FLAG(a, DS_ATTR_INHERIT) || DS_ATTR_FLAG(a, DS_ATTR_ENABLE_ON_EXEC);
-	}
-	return switches && per_task;
+	for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
+		if (DS_ATTR_FLAG(&ds_reader__evsel(rd, i)->attr, DS_ATTR_CONTEXT_SWITCH))
+			return true;
+	return false;
 }
 
 /* perf's default sort for a recording of tracepoints only: their text ("trace"). */

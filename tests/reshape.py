@@ -13,6 +13,15 @@ usage: reshape.py early-exit IN OUT
   before its 30th last sample of the same round: the samples after it are
   those of a thread perf script has forgotten (a system-wide recording
   has a few, taken in do_exit while the mm is still there).
+usage: reshape.py pmus IN OUT
+  a machine the guest cannot be: the first sampling software event becomes
+  a hybrid machine's cycles on its core PMU (type HARDWARE, config
+  0x400000000: the PMU's type in the upper half), and the header gets the
+  PMU features of real machines (perf 6.x on Intel hybrid and AMD): the
+  PMU mappings (with ibs_op), the core PMU's capabilities (max_precise=0:
+  perf's AMD note) and other PMUs' (PMU_CAPS).  The dummy tracking event
+  (no CPU field) is then the only software event: perf prunes none of its
+  default fields, and side-band records print a CPU of -1.
 Prints what it changed on stdout; exits 1 when the recording has no place
 for the change.
 """
@@ -102,8 +111,82 @@ def early_exit(f):
     return key[1], when, later
 
 
+EVENT_DESC, PMU_MAPPINGS, CPU_PMU_CAPS, PMU_CAPS = 12, 16, 28, 31
+
+
+def perf_string(s):
+    """do_write_string: length (NUL included, aligned to 64), then the padded bytes"""
+    b = s.encode() + b'\0'
+    b += b'\0' * (-len(b) % 64)
+    return struct.pack('<I', len(b)) + b
+
+
+def caps(pairs):
+    return struct.pack('<I', len(pairs)) + b''.join(perf_string(k) + perf_string(v) for k, v in pairs)
+
+
+def pmus(raw):
+    """The pmus form on the file's bytes: (new bytes, what changed) or None."""
+    attr_size, attrs_off, attrs_size, data_off, data_size = struct.unpack_from('<QQQQQ', raw, 16)
+    for at in range(attrs_off, attrs_off + attrs_size, attr_size + 16):
+        typ, config = struct.unpack_from('<I', raw, at)[0], struct.unpack_from('<Q', raw, at + 8)[0]
+        if typ == 1 and config != 9:
+            break
+    else:
+        return None
+    struct.pack_into('<IIQ', raw, at, 0, struct.unpack_from('<I', raw, at + 4)[0], 0x400000000)
+    attr_at = at
+    feat_off = data_off + data_size
+    bits = int.from_bytes(raw[72:104], 'little')
+    bodies = {}
+    k = 0
+    for feat in range(256):
+        if bits >> feat & 1:
+            o, n = struct.unpack_from('<QQ', raw, feat_off + 16 * k)
+            bodies[feat] = bytes(raw[o:o + n])
+            k += 1
+    if EVENT_DESC in bodies:   # its copy of the attrs (what perf prints in the header)
+        desc = bytearray(bodies[EVENT_DESC])
+        nr, size = struct.unpack_from('<II', desc, 0)
+        o = 8
+        for i in range(nr):
+            if i == (attr_at - attrs_off) // (attr_size + 16):
+                struct.pack_into('<I', desc, o, 0)
+                struct.pack_into('<Q', desc, o + 8, 0x400000000)
+            nids = struct.unpack_from('<I', desc, o + size)[0]
+            nlen = struct.unpack_from('<I', desc, o + size + 4)[0]
+            o += size + 8 + nlen + 8 * nids
+        bodies[EVENT_DESC] = bytes(desc)
+    bodies[PMU_MAPPINGS] = struct.pack('<I', 5) + b''.join(
+        struct.pack('<I', t) + perf_string(n) for t, n in
+        ((4, 'cpu_core'), (10, 'cpu_atom'), (1, 'software'), (2, 'tracepoint'), (11, 'ibs_op')))
+    bodies[CPU_PMU_CAPS] = caps([('branches', '32'), ('max_precise', '0')])
+    bodies[PMU_CAPS] = struct.pack('<I', 2) + \
+        caps([('branches', '32'), ('max_precise', '3'), ('pmu_name', 'alderlake_hybrid')]) + perf_string('cpu_atom') + \
+        caps([('zen4_ibs_extensions', '1')]) + perf_string('ibs_op')
+    out = bytearray(raw[:feat_off])
+    at = feat_off + 16 * len(bodies)
+    index, blob = b'', b''
+    for feat in sorted(bodies):
+        index += struct.pack('<QQ', at + len(blob), len(bodies[feat]))
+        blob += bodies[feat]
+    bits = sum(1 << feat for feat in bodies)
+    out[72:104] = bits.to_bytes(32, 'little')
+    return out + index + blob, 'event at %#x: cycles of a hybrid core PMU; PMU features added' % attr_at
+
+
 def main():
     what, src, dst = sys.argv[1:4]
+    if what == 'pmus':
+        raw = bytearray(open(src, 'rb').read())
+        if raw[8:16] == struct.pack('<Q', 16):
+            sys.exit('%s: a pipe has no feature section' % src)
+        r = pmus(raw)
+        if not r:
+            sys.exit('%s: no sampling software event' % src)
+        open(dst, 'wb').write(r[0])
+        print(r[1])
+        return
     f = PerfFile(open(src, 'rb').read())
     if not same_sample_type(f):
         sys.exit('%s: events of several sample layouts' % src)

@@ -260,7 +260,7 @@ conf_guest_record() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
@@ -351,7 +351,7 @@ conf_modules() {
 # EXIT (perf script has forgotten the thread: ":TID", no maps).
 conf_reshaped() {
 	local pair shape form d said
-	for pair in fp:bad-context fp:early-exit; do
+	for pair in fp:bad-context fp:early-exit delay:pmus; do
 		shape=${pair%%:*} form=${pair#*:}
 		d=${conf_dir[$shape]:-}
 		[ -n "$d" ] && [ -s "$d/$shape.data" ] || continue

@@ -115,4 +115,18 @@ rec evcg -e cpu-clock/call-graph=dwarf/ -e task-clock/call-graph=fp/ -c 200000 -
 rec clk -k mono -e cpu-clock -c 200000 -- ./wl mix 5
 # no inheritance: the children of fork are not followed
 rec noinh --no-inherit -e cpu-clock -c 100000 -g -- ./wl fork 8
+# kernel addresses hidden (kptr_restrict, as for most users not root): no kernel map recorded
+if want kptr; then
+	old=$(cat /proc/sys/kernel/kptr_restrict)
+	echo 2 >/proc/sys/kernel/kptr_restrict
+	rec kptr -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl fork 3
+	echo "$old" >/proc/sys/kernel/kptr_restrict
+fi
+# no timestamps, deferred: no time order (perf's order of held samples and side-band records)
+rec notsd --no-timestamp -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl mix 10
+# context switches of one thread: perf shows no latency column (no parallelism above 1)
+rec swev1 --switch-events -e cpu-clock -c 500000 -g -- ./wl mix 5
+# a start delay: perf adds a dummy tracking event (no CPU field) before the sampling one;
+# reshaped by the suite into a hybrid machine's hardware event (tests/reshape.py pmus)
+rec delay -D 20 -e cpu-clock -c 100000 -g -- ./wl mix 10
 ls -l /out >/out/ls.txt
