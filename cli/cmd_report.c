@@ -650,8 +650,8 @@ static void key_of(struct report *r, const struct ds_profile_sample *s, const st
 	 * clone "f.constprop.0" whose DWARF says "f" stays "f.constprop.0") */
 	if (rel && !f->cookie && f->elf_sym)
 		key->sym = keep(r, f->elf_sym);
-	/* perf prints an address with no symbol inside its map (map__map_ip) */
-	if (!key->sym && rel && !f->kernel && !f->cookie)
+	/* perf prints an address with no symbol inside its map (map__map_ip; a module's too, the kernel's is the identity) */
+	if (!key->sym && rel && (!f->kernel || f->map_end) && !f->cookie)
 		key->addr = f->addr;
 	key->start = !key->sym ? key->addr : f->kernel ? f->ip - f->offset : f->addr - f->offset;
 	/* a failed copy (ENOMEM) leaves the entry without its line: printed "?" */

@@ -552,13 +552,15 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 	case DS_FEAT_SAMPLE_TIME:
 		print_sample_time(f, hi);
 		break;
-	case DS_FEAT_BPF_PROG_INFO:
-		if (!cur_u32(&c))
-			fputs("# bpf_prog_info empty\n", f);
+	case DS_FEAT_BPF_PROG_INFO: {
+		uint64_t btf_len = 0;
+		const uint8_t *btf = ds_reader__feature(rd, DS_FEAT_BPF_BTF, &btf_len);
+
+		header_print_bpf_progs(f, p, len, btf, btf_len);
 		break;
+	}
 	case DS_FEAT_BPF_BTF:
-		if (!cur_u32(&c))
-			fputs("# btf info empty\n", f);
+		header_print_btfs(f, p, len);
 		break;
 	case DS_FEAT_COMPRESSED:
 		fprintf(f, "# compressed : %s, level = %u, ratio = %u\n", hi->comp_type == DS_COMP_ZSTD ? "Zstd" : "Unknown",
@@ -617,8 +619,9 @@ void header_print_layout(FILE *f, const char *path, const struct ds_reader *rd)
 	fprintf(f, "# captured on    : %s", when);
 	fputs("# header version : 1\n", f);
 	fprintf(f, "# data offset    : %" PRIu64 "\n", hi->pipe ? 0 : hi->data_offset);
-	fprintf(f, "# data size      : %" PRIu64 "\n", hi->pipe ? 0 : hi->data_size);
-	fprintf(f, "# feat offset    : %" PRIu64 "\n", hi->pipe ? 0 : hi->data_offset + hi->data_size);
+	/* the header's own values, as perf prints them (an unfinished recording's data size is 0) */
+	fprintf(f, "# data size      : %" PRIu64 "\n", hi->pipe ? 0 : hi->header_data_size);
+	fprintf(f, "# feat offset    : %" PRIu64 "\n", hi->pipe ? 0 : hi->data_offset + hi->header_data_size);
 }
 
 void header_print_features(FILE *f, const struct ds_reader *rd)

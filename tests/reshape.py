@@ -19,7 +19,8 @@ usage: reshape.py pmus IN OUT
   0x400000000: the PMU's type in the upper half), and the header gets the
   PMU features of real machines (perf 6.x on Intel hybrid and AMD): the
   PMU mappings (with ibs_op), the core PMU's capabilities (max_precise=0:
-  perf's AMD note) and other PMUs' (PMU_CAPS).  The dummy tracking event
+  perf's AMD note) and other PMUs' (PMU_CAPS), and BPF programs with
+  their BTF (named by BTF, by the program, subprograms).  The dummy tracking event
   (no CPU field) is then the only software event: perf prunes none of its
   default fields, and side-band records print a CPU of -1.
 Prints what it changed on stdout; exits 1 when the recording has no place
@@ -111,7 +112,54 @@ def early_exit(f):
     return key[1], when, later
 
 
-EVENT_DESC, PMU_MAPPINGS, CPU_PMU_CAPS, PMU_CAPS = 12, 16, 28, 31
+EVENT_DESC, PMU_MAPPINGS, BPF_PROG_INFO, BPF_BTF, CPU_PMU_CAPS, PMU_CAPS = 12, 16, 25, 26, 28, 31
+
+
+def btf_blob(names):
+    """A BTF blob as clang -target bpf -g writes one for C functions "int NAME(int x)": type 1
+    int, then per name a FUNC_PROTO and a global FUNC (the i-th name's FUNC is type 3 + 2i)"""
+    strs = b'\0int\0x\0'
+    types = struct.pack('<IIII', 1, 1 << 24, 4, 1 << 24 | 32)     # INT "int", 4 bytes, signed, 32 bits
+    for i, n in enumerate(names):
+        types += struct.pack('<IIIII', 0, 13 << 24 | 1, 1, 5, 1)  # FUNC_PROTO (int x) -> int
+        types += struct.pack('<III', len(strs), 12 << 24 | 1, 2 + 2 * i)   # FUNC NAME, global
+        strs += n.encode() + b'\0'
+    return struct.pack('<HBBIIIII', 0xeB9F, 1, 0, 24, 0, len(types), len(types), len(strs)) + types + strs
+
+
+def bpf_prog(pid, tag, name, subs, btf_id):
+    """perf's record of one program: info_len, data_len, arrays, bpf_prog_info, then its arrays
+    (the info's pointers as offsets into them); @subs: (address, size, BTF type id) per (sub)program"""
+    n = len(subs)
+    data = b''.join(struct.pack('<Q', a) for a, _, _ in subs)                       # jited_ksyms at 0
+    lens_at = len(data)
+    data += b''.join(struct.pack('<I', l) for _, l, _ in subs)
+    data += b'\0' * (-len(data) % 8)
+    tags_at = len(data)
+    data += b''.join(bytes([tag + i] * 8) for i in range(n))
+    finfo_at = len(data)
+    data += b''.join(struct.pack('<II', 0, t) for _, _, t in subs)
+    info = bytearray(192)
+    struct.pack_into('<I', info, 4, pid)
+    info[64:64 + len(name)] = name.encode()
+    struct.pack_into('<IIQQ', info, 104, n, n, 0, lens_at)
+    struct.pack_into('<IIQ', info, 128, btf_id, 8, finfo_at)
+    struct.pack_into('<IQ', info, 180, n, tags_at)
+    arrays = 1 << 3 | 1 << 4 | 1 << 5 | 1 << 8    # perf's PERF_BPIL_ bits: ksyms, func lens, func info, tags
+    return struct.pack('<IIQ', len(info), len(data), arrays) + bytes(info) + data
+
+
+def bpf_features():
+    """Three programs as systemd loads them, two named by their info, one of two subprograms
+    ("F"), listed out of id order (perf's tree prints them in it), and a BTF blob.  The
+    programs name no BTF: perf 7.2's libbpf refuses this hand-made blob (why was not found);
+    names from BTF were compared by hand on users' recordings"""
+    progs = [bpf_prog(9, 0x6d, 'sd_fw_egress', [(0xffffffffc02bd4fc, 54, 0)], 0),
+             bpf_prog(3, 0x36, 'sd_devices', [(0xffffffffc02bbe90, 309, 3)], 0),
+             bpf_prog(12, 0x11, 'multi', [(0xffffffffc0300000, 80, 3), (0xffffffffc0300100, 20, 5)], 0)]
+    btf = btf_blob(['sd_devices_restricted', 'helper'])
+    return (struct.pack('<I', len(progs)) + b''.join(progs),
+            struct.pack('<III', 1, 7, len(btf)) + btf)
 
 
 def perf_string(s):
@@ -164,6 +212,7 @@ def pmus(raw):
     bodies[PMU_CAPS] = struct.pack('<I', 2) + \
         caps([('branches', '32'), ('max_precise', '3'), ('pmu_name', 'alderlake_hybrid')]) + perf_string('cpu_atom') + \
         caps([('zen4_ibs_extensions', '1')]) + perf_string('ibs_op')
+    bodies[BPF_PROG_INFO], bodies[BPF_BTF] = bpf_features()
     out = bytearray(raw[:feat_off])
     at = feat_off + 16 * len(bodies)
     index, blob = b'', b''
@@ -172,7 +221,7 @@ def pmus(raw):
         blob += bodies[feat]
     bits = sum(1 << feat for feat in bodies)
     out[72:104] = bits.to_bytes(32, 'little')
-    return out + index + blob, 'event at %#x: cycles of a hybrid core PMU; PMU features added' % attr_at
+    return out + index + blob, 'event at %#x: cycles of a hybrid core PMU; PMU and BPF features added' % attr_at
 
 
 def main():

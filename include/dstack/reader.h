@@ -69,6 +69,9 @@ struct ds_header_info {
 	/* tracepoint formats as recorded (see dstack/tracepoint.h); NULL if none */
 	void *tracing_data;
 	uint64_t tracing_data_size;
+	/* the data size the header gives (data_size is what is read: 0 here, a
+	 * recording not finished, is read to the end of the file) */
+	uint64_t header_data_size;
 };
 
 struct ds_record {

@@ -664,6 +664,7 @@ static int open_file(struct ds_reader *r)
 	}
 	r->info.data_offset = h.data.offset;
 	r->info.data_size = r->end - r->pos;
+	r->info.header_data_size = h.data.size;
 	return 0;
 }
 

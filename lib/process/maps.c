@@ -297,8 +297,9 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 	const struct ds_map *map = dsi_maps__find(&m->kmaps, ip);
 
 	out->kernel = true;
-	if (map && map->name[0] == '/') {
-		unknown(out, module_name(m, map->name));
+	/* a module's map: its path, or (perf when it found no module file) its "[name]" */
+	if (map && (map->name[0] == '/' || (map->name[0] == '[' && strncmp(map->name, "[kernel.kallsyms]", 17)))) {
+		unknown(out, map->name[0] == '[' ? map->name : module_name(m, map->name));
 		/* perf's address in a module: its map's (an unknown line prints "[mod][17f6]") */
 		out->addr = ip - map->start + map->pgoff;
 		out->map_start = map->start;
@@ -325,7 +326,8 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		 */
 		size_t i = maps__lower(&m->kmaps, ip);
 
-		if (!i || m->kmaps.v[i - 1].name[0] == '/') {
+		if (!i || m->kmaps.v[i - 1].name[0] == '/' ||
+		    (m->kmaps.v[i - 1].name[0] == '[' && strncmp(m->kmaps.v[i - 1].name, "[kernel.kallsyms]", 17))) {
 			unknown(out, "[unknown]");
 			return;
 		}

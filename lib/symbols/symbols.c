@@ -50,7 +50,8 @@
  *     frame's offset is relative to the ELF symbol's start.
  *   - No DWARF frames for the address: the ELF symbol alone.
  * Files
- *   - symfs + path, else the path itself.  A build-id known from the
+ *   - symfs + path (nothing else when a symfs is given), else the path
+ *     itself.  A build-id known from the
  *     recording that differs from the file's NT_GNU_BUILD_ID disqualifies the
  *     file ("build-id mismatch for PATH", warned once).
  * Kernel (symbols/kallsyms.c)
@@ -670,13 +671,18 @@ static bool try_file(struct ds_dso *d, const char *file)
 	return true;
 }
 
-/* Open the DSO's file; why it is unusable is said at its first use (dso_warn). */
+/*
+ * Open the DSO's file: under the symfs when there is one (perf 7.2 looks
+ * nowhere else then: a file the symfs lacks is no symbols, not this
+ * machine's copy), else the path itself.  Why it is unusable is said at
+ * its first use (dso_warn).
+ */
 static void dso_load(struct ds_dso *d)
 {
-	char *full = symfs_file(d->syms, d->path);
+	char *full = d->syms->symfs ? symfs_file(d->syms, d->path) : NULL;
 
 	d->loaded = true;
-	d->usable = (full && try_file(d, full)) || try_file(d, d->path);
+	d->usable = d->syms->symfs ? full && try_file(d, full) : try_file(d, d->path);
 	free(full);
 }
 
