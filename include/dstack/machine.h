@@ -55,6 +55,12 @@ const char *ds_thread__comm(const struct ds_thread *t);
 const char *ds_thread__comm_at(const struct ds_thread *t, uint64_t time);
 /* The time of the thread's EXIT record, 0 if none came (a FORK or COMM after it clears it). */
 uint64_t ds_thread__exit_time(const struct ds_thread *t);
+/*
+ * Has the thread exited by @when (past its EXIT's time; @when DS_NO_TIME:
+ * has an EXIT without a time been processed, a recording without
+ * timestamps, where the order of events is all there is)?
+ */
+bool ds_thread__exited_by(const struct ds_thread *t, uint64_t when);
 int32_t ds_thread__pid(const struct ds_thread *t);
 
 /*

@@ -39,6 +39,7 @@ struct ds_thread {
 	size_t nr_comms, cap_comms;
 	bool comm_set;             /* a real comm replaced the ":TID" placeholder */
 	uint64_t exit_time;        /* its EXIT record's, 0 while it has none */
+	bool exited_untimed;       /* an EXIT without a time came (a recording without timestamps) */
 	struct ds_maps *maps;
 };
 

@@ -123,14 +123,17 @@ struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t 
 	return machine__new_thread(m, pid, tid, NULL);
 }
 
-static bool exited_by(const struct ds_thread *t, uint64_t when)
+bool ds_thread__exited_by(const struct ds_thread *t, uint64_t when)
 {
-	return t->exit_time && when != DS_NO_TIME && when > t->exit_time;
+	/* without timestamps, the order events are processed in is all there is */
+	if (when == DS_NO_TIME)
+		return t->exited_untimed;
+	return t->exit_time && when > t->exit_time;
 }
 
 struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thread *t, uint64_t when)
 {
-	if (!t || !exited_by(t, when))
+	if (!t || !ds_thread__exited_by(t, when))
 		return t;
 	if (t->pid >= 0 && t->pid != t->tid)
 		return t;
@@ -195,6 +198,7 @@ int dsi_machine__process_comm(struct ds_machine *m, const struct ds_event *ev)
 	if (!t)
 		return -ENOMEM;
 	t->exit_time = 0;   /* a COMM after an EXIT names a new thread of that tid */
+	t->exited_untimed = false;
 	return thread__set_comm(t, ds_machine__intern(m, ce.comm), ev->sample.time == DS_NO_TIME ? 0 : ev->sample.time);
 }
 
@@ -205,11 +209,14 @@ int dsi_machine__process_exit(struct ds_machine *m, const struct ds_event *ev)
 	const char *why;
 	struct ds_thread *t;
 
-	if (ds_task__parse(ev->evsel, ev->hdr, &te, &why) || ev->sample.time == DS_NO_TIME)
+	if (ds_task__parse(ev->evsel, ev->hdr, &te, &why))
 		return 0;
 	t = ds_machine__thread(m, (int32_t)te.pid, (int32_t)te.tid);
 	if (!t)
 		return -ENOMEM;
-	t->exit_time = ev->sample.time;
+	if (ev->sample.time == DS_NO_TIME)
+		t->exited_untimed = true;
+	else
+		t->exit_time = ev->sample.time;
 	return 0;
 }

@@ -361,13 +361,13 @@ static uint64_t script_time(const struct ds_thread *t, const struct ds_event *ev
  */
 const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
 {
-	uint64_t when, exited;
+	uint64_t when;
 
 	if (!t)
 		return ":-1";
 	when = script_time(t, ev);
-	exited = ds_thread__exit_time(t);
-	if (exited && when != DS_NO_TIME && when > exited) {
+	/* (an EXIT record itself is printed before perf forgets its thread) */
+	if (ev->hdr->type != DS_REC_EXIT && ds_thread__exited_by(t, when)) {
 		snprintf(buf, 24, ":%d", (int32_t)ev->sample.tid);
 		return buf;
 	}
