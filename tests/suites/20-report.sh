@@ -260,7 +260,10 @@ report_dso_sym_filters() {
 		    "--children -g none -n --show-total-period" "--no-children -G --dsos wl" "-U --no-children" "-U"; do
 		# shellcheck disable=SC2086
 		report_vs_perf "$o" f.data "$o/cmp" $args
-		[ $rc -eq 0 ] || { bad "report $args: ${res#*$'\t'}"; return; }
+		# 3: the same but for siblings of equal weight in another order (perf's
+		# tree order, not modelled: suite 80 counts it alike, "~"); said, not failed
+		[ $rc -eq 0 ] || [ $rc -eq 3 ] || { bad "report $args: ${res#*$'\t'}"; return; }
+		[ $rc -eq 3 ] && res="${res%%$'\t'*} (~ equal-weight siblings in another order)"
 		pres+=("$args ${res%%$'\t'*}")
 	done
 	ok "report --dsos, -S as perf 7.2: $(printf '%s; ' "${pres[@]}")"
