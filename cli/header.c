@@ -73,6 +73,15 @@ static void cur_str(struct fcur *c, char *buf, size_t size)
 	c->pos += n;
 }
 
+/* A cursor on the recording's feature @feat (empty, reads fail, when it has none). */
+static struct fcur feature_cur(const struct ds_reader *rd, int feat)
+{
+	uint64_t len = 0;
+	const uint8_t *p = ds_reader__feature(rd, feat, &len);
+
+	return (struct fcur){ p, p ? len : 0, 0, false };
+}
+
 struct bit_name { int bit; const char *name; };
 
 /* The bits of @v that @names lists, "A|B", in the list's order. */
@@ -318,10 +327,8 @@ static void print_pmu_caps(FILE *f, struct fcur *c)
 /* Does the recording's PMU mappings feature name @pmu? */
 static bool has_pmu_mapping(const struct ds_reader *rd, const char *pmu)
 {
-	uint64_t len = 0;
-	const uint8_t *p = ds_reader__feature(rd, DS_FEAT_PMU_MAPPINGS, &len);
-	struct fcur c = { p, p ? len : 0, 0, false };
-	uint32_t n = p ? cur_u32(&c) : 0;
+	struct fcur c = feature_cur(rd, DS_FEAT_PMU_MAPPINGS);
+	uint32_t n = cur_u32(&c);
 	char name[256];
 
 	for (uint32_t i = 0; i < n && !c.bad; i++) {
@@ -336,10 +343,8 @@ static bool has_pmu_mapping(const struct ds_reader *rd, const char *pmu)
 /* The cpu PMU's capability @cap (from HEADER_CPU_PMU_CAPS) into @value; false if none. */
 static bool cpu_pmu_cap(const struct ds_reader *rd, const char *cap, char *value, size_t n)
 {
-	uint64_t len = 0;
-	const uint8_t *p = ds_reader__feature(rd, DS_FEAT_CPU_PMU_CAPS, &len);
-	struct fcur c = { p, p ? len : 0, 0, false };
-	uint32_t nr = p ? cur_u32(&c) : 0;
+	struct fcur c = feature_cur(rd, DS_FEAT_CPU_PMU_CAPS);
+	uint32_t nr = cur_u32(&c);
 	char name[256];
 
 	for (uint32_t i = 0; i < nr && !c.bad; i++) {
@@ -382,9 +387,7 @@ static void print_pmu_mappings(FILE *f, struct fcur *c)
 
 void header_for_each_group(const struct ds_reader *rd, header_group_fn *fn, void *ctx)
 {
-	uint64_t len = 0;
-	const uint8_t *p = ds_reader__feature(rd, DS_FEAT_GROUP_DESC, &len);
-	struct fcur c = { p, p ? len : 0, 0, false };
+	struct fcur c = feature_cur(rd, DS_FEAT_GROUP_DESC);
 	uint32_t n = cur_u32(&c);
 	char name[256];
 
@@ -509,13 +512,11 @@ static void print_clock_data(FILE *f, struct fcur *c)
 static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 {
 	const struct ds_header_info *hi = ds_reader__info(rd);
-	uint64_t len = 0;
-	const uint8_t *p = ds_reader__feature(rd, feat, &len);
-	struct fcur c = { p, p ? len : 0, 0, false };
+	struct fcur c = feature_cur(rd, feat);
 
 	/* nothing to read (an older perf's end-of-features mark in a pipe, whose id a newer perf has
 	 * given to a feature): perf fails to read it and prints nothing */
-	if (!p || !len)
+	if (!c.len)
 		return;
 	switch (feat) {
 	case DS_FEAT_HOSTNAME: case DS_FEAT_OSRELEASE: case DS_FEAT_VERSION: case DS_FEAT_ARCH:
@@ -553,14 +554,13 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 		print_sample_time(f, hi);
 		break;
 	case DS_FEAT_BPF_PROG_INFO: {
-		uint64_t btf_len = 0;
-		const uint8_t *btf = ds_reader__feature(rd, DS_FEAT_BPF_BTF, &btf_len);
+		struct fcur btf = feature_cur(rd, DS_FEAT_BPF_BTF);
 
-		header_print_bpf_progs(f, p, len, btf, btf_len);
+		header_print_bpf_progs(f, c.p, c.len, btf.p, btf.len);
 		break;
 	}
 	case DS_FEAT_BPF_BTF:
-		header_print_btfs(f, p, len);
+		header_print_btfs(f, c.p, c.len);
 		break;
 	case DS_FEAT_COMPRESSED:
 		fprintf(f, "# compressed : %s, level = %u, ratio = %u\n", hi->comp_type == DS_COMP_ZSTD ? "Zstd" : "Unknown",

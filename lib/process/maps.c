@@ -292,13 +292,18 @@ static const char *module_name(struct ds_machine *m, const char *path)
 	return ds_machine__intern(m, buf);
 }
 
+/* A kernel map of a module: its path, or (perf when it found no module file) its "[name]". */
+static bool module_map(const struct ds_map *map)
+{
+	return map->name[0] == '/' || (map->name[0] == '[' && strncmp(map->name, "[kernel.kallsyms]", 17));
+}
+
 static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved *out)
 {
 	const struct ds_map *map = dsi_maps__find(&m->kmaps, ip);
 
 	out->kernel = true;
-	/* a module's map: its path, or (perf when it found no module file) its "[name]" */
-	if (map && (map->name[0] == '/' || (map->name[0] == '[' && strncmp(map->name, "[kernel.kallsyms]", 17)))) {
+	if (map && module_map(map)) {
 		unknown(out, map->name[0] == '[' ? map->name : module_name(m, map->name));
 		/* perf's address in a module: its map's (an unknown line prints "[mod][17f6]") */
 		out->addr = ip - map->start + map->pgoff;
@@ -326,8 +331,7 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		 */
 		size_t i = maps__lower(&m->kmaps, ip);
 
-		if (!i || m->kmaps.v[i - 1].name[0] == '/' ||
-		    (m->kmaps.v[i - 1].name[0] == '[' && strncmp(m->kmaps.v[i - 1].name, "[kernel.kallsyms]", 17))) {
+		if (!i || module_map(&m->kmaps.v[i - 1])) {
 			unknown(out, "[unknown]");
 			return;
 		}

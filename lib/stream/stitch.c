@@ -468,15 +468,16 @@ static int emit(struct ds_stitcher *st, struct ds_event *ev, bool pending, struc
 /* The task's next record (or its end, DS_NO_TIME) at @time: its samples waiting for it (time order) may go. */
 static void release_waiting(struct ds_stitcher *st, struct tid_state *ts, uint64_t time)
 {
-	for (uint64_t s = ts->wait_head; !st->opts.perf_order && s != NO_SEQ;) {
+	if (st->opts.perf_order)
+		return;   /* (there the queue is every deferred sample: release_tid) */
+	for (uint64_t s = ts->wait_head; s != NO_SEQ;) {
 		struct held *h = held_at(st, s);
 
 		s = h->next_wait;
 		h->state = HELD_READY;
 		h->release_time = time;
 	}
-	if (!st->opts.perf_order)
-		ts->wait_head = ts->wait_tail = NO_SEQ;
+	ts->wait_head = ts->wait_tail = NO_SEQ;
 }
 
 /* @h, the oldest waiting sample of its task, goes now: out of its task's queue. */
