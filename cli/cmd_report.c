@@ -280,7 +280,7 @@ static uint32_t dso_rank(const struct report *r, const struct ds_cc_frame *f)
 	unsigned seq;
 
 	if (f->kernel)
-		return strcmp(f->dso, "[kernel.kallsyms]") ? 2 : 1;
+		return r->machine && f->dso == ds_machine__kernel_dso(r->machine) ? 1 : 2;
 	seq = r->machine ? ds_machine__map_name_seq(r->machine, f->dso) : 0;
 	if (seq)
 		return 3 + seq;
@@ -1052,19 +1052,13 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 
 static struct report *sort_ctx;
 
-/* perf's short name of a DSO: its base name; "[JIT] tid PID" for a perf map. */
+/* perf's short name of a DSO (ds_machine__dso_short_name) */
 static const char *short_dso(const char *dso)
 {
-	const char *b = strrchr(dso, '/');
-	int pid, n = 0;
+	const char *b = strrchr(dso, '/'), *s;
 
-	if (!strncmp(dso, "/tmp/perf-", 10) && sscanf(dso + 10, "%d.map%n", &pid, &n) == 1 && n && !dso[10 + n] &&
-	    sort_ctx && sort_ctx->machine) {
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "[JIT] tid %d", pid);
-		return ds_machine__intern(sort_ctx->machine, buf);
-	}
+	if (sort_ctx && sort_ctx->machine && (s = ds_machine__dso_short_name(sort_ctx->machine, dso)))
+		return s;
 	return dso[0] == '[' || !b ? dso : b + 1;
 }
 
@@ -1093,11 +1087,15 @@ static int sym_text(const struct entry *e, char *buf, size_t n)
 	return snprintf(buf, n, "[%c] 0x%016llx", e->level, (unsigned long long)e->addr);
 }
 
-/* A kernel module's DSO ("[virtio_blk]"): not the kernel's own, nor an unknown one */
-static bool module_dso(const char *dso)
+/* A kernel module's short DSO name ("[virtio_blk]"); NULL for the kernel's own or an unknown one */
+static const char *module_dso(const char *dso)
 {
-	return dso[0] == '[' && strcmp(dso, "[kernel.kallsyms]") && strcmp(dso, "[unknown]") &&
-	       strncmp(dso, "[guest.kernel", 13);
+	const char *s = short_dso(dso);
+
+	if (s[0] != '[' || !strcmp(s, "[kernel.kallsyms]") || !strcmp(s, "[kernel.vmlinux]") ||
+	    !strcmp(s, "[unknown]") || !strncmp(s, "[guest.kernel", 13))
+		return NULL;
+	return s;
 }
 
 /*
@@ -1112,11 +1110,12 @@ static size_t sym_width(const struct entry *e, char *buf, size_t n)
 {
 	static const char suffix[] = " (inlined)";
 	size_t len = (size_t)sym_text(e, buf, n), k = sizeof(suffix) - 1;
+	const char *mod;
 
 	if (e->sym && len < n && len >= k + 4 && !strcmp(buf + len - k, suffix))
 		len -= k;
-	if (e->sym && e->level == 'k' && module_dso(e->dso))
-		len += 1 + strlen(e->dso);
+	if (e->sym && e->level == 'k' && (mod = module_dso(e->dso)))
+		len += 1 + strlen(mod);
 	return len;
 }
 
@@ -1191,8 +1190,13 @@ static int cmp_entry(const void *pa, const void *pb)
 			if (!a->sym != !b->sym)
 				c = a->sym ? -1 : 1;
 			else
-				/* in perf's tree two addresses are equal: the collapsed order tells them apart */
-				c = a->sym ? strcmp(a->sym, b->sym) : r->in_tree ? 0 : (a->addr > b->addr) - (a->addr < b->addr);
+				/*
+				 * in perf's tree two addresses are equal: the collapsed
+				 * order tells them apart, by perf's signed difference (a
+				 * kernel address before a user one)
+				 */
+				c = a->sym ? strcmp(a->sym, b->sym) : r->in_tree || a->addr == b->addr ? 0 :
+				    (int64_t)(a->addr - b->addr) < 0 ? -1 : 1;
 			break;
 		default:
 			c = cmp_plain_key(r->sort[i], a, b);

@@ -23,6 +23,14 @@ usage: reshape.py pmus IN OUT
   their BTF (named by BTF, by the program, subprograms).  The dummy tracking event
   (no CPU field) is then the only software event: perf prunes none of its
   default fields, and side-band records print a CPU of -1.
+usage: reshape.py kbuildids IN OUT
+  the build-id table as an older perf record wrote it after a system-wide
+  profile (the binaries samples hit, the kernel's among them): the kernel
+  image listed first by the path of a vmlinux perf found
+  (/lib/modules/RELEASE/build/vmlinux: "[kernel.vmlinux]" in perf's
+  report), then every kernel module a kernel MMAP names, by its module
+  path (a "[name]" MMAP by a made-up one).  perf names the kernel's and
+  the modules' objects by these paths.
 Prints what it changed on stdout; exits 1 when the recording has no place
 for the change.
 """
@@ -184,15 +192,7 @@ def pmus(raw):
         return None
     struct.pack_into('<IIQ', raw, at, 0, struct.unpack_from('<I', raw, at + 4)[0], 0x400000000)
     attr_at = at
-    feat_off = data_off + data_size
-    bits = int.from_bytes(raw[72:104], 'little')
-    bodies = {}
-    k = 0
-    for feat in range(256):
-        if bits >> feat & 1:
-            o, n = struct.unpack_from('<QQ', raw, feat_off + 16 * k)
-            bodies[feat] = bytes(raw[o:o + n])
-            k += 1
+    bodies = features(raw)
     if EVENT_DESC in bodies:   # its copy of the attrs (what perf prints in the header)
         desc = bytearray(bodies[EVENT_DESC])
         nr, size = struct.unpack_from('<II', desc, 0)
@@ -213,6 +213,28 @@ def pmus(raw):
         caps([('branches', '32'), ('max_precise', '3'), ('pmu_name', 'alderlake_hybrid')]) + perf_string('cpu_atom') + \
         caps([('zen4_ibs_extensions', '1')]) + perf_string('ibs_op')
     bodies[BPF_PROG_INFO], bodies[BPF_BTF] = bpf_features()
+    return with_features(raw, bodies), 'event at %#x: cycles of a hybrid core PMU; PMU and BPF features added' % attr_at
+
+
+def features(raw):
+    """{feature number: its section's bytes} of a file-mode recording"""
+    data_off, data_size = struct.unpack_from('<QQ', raw, 40)
+    feat_off = data_off + data_size
+    bits = int.from_bytes(raw[72:104], 'little')
+    bodies = {}
+    k = 0
+    for feat in range(256):
+        if bits >> feat & 1:
+            o, n = struct.unpack_from('<QQ', raw, feat_off + 16 * k)
+            bodies[feat] = bytes(raw[o:o + n])
+            k += 1
+    return bodies
+
+
+def with_features(raw, bodies):
+    """The file with its feature sections (after the data) made @bodies"""
+    data_off, data_size = struct.unpack_from('<QQ', raw, 40)
+    feat_off = data_off + data_size
     out = bytearray(raw[:feat_off])
     at = feat_off + 16 * len(bodies)
     index, blob = b'', b''
@@ -221,18 +243,63 @@ def pmus(raw):
         blob += bodies[feat]
     bits = sum(1 << feat for feat in bodies)
     out[72:104] = bits.to_bytes(32, 'little')
-    return out + index + blob, 'event at %#x: cycles of a hybrid core PMU; PMU and BPF features added' % attr_at
+    return out + index + blob
+
+
+def kernel_mmaps(raw):
+    """The file names of the data's kernel MMAP and MMAP2 records, in order"""
+    data_off, data_size = struct.unpack_from('<QQ', raw, 40)
+    names, at = [], data_off
+    while at + 8 <= data_off + data_size:
+        typ, misc, size = struct.unpack_from('<IHH', raw, at)
+        if size < 8:
+            break
+        if typ in (1, 10) and misc & 7 == 1:
+            name_at = at + 8 + (32 if typ == 1 else 64)
+            names.append(bytes(raw[name_at:at + size]).split(b'\0')[0].decode(errors='replace'))
+        at += size
+    return names
+
+
+def build_id_entry(misc, name, bid):
+    """A perf_record_header_build_id of the host (pid -1), its name padded to 64 bytes"""
+    b = name.encode() + b'\0'
+    b += b'\0' * (-len(b) % 64)
+    return struct.pack('<IHHi20sB3x', 0, misc | 1 << 15, 36 + len(b), -1, bid, 20) + b
+
+
+def kbuildids(raw):
+    """The kbuildids form: (new bytes, what changed) or None"""
+    bodies = features(raw)
+    release = 'unknown'
+    if 4 in bodies:   # OSRELEASE: a perf string
+        n = struct.unpack_from('<I', bodies[4])[0]
+        release = bodies[4][4:4 + n].split(b'\0')[0].decode()
+    mods = []
+    for name in kernel_mmaps(raw)[1:]:
+        if name.startswith('/'):
+            mods.append(name)
+        elif name.startswith('[') and not name.startswith('[kernel.kallsyms]'):
+            mods.append('/lib/modules/%s/kernel/drivers/%s.ko.xz' % (release, name[1:-1].replace('_', '-')))
+    if not mods:
+        return None
+    vmlinux = '/lib/modules/%s/build/vmlinux' % release
+    listed = b''.join(build_id_entry(1, n, bytes([i + 1] * 20)) for i, n in enumerate([vmlinux] + mods))
+    bodies[2] = listed + bodies.get(2, b'')
+    return with_features(raw, bodies), 'build-id table: %s and %d modules (%s)' % (vmlinux, len(mods), mods[0])
+
+
 
 
 def main():
     what, src, dst = sys.argv[1:4]
-    if what == 'pmus':
+    if what in ('pmus', 'kbuildids'):
         raw = bytearray(open(src, 'rb').read())
         if raw[8:16] == struct.pack('<Q', 16):
             sys.exit('%s: a pipe has no feature section' % src)
-        r = pmus(raw)
+        r = pmus(raw) if what == 'pmus' else kbuildids(raw)
         if not r:
-            sys.exit('%s: no sampling software event' % src)
+            sys.exit('%s: %s' % (src, 'no sampling software event' if what == 'pmus' else 'no kernel module map'))
         open(dst, 'wb').write(r[0])
         print(r[1])
         return

@@ -180,6 +180,32 @@ void ds_machine__callchain(struct ds_machine *m, struct ds_thread *t, const uint
  */
 const uint32_t *ds_machine__shape_frames(const struct ds_machine *m, uint64_t shape, size_t *nr);
 
+/*
+ * A binary the header's build-id table lists (@misc and @filename of its
+ * entry; perf record lists the ones samples hit): perf 7.2 makes its DSO
+ * objects from the table first, so a kernel-space entry names what the
+ * kernel's maps show.  A module's path becomes its DSO's name (where its
+ * MMAP said "[name]" or a path alike); the first kernel image listed that is
+ * not a module (a vmlinux perf record found) names the kernel's DSO.  Call
+ * before the data's records.  0, or -ENOMEM.
+ */
+int ds_machine__list_dso(struct ds_machine *m, uint16_t misc, const char *filename);
+/* The kernel image's DSO name (ds_resolved.dso): "[kernel.kallsyms]" unless the build-id table named it. */
+const char *ds_machine__kernel_dso(const struct ds_machine *m);
+/*
+ * perf's short name of DSO name @dso (a ds_resolved.dso), what perf report
+ * shows: a listed module's "[name]", "[kernel.vmlinux]" for a kernel image
+ * named by a vmlinux path, "[JIT] tid PID" for a perf map, a "[name]" as it
+ * is, else the base name.  Interned or within @dso; NULL only on ENOMEM.
+ */
+const char *ds_machine__dso_short_name(struct ds_machine *m, const char *dso);
+/*
+ * The same for a frame's DSO name @dso in kernel space (@kernel) or not,
+ * without a machine: a module's or a vmlinux path by its name alone, no
+ * perf map rule.  Into @buf (@n bytes) when the name is not @dso's own.
+ */
+const char *ds_dso__short_name(const char *dso, bool kernel, char *buf, size_t n);
+
 /* Intern a string for the machine's lifetime. */
 const char *ds_machine__intern(struct ds_machine *m, const char *s);
 /*

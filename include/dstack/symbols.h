@@ -157,6 +157,8 @@ void ds_symbols__prefetch_wait(struct ds_symbols *syms);
  * known from ds_symbols__kernel_reloc), it is moved by the difference.
  */
 bool ds_symbols__kernel(struct ds_symbols *syms, uint64_t addr, struct ds_frame *frame);
+/* Whether kernel symbols were read: a kallsyms file that loaded and lists something. */
+bool ds_symbols__kernel_known(struct ds_symbols *syms);
 /*
  * The same for an address in the map of kernel module @module ("[name]" or
  * "name", as perf names its DSO): the kallsyms lines of that module

@@ -18,8 +18,9 @@ struct ds_machine *ds_machine__new(struct ds_symbols *syms)
 	m->syms = syms;
 	dsi_maps__init(&m->kmaps);
 	m->callchains = dsi_callchain_cache__new();
-	if (!m->callchains) {
-		free(m);
+	m->kernel_dso = ds_machine__intern(m, "[kernel.kallsyms]");
+	if (!m->callchains || !m->kernel_dso) {
+		ds_machine__delete(m);
 		return NULL;
 	}
 	return m;
@@ -41,6 +42,8 @@ void ds_machine__delete(struct ds_machine *m)
 	dsi_idmap__exit(&m->string_ids);
 	dsi_hashmap__exit(&m->threads);
 	dsi_hashmap__exit(&m->map_names);
+	dsi_hashmap__exit(&m->kernel_names);
+	dsi_hashmap__exit(&m->listed_modules);
 	dsi_maps__exit(&m->kmaps);
 	dsi_callchain_cache__delete(m->callchains);
 	free(m);

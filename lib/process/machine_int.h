@@ -55,6 +55,10 @@ struct ds_machine {
 	size_t nr_strings, cap_strings;
 	struct ds_hashmap map_names;   /* interned user map name -> its order of first mmap (1, 2, ...) */
 	struct ds_maps kmaps;          /* kernel and module maps */
+	const char *kernel_dso;        /* interned: the kernel image's DSO name (ds_machine__kernel_dso) */
+	bool kernel_listed;            /* kernel_dso is the build-id table's (ds_machine__list_dso) */
+	struct ds_hashmap kernel_names; /* interned listed kernel-space DSO name -> its interned short name */
+	struct ds_hashmap listed_modules; /* interned "[module]" -> the interned path the build-id table lists */
 	struct callchain_cache *callchains; /* ds_machine__callchain's buffer and caches */
 };
 

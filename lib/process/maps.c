@@ -273,23 +273,109 @@ static void unknown(struct ds_resolved *out, const char *dso)
 	out->frames[0] = (struct ds_frame){ .name = NULL };
 }
 
-/* "[virtio_blk]" for a module map, as perf names module DSOs. */
-static const char *module_name(struct ds_machine *m, const char *path)
+/*
+ * perf's name of a kernel map's DSO from its file name @path (its
+ * kmod_path): a module file's "[virtio_blk]" ("virtio-blk.ko", compressed
+ * ".ko.gz" or ".ko.xz" too; perf 7.2 reads no other suffix), a "[name]"
+ * as it is, anything else its base name; '-' made '_'.  Into @buf.
+ * Returns whether @path names a module.
+ */
+static bool kmod_name(const char *path, char *buf, size_t n)
 {
-	const char *base = strrchr(path, '/');
-	char buf[256];
-	size_t n;
+	const char *base = strrchr(path, '/'), *ext = strrchr(path, '.');
+	bool kmod = false;
+	size_t len;
 
 	base = base ? base + 1 : path;
-	n = strcspn(base, ".");
-	if (n > sizeof(buf) - 3)
-		n = sizeof(buf) - 3;
-	buf[0] = '[';
-	for (size_t i = 0; i < n; i++)
-		buf[i + 1] = base[i] == '-' ? '_' : base[i];
-	buf[n + 1] = ']';
-	buf[n + 2] = 0;
+	if (base[0] == '[') {
+		snprintf(buf, n, "%s", base);
+		return strncmp(base, "[kernel.kallsyms]", 17) && strncmp(base, "[guest.kernel.kallsyms", 22) &&
+		       strncmp(base, "[vdso]", 6) && strncmp(base, "[vdso32]", 8) && strncmp(base, "[vdsox32]", 9) &&
+		       strncmp(base, "[vsyscall]", 10);
+	}
+	if (ext && (!strcmp(ext, ".gz") || !strcmp(ext, ".xz")))
+		ext -= 3;
+	kmod = ext && ext > base && !strncmp(ext, ".ko", 3);
+	len = kmod ? (size_t)(ext - base) : strlen(base);
+	snprintf(buf, n, kmod ? "[%.*s]" : "%.*s", (int)(len < n ? len : n), base);
+	for (char *c = buf; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	return kmod;
+}
+
+/* The interned kmod_name() of @path. */
+static const char *module_name(struct ds_machine *m, const char *path)
+{
+	char buf[256];
+
+	kmod_name(path, buf, sizeof(buf));
 	return ds_machine__intern(m, buf);
+}
+
+const char *ds_dso__short_name(const char *dso, bool kernel, char *buf, size_t n)
+{
+	const char *b = strrchr(dso, '/');
+
+	if (kernel && dso[0] == '/') {
+		if (kmod_name(dso, buf, n))
+			return buf;
+		if (strstr(dso, "vmlinux"))
+			return "[kernel.vmlinux]";
+	}
+	return dso[0] == '[' || !b ? dso : b + 1;
+}
+
+int ds_machine__list_dso(struct ds_machine *m, uint16_t misc, const char *filename)
+{
+	const char *name, *short_name;
+	char buf[256];
+	bool kmod;
+
+	if ((misc & DS_MISC_CPUMODE_MASK) != DS_MISC_KERNEL)
+		return 0;
+	kmod = kmod_name(filename, buf, sizeof(buf));
+	name = ds_machine__intern(m, filename);
+	short_name = ds_machine__intern(m, ds_dso__short_name(filename, true, buf, sizeof(buf)));
+	if (!name || !short_name)
+		return -ENOMEM;
+	if (dsi_hashmap__set(&m->kernel_names, (uintptr_t)name, (uintptr_t)short_name))
+		return -ENOMEM;
+	if (kmod) {
+		const char *mod = module_name(m, filename);
+
+		if (!mod)
+			return -ENOMEM;
+		if (!dsi_hashmap__find(&m->listed_modules, (uintptr_t)mod) &&
+		    dsi_hashmap__set(&m->listed_modules, (uintptr_t)mod, (uintptr_t)name))
+			return -ENOMEM;
+	} else if (!m->kernel_listed) {
+		m->kernel_dso = name;
+		m->kernel_listed = true;
+	}
+	return 0;
+}
+
+const char *ds_machine__kernel_dso(const struct ds_machine *m)
+{
+	return m->kernel_dso;
+}
+
+const char *ds_machine__dso_short_name(struct ds_machine *m, const char *dso)
+{
+	uint64_t *listed = dsi_hashmap__find(&m->kernel_names, (uintptr_t)dso);
+	const char *b = strrchr(dso, '/');
+	int pid, n = 0;
+
+	if (listed)
+		return (const char *)(uintptr_t)*listed;
+	if (!strncmp(dso, "/tmp/perf-", 10) && sscanf(dso + 10, "%d.map%n", &pid, &n) == 1 && n && !dso[10 + n]) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "[JIT] tid %d", pid);
+		return ds_machine__intern(m, buf);
+	}
+	return dso[0] == '[' || !b ? dso : b + 1;
 }
 
 /* A kernel map of a module: its path, or (perf when it found no module file) its "[name]". */
@@ -304,13 +390,17 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 
 	out->kernel = true;
 	if (map && module_map(map)) {
-		unknown(out, map->name[0] == '[' ? map->name : module_name(m, map->name));
+		const char *mod = map->name[0] == '[' ? map->name : module_name(m, map->name);
+		uint64_t *listed = mod ? dsi_hashmap__find(&m->listed_modules, (uintptr_t)mod) : NULL;
+
+		/* perf's DSO of the module is the build-id table's, named by its path, where it lists one */
+		unknown(out, listed ? (const char *)(uintptr_t)*listed : mod ? mod : "[unknown]");
 		/* perf's address in a module: its map's (an unknown line prints "[mod][17f6]") */
 		out->addr = ip - map->start + map->pgoff;
 		out->map_start = map->start;
 		out->map_end = map->end;
 		out->map_pgoff = map->pgoff;
-		ds_symbols__kernel_module(m->syms, out->dso, ip, &out->frames[0]);
+		ds_symbols__kernel_module(m->syms, mod, ip, &out->frames[0]);
 		return;
 	}
 	if (!m->kmaps.nr) {
@@ -324,19 +414,20 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 	}
 	if (!map) {
 		/*
-		 * perf ends the kernel image's map where the next kernel map (a
-		 * module) starts, not where its MMAP record said: init text
-		 * (start_kernel at the bottom of the idle tasks' stacks) lies past
-		 * the recorded length and resolves through kallsyms.
+		 * Once it has read kernel symbols, perf ends the kernel image's
+		 * map where the next kernel map (a module) starts, not where its
+		 * MMAP record said: init text (start_kernel at the bottom of the
+		 * idle tasks' stacks) lies past the recorded length and resolves
+		 * through kallsyms.  Without symbols the recorded end holds.
 		 */
 		size_t i = maps__lower(&m->kmaps, ip);
 
-		if (!i || module_map(&m->kmaps.v[i - 1])) {
+		if (!i || module_map(&m->kmaps.v[i - 1]) || !m->syms || !ds_symbols__kernel_known(m->syms)) {
 			unknown(out, "[unknown]");
 			return;
 		}
 	}
-	unknown(out, "[kernel.kallsyms]");
+	unknown(out, m->kernel_dso);
 	if (!ds_symbols__kernel(m->syms, ip, &out->frames[0]))
 		out->frames[0].name = NULL;
 }

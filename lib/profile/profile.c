@@ -587,13 +587,18 @@ static bool wants_kernel(const struct ds_reader *rd, const struct ds_symbols_opt
 	return false;
 }
 
-/* The binaries the header names by build-id, looked up now: symbols then reject a wrong binary. */
+/*
+ * The binaries the header names by build-id, looked up now: symbols then
+ * reject a wrong binary, and the kernel's name its maps' DSOs.  Out of
+ * memory, a kernel DSO keeps the name its MMAP gave.
+ */
 static void list_build_ids(struct ds_profile *p, const struct ds_header_info *hi)
 {
 	p->listed = calloc(hi->nr_build_ids ? hi->nr_build_ids : 1, sizeof(*p->listed));
 	for (size_t i = 0; i < hi->nr_build_ids; i++) {
 		struct ds_dso *d;
 
+		(void)ds_machine__list_dso(p->machine, hi->build_ids[i].misc, hi->build_ids[i].filename);
 		if (hi->build_ids[i].filename[0] != '/')
 			continue;
 		d = ds_symbols__dso(p->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);

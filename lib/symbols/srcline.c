@@ -291,6 +291,7 @@ size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool wi
 {
 	struct ds_srcline sl;
 	const char *sym = f->elf_sym ? f->elf_sym : f->sym, *b, *dso = f->dso ? f->dso : "[unknown]";
+	char short_name[256];
 	long pid;
 	int len;
 
@@ -303,7 +304,7 @@ size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool wi
 	else if ((pid = perf_map_pid(dso)) >= 0)   /* perf's short name of a perf map's DSO */
 		len = snprintf(buf, n, "[JIT] tid %ld[%llx]", pid, (unsigned long long)f->addr);
 	else
-		len = snprintf(buf, n, "%s[%llx]", (b = strrchr(dso, '/')) ? b + 1 : dso,
+		len = snprintf(buf, n, "%s[%llx]", ds_dso__short_name(dso, f->kernel, short_name, sizeof(short_name)),
 			       (unsigned long long)unknown_line_addr(f));
 	return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
 }

@@ -930,6 +930,12 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 	return kallsyms_frame(s, addr + (uint64_t)kernel_delta(s), frame);
 }
 
+bool ds_symbols__kernel_known(struct ds_symbols *s)
+{
+	kernel_ready(s);
+	return s->kernel_ok && s->kernel.len;
+}
+
 bool ds_symbols__kernel_module(struct ds_symbols *s, const char *module, uint64_t addr, struct ds_frame *frame)
 {
 	size_t len = strlen(module);

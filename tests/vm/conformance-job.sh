@@ -71,9 +71,11 @@ sleep 0.5
 rec sysw -a -e cpu-clock -c 200000 -g -- sleep 0.5
 # kernel module code (virtio_blk: its symbols come from kallsyms' module
 # lines) in system-wide profiles, classic and deferred (perf delivers the
-# deferred samples when their task's record comes, the others at once)
+# deferred samples when their task's record comes, the others at once);
+# the deferred one with the build-id table older perfs write, which lists
+# the module by its path (perf names the module's object by it)
 rec modsys -a -g -e cpu-clock -c 100000 -- dd if=/dev/vda of=/dev/null bs=64k count=1500
-rec modsysd -a --call-graph fp,defer -e cpu-clock -c 100000 -- dd if=/dev/vda of=/dev/null bs=64k count=1500 skip=1500
+rec modsysd -a --call-graph fp,defer --no-buildid-mmap -e cpu-clock -c 100000 -- dd if=/dev/vda of=/dev/null bs=64k count=1500 skip=1500
 # attach to a running process (-p), then stop it
 rec attach -e cpu-clock -c 100000 --call-graph fp,defer -p $w -- sleep 0.5
 kill $w; wait $w 2>/dev/null

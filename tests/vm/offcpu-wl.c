@@ -10,9 +10,13 @@
  *   hog MS        two threads spinning on one CPU for MS milliseconds: each
  *                 is preempted by the other, in hog_spin()
  * Each wait function is noinline with a frame pointer.  The process prints
- * what it measured itself ("waited NS": the time spent in the waits, by the
- * monotonic clock; for hog, "preempted NS": each spinning thread's wall
- * time less its CPU time), the reference the off-CPU time is checked against.
+ * what it measured itself ("waited NS": the time off CPU in the waits, their
+ * wall time less the thread's CPU time in them; "wall NS": their wall time.
+ * A switch-out sample and the first record after the switch-in both lie
+ * within a wait, so the off-CPU time a profile shows lies between the two,
+ * and a slow emulated guest makes their gap milliseconds: the syscall, the
+ * tracepoint samples, the deferred unwind at the return to user space; for hog, "preempted NS": each
+ * spinning thread's wall time less its CPU time), the reference the off-CPU time is checked against.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -29,7 +33,7 @@ static int n_iter, ms;
 static int pfd[2];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int go, stop;
-static long long waited, preempted;
+static long long waited, wall, preempted;
 
 static long long now_ns(clockid_t c)
 {
@@ -39,12 +43,23 @@ static long long now_ns(clockid_t c)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* the spin of one hog thread: its wall time less its CPU time, added to preempted */
+/* the calling thread's time off CPU since (wall0, cpu0): its wall time less its CPU time */
+static long long off_cpu_since(long long wall0, long long cpu0)
+{
+	return (now_ns(CLOCK_MONOTONIC) - wall0) - (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+}
+
+/* one wait that began at (wall0, cpu0) ended: its off-CPU and its wall time */
+static void wait_done(long long wall0, long long cpu0)
+{
+	waited += off_cpu_since(wall0, cpu0);
+	wall += now_ns(CLOCK_MONOTONIC) - wall0;
+}
+
+/* the spin of one hog thread: its time off CPU, added to preempted */
 static void hog_account(long long wall0, long long cpu0)
 {
-	long long off = (now_ns(CLOCK_MONOTONIC) - wall0) - (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
-
-	__atomic_add_fetch(&preempted, off, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&preempted, off_cpu_since(wall0, cpu0), __ATOMIC_SEQ_CST);
 }
 
 static void sleep_ms(int m)
@@ -142,19 +157,19 @@ int main(int argc, char **argv)
 	ms = argc > 3 ? atoi(argv[3]) : 0;
 	if (!strcmp(argv[1], "sleep")) {
 		for (int i = 0; i < n_iter; i++) {
-			long long t0 = now_ns(CLOCK_MONOTONIC);
+			long long t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 
 			sleep_wait();
-			waited += now_ns(CLOCK_MONOTONIC) - t0;
+			wait_done(t0, c0);
 		}
 	} else if (!strcmp(argv[1], "pipe")) {
 		if (pipe(pfd) || pthread_create(&t, NULL, pipe_feeder, NULL))
 			return 1;
 		for (int i = 0; i < n_iter; i++) {
-			long long t0 = now_ns(CLOCK_MONOTONIC);
+			long long t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 
 			pipe_wait();
-			waited += now_ns(CLOCK_MONOTONIC) - t0;
+			wait_done(t0, c0);
 		}
 		pthread_join(t, NULL);
 	} else if (!strcmp(argv[1], "mutex")) {
@@ -163,10 +178,10 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n_iter; i++) {
 			while (go != i + 1)   /* the holder has it */
 				sched_yield();
-			long long t0 = now_ns(CLOCK_MONOTONIC);
+			long long t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 
 			mutex_wait();
-			waited += now_ns(CLOCK_MONOTONIC) - t0;
+			wait_done(t0, c0);
 			go = -(i + 1);
 		}
 		pthread_join(t, NULL);
@@ -188,6 +203,6 @@ int main(int argc, char **argv)
 	} else {
 		return 2;
 	}
-	printf("waited %lld\n", waited);
+	printf("waited %lld\nwall %lld\n", waited, wall);
 	return 0;
 }
