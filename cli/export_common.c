@@ -56,14 +56,15 @@ uint32_t xdata_str(struct xdata *x, const char *s)
 static uint32_t frame_name(struct xdata *x, const struct ds_cc_frame *f)
 {
 	char buf[512];
+	char short_name[256];
 	const char *base;
 
 	if (f->sym)
 		return xdata_str(x, f->sym);
 	if (!f->dso || !strcmp(f->dso, "[unknown]"))
 		return xdata_str(x, "[unknown]");
-	base = strrchr(f->dso, '/');
-	snprintf(buf, sizeof(buf), "[%s]", base ? base + 1 : f->dso);
+	base = ds_dso__short_name(f->dso, f->kernel, short_name, sizeof(short_name));
+	snprintf(buf, sizeof(buf), "[%s]", base);
 	return xdata_str(x, buf);
 }
 
