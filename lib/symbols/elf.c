@@ -256,7 +256,7 @@ static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool demang
 			continue;
 		r.name = name;   /* in the file until its first hit (struct ds_sym) */
 		r.raw = true;
-		r.demangle = demangle && !strncmp(name, "_Z", 2);
+		r.demangle = demangle && (!strncmp(name, "_Z", 2) || !strncmp(name, "_R", 2));
 		r.start = s.st_value;
 		r.size = s.st_size;
 		r.bind = GELF_ST_BIND(s.st_info);

@@ -29,6 +29,12 @@ struct ds_intern {
 const char *dsi_intern__str(struct ds_intern *in, const char *s, size_t len);
 /* Intern @s, demangled first when it is a C++ name ("_Z...") and @demangle. */
 const char *dsi_intern__sym(struct ds_intern *in, const char *s, bool demangle);
+/*
+ * A Rust name (demangle_rust.c) as perf 7.2 prints it, malloc'd: v0
+ * ("_R...") or legacy ("_ZN...E", hash left out); NULL for another name
+ * or one that does not parse.
+ */
+char *dsi_demangle_rust(const char *s);
 /* @s demangled (malloc'd, the caller frees) if it is a C++ name that demangles, else NULL. Thread-safe. */
 char *dsi_demangle(const char *s);
 

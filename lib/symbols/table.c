@@ -65,6 +65,12 @@ char *dsi_demangle(const char *s)
 	char *dm;
 	int status = -1;
 
+	/* perf tries Rust's schemes first ("_R", and "_ZN...E" with no parameters after) */
+	if (!strncmp(s, "_R", 2) || !strncmp(s, "_ZN", 3)) {
+		dm = dsi_demangle_rust(s);
+		if (dm || s[1] == 'R')
+			return dm;
+	}
 	/* perf only hands "_Z" names to the C++ demangler */
 	if (strncmp(s, "_Z", 2))
 		return NULL;

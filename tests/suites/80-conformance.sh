@@ -33,7 +33,16 @@ conf_build() {
 			zstd -q -dc "$ROOT/tests/corpus/symfs.tar.zst" | tar -xO symfs/job/wl32 >"$d/wl32" 2>/dev/null
 		chmod +x "$d/wl32"
 	fi
-	[ -s "$d/wl32" ]
+	[ -s "$d/wl32" ] || return 1
+	# Rust (the rs shapes), where a rustc is here: names of both manglings
+	local rustc
+	rustc=$(command -v rustc || ls "$HOME/.cargo/bin/rustc" 2>/dev/null) || rustc=
+	if [ -n "$rustc" ]; then
+		"$rustc" -O -g -C force-frame-pointers=yes -o "$d/rs" "$ROOT/tests/vm/conformance-rs.rs" 2>/dev/null &&
+		"$rustc" -O -g -C force-frame-pointers=yes -C symbol-mangling-version=v0 -o "$d/rsv0" \
+			"$ROOT/tests/vm/conformance-rs.rs" 2>/dev/null || rm -f "$d/rs" "$d/rsv0"
+	fi
+	return 0
 }
 
 # conf_cmds: NAME|ARGS lines, the commands compared on each recording.
@@ -260,18 +269,23 @@ conf_guest_record() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
 	else
 		rm -rf "$job" "$conf_work"/guest "$conf_work"/guest.*
 		if ! conf_build "$job"; then bad "conformance: the workloads do not build"; return; fi
+		if [ ! -x "$job/rs" ]; then
+			echo "SKIPPED conformance rs rsv0 (Rust names): *** no rustc here, or it failed ***"
+			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ rs / /; s/ rsv0 / /')
+		fi
 		conf_guest_record "$job" "$conf_work/guest"
 		for d in "${conf_boots[@]}"; do
 			[ -d "$d" ] || continue
 			mkdir -p "$d/symfs/job"
 			cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$job"/wlstrip "$d/symfs/job/"
+			[ ! -x "$job/rs" ] || cp "$job"/rs "$job"/rsv0 "$d/symfs/job/"
 		done
 	fi
 	local any=

@@ -783,6 +783,51 @@ static void cleanup(const char *dir)
 	rmdir(dir);
 }
 
+/*
+ * Rust names as perf 7.2 printed them (each pair seen in its script output
+ * of a Rust program, recorded in the guest): v0 paths, impls, closures,
+ * generics with back references; legacy names without their hash, with
+ * escapes and an LLVM suffix; C++ names stay C++'s; broken ones stay mangled.
+ */
+static void test_demangle_rust(void)
+{
+	static const char *const pairs[][2] = {
+		{ "_RNvXs_Cs6GmmlP4bgsG_1rNtB4_1ANtB4_4Work4work", "<r::A as r::Work>::work" },
+		{ "_RNvMsD_NtCsgEmfK2I1SDS_4core3numy16from_ascii_radix", "<u64>::from_ascii_radix" },
+		{ "_RNCNvNtNtNtCsjrHSEGnQ3l9_3std3sys3env4unix6getenv0B9_", "std::sys::env::unix::getenv::{closure#0}" },
+		{ "_RNvXsf_NtNtCsjrHSEGnQ3l9_3std2io5stdioRNtB5_6StdoutNtB7_5Write9write_fmt",
+		  "<&std::io::stdio::Stdout as std::io::Write>::write_fmt" },
+		{ "_RINvNtCsgEmfK2I1SDS_4core3ptr13drop_in_placeINtNtB4_6result6ResultINtNtNtNtCsjrHSEGnQ3l9_3std4sync6poison5mutex10MutexGuarduEINtB17_11PoisonErrorB12_EEEB1b_",
+		  "core::ptr::drop_in_place::<core::result::Result<std::sync::poison::mutex::MutexGuard<()>, std::sync::poison::PoisonError<std::sync::poison::mutex::MutexGuard<()>>>>" },
+		{ "_RINvNtNtCsjrHSEGnQ3l9_3std3sys9backtrace28___rust_begin_short_backtraceFEuuECs6GmmlP4bgsG_1r",
+		  "std::sys::backtrace::__rust_begin_short_backtrace::<fn(), ()>" },
+		{ "_ZN1r12Acc$LT$T$GT$9push_many17h6328ea700ca828d1E", "r::Acc<T>::push_many" },
+		{ "_ZN32_$LT$r..A$u20$as$u20$r..Work$GT$4work17h5f618a1cc4a5bce3E", "<r::A as r::Work>::work" },
+		{ "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17ha86af84d9cc65291E.llvm.13523495155110721004",
+		  "std::rt::lang_start::{{closure}}" },
+		{ "_ZN4core3ops8function6FnOnce40call_once$u7b$$u7b$vtable.shim$u7d$$u7d$17h0123456789abcdefE",
+		  "core::ops::function::FnOnce::call_once{{vtable.shim}}" },
+		{ "_ZN3foo3barEv", "foo::bar()" },
+	};
+	static const char *const broken[] = {
+		"_RNvB0_3foo", "_RNvCs_3foo5", "_RINvC3fooE", "_R", "_RC999999999999999999999x", "_RNvC3fooBzzzzzzzzzzzz_",
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(*pairs); i++) {
+		char *dm = dsi_demangle(pairs[i][0]);
+
+		CHECK(dm && !strcmp(dm, pairs[i][1]), "%s: \"%s\", perf 7.2 prints \"%s\"", pairs[i][0], dm ? dm : "(none)",
+		      pairs[i][1]);
+		free(dm);
+	}
+	for (size_t i = 0; i < sizeof(broken) / sizeof(*broken); i++) {
+		char *dm = dsi_demangle(broken[i]);
+
+		CHECK(!dm, "%s: not a name, left mangled (got \"%s\")", broken[i], dm ? dm : "");
+		free(dm);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/test_symbols.XXXXXX";
@@ -792,6 +837,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ds_set_log(capture_log);
+	test_demangle_rust();
 	test_elf(argv[1], argv[2], false);
 	test_elf(argv[1], argv[2], true);
 	test_cache_and_options(argv[1]);

@@ -131,4 +131,10 @@ rec swev1 --switch-events -e cpu-clock -c 500000 -g -- ./wl mix 5
 # a start delay: perf adds a dummy tracking event (no CPU field) before the sampling one;
 # reshaped by the suite into a hybrid machine's hardware event (tests/reshape.py pmus)
 rec delay -D 20 -e cpu-clock -c 100000 -g -- ./wl mix 10
+# Rust (when the host built it): legacy names of the crate and v0 ones of
+# std, classic; v0 throughout, deferred
+if [ -x ./rs ]; then
+	rec rs -e cpu-clock -c 200000 -g -- ./rs 4
+	rec rsv0 -e cpu-clock -c 200000 --call-graph fp,defer -- ./rsv0 4
+fi
 ls -l /out >/out/ls.txt
