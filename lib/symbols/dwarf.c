@@ -394,7 +394,86 @@ void dsi_dwarf_cache__exit(struct ds_dwarf_cache *c)
 	dsi_hashmap__exit(&c->a2l);
 }
 
-size_t dsi_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
+struct ds_cu_range {
+	uint64_t start, end;
+	Dwarf_Off cu;              /* the CU DIE's offset */
+};
+
+#define CU_RANGES_MAX (1u << 20)   /* a hostile file's ranges stop being indexed there */
+
+static int cu_range_cmp(const void *pa, const void *pb)
+{
+	const struct ds_cu_range *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+void dsi_dwarf__index_cus(struct ds_elf_image *img)
+{
+	Dwarf_Aranges *ar;
+	size_t nar = 0, n = 0, cap = 0;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	struct ds_cu_range *v = NULL;
+
+	if (!img->dwarf || (dwarf_getaranges(img->dwarf, &ar, &nar) == 0 && nar > 0))
+		return;
+	while (n < CU_RANGES_MAX && dwarf_nextcu(img->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Addr base, start, end;
+		ptrdiff_t it = 0;
+
+		if (dwarf_offdie(img->dwarf, off + hsize, &cu)) {
+			while (n < CU_RANGES_MAX && (it = dwarf_ranges(&cu, it, &base, &start, &end)) > 0) {
+				if (end <= start)
+					continue;
+				if (n == cap) {
+					struct ds_cu_range *nv = dsi_grow(v, &cap, n + 1, sizeof(*v), 64);
+
+					if (!nv)
+						goto done;
+					v = nv;
+				}
+				v[n++] = (struct ds_cu_range){ start, end, dwarf_dieoffset(&cu) };
+			}
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+done:
+	if (!n) {
+		free(v);
+		return;
+	}
+	qsort(v, n, sizeof(*v), cu_range_cmp);
+	img->cu_ranges = v;
+	img->nr_cu_ranges = n;
+}
+
+Dwarf_Die *dsi_dwarf__addrdie(const struct ds_elf_image *img, uint64_t vaddr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi = img->nr_cu_ranges;
+
+	if (!img->dwarf)
+		return NULL;
+	if (!img->nr_cu_ranges)
+		return dwarf_addrdie(img->dwarf, vaddr, cu);
+	while (lo < hi) {   /* the first range starting past vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->cu_ranges[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges of one CU do not overlap another's: the one starting last at or below */
+	if (!lo || vaddr >= img->cu_ranges[lo - 1].end)
+		return NULL;
+	return dwarf_offdie(img->dwarf, img->cu_ranges[lo - 1].cu, cu);
+}
+
+size_t dsi_dwarf__inlines(const struct ds_elf_image *img, uint64_t vaddr, struct ds_intern *in, bool demangle,
 			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max)
 {
 	struct walk walk = { .pc = vaddr }, *w = &walk;   /* a few KB of stack */
@@ -405,10 +484,10 @@ size_t dsi_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool 
 	int lang;
 
 	dsi_hashmap__init(&no_cache);
-	if (!dwarf_addrdie(dw, vaddr, &cu))
+	if (!img->dwarf || !dsi_dwarf__addrdie(img, vaddr, &cu))
 		return 0;
 	lang = dwarf_srclang(&cu);
-	cu_walk(dw, cache, w, &cu);
+	cu_walk(img->dwarf, cache, w, &cu);
 	/* innermost first; the chain ends at the innermost out-of-line function */
 	for (size_t i = w->n; i-- > 0 && n < max;) {
 		int tag = dwarf_tag(&w->chain[i]);

@@ -100,6 +100,9 @@ void dsi_elf__close(struct ds_elf_image *img)
 {
 	if (img->dwarf)
 		dwarf_end(img->dwarf);
+	free(img->cu_ranges);
+	img->cu_ranges = NULL;
+	img->nr_cu_ranges = 0;
 	if (img->elf)
 		elf_end(img->elf);
 	if (img->fd >= 0)
@@ -800,6 +803,7 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 		img->dwarf = dwarf_begin_elf(img->elf, DWARF_C_READ, NULL);
 	else if (img->dbg_elf && has_dwarf(img->dbg_elf))
 		img->dwarf = dwarf_begin_elf(img->dbg_elf, DWARF_C_READ, NULL);
+	dsi_dwarf__index_cus(img);
 	ok = true;
 	img->bad = NULL;
 out:

@@ -119,6 +119,8 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 		const char *file = NULL, *best_file = NULL;
 		uint64_t best = 0;
 		bool found = false;
+		/* bfd's: a global symbol takes the FILE before it unless a FILE came after other symbols */
+		enum { NOTHING_SEEN, SYMBOL_SEEN, FILE_AFTER_SYMBOL } state = NOTHING_SEEN;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
 		    !(d = elf_getdata(scn, NULL)))
@@ -130,22 +132,43 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 			if (!gelf_getsym(d, (int)i, &sym))
 				break;
 			local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
-			if (GELF_ST_TYPE(sym.st_info) == STT_FILE)
+			if (!i)
+				continue;   /* the null symbol: not one of bfd's */
+			if (GELF_ST_TYPE(sym.st_info) == STT_FILE) {
 				file = elf_strptr(elf, sh.sh_link, sym.st_name);
-			else if ((GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_NOTYPE) &&
+				if (state == SYMBOL_SEEN)
+					state = FILE_AFTER_SYMBOL;
+				continue;
+			}
+			if (GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+				continue;
+			if (state == NOTHING_SEEN)
+				state = SYMBOL_SEEN;
+			if ((GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_NOTYPE) &&
 				 sym.st_shndx == shndx &&
 				 sym.st_value <= vaddr && (!found || sym.st_value >= best)) {
 				if (sym.st_size && vaddr >= sym.st_value + sym.st_size)
 					continue;   /* ends before the address */
 				found = true;
 				best = sym.st_value;
-				best_file = local && file ? file : "??";   /* an unnamed FILE names "" */
+				best_file = file && (local || state != FILE_AFTER_SYMBOL) ? file : "??";   /* an unnamed FILE names "" */
 			}
 		}
 		if (found)
 			return best_file;
 	}
 	return NULL;
+}
+
+/* The answer addr2line gave blind (dsi_dso__a2l_blind): the symbol table's file, line 0 */
+static size_t blind(struct ds_srcline_cache *c, const struct ds_elf_image *img, uint64_t vaddr, struct ds_srcline *out)
+{
+	const char *f = symtab_file(img->dbg_elf ? img->dbg_elf : img->elf, vaddr);
+
+	if (!f && img->dbg_elf)
+		f = symtab_file(img->elf, vaddr);
+	out[0] = (struct ds_srcline){ keep_name(c, f ? f : "??"), 0 };
+	return out[0].file ? 1 : 0;
 }
 
 /* Positions at @vaddr, innermost first, into @out; their number (0: none). */
@@ -161,7 +184,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 
 	if (!dw)
 		return 0;
-	if (!dwarf_addrdie(dw, vaddr, &cu)) {
+	if (!dsi_dwarf__addrdie(img, vaddr, &cu)) {
 		/* a binary with DWARF, code outside it (_start, crtstuff.c): its file by the
 		 * symbol table, else "??", line 0 (addr2line's "crtstuff.c:?", "??:?") */
 		f = symtab_file(img->dbg_elf ? img->dbg_elf : img->elf, vaddr);
@@ -229,7 +252,7 @@ int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth,
 		*out = c->pool[(*hit >> 8) + depth];
 		return 0;
 	}
-	n = compute(c, img, vaddr, tmp);
+	n = dsi_dso__a2l_blind(d, vaddr) ? blind(c, img, vaddr, tmp) : compute(c, img, vaddr, tmp);
 	struct ds_srcline *np = dsi_grow(c->pool, &c->cap, c->nr + n, sizeof(*np), 256);
 
 	if (np) {

@@ -719,6 +719,11 @@ struct ds_srcline_cache **dsi_dso__srclines(struct ds_dso *d)
 	return &d->srclines;
 }
 
+bool dsi_dso__a2l_blind(struct ds_dso *d, uint64_t vaddr)
+{
+	return d->dw.first_blind && d->dw.first_vaddr == vaddr;
+}
+
 /* ---- resolving -------------------------------------------------------- */
 
 static struct ds_frame *pool_reserve(struct ds_dso *d, size_t n)
@@ -809,8 +814,18 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 		out[0] = (struct ds_frame){ .name = NULL };
 		return 1;
 	}
+	if (d->img.dwarf && !s->no_inline && !d->dw.asked) {
+		/* perf's first question to addr2line about this file (dsi_dso__a2l_blind) */
+		d->dw.asked = true;
+		if (d->img.nr_cu_ranges) {
+			d->dw.first_blind = true;
+			d->dw.first_vaddr = vaddr;
+			out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
+			return 1;
+		}
+	}
 	if (d->img.dwarf && !s->no_inline)
-		n = dsi_dwarf__inlines(d->img.dwarf, vaddr, &s->in, !s->no_demangle,
+		n = dsi_dwarf__inlines(&d->img, vaddr, &s->in, !s->no_demangle,
 				      &d->dw, inl, MAX_INLINE);
 	if (n == 0 && d->img.dwarf && !s->no_inline && sym->a2l_name && (alias = a2l_name(d, sym)) && alias != sym->name) {
 		/*

@@ -120,6 +120,7 @@ struct ds_rawsym {
 	const char *a2l_name;
 	bool a2l_raw, a2l_demangle;
 	uint8_t a2l_type;
+	uint64_t elf_size, a2l_size; /* st_size as the file gives it (0 stays 0), and the pick's */
 };
 
 /*
@@ -140,6 +141,9 @@ struct ds_elf_image {
 	int fd;
 	Elf *elf;
 	Dwarf *dwarf;              /* NULL without .debug_info */
+	struct ds_cu_range *cu_ranges; /* the CUs' address ranges, by start, where the file has no
+				      .debug_aranges (Go's binaries): dsi_dwarf__addrdie's index */
+	size_t nr_cu_ranges;
 	struct ds_symtab symtab;
 	struct ds_load_seg *segs;
 	size_t nr_segs;
@@ -177,6 +181,13 @@ struct ds_dso;
 void dsi_srcline_cache__free(struct ds_srcline_cache *c);
 /* Where @d's line cache hangs, for symbols/srcline.c (freed with the image). */
 struct ds_srcline_cache **dsi_dso__srclines(struct ds_dso *d);
+/*
+ * Whether @vaddr of @d is the address perf's addr2line answered blind: the
+ * first one asked of a file without .debug_aranges (Go's) gets the symbol
+ * table's file and no line ("go.go:?": binutils 2.47 reads the CUs only
+ * then), and no inline frames; perf keeps that answer for the address.
+ */
+bool dsi_dso__a2l_blind(struct ds_dso *d, uint64_t vaddr);
 
 bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
 		  const char *dicache);
@@ -205,6 +216,9 @@ struct ds_dwarf_cache {
 	struct ds_hashmap names;   /* DWARF string address -> interned name */
 	struct ds_hashmap cus;     /* CU DIE offset -> its scopes (symbols/dwarf.c) */
 	struct ds_hashmap a2l;     /* unlinked function DIE -> what addr2line names it now (symbols.c) */
+	bool asked;                /* perf's addr2line was asked about an address of the DSO */
+	bool first_blind;          /* and answered that first one blind (see dsi_dso__a2l_blind) */
+	uint64_t first_vaddr;
 };
 
 void dsi_dwarf_cache__init(struct ds_dwarf_cache *c);
@@ -225,7 +239,15 @@ bool dsi_dwarf__scopes_at(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *chain, size
  * @cache: kept for @dw between lookups; NULL walks the DIEs every time
  * (the same result: the tests compare the two).
  */
-size_t dsi_dwarf__inlines(Dwarf *dw, uint64_t vaddr, struct ds_intern *in, bool demangle,
+/*
+ * The compile unit holding @vaddr into *@cu, as dwarf_addrdie finds it;
+ * in a file without .debug_aranges (Go's) by the CUs' own ranges, indexed
+ * when the file was loaded (dsi_dwarf__index_cus).  NULL if none.
+ */
+Dwarf_Die *dsi_dwarf__addrdie(const struct ds_elf_image *img, uint64_t vaddr, Dwarf_Die *cu);
+/* Build @img's CU index when its DWARF has no address ranges table (see cu_ranges). */
+void dsi_dwarf__index_cus(struct ds_elf_image *img);
+size_t dsi_dwarf__inlines(const struct ds_elf_image *img, uint64_t vaddr, struct ds_intern *in, bool demangle,
 			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max);
 
 /* ---- kallsyms (symbols/kallsyms.c) and perf maps (symbols/perfmap.c) -- */

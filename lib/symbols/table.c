@@ -219,10 +219,12 @@ static bool a2l_is_func(uint8_t type)
 
 /*
  * binutils' addr2line, for an address no DWARF function covers, names the
- * symbol that starts nearest below it; among those of one start and size,
- * a function before anything else, then the first in the symbol table
- * (elf_find_function's better_fit).  @r starts a group of its start (the
- * lowest order: the sort is by start, then order).
+ * symbol that starts nearest below it (elf_find_function's better_fit, for
+ * an address at the start): among those of one start, in symbol-table
+ * order, one of size 0 gives way to a sized one (Go's runtime.text to
+ * internal/cpu.Initialize), a sized one to a smaller one, and of one size
+ * a function comes before anything else, then the first.  @r starts a
+ * group of its start (the lowest order: the sort is by start, then order).
  */
 static void a2l_first(struct ds_rawsym *r)
 {
@@ -230,6 +232,18 @@ static void a2l_first(struct ds_rawsym *r)
 	r->a2l_raw = r->raw;
 	r->a2l_demangle = r->demangle;
 	r->a2l_type = r->type;
+	r->a2l_size = r->elf_size;
+}
+
+/* Whether addr2line takes @x over its pick so far in @cur (better_fit at the start) */
+static bool a2l_better(const struct ds_rawsym *cur, const struct ds_rawsym *x)
+{
+	if (!cur->a2l_size)
+		return x->elf_size > 0;
+	if (!x->elf_size)
+		return false;
+	return x->elf_size < cur->a2l_size ||
+	       (x->elf_size == cur->a2l_size && !a2l_is_func(cur->a2l_type) && a2l_is_func(x->type));
 }
 
 size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
@@ -244,6 +258,8 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 			qsort(raw, nr, sizeof(*raw), rawsym_cmp);
 			break;
 		}
+	for (size_t i = 0; i < nr; i++)
+		raw[i].elf_size = raw[i].size;
 	fixup_end(raw, nr);
 	a2l_first(&raw[0]);
 	for (size_t i = 1; i < nr; i++) {
@@ -256,11 +272,12 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 		}
 		struct ds_rawsym a2l = *cur;   /* its a2l_* fields */
 
-		if (!a2l_is_func(a2l.a2l_type) && a2l_is_func(raw[i].type)) {
+		if (a2l_better(&a2l, &raw[i])) {
 			a2l.a2l_name = raw[i].name;
 			a2l.a2l_raw = raw[i].raw;
 			a2l.a2l_demangle = raw[i].demangle;
 			a2l.a2l_type = raw[i].type;
+			a2l.a2l_size = raw[i].elf_size;
 		}
 		if (first_is_best(cur, &raw[i])) {
 			cur->ifunc_alias |= raw[i].type == STT_GNU_IFUNC;
@@ -274,6 +291,7 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 		cur->a2l_raw = a2l.a2l_raw;
 		cur->a2l_demangle = a2l.a2l_demangle;
 		cur->a2l_type = a2l.a2l_type;
+		cur->a2l_size = a2l.a2l_size;
 	}
 	return out + 1;
 }

@@ -681,8 +681,8 @@ static void dwarf_same(struct ds_elf_image *img, struct ds_intern *in, struct ds
 		       uint64_t a, size_t *nr, size_t *with_inlines, const char *bin)
 {
 	struct ds_inline_frame x[16], y[16];
-	size_t nx = dsi_dwarf__inlines(img->dwarf, a, in, true, cache, x, 16);
-	size_t ny = dsi_dwarf__inlines(img->dwarf, a, in, true, NULL, y, 16);
+	size_t nx = dsi_dwarf__inlines(img, a, in, true, cache, x, 16);
+	size_t ny = dsi_dwarf__inlines(img, a, in, true, NULL, y, 16);
 	bool same = nx == ny;
 
 	for (size_t i = 0; same && i < nx; i++)

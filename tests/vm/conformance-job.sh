@@ -137,4 +137,10 @@ if [ -x ./rs ]; then
 	rec rs -e cpu-clock -c 200000 -g -- ./rs 4
 	rec rsv0 -e cpu-clock -c 200000 --call-graph fp,defer -- ./rsv0 4
 fi
+# Go (when the host built it): no .debug_aranges, functions without
+# linkage names, frame pointers; and the same through stack copies
+if [ -x ./gowl ]; then
+	rec go -e cpu-clock -c 200000 -g -- ./gowl 4
+	rec godw -e cpu-clock -c 500000 --call-graph dwarf -- ./gowl 2
+fi
 ls -l /out >/out/ls.txt
