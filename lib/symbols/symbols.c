@@ -817,7 +817,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 	if (d->img.dwarf && !s->no_inline && !d->dw.asked) {
 		/* perf's first question to addr2line about this file (dsi_dso__a2l_blind) */
 		d->dw.asked = true;
-		if (d->img.nr_cu_ranges) {
+		if (d->img.go) {
 			d->dw.first_blind = true;
 			d->dw.first_vaddr = vaddr;
 			out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };

@@ -144,6 +144,7 @@ struct ds_elf_image {
 	struct ds_cu_range *cu_ranges; /* the CUs' address ranges, by start, where the file has no
 				      .debug_aranges (Go's binaries): dsi_dwarf__addrdie's index */
 	size_t nr_cu_ranges;
+	bool go;                   /* its first CU is Go's (DW_LANG_Go): see dsi_dso__a2l_blind */
 	struct ds_symtab symtab;
 	struct ds_load_seg *segs;
 	size_t nr_segs;
@@ -183,9 +184,10 @@ void dsi_srcline_cache__free(struct ds_srcline_cache *c);
 struct ds_srcline_cache **dsi_dso__srclines(struct ds_dso *d);
 /*
  * Whether @vaddr of @d is the address perf's addr2line answered blind: the
- * first one asked of a file without .debug_aranges (Go's) gets the symbol
- * table's file and no line ("go.go:?": binutils 2.47 reads the CUs only
- * then), and no inline frames; perf keeps that answer for the address.
+ * first one asked of a Go binary gets the symbol table's file and no line
+ * ("go.go:?") and no inline frames, whatever the address (binutils 2.47,
+ * measured; C built by clang, also without .debug_aranges, does not);
+ * perf keeps that answer for the address.
  */
 bool dsi_dso__a2l_blind(struct ds_dso *d, uint64_t vaddr);
 

@@ -42,6 +42,10 @@ conf_build() {
 		"$rustc" -O -g -C force-frame-pointers=yes -C symbol-mangling-version=v0 -o "$d/rsv0" \
 			"$ROOT/tests/vm/conformance-rs.rs" 2>/dev/null || rm -f "$d/rs" "$d/rsv0"
 	fi
+	# C by clang (the clc shape): no .debug_aranges, line-0 rows
+	if command -v clang >/dev/null; then
+		clang "${f[@]}" -pthread -o "$d/wlclang" "$ROOT/tests/corpus/wl.c" 2>/dev/null || rm -f "$d/wlclang"
+	fi
 	# Go (the go shapes), where a go toolchain is here
 	if command -v go >/dev/null; then
 		GOCACHE=$(dirname "$d")/gocache GOFLAGS= go build -o "$d/gowl" "$ROOT/tests/vm/conformance-go.go" 2>/dev/null || rm -f "$d/gowl"
@@ -273,7 +277,7 @@ conf_guest_record() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
@@ -283,6 +287,10 @@ conf_guest() {
 		if [ ! -x "$job/rs" ]; then
 			echo "SKIPPED conformance rs rsv0 (Rust names): *** no rustc here, or it failed ***"
 			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ rs / /; s/ rsv0 / /')
+		fi
+		if [ ! -x "$job/wlclang" ]; then
+			echo "SKIPPED conformance clc (C built by clang): *** no clang here, or it failed ***"
+			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ clc / /')
 		fi
 		if [ ! -x "$job/gowl" ]; then
 			echo "SKIPPED conformance go godw (Go): *** no go toolchain here, or it failed ***"
@@ -295,6 +303,7 @@ conf_guest() {
 			cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$job"/wlstrip "$d/symfs/job/"
 			[ ! -x "$job/rs" ] || cp "$job"/rs "$job"/rsv0 "$d/symfs/job/"
 			[ ! -x "$job/gowl" ] || cp "$job"/gowl "$d/symfs/job/"
+			[ ! -x "$job/wlclang" ] || cp "$job"/wlclang "$d/symfs/job/"
 		done
 	fi
 	local any=
