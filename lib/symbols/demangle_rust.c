@@ -277,27 +277,48 @@ static void const_value(struct v0 *d, bool unused)
 	d->depth--;
 }
 
-/* {<generic-arg>} "E", "<a, b>" */
-static void generic_args(struct v0 *d)
+/* {<generic-arg>} "E": "a, b" (lifetimes, types, constants) */
+static void generic_arg_list(struct v0 *d)
 {
 	bool first = true;
 
-	puts_(d, "<");
 	while (!d->bad && !eat(d, 'E')) {
 		if (!first)
 			puts_(d, ", ");
 		first = false;
-		if (peek(d) == 0) {
+		if (peek(d) == 0)
 			d->bad = true;
-		} else if (eat(d, 'L')) {
+		else if (eat(d, 'L'))
 			lifetime(d, base62(d));
-		} else if (eat(d, 'K')) {
+		else if (eat(d, 'K'))
 			const_value(d, false);
-		} else {
+		else
 			type(d);
-		}
 	}
+}
+
+/* {<generic-arg>} "E", "<a, b>" */
+static void generic_args(struct v0 *d)
+{
+	puts_(d, "<");
+	generic_arg_list(d);
 	puts_(d, ">");
+}
+
+/* {<type>} "E": "a, b"; how many */
+static unsigned type_list(struct v0 *d)
+{
+	unsigned n = 0;
+
+	while (!d->bad && !eat(d, 'E')) {
+		if (n++)
+			puts_(d, ", ");
+		if (!peek(d))
+			d->bad = true;
+		else
+			type(d);
+	}
+	return n;
 }
 
 static const char *basic_type(int c)
@@ -332,7 +353,6 @@ static const char *basic_type(int c)
 static void fn_sig(struct v0 *d)
 {
 	unsigned bound = binder(d);
-	bool first = true;
 
 	if (eat(d, 'U'))
 		puts_(d, "unsafe ");
@@ -352,15 +372,7 @@ static void fn_sig(struct v0 *d)
 		}
 	}
 	puts_(d, "fn(");
-	while (!d->bad && !eat(d, 'E')) {
-		if (!first)
-			puts_(d, ", ");
-		first = false;
-		if (!peek(d))
-			d->bad = true;
-		else
-			type(d);
-	}
+	type_list(d);
 	puts_(d, ")");
 	if (eat(d, 'u')) {
 		/* returns (): nothing shown */
@@ -395,23 +407,9 @@ static bool path_open(struct v0 *d)
 		return open;
 	}
 	if (eat(d, 'I')) {
-		bool first = true;
-
 		path(d, false);
 		puts_(d, "<");
-		while (!d->bad && !eat(d, 'E')) {
-			if (!first)
-				puts_(d, ", ");
-			first = false;
-			if (!peek(d))
-				d->bad = true;
-			else if (eat(d, 'L'))
-				lifetime(d, base62(d));
-			else if (eat(d, 'K'))
-				const_value(d, false);
-			else
-				type(d);
-		}
+		generic_arg_list(d);
 		return true;
 	}
 	path(d, false);
@@ -514,21 +512,10 @@ static void type(struct v0 *d)
 		type(d);
 		puts_(d, "]");
 		break;
-	case 'T': {
-		unsigned n = 0;
-
+	case 'T':
 		puts_(d, "(");
-		while (!d->bad && !eat(d, 'E')) {
-			if (n++)
-				puts_(d, ", ");
-			if (!peek(d))
-				d->bad = true;
-			else
-				type(d);
-		}
-		puts_(d, n == 1 ? ",)" : ")");
+		puts_(d, type_list(d) == 1 ? ",)" : ")");
 		break;
-	}
 	case 'F':
 		fn_sig(d);
 		break;
