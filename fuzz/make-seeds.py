@@ -107,3 +107,15 @@ for root, _, files in os.walk(symfs):
             stack = b''.join(struct.pack('<Q', 0x401000 + 37 * i) for i in range(64))
             regs = struct.pack('<QQQQ', 0x401130, 0x7ffc0000, 0x7ffc0040, 0)
             put('unwind', f, struct.pack('<I', len(elf)) + elf + b'\0' + regs + stack)
+
+# demangle: Rust v0 (paths, impls, closures, generics, back references), legacy, C++
+for i, name in enumerate([
+        b'_RNvXs_Cs6GmmlP4bgsG_1rNtB4_1ANtB4_4Work4work',
+        b'_RNCNvNtNtNtCsjrHSEGnQ3l9_3std3sys3env4unix6getenv0B9_',
+        b'_RINvNtCsgEmfK2I1SDS_4core3ptr13drop_in_placeINtNtB4_6result6ResultINtNtNtNtCsjrHSEGnQ3l9_3std4sync'
+        b'6poison5mutex10MutexGuarduEINtB17_11PoisonErrorB12_EEEB1b_',
+        b'_RINvNtNtCsjrHSEGnQ3l9_3std3sys9backtrace28___rust_begin_short_backtraceFEuuECs6GmmlP4bgsG_1r',
+        b'_RNvMNtCs1_1aINtB2_1SAhj4_KcE1f', b'_RNvYDNtCs1_1a1TpNtB4_1UuEL_NtB4_1V1f',
+        b'_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17ha86af84d9cc65291E.llvm.1352',
+        b'_ZN4shop6BasketIdE4fillEi']):
+    put('demangle', 'name%d' % i, name)
