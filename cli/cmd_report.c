@@ -1062,6 +1062,9 @@ static const char *short_dso(const char *dso)
 	return dso[0] == '[' || !b ? dso : b + 1;
 }
 
+/* Room for an entry's symbol column: C++ template names run past a kilobyte, and perf cuts none */
+#define SYM_TEXT_MAX 16384
+
 static int sym_text(const struct entry *e, char *buf, size_t n)
 {
 	if (e->sym) {   /* snprintf's "[%c] %s" by hand: printf's parsing was a share of printing (docs/performance.md) */
@@ -2020,7 +2023,7 @@ static const char *thread_comm(const struct report *r, int32_t tid, const char *
 static void column_widths(const struct report *r, struct entry **list, size_t nr, size_t *w)
 {
 	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11, 12, 3 };
-	char buf[1024];
+	char buf[SYM_TEXT_MAX];
 
 	memcpy(w, title_width, sizeof(title_width));
 	for (size_t i = 0; i < nr; i++) {
@@ -2168,8 +2171,9 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 		outbuf_printf(o, "  %*s", 12 * cols, "Samples");
 	if (r->show_period)
 		outbuf_printf(o, "  %*s", 12 * cols, "Period");
+	/* perf prints each title through a 1024-byte buffer: a wider column's title is cut there */
 	for (int i = 0; i < r->nr_col; i++)
-		outbuf_printf(o, "  %-*s", (int)w[r->col[i]], titles[r->col[i]]);
+		outbuf_printf(o, "  %-*s", (int)(w[r->col[i]] < 1023 ? w[r->col[i]] : 1023), titles[r->col[i]]);
 	if (r->ipc_columns)
 		outbuf_puts(o, "  IPC   [IPC Coverage]");
 	outbuf_puts(o, "\n# ........");
@@ -2199,7 +2203,7 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 static void print_entry_columns(struct report *r, const struct entry *e, const size_t *w)
 {
 	struct outbuf *o = r->out;
-	char buf[1024];
+	char buf[SYM_TEXT_MAX];
 
 	for (int k = 0; k < r->nr_col; k++) {
 		bool last = k + 1 == r->nr_col && !r->ipc_columns &&

@@ -480,6 +480,20 @@ Dwarf_Die *dsi_dwarf__addrdie(const struct ds_elf_image *img, uint64_t vaddr, Dw
 	return dwarf_offdie(img->dwarf, img->cu_ranges[lo - 1].cu, cu);
 }
 
+size_t dsi_dwarf__a2l_depth(Dwarf_Die *chain, size_t n)
+{
+	while (n > 0) {
+		int tag = dwarf_tag(&chain[n - 1]);
+		Dwarf_Attribute a;
+
+		if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) &&
+		    !(dwarf_attr(&chain[n - 1], DW_AT_ranges, &a) && dwarf_whatform(&a) == DW_FORM_rnglistx))
+			break;
+		n--;
+	}
+	return n;
+}
+
 size_t dsi_dwarf__inlines(const struct ds_elf_image *img, uint64_t vaddr, struct ds_intern *in, bool demangle,
 			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max)
 {
@@ -495,8 +509,8 @@ size_t dsi_dwarf__inlines(const struct ds_elf_image *img, uint64_t vaddr, struct
 		return 0;
 	lang = dwarf_srclang(&cu);
 	cu_walk(img->dwarf, cache, w, &cu);
-	/* innermost first; the chain ends at the innermost out-of-line function */
-	for (size_t i = w->n; i-- > 0 && n < max;) {
+	/* innermost first (as addr2line finds it); the chain ends at the innermost out-of-line function */
+	for (size_t i = dsi_dwarf__a2l_depth(w->chain, w->n); i-- > 0 && n < max;) {
 		int tag = dwarf_tag(&w->chain[i]);
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)

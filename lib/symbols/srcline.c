@@ -197,6 +197,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 	}
 	nc = 0;
 	dsi_dwarf__scopes_at(&cu, vaddr, chain, &nc, MAX_DEPTH, 0);
+	nc = dsi_dwarf__a2l_depth(chain, nc);
 	/*
 	 * a unit holds the address but says no line (an assembler file, or
 	 * asm() in a C one): line 0 of "??", or, when no function of the unit

@@ -247,6 +247,14 @@ bool dsi_dwarf__scopes_at(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *chain, size
  * when the file was loaded (dsi_dwarf__index_cus).  NULL if none.
  */
 Dwarf_Die *dsi_dwarf__addrdie(const struct ds_elf_image *img, uint64_t vaddr, Dwarf_Die *cu);
+/*
+ * How much of scope chain @chain (outermost first, @n of them) binutils'
+ * addr2line sees, which perf 7.2's inline lookup runs: it takes no range
+ * of a function given as DW_FORM_rnglistx (clang's DWARF 5 for an inlined
+ * instance in pieces), so the innermost such functions (and the blocks
+ * around them) are not found; found ones still name them as callers.
+ */
+size_t dsi_dwarf__a2l_depth(Dwarf_Die *chain, size_t n);
 /* Build @img's CU index when its DWARF has no address ranges table (see cu_ranges). */
 void dsi_dwarf__index_cus(struct ds_elf_image *img);
 size_t dsi_dwarf__inlines(const struct ds_elf_image *img, uint64_t vaddr, struct ds_intern *in, bool demangle,

@@ -42,9 +42,12 @@ conf_build() {
 		"$rustc" -O -g -C force-frame-pointers=yes -C symbol-mangling-version=v0 -o "$d/rsv0" \
 			"$ROOT/tests/vm/conformance-rs.rs" 2>/dev/null || rm -f "$d/rs" "$d/rsv0"
 	fi
-	# C by clang (the clc shape): no .debug_aranges, line-0 rows
-	if command -v clang >/dev/null; then
-		clang "${f[@]}" -pthread -o "$d/wlclang" "$ROOT/tests/corpus/wl.c" 2>/dev/null || rm -f "$d/wlclang"
+	# C and C++ by clang (the clc, clxx shapes): no .debug_aranges, inlined
+	# instances in pieces (DW_FORM_rnglistx ranges), kilobyte template names
+	if command -v clang >/dev/null && command -v clang++ >/dev/null; then
+		clang "${f[@]}" -pthread -o "$d/wlclang" "$ROOT/tests/corpus/wl.c" 2>/dev/null &&
+		clang++ "${f[@]}" -o "$d/wlxxclang" "$ROOT/tests/corpus/wlxx.cc" 2>/dev/null ||
+			rm -f "$d/wlclang" "$d/wlxxclang"
 	fi
 	# Go (the go shapes), where a go toolchain is here
 	if command -v go >/dev/null; then
@@ -277,7 +280,7 @@ conf_guest_record() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
@@ -289,8 +292,8 @@ conf_guest() {
 			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ rs / /; s/ rsv0 / /')
 		fi
 		if [ ! -x "$job/wlclang" ]; then
-			echo "SKIPPED conformance clc (C built by clang): *** no clang here, or it failed ***"
-			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ clc / /')
+			echo "SKIPPED conformance clc clxx (C and C++ built by clang): *** no clang here, or it failed ***"
+			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ clc / /; s/ clxx / /')
 		fi
 		if [ ! -x "$job/gowl" ]; then
 			echo "SKIPPED conformance go godw (Go): *** no go toolchain here, or it failed ***"
@@ -303,7 +306,7 @@ conf_guest() {
 			cp "$job"/wl "$job"/wl32 "$job"/wlxx "$job"/cxxc "$job"/jit "$job"/wlstrip "$d/symfs/job/"
 			[ ! -x "$job/rs" ] || cp "$job"/rs "$job"/rsv0 "$d/symfs/job/"
 			[ ! -x "$job/gowl" ] || cp "$job"/gowl "$d/symfs/job/"
-			[ ! -x "$job/wlclang" ] || cp "$job"/wlclang "$d/symfs/job/"
+			[ ! -x "$job/wlclang" ] || cp "$job"/wlclang "$job"/wlxxclang "$d/symfs/job/"
 		done
 	fi
 	local any=

@@ -137,8 +137,11 @@ if [ -x ./rs ]; then
 	rec rs -e cpu-clock -c 200000 -g -- ./rs 4
 	rec rsv0 -e cpu-clock -c 200000 --call-graph fp,defer -- ./rsv0 4
 fi
-# C built by clang (when the host has it): no .debug_aranges
-[ ! -x ./wlclang ] || rec clc -e cpu-clock -c 100000 -g -- ./wlclang mix 20
+# C and C++ built by clang (when the host has it): no .debug_aranges
+if [ -x ./wlclang ]; then
+	rec clc -e cpu-clock -c 100000 -g -- ./wlclang mix 20
+	rec clxx -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlxxclang 20
+fi
 # Go (when the host built it): no .debug_aranges, functions without
 # linkage names, frame pointers; and the same through stack copies
 if [ -x ./gowl ]; then
