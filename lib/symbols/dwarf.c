@@ -416,14 +416,7 @@ void dsi_dwarf__index_cus(struct ds_elf_image *img)
 	size_t hsize;
 	struct ds_cu_range *v = NULL;
 
-	if (!img->dwarf)
-		return;
-	if (dwarf_nextcu(img->dwarf, 0, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-
-		img->go = dwarf_offdie(img->dwarf, hsize, &cu) && dwarf_srclang(&cu) == DW_LANG_Go;
-	}
-	if (dwarf_getaranges(img->dwarf, &ar, &nar) == 0 && nar > 0)
+	if (!img->dwarf || (dwarf_getaranges(img->dwarf, &ar, &nar) == 0 && nar > 0))
 		return;
 	while (n < CU_RANGES_MAX && dwarf_nextcu(img->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;

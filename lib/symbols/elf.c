@@ -660,6 +660,9 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 			.a2l_name = rv->v[i].a2l_name && rv->v[i].a2l_name != rv->v[i].name ? rv->v[i].a2l_name : NULL,
 			.a2l_raw = rv->v[i].a2l_raw,
 			.a2l_demangle = rv->v[i].a2l_demangle,
+			.a2l0_name = rv->v[i].a2l0_name && rv->v[i].a2l0_name != rv->v[i].name ? rv->v[i].a2l0_name : NULL,
+			.a2l0_raw = rv->v[i].a2l0_raw,
+			.a2l0_demangle = rv->v[i].a2l0_demangle,
 		};
 		sorted = sorted && (i == 0 || syms[i - 1].start <= syms[i].start);
 	}

@@ -160,17 +160,6 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 	return NULL;
 }
 
-/* The answer addr2line gave blind (dsi_dso__a2l_blind): the symbol table's file, line 0 */
-static size_t blind(struct ds_srcline_cache *c, const struct ds_elf_image *img, uint64_t vaddr, struct ds_srcline *out)
-{
-	const char *f = symtab_file(img->dbg_elf ? img->dbg_elf : img->elf, vaddr);
-
-	if (!f && img->dbg_elf)
-		f = symtab_file(img->elf, vaddr);
-	out[0] = (struct ds_srcline){ keep_name(c, f ? f : "??"), 0 };
-	return out[0].file ? 1 : 0;
-}
-
 /* Positions at @vaddr, innermost first, into @out; their number (0: none). */
 static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img, uint64_t vaddr,
 		      struct ds_srcline *out)
@@ -253,7 +242,7 @@ int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth,
 		*out = c->pool[(*hit >> 8) + depth];
 		return 0;
 	}
-	n = dsi_dso__a2l_blind(d, vaddr) ? blind(c, img, vaddr, tmp) : compute(c, img, vaddr, tmp);
+	n = compute(c, img, vaddr, tmp);
 	struct ds_srcline *np = dsi_grow(c->pool, &c->cap, c->nr + n, sizeof(*np), 256);
 
 	if (np) {

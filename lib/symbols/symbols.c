@@ -719,10 +719,6 @@ struct ds_srcline_cache **dsi_dso__srclines(struct ds_dso *d)
 	return &d->srclines;
 }
 
-bool dsi_dso__a2l_blind(struct ds_dso *d, uint64_t vaddr)
-{
-	return d->dw.first_blind && d->dw.first_vaddr == vaddr;
-}
 
 /* ---- resolving -------------------------------------------------------- */
 
@@ -767,6 +763,30 @@ static const char *a2l_name(struct ds_dso *d, const struct ds_sym *found)
 		sym->a2l_raw = false;
 	}
 	return sym->a2l_name;
+}
+
+/* The same for its a2l0_name */
+static const char *a2l0_name(struct ds_dso *d, const struct ds_sym *found)
+{
+	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];
+
+	if (sym->a2l0_raw) {
+		const char *name = dsi_intern__sym(&d->syms->in, sym->a2l0_name, sym->a2l0_demangle);
+
+		if (!name)
+			return NULL;
+		sym->a2l0_name = name;
+		sym->a2l0_raw = false;
+	}
+	return sym->a2l0_name;
+}
+
+/* The name addr2line gives @vaddr in @sym by the symbol table: at its start or past it */
+static const char *a2l_name_at(struct ds_dso *d, const struct ds_sym *sym, uint64_t vaddr)
+{
+	if (vaddr == sym->start)
+		return sym->a2l0_name ? a2l0_name(d, sym) : sym->name;
+	return sym->a2l_name ? a2l_name(d, sym) : sym->name;
 }
 
 #define A2L_DWARF_NAME 1   /* in dw.a2l: asked before, named from DWARF since */
@@ -814,20 +834,10 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 		out[0] = (struct ds_frame){ .name = NULL };
 		return 1;
 	}
-	if (d->img.dwarf && !s->no_inline && !d->dw.asked) {
-		/* perf's first question to addr2line about this file (dsi_dso__a2l_blind) */
-		d->dw.asked = true;
-		if (d->img.go) {
-			d->dw.first_blind = true;
-			d->dw.first_vaddr = vaddr;
-			out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
-			return 1;
-		}
-	}
 	if (d->img.dwarf && !s->no_inline)
 		n = dsi_dwarf__inlines(&d->img, vaddr, &s->in, !s->no_demangle,
 				      &d->dw, inl, MAX_INLINE);
-	if (n == 0 && d->img.dwarf && !s->no_inline && sym->a2l_name && (alias = a2l_name(d, sym)) && alias != sym->name) {
+	if (n == 0 && d->img.dwarf && !s->no_inline && (alias = a2l_name_at(d, sym, vaddr)) && alias != sym->name) {
 		/*
 		 * No DWARF function here (a file with DWARF for some of its code,
 		 * e.g. a static binary's libc parts): perf's inline lookup asks
@@ -843,7 +853,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
 		return 1;
 	}
-	alias = sym->a2l_name ? a2l_name(d, sym) : sym->name;
+	alias = a2l_name_at(d, sym, vaddr);
 	for (size_t i = 0; i < n; i++) {
 		const char *name = a2l_inline_name(d, &inl[i], i == 0, sym, alias ? alias : sym->name);
 

@@ -91,11 +91,14 @@ struct ds_sym {
 	/*
 	 * The name binutils' addr2line gives the address when no DWARF
 	 * function covers it (perf 7.2's inline lookup falls back to it): of
-	 * the symbols starting here, the first function in symbol-table
-	 * order.  NULL if it is @name's symbol; raw/demangle as @name's.
+	 * the symbols starting here, by size (one of size 0 gives way to a
+	 * sized one), then a function, then symbol-table order (bfd's
+	 * better_fit).  At the very start a symbol of size 0 covers the
+	 * address and wins (Go's runtime.text over internal/cpu.Initialize):
+	 * a2l0_name.  NULL where it is @name's symbol; raw/demangle as @name's.
 	 */
-	const char *a2l_name;
-	bool a2l_raw, a2l_demangle;
+	const char *a2l_name, *a2l0_name;
+	bool a2l_raw, a2l_demangle, a2l0_raw, a2l0_demangle;
 };
 
 struct ds_symtab {
@@ -121,6 +124,11 @@ struct ds_rawsym {
 	bool a2l_raw, a2l_demangle;
 	uint8_t a2l_type;
 	uint64_t elf_size, a2l_size; /* st_size as the file gives it (0 stays 0), and the pick's */
+	/* addr2line's pick for the symbols' very start, where one of size 0 covers (a2l_start) */
+	const char *a2l0_name;
+	bool a2l0_raw, a2l0_demangle;
+	uint8_t a2l0_type;
+	uint64_t a2l0_size;
 };
 
 /*
@@ -144,7 +152,6 @@ struct ds_elf_image {
 	struct ds_cu_range *cu_ranges; /* the CUs' address ranges, by start, where the file has no
 				      .debug_aranges (Go's binaries): dsi_dwarf__addrdie's index */
 	size_t nr_cu_ranges;
-	bool go;                   /* its first CU is Go's (DW_LANG_Go): see dsi_dso__a2l_blind */
 	struct ds_symtab symtab;
 	struct ds_load_seg *segs;
 	size_t nr_segs;
@@ -182,14 +189,6 @@ struct ds_dso;
 void dsi_srcline_cache__free(struct ds_srcline_cache *c);
 /* Where @d's line cache hangs, for symbols/srcline.c (freed with the image). */
 struct ds_srcline_cache **dsi_dso__srclines(struct ds_dso *d);
-/*
- * Whether @vaddr of @d is the address perf's addr2line answered blind: the
- * first one asked of a Go binary gets the symbol table's file and no line
- * ("go.go:?") and no inline frames, whatever the address (binutils 2.47,
- * measured; C built by clang, also without .debug_aranges, does not);
- * perf keeps that answer for the address.
- */
-bool dsi_dso__a2l_blind(struct ds_dso *d, uint64_t vaddr);
 
 bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
 		  const char *dicache);
@@ -218,9 +217,6 @@ struct ds_dwarf_cache {
 	struct ds_hashmap names;   /* DWARF string address -> interned name */
 	struct ds_hashmap cus;     /* CU DIE offset -> its scopes (symbols/dwarf.c) */
 	struct ds_hashmap a2l;     /* unlinked function DIE -> what addr2line names it now (symbols.c) */
-	bool asked;                /* perf's addr2line was asked about an address of the DSO */
-	bool first_blind;          /* and answered that first one blind (see dsi_dso__a2l_blind) */
-	uint64_t first_vaddr;
 };
 
 void dsi_dwarf_cache__init(struct ds_dwarf_cache *c);

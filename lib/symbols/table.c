@@ -228,11 +228,24 @@ static bool a2l_is_func(uint8_t type)
  */
 static void a2l_first(struct ds_rawsym *r)
 {
-	r->a2l_name = r->name;
-	r->a2l_raw = r->raw;
-	r->a2l_demangle = r->demangle;
-	r->a2l_type = r->type;
-	r->a2l_size = r->elf_size;
+	r->a2l_name = r->a2l0_name = r->name;
+	r->a2l_raw = r->a2l0_raw = r->raw;
+	r->a2l_demangle = r->a2l0_demangle = r->demangle;
+	r->a2l_type = r->a2l0_type = r->type;
+	r->a2l_size = r->a2l0_size = r->elf_size;
+}
+
+/* bfd's size of a symbol: 0 is taken as 1 */
+static uint64_t a2l_len(uint64_t size)
+{
+	return size ? size : 1;
+}
+
+/* The same at the symbols' very start, where every one of them covers the address */
+static bool a2l0_better(const struct ds_rawsym *cur, const struct ds_rawsym *x)
+{
+	return a2l_len(x->elf_size) < a2l_len(cur->a2l0_size) ||
+	       (a2l_len(x->elf_size) == a2l_len(cur->a2l0_size) && !a2l_is_func(cur->a2l0_type) && a2l_is_func(x->type));
 }
 
 /* Whether addr2line takes @x over its pick so far in @cur (better_fit at the start) */
@@ -279,6 +292,13 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 			a2l.a2l_type = raw[i].type;
 			a2l.a2l_size = raw[i].elf_size;
 		}
+		if (a2l0_better(&a2l, &raw[i])) {
+			a2l.a2l0_name = raw[i].name;
+			a2l.a2l0_raw = raw[i].raw;
+			a2l.a2l0_demangle = raw[i].demangle;
+			a2l.a2l0_type = raw[i].type;
+			a2l.a2l0_size = raw[i].elf_size;
+		}
 		if (first_is_best(cur, &raw[i])) {
 			cur->ifunc_alias |= raw[i].type == STT_GNU_IFUNC;
 		} else {
@@ -292,6 +312,11 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 		cur->a2l_demangle = a2l.a2l_demangle;
 		cur->a2l_type = a2l.a2l_type;
 		cur->a2l_size = a2l.a2l_size;
+		cur->a2l0_name = a2l.a2l0_name;
+		cur->a2l0_raw = a2l.a2l0_raw;
+		cur->a2l0_demangle = a2l.a2l0_demangle;
+		cur->a2l0_type = a2l.a2l0_type;
+		cur->a2l0_size = a2l.a2l0_size;
 	}
 	return out + 1;
 }

@@ -174,7 +174,7 @@ conf_compare() {
 			fi
 		else
 			conf_row+=$(printf ' %13s' "*${res%%$'\t'*}")
-			if conf_known_class "$cname"; then
+			if conf_known_class "$cname" || conf_go_first_line "$name" "$cname" "$o"; then
 				conf_known=$((conf_known + 1))
 			else
 				conf_fail=$((conf_fail + 1))
@@ -203,6 +203,21 @@ conf_known_class() {
 	[ "$conf_stitched" -gt 0 ] || return 1
 	case $1 in report|sortpid|r-*|fract|fold) return 0 ;; esac
 	return 1
+}
+
+# Go's first source line: binutils' addr2line (perf 7.2's srcline and
+# inline lookup, in the guest's root) answers the first address it is asked
+# about a Go binary blind for most of its compile units ("go.go:?", no
+# inline frames), and correctly for a few (measured on two binaries: the
+# first two to four units of .debug_info and the last one to four; the rule
+# is not known), and perf keeps that answer.  On the go shapes, a srcline
+# command (F4) whose only differences are lines "go.go:0" in perf's output
+# is that quirk: counted as known and listed, not failed.
+conf_go_first_line() {
+	local name=$1 cname=$2 o=$3
+	case $name:$cname in go:F4|godw:F4) ;; *) return 1 ;; esac
+	diff "$o/$cname.perf" "$o/$cname.dstack" | grep '^<' | grep -qv '^<   go\.go:0$' && return 1
+	echo "info conformance $name $cname: perf's only other lines are go.go:0, addr2line's blind first answer about a Go binary"
 }
 
 conf_known_note() {
