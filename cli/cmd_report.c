@@ -170,6 +170,7 @@ static bool uses(const struct report *r, int key)
 }
 
 static const char *short_dso(const char *dso);
+static struct report *sort_ctx;   /* the report the comparators and short_dso() work for */
 
 static bool entry_eq(const struct report *r, const struct entry *a, const struct entry *b)
 {
@@ -1031,6 +1032,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	/* perf has no call graph, nor a cumulative profile, without recorded callchains (hidden samples' count) */
 	cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
 	r->any_callchain |= cc;
+	r->machine = s->machine;
+	sort_ctx = r;   /* short_dso() names DSOs through the machine while counting too (--dsos) */
 	shown = !s->filtered && own_frame_wanted(r, s);
 	/* a sample a filter hides counts in the totals as perf's do, but with --percentage relative */
 	if (shown || !r->relative) {
@@ -1041,7 +1044,6 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	if (!shown)
 		return 0;
 	r->seq++;
-	r->machine = s->machine;
 	cc = cc && !s->ip_only;   /* an empty chain: the entry alone, no graph under it */
 	if (count_from_memo(r, s, cc))
 		return 0;
@@ -1049,8 +1051,6 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 }
 
 /* ---- output ------------------------------------------------------------ */
-
-static struct report *sort_ctx;
 
 /* perf's short name of a DSO (ds_machine__dso_short_name) */
 static const char *short_dso(const char *dso)
