@@ -164,8 +164,8 @@ static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name
 {
 	struct frame_names key = { .sym = f->sym, .dso = f->dso, .flags = (uint8_t)(f->kernel * 2 + f->inlined) };
 	uint64_t k = dsi_hash_pair(dsi_hash_pair((uintptr_t)f->sym, (uintptr_t)f->dso), key.flags);
-	char buf[512], short_name[256];
-	const char *base, *n = f->sym;
+	char buf[512];
+	const char *n = f->sym;
 
 	if (f->sym) {
 		uint32_t id = ds_idmap__find(&d->frame_ids, k, frame_names_eq, d, &key);
@@ -180,9 +180,7 @@ static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name
 		if (!f->dso || !strcmp(f->dso, "[unknown]")) {
 			n = "[unknown]";
 		} else {
-			base = ds_dso__short_name(f->dso, f->kernel, short_name, sizeof(short_name));
-			snprintf(buf, sizeof(buf), "[%s]", base);
-			n = buf;
+			n = frame_dso_label(f, buf, sizeof(buf));
 		}
 	}
 	*name = xdata_str(&d->strs, n);

@@ -192,8 +192,6 @@ static const char *frame_text_slow(struct folded *fo, const struct ds_cc_frame *
 	struct frame_name key = { .sym = f->sym, .dso = f->dso, .kind = (uint8_t)(f->kernel * 2 + f->inlined) };
 	const char *known = name_find(fo, &key);
 	char buf[4096];
-	char short_name[256];
-	const char *base;
 	bool kernel = f->kernel && !f->inlined && strcmp(f->dso, "[unknown]");
 
 	if (known)
@@ -203,8 +201,7 @@ static const char *frame_text_slow(struct folded *fo, const struct ds_cc_frame *
 	} else if (!strcmp(f->dso, "[unknown]")) {
 		snprintf(buf, sizeof(buf), "[unknown]");
 	} else {
-		base = ds_dso__short_name(f->dso, f->kernel, short_name, sizeof(short_name));
-		snprintf(buf, sizeof(buf), "[%s]", base);
+		frame_dso_label(f, buf, sizeof(buf));
 	}
 	folded_tidy(buf);
 	if (kernel && strlen(buf) + 4 < sizeof(buf))

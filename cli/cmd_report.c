@@ -1055,11 +1055,11 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 /* perf's short name of a DSO (ds_machine__dso_short_name) */
 static const char *short_dso(const char *dso)
 {
-	const char *b = strrchr(dso, '/'), *s;
+	const char *s;
 
 	if (sort_ctx && sort_ctx->machine && (s = ds_machine__dso_short_name(sort_ctx->machine, dso)))
 		return s;
-	return dso[0] == '[' || !b ? dso : b + 1;
+	return ds_dso__short_name(dso, false, NULL, 0);
 }
 
 /* Room for an entry's symbol column: C++ template names run past a kilobyte, and perf cuts none */

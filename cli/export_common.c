@@ -53,19 +53,23 @@ uint32_t xdata_str(struct xdata *x, const char *s)
 }
 
 /* The name shown for a frame: its symbol, else "[dso base name]", else "[unknown]". */
+const char *frame_dso_label(const struct ds_cc_frame *f, char *buf, size_t n)
+{
+	char short_name[256];
+
+	snprintf(buf, n, "[%s]", ds_dso__short_name(f->dso, f->kernel, short_name, sizeof(short_name)));
+	return buf;
+}
+
 static uint32_t frame_name(struct xdata *x, const struct ds_cc_frame *f)
 {
 	char buf[512];
-	char short_name[256];
-	const char *base;
 
 	if (f->sym)
 		return xdata_str(x, f->sym);
 	if (!f->dso || !strcmp(f->dso, "[unknown]"))
 		return xdata_str(x, "[unknown]");
-	base = ds_dso__short_name(f->dso, f->kernel, short_name, sizeof(short_name));
-	snprintf(buf, sizeof(buf), "[%s]", base);
-	return xdata_str(x, buf);
+	return xdata_str(x, frame_dso_label(f, buf, sizeof(buf)));
 }
 
 static bool func_eq(const void *ctx, uint32_t id, const void *key)

@@ -110,6 +110,8 @@ void xdata_free(struct xdata *x);
 
 /* Id of @s (copied once); UINT32_MAX when out of memory. */
 uint32_t xdata_str(struct xdata *x, const char *s);
+/* "[libc.so.6]", "[virtio_blk]": frame @f of no symbol named by its DSO's short name, into @buf */
+const char *frame_dso_label(const struct ds_cc_frame *f, char *buf, size_t n);
 /*
  * Is @event_name a clock ("cpu-clock", "task-clock", also with modifiers:
  * "cpu-clock:u", "cpu-clock/period=1000/"), whose periods are nanoseconds?

@@ -202,7 +202,8 @@ const char *ds_machine__dso_short_name(struct ds_machine *m, const char *dso);
 /*
  * The same for a frame's DSO name @dso in kernel space (@kernel) or not,
  * without a machine: a module's or a vmlinux path by its name alone, no
- * perf map rule.  Into @buf (@n bytes) when the name is not @dso's own.
+ * perf map rule.  Into @buf (@n bytes) when the name is not @dso's own
+ * (never outside kernel space: @buf may then be NULL).
  */
 const char *ds_dso__short_name(const char *dso, bool kernel, char *buf, size_t n);
 

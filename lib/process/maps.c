@@ -334,20 +334,17 @@ int ds_machine__list_dso(struct ds_machine *m, uint16_t misc, const char *filena
 
 	if ((misc & DS_MISC_CPUMODE_MASK) != DS_MISC_KERNEL)
 		return 0;
+	/* a module's short name is its "[name]" (module_name()'s), the key of its maps' lookup */
 	kmod = kmod_name(filename, buf, sizeof(buf));
 	name = ds_machine__intern(m, filename);
-	short_name = ds_machine__intern(m, ds_dso__short_name(filename, true, buf, sizeof(buf)));
+	short_name = ds_machine__intern(m, kmod ? buf : ds_dso__short_name(filename, true, buf, sizeof(buf)));
 	if (!name || !short_name)
 		return -ENOMEM;
 	if (dsi_hashmap__set(&m->kernel_names, (uintptr_t)name, (uintptr_t)short_name))
 		return -ENOMEM;
 	if (kmod) {
-		const char *mod = module_name(m, filename);
-
-		if (!mod)
-			return -ENOMEM;
-		if (!dsi_hashmap__find(&m->listed_modules, (uintptr_t)mod) &&
-		    dsi_hashmap__set(&m->listed_modules, (uintptr_t)mod, (uintptr_t)name))
+		if (!dsi_hashmap__find(&m->listed_modules, (uintptr_t)short_name) &&
+		    dsi_hashmap__set(&m->listed_modules, (uintptr_t)short_name, (uintptr_t)name))
 			return -ENOMEM;
 	} else if (!m->kernel_listed) {
 		m->kernel_dso = name;
@@ -364,7 +361,6 @@ const char *ds_machine__kernel_dso(const struct ds_machine *m)
 const char *ds_machine__dso_short_name(struct ds_machine *m, const char *dso)
 {
 	uint64_t *listed = dsi_hashmap__find(&m->kernel_names, (uintptr_t)dso);
-	const char *b = strrchr(dso, '/');
 	int pid, n = 0;
 
 	if (listed)
@@ -375,7 +371,7 @@ const char *ds_machine__dso_short_name(struct ds_machine *m, const char *dso)
 		snprintf(buf, sizeof(buf), "[JIT] tid %d", pid);
 		return ds_machine__intern(m, buf);
 	}
-	return dso[0] == '[' || !b ? dso : b + 1;
+	return ds_dso__short_name(dso, false, NULL, 0);
 }
 
 /* A kernel map of a module: its path, or (perf when it found no module file) its "[name]". */

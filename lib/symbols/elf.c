@@ -657,12 +657,12 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 			.raw = rv->v[i].raw,
 			.demangle = rv->v[i].demangle,
 			/* only where addr2line would name another symbol of this start */
-			.a2l_name = rv->v[i].a2l_name && rv->v[i].a2l_name != rv->v[i].name ? rv->v[i].a2l_name : NULL,
-			.a2l_raw = rv->v[i].a2l_raw,
-			.a2l_demangle = rv->v[i].a2l_demangle,
-			.a2l0_name = rv->v[i].a2l0_name && rv->v[i].a2l0_name != rv->v[i].name ? rv->v[i].a2l0_name : NULL,
-			.a2l0_raw = rv->v[i].a2l0_raw,
-			.a2l0_demangle = rv->v[i].a2l0_demangle,
+			.a2l_name = rv->v[i].a2l.name != rv->v[i].name ? rv->v[i].a2l.name : NULL,
+			.a2l_raw = rv->v[i].a2l.raw,
+			.a2l_demangle = rv->v[i].a2l.demangle,
+			.a2l0_name = rv->v[i].a2l0.name != rv->v[i].name ? rv->v[i].a2l0.name : NULL,
+			.a2l0_raw = rv->v[i].a2l0.raw,
+			.a2l0_demangle = rv->v[i].a2l0.demangle,
 		};
 		sorted = sorted && (i == 0 || syms[i - 1].start <= syms[i].start);
 	}

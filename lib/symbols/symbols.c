@@ -733,60 +733,46 @@ static struct ds_frame *pool_reserve(struct ds_dso *d, size_t n)
 	return &d->pool[d->pool_nr];
 }
 
+/*
+ * A name of the DSO's own symbol: *@name, interned (and demangled if
+ * @demangle) on its first use while *@raw says it still points into the
+ * ELF image (see struct ds_sym); NULL on ENOMEM.
+ */
+static const char *interned(struct ds_dso *d, const char **name, bool *raw, bool demangle)
+{
+	if (*raw) {
+		const char *s = dsi_intern__sym(&d->syms->in, *name, demangle);
+
+		if (!s)
+			return NULL;
+		*name = s;
+		*raw = false;
+	}
+	return *name;
+}
+
+/* @found's own copy in the DSO's table (the names are interned there) */
+static struct ds_sym *own_sym(struct ds_dso *d, const struct ds_sym *found)
+{
+	return &d->img.symtab.syms[found - d->img.symtab.syms];
+}
+
 /* @sym's name, interned (and demangled) on its first hit (see struct ds_sym); NULL on ENOMEM. */
 static const char *sym_name(struct ds_dso *d, const struct ds_sym *found)
 {
-	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];   /* the DSO's own */
+	struct ds_sym *sym = own_sym(d, found);
 
-	if (sym->raw) {
-		const char *name = dsi_intern__sym(&d->syms->in, sym->name, sym->demangle);
-
-		if (!name)
-			return NULL;
-		sym->name = name;
-		sym->raw = false;
-	}
-	return sym->name;
+	return interned(d, &sym->name, &sym->raw, sym->demangle);
 }
 
-/* The interned a2l_name of the DSO's own @found (NULL on ENOMEM). */
-static const char *a2l_name(struct ds_dso *d, const struct ds_sym *found)
+/* The name addr2line gives @vaddr in @found by the symbol table: at its start or past it */
+static const char *a2l_name_at(struct ds_dso *d, const struct ds_sym *found, uint64_t vaddr)
 {
-	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];
+	struct ds_sym *sym = own_sym(d, found);
 
-	if (sym->a2l_raw) {
-		const char *name = dsi_intern__sym(&d->syms->in, sym->a2l_name, sym->a2l_demangle);
-
-		if (!name)
-			return NULL;
-		sym->a2l_name = name;
-		sym->a2l_raw = false;
-	}
-	return sym->a2l_name;
-}
-
-/* The same for its a2l0_name */
-static const char *a2l0_name(struct ds_dso *d, const struct ds_sym *found)
-{
-	struct ds_sym *sym = &d->img.symtab.syms[found - d->img.symtab.syms];
-
-	if (sym->a2l0_raw) {
-		const char *name = dsi_intern__sym(&d->syms->in, sym->a2l0_name, sym->a2l0_demangle);
-
-		if (!name)
-			return NULL;
-		sym->a2l0_name = name;
-		sym->a2l0_raw = false;
-	}
-	return sym->a2l0_name;
-}
-
-/* The name addr2line gives @vaddr in @sym by the symbol table: at its start or past it */
-static const char *a2l_name_at(struct ds_dso *d, const struct ds_sym *sym, uint64_t vaddr)
-{
 	if (vaddr == sym->start)
-		return sym->a2l0_name ? a2l0_name(d, sym) : sym->name;
-	return sym->a2l_name ? a2l_name(d, sym) : sym->name;
+		return sym->a2l0_name ? interned(d, &sym->a2l0_name, &sym->a2l0_raw, sym->a2l0_demangle) : sym->name;
+	return sym->a2l_name ? interned(d, &sym->a2l_name, &sym->a2l_raw, sym->a2l_demangle) : sym->name;
 }
 
 #define A2L_DWARF_NAME 1   /* in dw.a2l: asked before, named from DWARF since */

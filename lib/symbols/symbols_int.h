@@ -120,15 +120,13 @@ struct ds_rawsym {
 	uint8_t type;              /* STT_* */
 	bool ifunc_alias;          /* survived a duplicate that was an IFUNC */
 	/* dsi_rawsym__finish: addr2line's pick among the symbols of this start (struct ds_sym) */
-	const char *a2l_name;
-	bool a2l_raw, a2l_demangle;
-	uint8_t a2l_type;
-	uint64_t elf_size, a2l_size; /* st_size as the file gives it (0 stays 0), and the pick's */
-	/* addr2line's pick for the symbols' very start, where one of size 0 covers (a2l_start) */
-	const char *a2l0_name;
-	bool a2l0_raw, a2l0_demangle;
-	uint8_t a2l0_type;
-	uint64_t a2l0_size;
+	struct ds_a2l_pick {
+		const char *name;
+		bool raw, demangle;
+		uint8_t type;
+		uint64_t size;     /* its elf_size */
+	} a2l, a2l0;               /* past the start, and at the very start (struct ds_sym) */
+	uint64_t elf_size;         /* st_size as the file gives it (0 stays 0) */
 };
 
 /*

@@ -226,13 +226,16 @@ static bool a2l_is_func(uint8_t type)
  * a function comes before anything else, then the first.  @r starts a
  * group of its start (the lowest order: the sort is by start, then order).
  */
+static void a2l_take(struct ds_a2l_pick *p, const struct ds_rawsym *r)
+{
+	*p = (struct ds_a2l_pick){ .name = r->name, .raw = r->raw, .demangle = r->demangle, .type = r->type,
+				   .size = r->elf_size };
+}
+
 static void a2l_first(struct ds_rawsym *r)
 {
-	r->a2l_name = r->a2l0_name = r->name;
-	r->a2l_raw = r->a2l0_raw = r->raw;
-	r->a2l_demangle = r->a2l0_demangle = r->demangle;
-	r->a2l_type = r->a2l0_type = r->type;
-	r->a2l_size = r->a2l0_size = r->elf_size;
+	a2l_take(&r->a2l, r);
+	r->a2l0 = r->a2l;
 }
 
 /* bfd's size of a symbol: 0 is taken as 1 */
@@ -241,22 +244,27 @@ static uint64_t a2l_len(uint64_t size)
 	return size ? size : 1;
 }
 
-/* The same at the symbols' very start, where every one of them covers the address */
-static bool a2l0_better(const struct ds_rawsym *cur, const struct ds_rawsym *x)
+/* Of one size, a function before anything else */
+static bool a2l_func_over(const struct ds_a2l_pick *cur, const struct ds_rawsym *x)
 {
-	return a2l_len(x->elf_size) < a2l_len(cur->a2l0_size) ||
-	       (a2l_len(x->elf_size) == a2l_len(cur->a2l0_size) && !a2l_is_func(cur->a2l0_type) && a2l_is_func(x->type));
+	return !a2l_is_func(cur->type) && a2l_is_func(x->type);
 }
 
-/* Whether addr2line takes @x over its pick so far in @cur (better_fit at the start) */
-static bool a2l_better(const struct ds_rawsym *cur, const struct ds_rawsym *x)
+/* Whether addr2line takes @x over its pick @cur at the symbols' very start, where every one covers */
+static bool a2l0_better(const struct ds_a2l_pick *cur, const struct ds_rawsym *x)
 {
-	if (!cur->a2l_size)
+	return a2l_len(x->elf_size) < a2l_len(cur->size) ||
+	       (a2l_len(x->elf_size) == a2l_len(cur->size) && a2l_func_over(cur, x));
+}
+
+/* The same past the start (where one of size 0 does not reach) */
+static bool a2l_better(const struct ds_a2l_pick *cur, const struct ds_rawsym *x)
+{
+	if (!cur->size)
 		return x->elf_size > 0;
 	if (!x->elf_size)
 		return false;
-	return x->elf_size < cur->a2l_size ||
-	       (x->elf_size == cur->a2l_size && !a2l_is_func(cur->a2l_type) && a2l_is_func(x->type));
+	return x->elf_size < cur->size || (x->elf_size == cur->size && a2l_func_over(cur, x));
 }
 
 size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
@@ -283,22 +291,12 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 			a2l_first(&raw[out]);
 			continue;
 		}
-		struct ds_rawsym a2l = *cur;   /* its a2l_* fields */
+		struct ds_a2l_pick a2l = cur->a2l, a2l0 = cur->a2l0;
 
-		if (a2l_better(&a2l, &raw[i])) {
-			a2l.a2l_name = raw[i].name;
-			a2l.a2l_raw = raw[i].raw;
-			a2l.a2l_demangle = raw[i].demangle;
-			a2l.a2l_type = raw[i].type;
-			a2l.a2l_size = raw[i].elf_size;
-		}
-		if (a2l0_better(&a2l, &raw[i])) {
-			a2l.a2l0_name = raw[i].name;
-			a2l.a2l0_raw = raw[i].raw;
-			a2l.a2l0_demangle = raw[i].demangle;
-			a2l.a2l0_type = raw[i].type;
-			a2l.a2l0_size = raw[i].elf_size;
-		}
+		if (a2l_better(&a2l, &raw[i]))
+			a2l_take(&a2l, &raw[i]);
+		if (a2l0_better(&a2l0, &raw[i]))
+			a2l_take(&a2l0, &raw[i]);
 		if (first_is_best(cur, &raw[i])) {
 			cur->ifunc_alias |= raw[i].type == STT_GNU_IFUNC;
 		} else {
@@ -307,16 +305,8 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 			*cur = raw[i];
 			cur->ifunc_alias |= alias;
 		}
-		cur->a2l_name = a2l.a2l_name;
-		cur->a2l_raw = a2l.a2l_raw;
-		cur->a2l_demangle = a2l.a2l_demangle;
-		cur->a2l_type = a2l.a2l_type;
-		cur->a2l_size = a2l.a2l_size;
-		cur->a2l0_name = a2l.a2l0_name;
-		cur->a2l0_raw = a2l.a2l0_raw;
-		cur->a2l0_demangle = a2l.a2l0_demangle;
-		cur->a2l0_type = a2l.a2l0_type;
-		cur->a2l0_size = a2l.a2l0_size;
+		cur->a2l = a2l;
+		cur->a2l0 = a2l0;
 	}
 	return out + 1;
 }
