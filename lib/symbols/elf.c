@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * ELF side of the symbol resolver: build-id, PT_LOAD segments, function
- * symbols (.symtab, else .dynsym) with perf's fix-ups, and the synthesized
- * "name@plt" symbols for .plt, .plt.sec and .plt.got.
+ * symbols (.symtab and .dynsym, else .dynsym alone) with perf's fix-ups,
+ * and the synthesized "name@plt" symbols for .plt, .plt.sec and .plt.got.
  *
  * All addresses here are ELF virtual addresses.  perf keeps DSO symbols as
  * file offsets (it "adjusts" them when vaddr != offset) and converts the
@@ -29,9 +29,12 @@
 #define PLT_NAME_MAX 1023   /* perf formats "name@plt" into a 1024-byte buffer */
 
 /* A growable list of raw symbols, plus what the PLT passes need. */
+/* The symbols as loaded, each logged as perf's insert into its tree (@log). */
 struct rawvec {
 	struct ds_rawsym *v;
 	size_t nr, cap;
+	uint32_t next_id;          /* the next symbol's order */
+	struct dsi_symlog *log;
 };
 
 static bool rawvec_push(struct rawvec *rv, const struct ds_rawsym *s)
@@ -42,7 +45,8 @@ static bool rawvec_push(struct rawvec *rv, const struct ds_rawsym *s)
 		return false;
 	rv->v = v;
 	rv->v[rv->nr] = *s;
-	rv->v[rv->nr].order = (uint32_t)rv->nr;
+	rv->v[rv->nr].order = rv->next_id;
+	dsi_symlog__insert(rv->log, rv->next_id++, s->start, s->name);
 	rv->nr++;
 	return true;
 }
@@ -111,6 +115,7 @@ void dsi_elf__close(struct ds_elf_image *img)
 		elf_end(img->dbg_elf);
 	if (img->dbg_fd >= 0)
 		close(img->dbg_fd);
+	dsi_symtab__drop_tree(&img->symtab);
 	free(img->symtab.syms);
 	free(img->segs);
 	dsi_strblock__free(&img->names);
@@ -222,24 +227,37 @@ static bool want_sym(Elf *elf, size_t shstrndx, const GElf_Sym *s)
 	return secname && strstr(secname, "text");
 }
 
-/* A symbol perf loads but dstack does not: a named, defined data object (elf_sym__is_object). */
+/* A named, defined data object (perf's elf_sym__is_object). */
 static bool is_object(const GElf_Sym *s)
 {
 	return GELF_ST_TYPE(s->st_info) == STT_OBJECT && s->st_name && s->st_shndx != SHN_UNDEF;
 }
 
+/* A data object perf puts in its symbol tree: in a section of the image. */
+static bool want_object(Elf *elf, const GElf_Sym *s)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	return is_object(s) && s->st_shndx < SHN_LORESERVE && (scn = elf_getscn(elf, s->st_shndx)) &&
+	       gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC);
+}
+
 /*
- * The functions and text labels of symbol table @scn into @rv; *@objects
- * counts its data objects (perf loads them too: whether it loads any
- * symbol decides its PLT's).
+ * The functions, text labels and data objects (perf's tree holds them
+ * too: struct ds_rawsym) of symbol table @scn into @rv, in table order,
+ * @dyn for the .dynsym perf reads after .symtab; *@objects counts its data
+ * objects (whether perf loads any symbol decides its PLT's).
  */
 static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool demangle, struct rawvec *rv,
-			size_t *objects)
+			size_t *objects, bool dyn)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t entsz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	size_t shstrndx, n;
 
+	if (sh->sh_type == SHT_NOBITS)
+		return true;   /* a debug file's copy of .dynsym: perf reads nothing there */
 	if (!data || !entsz || elf_getshdrstrndx(elf, &shstrndx))
 		return false;
 	n = data->d_size / entsz;
@@ -250,16 +268,17 @@ static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool demang
 
 		if (!gelf_getsym(data, (int)i, &s))
 			continue;
-		if (!want_sym(elf, shstrndx, &s)) {
-			*objects += is_object(&s);
+		*objects += is_object(&s);
+		r.object = want_object(elf, &s);
+		if (!r.object && !want_sym(elf, shstrndx, &s))
 			continue;
-		}
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
 		r.name = name;   /* in the file until its first hit (struct ds_sym) */
 		r.raw = true;
-		r.demangle = demangle && (!strncmp(name, "_Z", 2) || !strncmp(name, "_R", 2));
+		r.dyn = dyn;
+		r.demangle = !r.object && demangle && (!strncmp(name, "_Z", 2) || !strncmp(name, "_R", 2));
 		r.start = s.st_value;
 		r.size = s.st_size;
 		r.bind = GELF_ST_BIND(s.st_info);
@@ -280,6 +299,7 @@ struct plt_ctx {
 	struct rawvec *rv;
 	size_t nr_elf;             /* rv->v[0..nr_elf) are the finished ELF symbols */
 	size_t plt_hdr;            /* index of the ".plt" header symbol */
+	uint32_t plt_hdr_id;       /* the header's order (rv's log) */
 };
 
 static bool is_x86(const struct plt_ctx *c)
@@ -541,6 +561,7 @@ static bool synth_plt_entries(struct plt_ctx *c, Elf_Scn *relscn, const GElf_Shd
 
 		memmove(h, h + 1, (c->rv->nr - c->plt_hdr - 1) * sizeof(*h));
 		c->rv->nr--;
+		dsi_symlog__erase(c->rv->log, c->plt_hdr_id);
 	} else if (lazy) {
 		start += hdr;
 		foff += hdr;
@@ -574,6 +595,7 @@ static bool synth_plt(struct plt_ctx *c)
 	if (!plt_sizes(c, &plt, &hdr, &ent))
 		return true;
 	c->plt_hdr = c->rv->nr;
+	c->plt_hdr_id = c->rv->next_id;
 	if (!push_plt(c, plt.sh_addr, hdr, ".plt"))
 		return false;
 	if (is_x86(c) && !synth_plt_got(c))
@@ -646,11 +668,14 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 {
 	struct ds_sym *syms = calloc(rv->nr ? rv->nr : 1, sizeof(*syms));
 	bool sorted = true;
+	size_t n = 0;
 
 	if (!syms)
 		return false;
 	for (size_t i = 0; i < rv->nr; i++) {
-		syms[i] = (struct ds_sym){
+		if (rv->v[i].object)
+			continue;
+		syms[n++] = (struct ds_sym){
 			.start = rv->v[i].start,
 			.end = rv->v[i].start + rv->v[i].size,
 			.name = rv->v[i].name,
@@ -664,16 +689,37 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 			.a2l0_raw = rv->v[i].a2l0.raw,
 			.a2l0_demangle = rv->v[i].a2l0.demangle,
 		};
-		sorted = sorted && (i == 0 || syms[i - 1].start <= syms[i].start);
+		sorted = sorted && (n == 1 || syms[n - 2].start <= syms[n - 1].start);
 	}
 	/* the ELF symbols come sorted (dsi_rawsym__finish), the PLT entries
 	 * after them may not be: the runs are merged, where a qsort of every
 	 * symbol was a large share of loading libc (docs/performance.md) */
-	if (!sorted && rv->nr > 1 && !merge_runs(syms, rv->nr))
-		qsort(syms, rv->nr, sizeof(*syms), sym_cmp);
+	if (!sorted && n > 1 && !merge_runs(syms, n))
+		qsort(syms, n, sizeof(*syms), sym_cmp);
 	img->symtab.syms = syms;
-	img->symtab.nr = rv->nr;
+	img->symtab.nr = n;
 	return true;
+}
+
+/*
+ * Where symbols overlap, perf's tree decides which one an address finds:
+ * it is rebuilt from the load's log (symbols/symtree.c).  Without memory
+ * the lookup stays a binary search.
+ */
+static void replay_tree(struct ds_elf_image *img, const struct rawvec *rv)
+{
+	uint64_t *end_by_id;
+
+	if (rv->log->failed || !dsi_symtab__overlaps(&img->symtab))
+		return;
+	end_by_id = calloc(rv->next_id ? rv->next_id : 1, sizeof(*end_by_id));
+	if (!end_by_id)
+		return;
+	for (size_t i = 0; i < rv->nr; i++)
+		if (rv->v[i].order < rv->next_id)
+			end_by_id[rv->v[i].order] = rv->v[i].start + rv->v[i].size;
+	dsi_symtab__replay(&img->symtab, rv->log, end_by_id);
+	free(end_by_id);
 }
 
 static bool has_dwarf(Elf *elf)
@@ -752,7 +798,8 @@ static void find_debug_file(struct ds_elf_image *img, const char *root, const ch
 bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
 		  const char *dicache)
 {
-	struct rawvec rv = { 0 };
+	struct dsi_symlog log = { 0 };
+	struct rawvec rv = { .log = &log };
 	struct plt_ctx c = { .elf = img->elf, .img = img, .demangle = demangle, .rv = &rv };
 	size_t objects = 0;
 	GElf_Shdr sh;
@@ -789,19 +836,35 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 		scn = section_by_type(img->elf, SHT_DYNSYM, &sh);
 	img->bad = scn && sh.sh_type == SHT_DYNSYM ? "its dynamic symbol table (.dynsym) is unreadable"
 					    : "its symbol table (.symtab) is unreadable";
-	if (scn && !load_symtab(sym_elf, scn, &sh, demangle, &rv, &objects))
+	if (scn && !load_symtab(sym_elf, scn, &sh, demangle, &rv, &objects, false))
 		goto out;
 	img->bad = "out of memory, or its PLT is unreadable";
-	rv.nr = dsi_rawsym__finish(rv.v, rv.nr);
+	rv.nr = dsi_rawsym__finish(rv.v, rv.nr, &log);
+	/*
+	 * perf 7.2 reads the .dynsym of the file it took .symtab from too, and
+	 * fixes up its whole tree again: a function only .dynsym names (one
+	 * stripped from .symtab) is found, an alias may win over .symtab's
+	 */
+	if (scn && sh.sh_type == SHT_SYMTAB) {
+		GElf_Shdr dsh;
+		Elf_Scn *dyn = section_by_type(sym_elf, SHT_DYNSYM, &dsh);
+
+		img->bad = "its dynamic symbol table (.dynsym) is unreadable";
+		if (dyn && !load_symtab(sym_elf, dyn, &dsh, demangle, &rv, &objects, true))
+			goto out;
+		rv.nr = dsi_rawsym__finish(rv.v, rv.nr, &log);
+	}
+	img->bad = "out of memory, or its PLT is unreadable";
 	c.nr_elf = rv.nr;
 	/*
-	 * perf synthesizes the PLT's symbols only when the symbol table gave
+	 * perf synthesizes the PLT's symbols only when the symbol tables gave
 	 * it some, functions or data objects (dso__load: a stripped binary's
 	 * .dynsym of imports alone gives none, and its PLT stubs stay
 	 * [unknown]; one that also defines stdout, copied there, gives one).
 	 */
 	if (((rv.nr || objects) && !synth_plt(&c)) || !to_symtab(img, &rv))
 		goto out;
+	replay_tree(img, &rv);
 	if (has_dwarf(img->elf))
 		img->dwarf = dwarf_begin_elf(img->elf, DWARF_C_READ, NULL);
 	else if (img->dbg_elf && has_dwarf(img->dbg_elf))
@@ -810,6 +873,7 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 	ok = true;
 	img->bad = NULL;
 out:
+	dsi_symlog__exit(&log);
 	free(rv.v);
 	return ok;
 }

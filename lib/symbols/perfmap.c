@@ -164,13 +164,14 @@ bool dsi_perfmap__load(struct ds_textsyms *ts, const char *path)
 		dsi_textsyms__exit(ts);
 		return false;
 	}
-	to_table(ts, raw.v, dsi_rawsym__finish(raw.v, raw.nr));
+	to_table(ts, raw.v, dsi_rawsym__finish(raw.v, raw.nr, NULL));
 	return true;
 }
 
 void dsi_textsyms__exit(struct ds_textsyms *ts)
 {
 	dsi_strblock__free(&ts->names);
+	dsi_symtab__drop_tree(&ts->tab);
 	free(ts->tab.syms);
 	memset(ts, 0, sizeof(*ts));
 }

@@ -85,17 +85,43 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *scope)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+/* A symbol bfd's elf_find_function weighs: its start, size (0 taken as 1) and whether it is a function. */
+struct a2l_fit {
+	uint64_t off, size;
+	bool func, found;
+};
+
+/*
+ * bfd's better_fit(): the symbol starting nearest below the address wins,
+ * whether it reaches the address or not (a call's return address just
+ * past a function's end is named after it); of one start, the one that
+ * reaches it, a function before an untyped one, then the smaller.
+ */
+static bool a2l_better_fit(const struct a2l_fit *cur, uint64_t off, uint64_t size, bool func, uint64_t vaddr)
+{
+	if (off > vaddr || (cur->found && off < cur->off))
+		return false;
+	if (!cur->found || off > cur->off)
+		return true;
+	if (cur->off + cur->size <= vaddr)
+		return size > cur->size;
+	if (off + size <= vaddr)
+		return false;
+	if (cur->func != func)
+		return func;
+	return size < cur->size;
+}
+
 /*
  * The source file of the function holding @vaddr by the symbol table
  * alone, what binutils' addr2line falls back on for code no DWARF unit
  * covers: a local function's STT_FILE symbol (crtstuff.c's), "??" for a
- * global one (_start); NULL when no function of .symtab holds it (a PLT
- * entry: perf then prints the symbol and offset).  A function of size 0
- * (crtstuff.c's) holds what follows it up to the next one, as the nearest
- * symbol before the address.  Untyped symbols count as functions, as they
- * do for addr2line: an assembler's local label (".L413", size 0, in a
- * static binary's libc-start.o) is nearer than the global function around
- * it, and names its file.
+ * global one (_start); NULL when no function of .symtab is in the
+ * address's section below it.  The function is bfd's best fit
+ * (a2l_better_fit).  Untyped symbols count as functions, as they do for
+ * addr2line: an assembler's local label (".L413", size 0, in a static
+ * binary's libc-start.o) is nearer than the global function around it,
+ * and names its file; a hidden local one of size 0 (annobin's) does not.
  */
 static const char *symtab_file(Elf *elf, uint64_t vaddr)
 {
@@ -117,8 +143,7 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 	while (elf && (scn = elf_nextscn(elf, scn))) {
 		Elf_Data *d;
 		const char *file = NULL, *best_file = NULL;
-		uint64_t best = 0;
-		bool found = false;
+		struct a2l_fit best = { 0 };
 		/* bfd's: a global symbol takes the FILE before it unless a FILE came after other symbols */
 		enum { NOTHING_SEEN, SYMBOL_SEEN, FILE_AFTER_SYMBOL } state = NOTHING_SEEN;
 
@@ -144,17 +169,20 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 				continue;
 			if (state == NOTHING_SEEN)
 				state = SYMBOL_SEEN;
-			if ((GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_NOTYPE) &&
-				 sym.st_shndx == shndx &&
-				 sym.st_value <= vaddr && (!found || sym.st_value >= best)) {
-				if (sym.st_size && vaddr >= sym.st_value + sym.st_size)
-					continue;   /* ends before the address */
-				found = true;
-				best = sym.st_value;
+			int type = GELF_ST_TYPE(sym.st_info);
+			bool func = type == STT_FUNC || type == STT_GNU_IFUNC;
+			uint64_t size = sym.st_size ? sym.st_size : 1;
+
+			if ((!func && type != STT_NOTYPE) || sym.st_shndx != shndx)
+				continue;
+			if (!sym.st_size && local && type == STT_NOTYPE && GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
+				continue;
+			if (a2l_better_fit(&best, sym.st_value, size, func, vaddr)) {
+				best = (struct a2l_fit){ .off = sym.st_value, .size = size, .func = func, .found = true };
 				best_file = file && (local || state != FILE_AFTER_SYMBOL) ? file : "??";   /* an unnamed FILE names "" */
 			}
 		}
-		if (found)
+		if (best.found)
 			return best_file;
 	}
 	return NULL;

@@ -5,10 +5,13 @@
  * checked against the corpus oracles); the code is our own.
  *
  * ELF symbols (symbols/elf.c)
- *   - .symtab if the file has one, else .dynsym.  Kept: STT_FUNC and
- *     STT_GNU_IFUNC with a name, defined (not SHN_UNDEF) in an SHF_ALLOC
- *     section, plus "labels" (named, visible STT_NOTYPE symbols in a section
- *     whose name contains "text").  Zero-sized ones too.
+ *   - .symtab, then the same file's .dynsym (perf 7.2 reads both, and
+ *     fixes its whole tree up after each), else .dynsym alone.  Kept:
+ *     STT_FUNC and STT_GNU_IFUNC with a name, defined (not SHN_UNDEF) in an
+ *     SHF_ALLOC section, plus "labels" (named, visible STT_NOTYPE symbols in
+ *     a section whose name contains "text").  Zero-sized ones too.  Data
+ *     objects take part in the fix-ups (perf's tree holds them), the
+ *     table keeps none.
  *   - Sorted by start (ties in symbol-table order); a zero-sized symbol ends
  *     where the next one starts, the last one a page past its page.
  *   - Same start: one survives, as perf's choose_best_symbol(): non-zero size,
@@ -33,7 +36,9 @@
  * Addresses
  *   - Callers pass file offsets; PT_LOAD headers turn them into ELF virtual
  *     addresses; the printed offset is vaddr - symbol start.
- *   - Lookup: the symbol with start <= vaddr < end (binary search).
+ *   - Lookup: the symbol with start <= vaddr < end (binary search); where
+ *     symbols overlap, the one perf's red-black tree descent meets
+ *     (symbols/symtree.c replays the tree).
  * Inline frames (symbols/dwarf.c), perf's default inline expansion
  *   - Only when an ELF symbol covers the address (perf expands inlines of a
  *     known symbol only) and the file has .debug_info.
@@ -765,14 +770,22 @@ static const char *sym_name(struct ds_dso *d, const struct ds_sym *found)
 	return interned(d, &sym->name, &sym->raw, sym->demangle);
 }
 
-/* The name addr2line gives @vaddr in @found by the symbol table: at its start or past it */
+/*
+ * The name addr2line gives @vaddr by the symbol table: of the symbols
+ * starting nearest below it (bfd's better_fit: the closest start wins,
+ * whatever its size; perf's @found is another where symbols overlap), at
+ * their start or past it.
+ */
 static const char *a2l_name_at(struct ds_dso *d, const struct ds_sym *found, uint64_t vaddr)
 {
-	struct ds_sym *sym = own_sym(d, found);
+	const struct ds_sym *near = dsi_symtab__nearest(&d->img.symtab, vaddr);
+	struct ds_sym *sym = own_sym(d, near ? near : found);
 
-	if (vaddr == sym->start)
-		return sym->a2l0_name ? interned(d, &sym->a2l0_name, &sym->a2l0_raw, sym->a2l0_demangle) : sym->name;
-	return sym->a2l_name ? interned(d, &sym->a2l_name, &sym->a2l_raw, sym->a2l_demangle) : sym->name;
+	if (vaddr == sym->start && sym->a2l0_name)
+		return interned(d, &sym->a2l0_name, &sym->a2l0_raw, sym->a2l0_demangle);
+	if (vaddr != sym->start && sym->a2l_name)
+		return interned(d, &sym->a2l_name, &sym->a2l_raw, sym->a2l_demangle);
+	return interned(d, &sym->name, &sym->raw, sym->demangle);
 }
 
 #define A2L_DWARF_NAME 1   /* in dw.a2l: asked before, named from DWARF since */

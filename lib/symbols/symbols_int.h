@@ -104,10 +104,55 @@ struct ds_sym {
 struct ds_symtab {
 	struct ds_sym *syms;       /* sorted by start */
 	size_t nr;
+	struct ds_symtree *tree;   /* perf's tree where symbols overlap (symtree.c), else NULL */
 };
 
-/* The symbol with start <= addr < end, or NULL. */
+/*
+ * The symbol perf 7.2 finds for @addr: the one with start <= addr < end,
+ * or where symbols overlap, the one perf's tree descent meets (maybe
+ * none); NULL if none.
+ */
 const struct ds_sym *dsi_symtab__find(const struct ds_symtab *t, uint64_t addr);
+/* The symbol starting nearest at or below @addr, whether it reaches @addr or not (NULL: none). */
+const struct ds_sym *dsi_symtab__nearest(const struct ds_symtab *t, uint64_t addr);
+
+/*
+ * perf's inserts into and erases from its symbol tree, in its order, kept
+ * while a table is loaded (each symbol as loaded, the erases of
+ * dsi_rawsym__finish, the PLT's symbols).  @id: the symbol's place in the
+ * insert order (struct ds_rawsym's order).  Owned by the loader;
+ * dsi_symlog__exit frees it.
+ */
+struct dsi_symop {
+	uint64_t start;
+	const char *name;          /* the symbol's name pointer: finds it in the table */
+	uint32_t id;
+	bool erase;
+};
+
+struct dsi_symlog {
+	struct dsi_symop *ops;
+	size_t nr, cap;
+	uint32_t nr_ids;
+	bool failed;               /* an op could not be kept: no replay */
+};
+
+void dsi_symlog__insert(struct dsi_symlog *log, uint32_t id, uint64_t start, const char *name);
+void dsi_symlog__erase(struct dsi_symlog *log, uint32_t id);
+void dsi_symlog__exit(struct dsi_symlog *log);
+
+/* Whether symbols of @tab overlap, or share a start: perf's tree then decides the lookup. */
+bool dsi_symtab__overlaps(const struct ds_symtab *tab);
+/*
+ * Build @tab's tree by replaying @log; @end_by_id: each symbol's end as
+ * finished (objects too, which the table lacks), by id.  False without
+ * memory (the table then has no tree, and the lookup is a binary search).
+ */
+bool dsi_symtab__replay(struct ds_symtab *tab, const struct dsi_symlog *log, const uint64_t *end_by_id);
+const struct ds_sym *dsi_symtree__find(const struct ds_symtab *tab, uint64_t ip);
+void dsi_symtab__drop_tree(struct ds_symtab *tab);
+/* Unit tests: 0 if @tab's tree keeps the red-black rules, with its root and black height. */
+int dsi_symtab__tree_check(const struct ds_symtab *tab, uint32_t *root, uint32_t *height);
 
 /* A symbol candidate before end fix-up and de-duplication (perf's rules). */
 struct ds_rawsym {
@@ -119,6 +164,14 @@ struct ds_rawsym {
 	uint8_t bind;              /* STB_* */
 	uint8_t type;              /* STT_* */
 	bool ifunc_alias;          /* survived a duplicate that was an IFUNC */
+	/*
+	 * perf loads data objects and, after .symtab, the .dynsym too into
+	 * its tree: they take part in its end fix-up and de-duplication (and
+	 * shape the tree), but the table keeps no object, and addr2line (its
+	 * pick below) reads .symtab alone
+	 */
+	bool object, dyn;
+	bool finished;             /* went through dsi_rawsym__finish already */
 	/* dsi_rawsym__finish: addr2line's pick among the symbols of this start (struct ds_sym) */
 	struct ds_a2l_pick {
 		const char *name;
@@ -133,9 +186,12 @@ struct ds_rawsym {
  * Sort @raw by (start, order), give zero-sized symbols the next start as end,
  * then keep one symbol per start (perf's symbols__fixup_end and
  * symbols__fixup_duplicate; the last one gets at most a page).
- * Returns the new count; raw[i].size becomes end - start.
+ * Returns the new count; raw[i].size becomes end - start.  @raw's orders
+ * are the order perf inserts them in; its erases go to @log if given.
+ * Called again after more symbols were added (perf's .dynsym pass), it
+ * fixes up and de-duplicates the whole set, as perf does its tree.
  */
-size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr);
+size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr, struct dsi_symlog *log);
 
 /* ---- ELF ------------------------------------------------------------- */
 

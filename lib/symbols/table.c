@@ -267,7 +267,13 @@ static bool a2l_better(const struct ds_a2l_pick *cur, const struct ds_rawsym *x)
 	return x->elf_size < cur->size || (x->elf_size == cur->size && a2l_func_over(cur, x));
 }
 
-size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
+/* Whether addr2line (reading .symtab alone, functions and labels) weighs @r. */
+static bool a2l_sees(const struct ds_rawsym *r)
+{
+	return !r->object && !r->dyn;
+}
+
+size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr, struct dsi_symlog *log)
 {
 	size_t out = 0;
 
@@ -280,39 +286,58 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr)
 			break;
 		}
 	for (size_t i = 0; i < nr; i++)
-		raw[i].elf_size = raw[i].size;
+		if (!raw[i].finished)
+			raw[i].elf_size = raw[i].size;
 	fixup_end(raw, nr);
-	a2l_first(&raw[0]);
+	if (!raw[0].finished)
+		a2l_first(&raw[0]);
 	for (size_t i = 1; i < nr; i++) {
 		struct ds_rawsym *cur = &raw[out];
 
 		if (raw[i].start != cur->start) {
 			raw[++out] = raw[i];
-			a2l_first(&raw[out]);
+			if (!raw[out].finished)
+				a2l_first(&raw[out]);
 			continue;
 		}
 		struct ds_a2l_pick a2l = cur->a2l, a2l0 = cur->a2l0;
 
-		if (a2l_better(&a2l, &raw[i]))
+		if (a2l_sees(&raw[i]) && a2l_better(&a2l, &raw[i]))
 			a2l_take(&a2l, &raw[i]);
-		if (a2l0_better(&a2l0, &raw[i]))
+		if (a2l_sees(&raw[i]) && a2l0_better(&a2l0, &raw[i]))
 			a2l_take(&a2l0, &raw[i]);
+		/* perf erases the loser from its tree, in this order */
 		if (first_is_best(cur, &raw[i])) {
+			if (log)
+				dsi_symlog__erase(log, raw[i].order);
 			cur->ifunc_alias |= raw[i].type == STT_GNU_IFUNC;
 		} else {
 			bool alias = cur->type == STT_GNU_IFUNC;
 
+			if (log)
+				dsi_symlog__erase(log, cur->order);
 			*cur = raw[i];
 			cur->ifunc_alias |= alias;
 		}
 		cur->a2l = a2l;
 		cur->a2l0 = a2l0;
 	}
+	for (size_t i = 0; i <= out; i++)
+		raw[i].finished = true;
 	return out + 1;
+}
+
+const struct ds_sym *dsi_symtab__nearest(const struct ds_symtab *t, uint64_t addr)
+{
+	size_t lo = DS_UPPER_BOUND(t->syms, t->nr, start, addr);   /* first symbol with start > addr */
+
+	return lo ? &t->syms[lo - 1] : NULL;
 }
 
 const struct ds_sym *dsi_symtab__find(const struct ds_symtab *t, uint64_t addr)
 {
+	if (t->tree)
+		return dsi_symtree__find(t, addr);
 	size_t lo = DS_UPPER_BOUND(t->syms, t->nr, start, addr);   /* first symbol with start > addr */
 
 	if (lo == 0)

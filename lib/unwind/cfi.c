@@ -296,21 +296,23 @@ static int eval__binary_op(struct uw_eval *e, const struct uw_op *o)
 	return binary_result(o->atom, e->st[e->sp - 1], b, &e->st[e->sp - 1]);
 }
 
-/* DW_OP_deref (a target word) and DW_OP_deref_size (4 or 8 bytes): -EFAULT outside the snapshot. */
+/*
+ * DW_OP_deref (a word of the snapshot) and DW_OP_deref_size (as libdw:
+ * the word read, then cut to its 1 to 8 low bytes, so the whole word
+ * must lie in the snapshot): -EFAULT outside it.
+ */
 static int eval__memory_op(struct uw_eval *e, const struct uw_op *o)
 {
-	struct uw_mem sized = *e->mem;
 	uint64_t v;
 
 	if (!eval__has(e, 1))
 		return -EINVAL;
-	if (o->atom == DW_OP_deref_size) {
-		if (o->n1 != 4 && o->n1 != 8)
-			return -EINVAL;
-		sized.word = (unsigned)o->n1;
-	}
-	if (!dsi_uw_mem__read(&sized, e->st[e->sp - 1], &v))
+	if (o->atom == DW_OP_deref_size && (!o->n1 || o->n1 > e->mem->word))
+		return -EINVAL;
+	if (!dsi_uw_mem__read(e->mem, e->st[e->sp - 1], &v))
 		return -EFAULT;
+	if (o->atom == DW_OP_deref_size && o->n1 < 8)
+		v &= (1ull << (o->n1 * 8)) - 1;
 	e->st[e->sp - 1] = v;
 	return 0;
 }

@@ -295,11 +295,21 @@ static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 	return &d->rows[at];
 }
 
+/*
+ * A walk as perf 7.2's libdw walk makes it, for either ABI: memory is read
+ * in 8-byte words (perf's memory_read callback fills a Dwarf_Word, and
+ * fails unless all 8 bytes lie in the snapshot), and a value is cut to the
+ * task's register width (@mask) only where it becomes a register (libdw's
+ * __libdwfl_frame_reg_set): a CFA, an address or an expression's stack
+ * keeps all 64 bits.  On a 32-bit stack a word read so has the next word
+ * as its upper half: a CFA read from the stack (a realigned main's
+ * DW_OP_deref) then points nowhere and the walk ends there, as perf's does.
+ */
 struct walk {
 	uint64_t regs[UW_MAX_REGS];
 	uint32_t valid;
-	unsigned nregs, sp, fp, ra, word;
-	uint64_t mask;
+	unsigned nregs, sp, fp, ra, word;   /* word: the task's, 8 or 4 */
+	uint64_t mask;                      /* the task's register width */
 	struct uw_mem mem;
 };
 
@@ -320,7 +330,7 @@ static int row_cfa(const struct walk *w, const struct uw_row *row, const struct 
 	if (row->cfa == UW_CFA_REG) {
 		if (!reg_get(w, row->cfa_reg, cfa))
 			return DS_UNWIND_END_NO_INFO;
-		*cfa = (*cfa + (uint64_t)row->cfa_off) & w->mask;
+		*cfa += (uint64_t)row->cfa_off;
 		return -1;
 	}
 	rc = dsi_uw_expr__eval(ops->v + row->cfa_expr, row->cfa_nexpr, w->regs, w->valid, false, 0,
@@ -340,9 +350,9 @@ static bool caller_reg(const struct walk *w, const struct uw_rule *ru, unsigned 
 	case UW_SAME:
 		return reg_get(w, r, v);
 	case UW_AT_CFA:
-		return dsi_uw_mem__read(&w->mem, (cfa + (uint64_t)ru->off) & w->mask, v);
+		return dsi_uw_mem__read(&w->mem, cfa + (uint64_t)ru->off, v);
 	case UW_VAL_CFA:
-		*v = (cfa + (uint64_t)ru->off) & w->mask;
+		*v = cfa + (uint64_t)ru->off;
 		return true;
 	case UW_IN_REG:
 		return reg_get(w, ru->reg, v);
@@ -373,13 +383,13 @@ static int step_row(struct walk *w, const struct uw_row *row, const struct uw_op
 		return end;
 	for (unsigned r = 0; r < w->nregs; r++) {
 		if (caller_reg(w, &row->regs[r], r, cfa, ops, &v)) {
-			nregs[r] = v;
+			nregs[r] = v & w->mask;
 			nvalid |= 1u << r;
 		}
 	}
 	/* the caller's stack pointer is the CFA on x86 unless a rule says otherwise */
 	if (row->regs[w->sp].loc == UW_SAME || row->regs[w->sp].loc == UW_UNDEF) {
-		nregs[w->sp] = cfa;
+		nregs[w->sp] = cfa & w->mask;
 		nvalid |= 1u << w->sp;
 	}
 	if (row->regs[w->ra].loc == UW_UNDEF)
@@ -393,28 +403,59 @@ static int step_row(struct walk *w, const struct uw_row *row, const struct uw_op
 
 /*
  * One caller through the frame-pointer chain, with the checks of libdw's
- * x86 fallback (perf 7.2's walk takes it wherever CFI gives no step): a
+ * x86_64 fallback (perf 7.2's walk takes it wherever CFI gives no step): a
  * frame pointer of 0 ends the walk, an unreadable saved frame pointer
  * reads as 0, and the caller's stack pointer (bp + 2 words) must be above
  * the frame's.
  */
-static int step_fp(struct walk *w)
+static int step_fp64(struct walk *w)
 {
 	uint64_t bp, sp, ra, nbp;
 
 	if (!reg_get(w, w->fp, &bp) || !reg_get(w, w->sp, &sp) || !bp)
 		return DS_UNWIND_END_NO_INFO;
-	if (!dsi_uw_mem__read(&w->mem, (bp + w->word) & w->mask, &ra))
+	if (!dsi_uw_mem__read(&w->mem, bp + 8, &ra))
 		return DS_UNWIND_END_LEFT_STACK;
 	if (!dsi_uw_mem__read(&w->mem, bp, &nbp))
 		nbp = 0;
-	if (((bp + 2 * w->word) & w->mask) <= sp)
+	if (bp + 16 <= sp)
 		return DS_UNWIND_END_NO_PROGRESS;
 	w->regs[w->fp] = nbp;
-	w->regs[w->sp] = (bp + 2 * w->word) & w->mask;
+	w->regs[w->sp] = bp + 16;
 	w->regs[w->ra] = ra;
 	w->valid = (1u << w->fp) | (1u << w->sp) | (1u << w->ra);
 	return -1;
+}
+
+/*
+ * The same by libdw's i386 fallback: a frame pointer below the stack
+ * pointer, a return address of 0, and a saved frame pointer that is 0,
+ * unreadable or not above the caller's stack pointer end the walk.  Its
+ * reads are perf's 8-byte words (struct walk): the return address keeps
+ * the word above it as its upper half (perf prints such a pc, e.g.
+ * 30804c22f, as [unknown]), the frame pointer is cut to 32 bits only
+ * after the check.
+ */
+static int step_fp32(struct walk *w)
+{
+	uint64_t bp, sp, ra, nbp;
+
+	if (!reg_get(w, w->fp, &bp) || !reg_get(w, w->sp, &sp) || !bp || !sp || bp < sp)
+		return DS_UNWIND_END_NO_INFO;
+	if (!dsi_uw_mem__read(&w->mem, bp + 4, &ra) || !ra)
+		return DS_UNWIND_END_LEFT_STACK;
+	if (!dsi_uw_mem__read(&w->mem, bp, &nbp) || !nbp || bp + 8 >= nbp)
+		return DS_UNWIND_END_NO_PROGRESS;
+	w->regs[w->fp] = nbp & w->mask;
+	w->regs[w->sp] = (bp + 8) & w->mask;
+	w->regs[w->ra] = ra;
+	w->valid = (1u << w->fp) | (1u << w->sp) | (1u << w->ra);
+	return -1;
+}
+
+static int step_fp(struct walk *w)
+{
+	return w->word == 8 ? step_fp64(w) : step_fp32(w);
 }
 
 /*
@@ -431,7 +472,7 @@ static int step_at_entry(struct walk *w)
 	if (!dsi_uw_mem__read(&w->mem, sp, &ra))
 		return DS_UNWIND_END_LEFT_STACK;
 	w->regs[w->sp] = (sp + w->word) & w->mask;
-	w->regs[w->ra] = ra;
+	w->regs[w->ra] = ra & w->mask;
 	w->valid |= (1u << w->sp) | (1u << w->ra);
 	return -1;
 }
@@ -469,7 +510,7 @@ static bool walk_init(struct walk *w, const struct ds_unwind_regs *in)
 	w->mem.stack = in->stack;
 	w->mem.base = w->regs[w->sp];
 	w->mem.size = in->stack ? in->stack_size : 0;
-	w->mem.word = w->word;
+	w->mem.word = 8;
 	return true;
 }
 

@@ -74,7 +74,7 @@ int dsi_uw_cfi__row(Dwarf_CFI *cfi, uint64_t vaddr, unsigned nregs, unsigned ra_
 struct uw_mem {
 	const uint8_t *stack;
 	uint64_t base, size;      /* the snapshot covers [base, base + size) */
-	unsigned word;            /* 8 or 4 */
+	unsigned word;            /* bytes a read takes: 8 (perf's reads, for either ABI) or 4 */
 };
 
 /* Read a word of the snapshot: false if outside it. */

@@ -25,15 +25,30 @@ conf_build() {
 	c++ "${f[@]}" -o "$d/cxxc" "$ROOT/tests/vm/conformance-cxxc.cc" &&
 	cc "${f[@]}" -o "$d/jit" "$ROOT/tests/vm/conformance-jit.c" &&
 	cp "$d/wl" "$d/wlstrip" && strip "$d/wlstrip" || return 1
+	# without frame pointers (the nofp shapes), as most distributions build
+	cc -O2 -g -fomit-frame-pointer -pthread -o "$d/wlnofp" "$ROOT/tests/corpus/wl.c" &&
+	c++ -O2 -g -fomit-frame-pointer -o "$d/wlxxnofp" "$ROOT/tests/corpus/wlxx.cc" || return 1
+	# main in .dynsym alone (-rdynamic, then stripped from .symtab): perf
+	# reads .dynsym after .symtab (the dyn shape)
+	cc "${f[@]}" -rdynamic -pthread -o "$d/wldyn" "$ROOT/tests/corpus/wl.c" &&
+	objcopy --strip-symbol=main "$d/wldyn" || return 1
+	conf_old_perf "$d/oldperf"
 	# 32-bit static: Debian sid's multilib gcc if its root is built (never
 	# built from here: that needs the network and minutes), else the
 	# corpus's wl32 (the same wl.c, built that way)
-	if [ ! -f "${KVM_CACHE:-/var/tmp/kernel-vm}/tc/ready" ] || ! "$KVM_SIDCC" -m32 -static "${f[@]}" -pthread -o "$d/wl32" "$ROOT/tests/corpus/wl.c" 2>/dev/null; then
+	# (sid-cc runs in a chroot: paths relative to the job directory)
+	cp "$ROOT/tests/corpus/wl.c" "$d/wl.c"
+	if [ ! -f "${KVM_CACHE:-/var/tmp/kernel-vm}/tc/ready" ] || ! (cd "$d" && "$KVM_SIDCC" -m32 -static "${f[@]}" -pthread -o wl32 wl.c) 2>/dev/null; then
 		cp "$(cd "$ROOT/.." && pwd)/shared/corpus/symfs/job/wl32" "$d/wl32" 2>/dev/null ||
 			zstd -q -dc "$ROOT/tests/corpus/symfs.tar.zst" | tar -xO symfs/job/wl32 >"$d/wl32" 2>/dev/null
 		chmod +x "$d/wl32"
 	fi
 	[ -s "$d/wl32" ] || return 1
+	# 32-bit without frame pointers (perf's 8-byte reads of its stack)
+	rm -f "$d/wl32nofp"
+	[ ! -f "${KVM_CACHE:-/var/tmp/kernel-vm}/tc/ready" ] ||
+		(cd "$d" && "$KVM_SIDCC" -m32 -static -O2 -g -fomit-frame-pointer -pthread -o wl32nofp wl.c) 2>/dev/null ||
+		rm -f "$d/wl32nofp"
 	# Rust (the rs shapes), where a rustc is here: names of both manglings
 	local rustc
 	rustc=$(command -v rustc || ls "$HOME/.cargo/bin/rustc" 2>/dev/null) || rustc=
@@ -54,6 +69,23 @@ conf_build() {
 		GOCACHE=$(dirname "$d")/gocache GOFLAGS= go build -o "$d/gowl" "$ROOT/tests/vm/conformance-go.go" 2>/dev/null || rm -f "$d/gowl"
 	fi
 	return 0
+}
+
+# conf_old_perf DIR: the host's perf, when older than 7 (Debian bookworm's
+# 6.1), with the shared libraries it runs with, for the guest to record
+# with (the old shapes: what older perfs write, read by perf 7.2 and dstack)
+conf_old_perf() {
+	local d=$1 perf v lib
+	rm -rf "$d"
+	perf=$(command -v perf) || return 0
+	v=$(perf --version 2>/dev/null | awk '{print $3}')
+	case $v in [1-6].*) ;; *) return 0 ;; esac
+	mkdir -p "$d"
+	cp "$(readlink -f "$perf")" "$d/perf" || { rm -rf "$d"; return 0; }
+	for lib in $(ldd "$d/perf" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}'); do
+		cp -L "$lib" "$d/" || { rm -rf "$d"; return 0; }
+	done
+	[ -f "$d/ld-linux-x86-64.so.2" ] || rm -rf "$d"
 }
 
 # conf_cmds: NAME|ARGS lines, the commands compared on each recording.
@@ -293,27 +325,34 @@ conf_guest_record() {
 	return 1
 }
 
+# conf_needs FILE SHAPES WHAT WHY: without the executable FILE, SHAPES are
+# dropped from the run, said loudly
+conf_needs() {
+	local shape
+	[ ! -x "$1" ] || return 0
+	echo "SKIPPED conformance $2 ($3): *** $4 ***"
+	for shape in $2; do
+		CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed "s/ $shape / /")
+	done
+}
+
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx nofpg nofpd nofpdw nofpxx n32dw n32g dyn old61g old61dw old61m old61tp old61p}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
 	else
 		rm -rf "$job" "$conf_work"/guest "$conf_work"/guest.*
 		if ! conf_build "$job"; then bad "conformance: the workloads do not build"; return; fi
-		if [ ! -x "$job/rs" ]; then
-			echo "SKIPPED conformance rs rsv0 (Rust names): *** no rustc here, or it failed ***"
-			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ rs / /; s/ rsv0 / /')
-		fi
-		if [ ! -x "$job/wlclang" ]; then
-			echo "SKIPPED conformance clc clxx (C and C++ built by clang): *** no clang here, or it failed ***"
-			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ clc / /; s/ clxx / /')
-		fi
-		if [ ! -x "$job/gowl" ]; then
-			echo "SKIPPED conformance go godw (Go): *** no go toolchain here, or it failed ***"
-			CONF_ALL_SHAPES=$(echo " $CONF_ALL_SHAPES " | sed 's/ go / /; s/ godw / /')
-		fi
+		conf_needs "$job/rs" "rs rsv0" "Rust names" "no rustc here, or it failed"
+		conf_needs "$job/wlclang" "clc clxx" "C and C++ built by clang" "no clang here, or it failed"
+		conf_needs "$job/gowl" "go godw" "Go" "no go toolchain here, or it failed"
+		conf_needs "$job/wl32nofp" "n32dw n32g" "32-bit without frame pointers" "no sid toolchain (kernel-vm/sid-cc) here"
+		conf_needs "$job/oldperf/perf" "old61g old61dw old61m old61tp old61p" "recorded by an older perf" \
+			"no perf older than 7 on this host"
+		# CONF_SHAPES (developers): the guest records those alone
+		[ -z "${CONF_SHAPES:-}" ] || echo "$CONF_ALL_SHAPES" | tr ' ' '\n' | grep . >"$job/only"
 		conf_guest_record "$job" "$conf_work/guest"
 		for d in "${conf_boots[@]}"; do
 			[ -d "$d" ] || continue
@@ -322,6 +361,8 @@ conf_guest() {
 			[ ! -x "$job/rs" ] || cp "$job"/rs "$job"/rsv0 "$d/symfs/job/"
 			[ ! -x "$job/gowl" ] || cp "$job"/gowl "$d/symfs/job/"
 			[ ! -x "$job/wlclang" ] || cp "$job"/wlclang "$job"/wlxxclang "$d/symfs/job/"
+			cp "$job"/wlnofp "$job"/wlxxnofp "$job"/wldyn "$d/symfs/job/"
+			[ ! -x "$job/wl32nofp" ] || cp "$job"/wl32nofp "$d/symfs/job/"
 		done
 	fi
 	local any=

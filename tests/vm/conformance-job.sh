@@ -148,4 +148,39 @@ if [ -x ./gowl ]; then
 	rec go -e cpu-clock -c 200000 -g -- ./gowl 4
 	rec godw -e cpu-clock -c 500000 --call-graph dwarf -- ./gowl 2
 fi
+# without frame pointers: the kernel's frame-pointer walk (classic and
+# deferred) goes astray as perf prints it; stack copies unwound by CFI;
+# 32-bit ones read as perf's libdw reads them (8-byte words)
+rec nofpg -e cpu-clock -c 100000 -g -- ./wlnofp mix 20
+rec nofpd -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlnofp mix 20
+rec nofpdw -e cpu-clock -c 200000 --call-graph dwarf -- ./wlnofp mix 10
+rec nofpxx -e cpu-clock -c 200000 --call-graph dwarf -- ./wlxxnofp 10
+if [ -x ./wl32nofp ]; then
+	rec n32dw -e cpu-clock -c 200000 --call-graph dwarf -- ./wl32nofp mix 10
+	rec n32g -e cpu-clock -c 100000 -g -- ./wl32nofp mix 20
+fi
+# main named by .dynsym alone
+rec dyn -e cpu-clock -c 100000 -g -- ./wldyn mix 10
+# recorded by an older perf (the host's, with its libraries): its headers,
+# build-id table and event descriptions
+if [ -x ./oldperf/perf ]; then
+	old() { # NAME PERF-RECORD-ARGS...
+		name=$1; shift
+		want "$name" || return 0
+		start "$name"
+		/job/oldperf/ld-linux-x86-64.so.2 --library-path /job/oldperf /job/oldperf/perf record \
+			-o "/out/$name.data" "$@" >"/out/$name.log" 2>&1
+		done_shape "$name" $?
+	}
+	old old61g -e cpu-clock -c 100000 -g -- ./wl mix 20
+	old old61dw -e cpu-clock -c 200000 --call-graph dwarf -- ./wlnofp mix 10
+	old old61m -c 100000 -e cpu-clock -e task-clock:u -e page-faults:k -- ./wl fork 6
+	old old61tp -e sched:sched_switch -g -- ./wl fork 4
+	if want old61p; then
+		start old61p
+		/job/oldperf/ld-linux-x86-64.so.2 --library-path /job/oldperf /job/oldperf/perf record \
+			-e cpu-clock -c 100000 -g -o - -- ./wl exec 4 >/out/old61p.data 2>/out/old61p.log
+		done_shape old61p $?
+	fi
+fi
 ls -l /out >/out/ls.txt
