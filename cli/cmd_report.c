@@ -48,6 +48,10 @@ struct node {
 	uint32_t key;              /* index in nkeys; NONE for an entry's root */
 	uint32_t parent, first_child, next_sibling;
 	uint64_t hit, cumul;       /* period ending here, period through here */
+	/* --children: the address of the first chain through here (perf's
+	 * callchain_list ip: what a merged chain's frames match, merge_graph),
+	 * and that chain's path offset (UINT64_MAX: none yet) */
+	uint64_t ip, ip_from;
 };
 
 struct entry {
@@ -66,6 +70,8 @@ struct entry {
 	uint32_t root;                 /* call-graph root node */
 	uint32_t depth;                /* --children: perf's callchain max_depth (frames from it on, most) */
 	uint64_t start;                /* the symbol's start (perf's collapsed order), the address with none */
+	uint64_t end;                  /* the symbol's end (an inlined function's: the one it is in) */
+	bool merged;                   /* --children: merged into an equal entry as perf collapses */
 };
 
 /* A sample's entry and call-graph path, by what determines them. */
@@ -130,6 +136,21 @@ struct report {
 	struct entry *ents;
 	size_t nr_ents, cap_ents;
 	struct ds_idmap ent_ids;          /* entry (by entry_eq) -> index in ents */
+	/*
+	 * --children: each event's entries in perf's tree of entries as they
+	 * come (its hists' entries_in), searched the way perf searches it:
+	 * its comparison is no order where an inlined function's entry takes
+	 * part (by name against the others, by address among those), so a
+	 * search can miss an equal entry and make a second one, which perf's
+	 * collapse then merges (tree_order) or prints twice.
+	 */
+	bool etree_on;                    /* since the first inlined function's entry (before it, perf's
+					   search finds what the hash map finds, without its cost) */
+	struct rbn *etree;                /* by entry index */
+	size_t cap_etree;
+	uint32_t *ein_root;               /* by event (event_index) */
+	uint32_t *he_cache;               /* the sample's entries so far (perf's he_cache) */
+	size_t nr_he_cache, cap_he_cache;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct ds_trie node_trie;         /* (parent, nkey) -> index in nodes */
@@ -171,6 +192,7 @@ static bool uses(const struct report *r, int key)
 
 static const char *short_dso(const char *dso);
 static struct report *sort_ctx;   /* the report the comparators and short_dso() work for */
+static int cmp_collapsed(const void *pa, const void *pb);
 
 static bool entry_eq(const struct report *r, const struct entry *a, const struct entry *b)
 {
@@ -251,7 +273,8 @@ static uint32_t new_node(struct report *r, uint32_t parent, uint32_t key)
 {
 	if (!node_room(r))
 		return NONE;
-	r->nodes[r->nr_nodes] = (struct node){ .key = key, .parent = parent, .first_child = NONE, .next_sibling = NONE };
+	r->nodes[r->nr_nodes] = (struct node){ .key = key, .parent = parent, .first_child = NONE, .next_sibling = NONE,
+					       .ip_from = UINT64_MAX };
 	if (parent != NONE) {
 		r->nodes[r->nr_nodes].next_sibling = r->nodes[parent].first_child;
 		r->nodes[parent].first_child = (uint32_t)r->nr_nodes;
@@ -351,6 +374,116 @@ static uint32_t child(struct report *r, uint32_t parent, uint32_t key)
 	return added ? new_node(r, parent, key) : c;
 }
 
+/*
+ * --children: perf's order is not a sort.  Its comparison of equal Children
+ * looks at the chains' depths only within one thread, so it is no order
+ * across threads, and the result is where perf's red-black trees put the
+ * entries: built here the same way (tree_order).
+ */
+struct rbn {
+	uint32_t left, right, parent;
+	bool red;
+};
+
+static void rb_rotate(struct rbn *t, uint32_t *root, uint32_t x, bool left)
+{
+	uint32_t y = left ? t[x].right : t[x].left, p = t[x].parent;
+	uint32_t m = left ? t[y].left : t[y].right;
+
+	if (left) {
+		t[x].right = m;
+		t[y].left = x;
+	} else {
+		t[x].left = m;
+		t[y].right = x;
+	}
+	if (m != NONE)
+		t[m].parent = x;
+	t[y].parent = p;
+	t[x].parent = y;
+	if (p == NONE)
+		*root = y;
+	else if (t[p].left == x)
+		t[p].left = y;
+	else
+		t[p].right = y;
+}
+
+/* Node @z below @p (left of it if @left; the root when @p is NONE), then rebalanced as perf's rb_insert_color. */
+static void rb_link(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool left)
+{
+	uint32_t x;
+
+	t[z] = (struct rbn){ .left = NONE, .right = NONE, .parent = p, .red = true };
+	if (p == NONE)
+		*root = z;
+	else if (left)
+		t[p].left = z;
+	else
+		t[p].right = z;
+	x = z;
+	while (t[x].parent != NONE && t[t[x].parent].red) {
+		uint32_t q = t[x].parent, g = t[q].parent;
+		bool ql = t[g].left == q;
+		uint32_t u = ql ? t[g].right : t[g].left;
+
+		if (u != NONE && t[u].red) {
+			t[q].red = t[u].red = false;
+			t[g].red = true;
+			x = g;
+			continue;
+		}
+		if (x == (ql ? t[q].right : t[q].left)) {
+			rb_rotate(t, root, q, ql);
+			x = q;
+			q = t[x].parent;
+		}
+		t[q].red = false;
+		t[g].red = true;
+		rb_rotate(t, root, g, !ql);
+	}
+	t[*root].red = false;
+}
+
+/*
+ * Where @key goes in the tree at *@root (node x: @in[x]) as perf's search
+ * walks it (@cmp < 0: left of a node): the node it finds equal (returned),
+ * else NONE with the parent and side to link it at.
+ */
+static uint32_t rb_search(const struct rbn *t, uint32_t root, struct entry **in, struct entry *const *key,
+			  int (*cmp)(const void *, const void *), uint32_t *parent, bool *left)
+{
+	uint32_t x = root;
+
+	*parent = NONE;
+	*left = false;
+	while (x != NONE) {
+		int c = cmp(key, &in[x]);
+
+		if (!c)
+			return x;
+		*parent = x;
+		*left = c < 0;
+		x = *left ? t[x].left : t[x].right;
+	}
+	return NONE;
+}
+
+/* Node @z (entry @in[z]) into the red-black tree at *@root as perf's go (@cmp < 0: left of a node; equal: right). */
+static void rb_insert(struct rbn *t, uint32_t *root, struct entry **in, uint32_t z,
+		      int (*cmp)(const void *, const void *))
+{
+	uint32_t p = NONE, x = *root;
+	bool left = false;
+
+	while (x != NONE) {
+		p = x;
+		left = cmp(&in[z], &in[x]) < 0;
+		x = left ? t[x].left : t[x].right;
+	}
+	rb_link(t, root, z, p, left);
+}
+
 static bool entry_id_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct report *r = ctx;
@@ -380,6 +513,111 @@ static struct entry *find_entry(struct report *r, const struct entry *key)
 	return &r->ents[id];
 }
 
+static size_t event_index(struct report *r, const struct ds_evsel *evsel);
+
+/* Room for the tree links of entry @z. */
+static bool etree_room(struct report *r, size_t z)
+{
+	struct rbn *t = dsi_grow(r->etree, &r->cap_etree, z + 1, sizeof(*t), 1024);
+
+	if (t)
+		r->etree = t;
+	return t != NULL;
+}
+
+/* Entry @z into its event's tree as perf's search places a new one. */
+static void etree_add(struct report *r, size_t ev, uint32_t z)
+{
+	const struct entry *key = &r->ents[z];
+	uint32_t x, p = NONE;
+	bool left = false;
+
+	for (x = r->ein_root[ev]; x != NONE;) {
+		const struct entry *ex = &r->ents[x];
+
+		p = x;
+		left = cmp_collapsed(&key, &ex) < 0;
+		x = left ? r->etree[x].left : r->etree[x].right;
+	}
+	rb_link(r->etree, &r->ein_root[ev], z, p, left);
+}
+
+/* The event trees of the entries made so far (made as they came: the hash map's entries are what perf's search made). */
+static bool etree_start(struct report *r)
+{
+	if (!r->ein_root && !(r->ein_root = malloc(EVENTS_MAX * sizeof(*r->ein_root))))
+		return false;
+	if (!etree_room(r, r->nr_ents))
+		return false;
+	for (size_t i = 0; i < EVENTS_MAX; i++)
+		r->ein_root[i] = NONE;
+	for (size_t z = 0; z < r->nr_ents; z++)
+		etree_add(r, event_index(r, r->ents[z].evsel), (uint32_t)z);
+	r->etree_on = true;
+	return true;
+}
+
+/*
+ * --children: @key's entry as perf's search of its event's tree finds it
+ * (struct report's etree), made if none; until the first inlined entry,
+ * the hash map's (the same).
+ */
+static struct entry *find_entry_tree(struct report *r, const struct entry *key)
+{
+	size_t ev = event_index(r, key->evsel);
+	uint32_t x, z;
+	struct entry *e;
+
+	/* (without memory for the trees, the hash map's lookups go on) */
+	if (ev == SIZE_MAX || (!r->etree_on && (!key->inlined || !etree_start(r))))
+		return find_entry(r, key);
+	for (x = r->ein_root[ev]; x != NONE;) {
+		const struct entry *ex = &r->ents[x];
+		int c = cmp_collapsed(&key, &ex);
+
+		if (!c)
+			return &r->ents[x];
+		x = c < 0 ? r->etree[x].left : r->etree[x].right;
+	}
+	e = dsi_grow(r->ents, &r->cap_ents, r->nr_ents + 1, sizeof(*e), 1024);
+	if (!e || r->nr_ents >= NONE - 1 || !node_room(r) || !etree_room(r, r->nr_ents))
+		return NULL;
+	r->ents = e;
+	z = (uint32_t)r->nr_ents++;
+	e = &r->ents[z];
+	*e = *key;
+	e->root = new_node(r, NONE, NONE);
+	etree_add(r, ev, z);
+	return e;
+}
+
+/* Is @key equal, by perf's comparison, to an entry this sample added to already (its he_cache)? */
+static bool in_he_cache(const struct report *r, const struct entry *key)
+{
+	/* before the tree, an equal entry is the one found: its stamp tells */
+	for (size_t i = 0; r->etree_on && i < r->nr_he_cache; i++) {
+		const struct entry *c = &r->ents[r->he_cache[i]];
+
+		/* the quick check first: most entries differ by symbol */
+		if (key->sym && c->sym && !key->inlined && !c->inlined && key->start != c->start)
+			continue;
+		if (!cmp_collapsed(&key, &c))
+			return true;
+	}
+	return false;
+}
+
+static bool he_cache_add(struct report *r, const struct entry *e)
+{
+	uint32_t *v = dsi_grow(r->he_cache, &r->cap_he_cache, r->nr_he_cache + 1, sizeof(*v), 64);
+
+	if (!v)
+		return false;
+	r->he_cache = v;
+	r->he_cache[r->nr_he_cache++] = (uint32_t)(e - r->ents);
+	return true;
+}
+
 /* Add @period along the frames from..to of @s (either direction) under @e's root, now. */
 static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_profile_sample *s, long from, long to,
 			   uint64_t period)
@@ -394,13 +632,31 @@ static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_pr
 		if (n == NONE)
 			return -ENOMEM;
 		r->nodes[n].cumul += period;
+		if (r->nodes[n].ip_from == UINT64_MAX) {
+			r->nodes[n].ip = s->frames[i].ip;
+			r->nodes[n].ip_from = 0;   /* made as the samples come: before any path's */
+		}
 	}
 	r->nodes[n].hit += period;
 	return 0;
 }
 
-/* a path record: root, id low, id high, from, to, n, pending period (2 words) */
+/* a path record: root, id low, id high, from, to, n, pending period (2 words); then n nkeys,
+ * and with --children the n frames' addresses (2 words each) */
 #define PATH_HEAD 8
+
+static size_t path_words(const struct report *r, uint32_t n)
+{
+	return PATH_HEAD + (size_t)n * (r->children ? 3 : 1);
+}
+
+/* Frame @d's address in path record @p (--children). */
+static uint64_t path_ip(const uint32_t *p, uint32_t d)
+{
+	const uint32_t *w = p + PATH_HEAD + p[5] + 2 * (size_t)d;
+
+	return (uint64_t)w[1] << 32 | w[0];
+}
 
 static uint32_t *path_room(struct report *r, size_t words)
 {
@@ -458,7 +714,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 
 	*at = SIZE_MAX;
 	/* (paths past 2^32 words have offsets the id map cannot hold: the graph takes them at once) */
-	if (!s->shape_id || (uint64_t)len > UINT32_MAX - PATH_HEAD || r->nr_paths >= NONE) {
+	if (!s->shape_id || (uint64_t)len > (UINT32_MAX - PATH_HEAD) / 3 || r->nr_paths >= NONE) {
 		r->direct_nodes = true;
 		return add_chain_nodes(r, e, s, from, to, s->period);
 	}
@@ -469,12 +725,17 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 		*at = off;
 		return 0;
 	}
-	p = path_room(r, PATH_HEAD + (size_t)len);
+	p = path_room(r, path_words(r, (uint32_t)len));
 	if (!p)
 		return -ENOMEM;
-	for (long i = from, d = 0; i != to + step; i += step, d++)
+	for (long i = from, d = 0; i != to + step; i += step, d++) {
 		if ((p[PATH_HEAD + d] = frame_nkey(r, s, (size_t)i)) == NONE)
 			return -ENOMEM;
+		if (r->children) {
+			p[PATH_HEAD + len + 2 * d] = (uint32_t)s->frames[i].ip;
+			p[PATH_HEAD + len + 2 * d + 1] = (uint32_t)(s->frames[i].ip >> 32);
+		}
+	}
 	p[0] = e->root;
 	p[1] = (uint32_t)s->shape_id;
 	p[2] = (uint32_t)(s->shape_id >> 32);
@@ -485,7 +746,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 	if (ds_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
 		return -ENOMEM;
 	*at = r->nr_paths;
-	r->nr_paths += PATH_HEAD + (size_t)len;
+	r->nr_paths += path_words(r, (uint32_t)len);
 	return 0;
 }
 
@@ -527,7 +788,7 @@ static int build_paths(struct report *r)
 	uint32_t *stack = NULL;
 	const uint32_t *prev = NULL;
 
-	for (size_t off = 0; off < r->nr_paths; off += PATH_HEAD + r->paths[off + 5], nr++)
+	for (size_t off = 0; off < r->nr_paths; off += path_words(r, r->paths[off + 5]), nr++)
 		if (r->paths[off + 5] > depth_cap)
 			depth_cap = r->paths[off + 5];
 	order = malloc((nr ? nr : 1) * sizeof(*order));
@@ -538,7 +799,7 @@ static int build_paths(struct report *r)
 		return -ENOMEM;
 	}
 	i = 0;
-	for (size_t off = 0; off < r->nr_paths; off += PATH_HEAD + r->paths[off + 5])
+	for (size_t off = 0; off < r->nr_paths; off += path_words(r, r->paths[off + 5]))
 		order[i++] = off;
 	sort_paths = r->paths;
 	if (nr > 1)
@@ -563,6 +824,11 @@ static int build_paths(struct report *r)
 				}
 			}
 			n = stack[d];
+			/* the first chain through a node (the lowest offset: paths are made in order) gives its address */
+			if (r->children && r->nodes[n].ip_from > order[i]) {
+				r->nodes[n].ip = path_ip(p, d);
+				r->nodes[n].ip_from = order[i];
+			}
 		}
 		r->nodes[p[0]].cumul += period;
 		for (uint32_t d = 0; d < p[5]; d++)
@@ -655,6 +921,7 @@ static void key_of(struct report *r, const struct ds_profile_sample *s, const st
 	if (!key->sym && rel && (!f->kernel || f->map_end) && !f->cookie)
 		key->addr = f->addr;
 	key->start = !key->sym ? key->addr : f->kernel ? f->ip - f->offset : f->addr - f->offset;
+	key->end = key->start + (key->sym ? f->sym_size : 0);
 	/* a failed copy (ENOMEM) leaves the entry without its line: printed "?" */
 	if (uses(r, SORT_SRCLINE))
 		key->srcline = srcline_of(r, f);
@@ -772,8 +1039,11 @@ static int add_children(struct report *r, const struct ds_profile_sample *s, str
 		key.inlined = s->frames[i].inlined && key.sym;
 		if (key.inlined && !(key.sym = inlined_name(r, key.sym)))
 			return -ENOMEM;
-		e = find_entry(r, &key);
-		if (!e)
+		/* perf's he_cache: a frame equal to one the sample added already (recursion) adds nothing */
+		if (in_he_cache(r, &key))
+			continue;
+		e = find_entry_tree(r, &key);
+		if (!e || !he_cache_add(r, e))
 			return -ENOMEM;
 		if (e->stamp == r->seq)
 			continue;
@@ -875,7 +1145,7 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 	struct memo *m;
 	struct entry *e;
 
-	if ((r->children && cc) || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) ||
+	if (r->children || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) ||
 	    uses(r, SORT_CPU) || chain_misses_ip(s))
 		return false;
 	m = memo_find(r, s);
@@ -918,13 +1188,14 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	bool graph = draws_graph(r, s->evsel);
 
 	key_of(r, s, own_frame(s, &at_ip), true, &key);
-	if (!(e = find_entry(r, &key)))
+	if (!(e = r->children ? find_entry_tree(r, &key) : find_entry(r, &key)))
 		return -ENOMEM;
 	e->self += s->period;
 	e->samples++;
 	e->lat_self += sample_latency(s);
+	r->nr_he_cache = 0;
 	if (r->children && cc)
-		return add_children(r, s, e);
+		return he_cache_add(r, e) ? add_children(r, s, e) : -ENOMEM;
 	e->acc += s->period;
 	e->lat_acc += sample_latency(s);
 	if (graph && cc && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)
@@ -1128,13 +1399,25 @@ static int cmp_collapsed(const void *pa, const void *pb);
 static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
 {
 	switch (key) {
-	case SORT_COMM: return strcmp(a->comm, b->comm);
+	case SORT_COMM: return a->comm == b->comm ? 0 : strcmp(a->comm, b->comm);
 	case SORT_PID: return (a->pid > b->pid) - (a->pid < b->pid);
 	case SORT_SRCLINE: return strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
 	case SORT_TRACE: return strcmp(a->trace ? a->trace : "", b->trace ? b->trace : "");
 	case SORT_CPU: return (a->cpu > b->cpu) - (a->cpu < b->cpu);
 	default: return 0;
 	}
+}
+
+/* perf's DSO key: by short name, entries of no map ("[unknown]") last */
+static int dso_cmp(const struct entry *a, const struct entry *b)
+{
+	bool ua, ub;
+
+	if (a->dso == b->dso)
+		return 0;
+	ua = !strcmp(a->dso, "[unknown]");
+	ub = !strcmp(b->dso, "[unknown]");
+	return ua != ub ? ua - ub : strcmp(short_dso(a->dso), short_dso(b->dso));
 }
 
 /* Member @k's entry paired with @e in its group's section (link_group): @e itself for the leader, NULL if none. */
@@ -1182,13 +1465,9 @@ static int cmp_entry(const void *pa, const void *pb)
 		int c = 0;
 
 		switch (r->sort[i]) {
-		case SORT_DSO: {
-			/* perf's entries of no map ("[unknown]") after those of one */
-			bool ua = !strcmp(a->dso, "[unknown]"), ub = !strcmp(b->dso, "[unknown]");
-
-			c = ua != ub ? ua - ub : strcmp(short_dso(a->dso), short_dso(b->dso));
+		case SORT_DSO:
+			c = dso_cmp(a, b);
 			break;
-		}
 		case SORT_SYM:
 			if (!a->sym != !b->sym)
 				c = a->sym ? -1 : 1;
@@ -1247,22 +1526,23 @@ static int cmp_collapsed(const void *pa, const void *pb)
 				break;
 			}
 			/* fall through */
-		case SORT_DSO: {
-			bool ua = !strcmp(a->dso, "[unknown]"), ub = !strcmp(b->dso, "[unknown]");
-
-			c = ua != ub ? ua - ub : strcmp(short_dso(a->dso), short_dso(b->dso));
+		case SORT_DSO:
+			c = dso_cmp(a, b);
 			if (c || r->sort[i] == SORT_DSO)
 				break;
 			if (!a->sym != !b->sym)
 				c = a->sym ? -1 : 1;
 			else if (a->sym && (a->inlined || b->inlined) && (c = sym_name_cmp(b, a)))
 				;   /* perf's: by name where either is inlined, the other way round (a new one left of a greater name) */
+			else if (a->sym && (a->inlined || b->inlined) && a->start <= b->end && a->end >= b->start)
+				;   /* perf's: one name in functions that overlap (or touch) is one (no order) */
 			else if (a->start != b->start)   /* perf's difference, signed */
 				c = (int64_t)(a->start - b->start) < 0 ? -1 : 1;
+			else if (a->end != b->end)
+				c = (int64_t)(a->end - b->end) < 0 ? -1 : 1;
 			else if (a->sym)
 				c = strcmp(a->sym, b->sym);
 			break;
-		}
 		default:
 			c = cmp_plain_key(r->sort[i], a, b);
 			break;
@@ -1271,84 +1551,6 @@ static int cmp_collapsed(const void *pa, const void *pb)
 			return c;
 	}
 	return 0;
-}
-
-/*
- * --children: perf's order is not a sort.  Its comparison of equal Children
- * looks at the chains' depths only within one thread, so it is no order
- * across threads, and the result is where perf's red-black trees put the
- * entries: built here the same way (tree_order).
- */
-struct rbn {
-	uint32_t left, right, parent;
-	bool red;
-};
-
-static void rb_rotate(struct rbn *t, uint32_t *root, uint32_t x, bool left)
-{
-	uint32_t y = left ? t[x].right : t[x].left, p = t[x].parent;
-	uint32_t m = left ? t[y].left : t[y].right;
-
-	if (left) {
-		t[x].right = m;
-		t[y].left = x;
-	} else {
-		t[x].left = m;
-		t[y].right = x;
-	}
-	if (m != NONE)
-		t[m].parent = x;
-	t[y].parent = p;
-	t[x].parent = y;
-	if (p == NONE)
-		*root = y;
-	else if (t[p].left == x)
-		t[p].left = y;
-	else
-		t[p].right = y;
-}
-
-/* Node @z (entry @in[z]) into the red-black tree at *@root as perf's go (@cmp < 0: left of a node). */
-static void rb_insert(struct rbn *t, uint32_t *root, struct entry **in, uint32_t z,
-		      int (*cmp)(const void *, const void *))
-{
-	uint32_t p = NONE, x = *root;
-	bool left = false;
-
-	while (x != NONE) {
-		p = x;
-		left = cmp(&in[z], &in[x]) < 0;
-		x = left ? t[x].left : t[x].right;
-	}
-	t[z] = (struct rbn){ .left = NONE, .right = NONE, .parent = p, .red = true };
-	if (p == NONE)
-		*root = z;
-	else if (left)
-		t[p].left = z;
-	else
-		t[p].right = z;
-	x = z;
-	while (t[x].parent != NONE && t[t[x].parent].red) {
-		uint32_t q = t[x].parent, g = t[q].parent;
-		bool ql = t[g].left == q;
-		uint32_t u = ql ? t[g].right : t[g].left;
-
-		if (u != NONE && t[u].red) {
-			t[q].red = t[u].red = false;
-			t[g].red = true;
-			x = g;
-			continue;
-		}
-		if (x == (ql ? t[q].right : t[q].left)) {
-			rb_rotate(t, root, q, ql);
-			x = q;
-			q = t[x].parent;
-		}
-		t[q].red = false;
-		t[g].red = true;
-		rb_rotate(t, root, g, !ql);
-	}
-	t[*root].red = false;
 }
 
 /* @in's entries into a red-black tree as perf's go, one after the other; its root. */
@@ -1385,13 +1587,103 @@ static uint32_t rb_next(const struct rbn *t, uint32_t x)
 	return x;
 }
 
-/* The entries of the tree at @root (node x: @in[x]) into @out, in order. */
-static void rb_read(const struct rbn *t, uint32_t root, struct entry **in, struct entry **out)
+/* The entries of the tree at @root (node x: @in[x]) into @out, in order; their number. */
+static size_t rb_read(const struct rbn *t, uint32_t root, struct entry **in, struct entry **out)
 {
 	size_t k = 0;
 
 	for (uint32_t x = rb_first(t, root); x != NONE; x = rb_next(t, x))
 		out[k++] = in[x];
+	return k;
+}
+
+/* The unresolved nkey of a merged frame: @base's DSO at @ip (printed as the address). NONE on ENOMEM. */
+static uint32_t nkey_addr(struct report *r, uint32_t base, uint64_t ip)
+{
+	struct nkey key = { .dso = r->nkeys[base].dso, .ip = ip, .start = ip, .rip = ip,
+			    .dso_rank = r->nkeys[base].dso_rank };
+	struct nkey *n = dsi_grow(r->nkeys, &r->cap_nkeys, r->nr_nkeys + 1, sizeof(*n), 1024);
+	bool added;
+	uint32_t id;
+
+	if (!n || r->nr_nkeys >= NONE - 1)
+		return NONE;
+	r->nkeys = n;
+	id = ds_idmap__find_or_add(&r->nkey_ids, dsi_hash64((uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
+							   key.ip * 0xc2b2ae3d27d4eb4fULL),
+				   nkey_eq, r, &key, (uint32_t)r->nr_nkeys, &added);
+	if (added)
+		r->nkeys[r->nr_nkeys++] = key;
+	return id;
+}
+
+/*
+ * Where frame @c of a merged call graph goes under node @to: perf's merge
+ * copies a chain's maps but not its symbols (merge_chain_branch), so the
+ * frame matches a child of the same DSO whose first address is its own,
+ * else becomes a child of its own, an address.  NONE on ENOMEM.
+ */
+static uint32_t merge_child(struct report *r, uint32_t to, uint32_t c)
+{
+	const char *dso = r->nkeys[r->nodes[c].key].dso;
+	uint64_t ip = r->nodes[c].ip;
+	uint32_t x, key;
+
+	for (x = r->nodes[to].first_child; x != NONE; x = r->nodes[x].next_sibling)
+		if (r->nkeys[r->nodes[x].key].dso == dso && r->nodes[x].ip == ip)
+			return x;
+	if ((key = nkey_addr(r, r->nodes[c].key, ip)) == NONE || (x = new_node(r, to, key)) == NONE)
+		return NONE;
+	r->nodes[x].ip = ip;
+	r->nodes[x].ip_from = 0;
+	return x;
+}
+
+/* perf's merge of @d's call graph into @e's as its collapse merges the entries (callchain_merge). */
+static int merge_graph(struct report *r, struct entry *e, const struct entry *d)
+{
+	struct pair { uint32_t from, to; } *stack = NULL;
+	size_t nr = 0, cap = 0;
+	int rc = 0;
+
+	r->nodes[e->root].hit += r->nodes[d->root].hit;
+	r->nodes[e->root].cumul += r->nodes[d->root].cumul;
+	for (uint32_t from = d->root, to = e->root;;) {
+		for (uint32_t c = r->nodes[from].first_child; c != NONE; c = r->nodes[c].next_sibling) {
+			uint32_t m = merge_child(r, to, c);
+			struct pair *v = dsi_grow(stack, &cap, nr + 1, sizeof(*v), 64);
+
+			if (m == NONE || !v) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			stack = v;
+			r->nodes[m].hit += r->nodes[c].hit;
+			r->nodes[m].cumul += r->nodes[c].cumul;
+			stack[nr++] = (struct pair){ c, m };
+		}
+		if (!nr)
+			break;
+		nr--;
+		from = stack[nr].from;
+		to = stack[nr].to;
+	}
+out:
+	free(stack);
+	return rc;
+}
+
+/* @d into @e, equal as perf's collapse finds them: its periods, and its call graph (merge_graph). */
+static void merge_entry(struct report *r, struct entry *e, struct entry *d)
+{
+	e->self += d->self;
+	e->acc += d->acc;
+	e->samples += d->samples;
+	e->lat_self += d->lat_self;
+	e->lat_acc += d->lat_acc;
+	d->merged = true;
+	if (r->graph && merge_graph(r, e, d))
+		r->error = -ENOMEM;
 }
 
 /*
@@ -1422,13 +1714,26 @@ static uint32_t rb_find(const struct rbn *t, uint32_t root, struct entry **in, c
  */
 static uint32_t collapsed_tree(struct rbn *t, struct entry **list, size_t nr, struct entry **tmp)
 {
-	uint32_t root = rb_build(t, list, nr, cmp_collapsed);
+	uint32_t root = rb_build(t, list, nr, cmp_collapsed), p;
+	bool left;
 
 	if (!uses(sort_ctx, SORT_COMM) && !uses(sort_ctx, SORT_SRCLINE))
 		return root;
 	rb_read(t, root, list, tmp);
 	memcpy(list, tmp, nr * sizeof(*tmp));
-	return rb_build(t, list, nr, cmp_collapsed);
+	if (!sort_ctx->children)
+		return rb_build(t, list, nr, cmp_collapsed);
+	/* --children: an entry equal to one already in is merged into it (its duplicates, made as they came) */
+	root = NONE;
+	for (uint32_t z = 0; z < nr; z++) {
+		uint32_t x = rb_search(t, root, list, &list[z], cmp_collapsed, &p, &left);
+
+		if (x != NONE)
+			merge_entry(sort_ctx, list[x], list[z]);
+		else
+			rb_link(t, &root, z, p, left);
+	}
+	return root;
 }
 
 /*
@@ -1438,8 +1743,9 @@ static uint32_t collapsed_tree(struct rbn *t, struct entry **list, size_t nr, st
  * their difference, signed; depths only within a thread), so the trees
  * decide.
  */
-static int tree_order(struct entry **list, size_t nr, bool collapsed)
+static int tree_order(struct entry **list, size_t *nrp, bool collapsed)
 {
+	size_t nr = *nrp;
 	struct rbn *t = malloc(nr * sizeof(*t));
 	struct entry **tmp = malloc(nr * sizeof(*tmp));
 
@@ -1451,7 +1757,7 @@ static int tree_order(struct entry **list, size_t nr, bool collapsed)
 	if (collapsed)
 		memcpy(tmp, list, nr * sizeof(*tmp));
 	else
-		rb_read(t, collapsed_tree(t, list, nr, tmp), list, tmp);
+		*nrp = nr = rb_read(t, collapsed_tree(t, list, nr, tmp), list, tmp);
 	sort_ctx->in_tree = true;
 	rb_read(t, rb_build(t, tmp, nr, cmp_entry), tmp, list);
 	sort_ctx->in_tree = false;
@@ -2413,7 +2719,7 @@ static int print_report(struct report *r)
 				if (r->ents[i].evsel == r->evsels[ev])
 					list[nr++] = &r->ents[i];
 		}
-		if (nr > 1 && !(r->children && r->any_callchain && tree_order(list, nr, group_members(r, ev)) == 0))
+		if (nr > 1 && !(r->children && r->any_callchain && tree_order(list, &nr, group_members(r, ev)) == 0))
 			qsort(list, nr, sizeof(*list), cmp_entry);
 		print_section(r, ev, !printed, list, nr);
 		printed = true;
@@ -2744,6 +3050,9 @@ static void report_free(struct report *r)
 	free(r->memo);
 	free(r->paths);
 	free(r->ents);
+	free(r->etree);
+	free(r->ein_root);
+	free(r->he_cache);
 	free(r->nodes);
 	free(r->nkeys);
 	free(r->fkeys);

@@ -95,6 +95,7 @@ struct ds_cc_frame {
 	bool cookie;               /* an unresolved deferred user chain: ip is the cookie */
 	const char *elf_sym;       /* the symbol-table name at ip (perf report's flat profile
 				      names it, even where DWARF names the function otherwise) */
+	uint64_t sym_size;         /* that symbol's size (ds_frame's size) */
 	uint64_t addr;             /* as in ds_resolved */
 	uint64_t map_start, map_end, map_pgoff;
 	const struct ds_dso *dso_obj;

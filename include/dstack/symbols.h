@@ -45,6 +45,8 @@ struct ds_frame {
 	bool inlined;             /* an inlined function (perf prints "(inlined)") */
 	const char *elf_name;     /* the symbol-table symbol holding the address (perf
 				     report's name for a sample), NULL if unknown */
+	uint64_t size;            /* that symbol's size (end - start; 0 if unknown): perf's
+				     inlined functions take the range of the one they are in */
 };
 
 struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts);

@@ -241,7 +241,7 @@ static struct ds_cc_frame frame_of(const struct ds_resolved *r, size_t k)
 	return (struct ds_cc_frame){ .ip = r->ip, .sym = r->frames[k].name,
 				     .offset = r->frames[k].offset, .dso = r->dso,
 				     .inlined = r->frames[k].inlined, .kernel = r->kernel,
-				     .elf_sym = r->frames[k].elf_name,
+				     .elf_sym = r->frames[k].elf_name, .sym_size = r->frames[k].size,
 				     .addr = r->addr, .map_start = r->map_start,
 				     .map_end = r->map_end, .map_pgoff = r->map_pgoff,
 				     .dso_obj = r->dso_obj };

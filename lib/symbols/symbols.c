@@ -845,11 +845,12 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 		 * of the symbol.
 		 */
 		out[0] = (struct ds_frame){ .name = alias, .offset = vaddr - sym->start, .inlined = true,
-					    .elf_name = sym->name };
+					    .elf_name = sym->name, .size = sym->end - sym->start };
 		return 1;
 	}
 	if (n == 0) {
-		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name };
+		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name,
+					    .size = sym->end - sym->start };
 		return 1;
 	}
 	alias = a2l_name_at(d, sym, vaddr);
@@ -862,6 +863,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 			/* interned: equal names are equal pointers */
 			.inlined = name != sym->name,
 			.elf_name = sym->name,
+			.size = sym->end - sym->start,
 		};
 	}
 	return n;
@@ -909,7 +911,8 @@ static bool textsyms_frame(const struct ds_textsyms *ts, uint64_t addr, struct d
 
 	if (!sym)
 		return false;
-	*f = (struct ds_frame){ .name = sym->name, .offset = addr - sym->start, .elf_name = sym->name };
+	*f = (struct ds_frame){ .name = sym->name, .offset = addr - sym->start, .elf_name = sym->name,
+				.size = sym->end - sym->start };
 	return true;
 }
 
