@@ -80,6 +80,8 @@ struct memo {
 	const struct ds_evsel *evsel;
 	const char *comm;
 	int32_t pid;               /* -1 when the entries do not sort by pid */
+	bool cc;                   /* made by a sample with a callchain: one without (its chain
+				      discarded) has the same shape but no path */
 	uint32_t ent;
 	size_t path;       /* offset in paths, SIZE_MAX if none */
 };
@@ -1067,7 +1069,8 @@ static int32_t memo_pid(const struct report *r, const struct ds_profile_sample *
 static uint64_t memo_hash(const struct report *r, const struct ds_profile_sample *s)
 {
 	return dsi_hash64(s->shape_id * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)s->evsel * 0xc2b2ae3d27d4eb4fULL ^
-			 ((uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL);
+			 ((uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL ^
+			 s->ip_only);
 }
 
 static bool memo_eq(const void *ctx, uint32_t id, const void *key)
@@ -1076,7 +1079,8 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 	const struct memo *m = &r->memo[id];
 	const struct ds_profile_sample *s = key;
 
-	return m->shape_id == s->shape_id && m->evsel == s->evsel && m->comm == s->comm && m->pid == memo_pid(r, s);
+	return m->shape_id == s->shape_id && m->evsel == s->evsel && m->comm == s->comm && m->pid == memo_pid(r, s) &&
+	       m->cc == !s->ip_only;
 }
 
 /*
@@ -1102,7 +1106,8 @@ static void memo_add(struct report *r, const struct ds_profile_sample *s, const 
 	if (ds_idmap__add(&r->memo_ids, k, (uint32_t)r->nr_memo) < 0)
 		return;
 	r->memo[r->nr_memo++] = (struct memo){ .shape_id = s->shape_id, .evsel = s->evsel, .comm = s->comm,
-					       .pid = memo_pid(r, s), .ent = (uint32_t)(e - r->ents), .path = path };
+					       .pid = memo_pid(r, s), .cc = !s->ip_only, .ent = (uint32_t)(e - r->ents),
+					       .path = path };
 }
 
 /* The index of @evsel among r->evsels, added when new; SIZE_MAX for an index no reader gives (EVENTS_MAX). */
