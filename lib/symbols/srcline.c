@@ -311,20 +311,28 @@ size_t ds_cc_frame__inline_chain(const struct ds_cc_frame *f)
 }
 
 /*
- * The address perf prints in "dso[addr]": its map's own (map_ip), the
- * offset in the file, but for an executable that is not position
- * independent (ET_EXEC: a 32-bit static binary's PLT), whose map perf
- * takes as the identity: the address itself.
+ * The address perf prints in "dso[addr]": its "objdump address"
+ * (map__rip_2objdump), the offset in the file moved by .text's own
+ * address-to-offset difference, whatever section the address is in (a
+ * PIE's .plt.sec a page from its offset; an ET_EXEC's every address its
+ * own); the offset itself when the file cannot be read.
  */
 static uint64_t unknown_line_addr(const struct ds_cc_frame *f)
 {
 	const struct ds_elf_image *img = f->dso_obj && !f->kernel ? dsi_dso__image((struct ds_dso *)f->dso_obj) : NULL;
-	GElf_Ehdr eh;
-	uint64_t vaddr;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
 
-	if (img && img->elf && gelf_getehdr(img->elf, &eh) && eh.e_type == ET_EXEC &&
-	    dsi_elf__off_to_vaddr(img, f->addr, &vaddr))
-		return vaddr;
+	if (!img || !img->elf || elf_getshdrstrndx(img->elf, &shstrndx))
+		return f->addr;
+	while ((scn = elf_nextscn(img->elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(img->elf, shstrndx, sh.sh_name)) || strcmp(name, ".text"))
+			continue;
+		return f->addr + (sh.sh_addr - sh.sh_offset);
+	}
 	return f->addr;
 }
 
