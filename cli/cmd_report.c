@@ -573,13 +573,18 @@ static struct entry *find_entry_tree(struct report *r, const struct entry *key)
 	/* (without memory for the trees, the hash map's lookups go on) */
 	if (ev == SIZE_MAX || (!r->etree_on && (!key->inlined || !etree_start(r))))
 		return find_entry(r, key);
+	uint32_t p = NONE;
+	bool left = false;
+
 	for (x = r->ein_root[ev]; x != NONE;) {
 		const struct entry *ex = &r->ents[x];
 		int c = cmp_collapsed(&key, &ex);
 
 		if (!c)
 			return &r->ents[x];
-		x = c < 0 ? r->etree[x].left : r->etree[x].right;
+		p = x;
+		left = c < 0;
+		x = left ? r->etree[x].left : r->etree[x].right;
 	}
 	e = dsi_grow(r->ents, &r->cap_ents, r->nr_ents + 1, sizeof(*e), 1024);
 	if (!e || r->nr_ents >= NONE - 1 || !node_room(r) || !etree_room(r, r->nr_ents))
@@ -589,7 +594,7 @@ static struct entry *find_entry_tree(struct report *r, const struct entry *key)
 	e = &r->ents[z];
 	*e = *key;
 	e->root = new_node(r, NONE, NONE);
-	etree_add(r, ev, z);
+	rb_link(r->etree, &r->ein_root[ev], z, p, left);   /* where the search ended */
 	return e;
 }
 
