@@ -708,6 +708,9 @@ static int report_run(const struct ds_recorder *r, const struct record_args *a)
 	if (st->lost_records)
 		fprintf(stderr, "dstack record: lost %llu events in %llu LOST records: raise -m\n",
 			(unsigned long long)st->lost_events, (unsigned long long)st->lost_records);
+	if (a->verbose && st->foreign_deferred)
+		fprintf(stderr, "dstack record: %llu deferred records of other tasks not written\n",
+			(unsigned long long)st->foreign_deferred);
 	return exit_code;
 }
 

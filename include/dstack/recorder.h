@@ -79,6 +79,7 @@ struct ds_recorder_opts {
 struct ds_recorder_stats {
 	uint64_t samples, lost_records, lost_events, deferred_records;
 	uint64_t cookies_seen, cookies_resolved;  /* distinct (tid, cookie) */
+	uint64_t foreign_deferred;   /* the system-wide sink's records of other tasks, not written */
 	uint64_t bytes;
 	int child_status;            /* wait status of the command, -1 if none */
 	bool exec_failed;            /* the command could not be executed */
@@ -96,7 +97,11 @@ size_t ds_recorder__nr_attrs(const struct ds_recorder *r);
 /* The attr, the smallest size that holds its fields, its ids and name. */
 void ds_recorder__attr(const struct ds_recorder *r, size_t i, const struct ds_attr **attr,
 		       uint32_t *attr_size, const uint64_t **ids, size_t *nr_ids, const char **name);
-/* NULL, or one line saying why deferred callchains were not used. */
+/*
+ * NULL, or what the recording falls short of, one line each: deferred
+ * callchains not used (the kernel lacks them), their system-wide receiver
+ * not opened (records of tasks exiting in the kernel may be lost).
+ */
 const char *ds_recorder__fallback(const struct ds_recorder *r);
 bool ds_recorder__deferred(const struct ds_recorder *r);
 

@@ -78,12 +78,13 @@ struct ds_recorder {
 	int go_fd, err_fd;      /* command handshake */
 	volatile sig_atomic_t stop;
 	bool deferred;
-	char fallback[200];
+	char fallback[512];   /* lines: what the recording falls short of */
 	struct ds_recorder_stats st;
 	uint64_t sample_type;   /* BASE_SAMPLE_TYPE (+ CPU) common to every event */
 	size_t trailer_bytes;   /* sample_id_all: TID TIME [CPU] IDENTIFIER */
 	struct ds_hashmap cookies;     /* hash(tid, cookie) -> 1 seen in a sample, 2 record seen */
-	struct ds_hashmap known_tids;  /* system-wide defer sink: target tids */
+	struct ds_hashmap known_tids;  /* system-wide defer sink: target tids (FORK, samples) */
+	uint32_t last_sample_tid;      /* the last tid set in known_tids by a sample */
 	uint8_t *bounce;               /* for records that wrap around the ring end */
 	uint8_t *held;                 /* defer records of not yet known tids, within one pass */
 	size_t held_len, held_cap;
@@ -404,6 +405,23 @@ static bool probe_defer(struct ds_recorder *r)
 	return false;
 }
 
+/* One more line of what the recording falls short of (ds_recorder__fallback). */
+__attribute__((format(printf, 2, 3)))
+static void append_note(struct ds_recorder *r, const char *fmt, ...)
+{
+	size_t used = strlen(r->fallback);
+	va_list ap;
+
+	if (used && used + 1 < sizeof(r->fallback))
+		r->fallback[used++] = '\n';
+	if (used + 1 >= sizeof(r->fallback))
+		return;
+	r->fallback[used] = 0;
+	va_start(ap, fmt);
+	vsnprintf(r->fallback + used, sizeof(r->fallback) - used, fmt, ap);
+	va_end(ap);
+}
+
 static int add_event(struct ds_recorder *r, enum ev_role role, const char *name, bool system_wide)
 {
 	struct rec_event *n = realloc(r->ev, (r->nr_ev + 1) * sizeof(*n));
@@ -508,10 +526,22 @@ static int open_defer_sink(struct ds_recorder *r)
 	/* only side-band events (mmap, comm, task, ksymbol, ...) are on the
 	 * CPU-wide list the kernel walks for records; ksymbol is the rarest */
 	s->attr.flags |= 1ULL << DS_ATTR_DEFER_OUTPUT | 1ULL << DS_ATTR_KSYMBOL;
-	if (open_event(r, s) == 0)
-		return 1;
-	close_event(s);
+	for (int try = 0; try < 3; try++) {
+		err = open_event(r, s);
+		if (!err)
+			return 1;
+		close_event(s);
+		if (err != -EINTR && err != -EAGAIN && err != -EBUSY && err != -ENOMEM)
+			break;
+		usleep(10000);   /* a transient failure: try again */
+	}
 	r->nr_ev--;
+	/* without the permission it is expected (the tracking event takes the
+	 * records, as in perf record); anything else is said */
+	if (err != -EACCES && err != -EPERM)
+		append_note(r, "dstack record: cannot open the system-wide receiver of deferred "
+			    "records (%s): the user stacks of tasks that exit inside the kernel "
+			    "may be lost", strerror(-err));
 	return 0;
 }
 
@@ -1009,6 +1039,11 @@ static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
 		memcpy(&cookie, rec + off + 8 + (nr - 1) * 8, 8);
 		if (ctx != DS_CONTEXT_USER_DEFERRED)
 			return;
+		/* the task is ours even when its FORK was lost (LOST records) */
+		if (tid != r->last_sample_tid) {
+			dsi_hashmap__set(&r->known_tids, tid, 1);
+			r->last_sample_tid = tid;
+		}
 		bool found;
 		uint64_t *v = dsi_hashmap__upsert(&r->cookies, cookie_key(tid, cookie), 1, &found);
 		if (v && !found) /* else: known, or its record came first (sample on the way out) */
@@ -1121,26 +1156,68 @@ static int finished_round(ds_record_sink sink, void *ctx)
 	return sink(ctx, &h, sizeof(h));
 }
 
-static int drain_all(struct ds_recorder *r, ds_record_sink sink, void *ctx)
+static int drain_rings(struct ds_recorder *r, ds_record_sink sink, void *ctx)
 {
 	int err = 0;
-	uint64_t before = r->st.bytes;
 	for (size_t c = 0; !err && c < r->nr_cpus; c++)
 		if (r->rings[c].base)
 			err = drain_ring(r, &r->rings[c], sink, ctx);
-	/* records of tids whose FORK came later in the pass; the rest are other tasks' */
+	return err;
+}
+
+/*
+ * Held defer-sink records whose tid is now known go to the sink; the others
+ * stay held (kept in order at the front) or, with drop, are counted as other
+ * tasks' records and discarded.
+ */
+static int release_held(struct ds_recorder *r, ds_record_sink sink, void *ctx, bool drop)
+{
+	size_t keep = 0;
+	int err = 0;
+
 	for (size_t off = 0; !err && off < r->held_len;) {
 		struct ds_event_header h;
-		memcpy(&h, r->held + off, sizeof(h));
 		uint32_t tid;
+		memcpy(&h, r->held + off, sizeof(h));
 		memcpy(&tid, r->held + off + h.size - r->trailer_bytes + 4, 4);
 		if (dsi_hashmap__find(&r->known_tids, tid)) {
 			account(r, r->held + off, h.size);
 			r->st.bytes += h.size;
 			err = sink(ctx, r->held + off, h.size);
+		} else if (drop) {
+			r->st.foreign_deferred++;
+		} else {
+			memmove(r->held + keep, r->held + off, h.size);
+			keep += h.size;
 		}
 		off += h.size;
 	}
+	r->held_len = keep;
+	return err;
+}
+
+/*
+ * One pass over every ring, then a round marker.  A deferred record of a
+ * task whose FORK is not yet known is held: the FORK was written before
+ * the record, but possibly to a ring this pass had already drained (a
+ * child that forks and exits while a later ring is drained).  Draining
+ * again makes every such FORK visible, so the held records of one drain
+ * are decided by the next; two more drains at most, then what is still
+ * unknown belongs to tasks that are not ours.  All of it stays in the
+ * same round, so readers still see the records in order.
+ */
+static int drain_all(struct ds_recorder *r, ds_record_sink sink, void *ctx)
+{
+	uint64_t before = r->st.bytes;
+	int err = drain_rings(r, sink, ctx);
+
+	for (int again = 0; !err && r->held_len && again < 2; again++) {
+		err = release_held(r, sink, ctx, false);
+		if (!err && r->held_len)
+			err = drain_rings(r, sink, ctx);
+	}
+	if (!err)
+		err = release_held(r, sink, ctx, true);
 	r->held_len = 0;
 	if (err || r->st.bytes == before)
 		return err;   /* an empty pass needs no round marker */

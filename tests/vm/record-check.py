@@ -154,7 +154,12 @@ if f_d and f_p:
     if num(f_d, 'unresolved') <= num(f_p, 'unresolved'):
         print(f'ok fork: unresolved {num(f_d, "unresolved")} (perf record: {num(f_p, "unresolved")})')
     else:
-        print(f'bad fork: unresolved {num(f_d, "unresolved")} > perf record\'s {num(f_p, "unresolved")}')
+        # what dstack record said (lost events, pending stacks, its receiver
+        # of deferred records) and how its file lost them
+        said = [l.strip() for l in open(os.path.join(out, 'd_fork.log'), errors='replace')
+                if l.startswith('dstack record:')] if os.path.exists(os.path.join(out, 'd_fork.log')) else []
+        print(f'bad fork: unresolved {num(f_d, "unresolved")} > perf record\'s {num(f_p, "unresolved")} '
+              f'(LOST records {num(f_d, "records.LOST")}; it said: {" | ".join(said) or "nothing"})')
 t_d, t_p = st['d_tail'], st['p_tail']
 if t_d and t_p:
     ud, up, sd = num(t_d, 'unresolved'), num(t_p, 'unresolved'), num(t_d, 'samples')

@@ -15,9 +15,12 @@ uname -r >/out/uname.txt
 # command targets: fork + exit per iteration (tasks exit inside the kernel).  The
 # workload's own CPU time (a shell's `times`: its waited children) goes to
 # /out/NAME.cpu: the samples a recorder took are checked against it, since the
-# emulation's pace (host load) changes the CPU time of the same work run to run
-t d_fork ./dstack record $ev -o /out/d_fork.data -- sh -c './wl fork 60; times >/out/d_fork.cpu'
-t p_fork perf record $ev -o /out/p_fork.data -- sh -c './wl fork 60; times >/out/p_fork.cpu'
+# emulation's pace (host load) changes the CPU time of the same work run to run.
+# Buffers of 2 MB: the check counts stacks lost at task exit, and a recorder
+# starved by the host's load long enough to overflow 512 KB (LOST records:
+# 3501 events once beside a CPU hog) loses others too
+t d_fork ./dstack record -v -m 512 $ev -o /out/d_fork.data -- sh -c './wl fork 60; times >/out/d_fork.cpu'
+t p_fork perf record -m 512 $ev -o /out/p_fork.data -- sh -c './wl fork 60; times >/out/p_fork.cpu'
 # end of profile: `wl tail` sits in a long read() when `-a -- sleep 2` stops; dstack
 # waits (--defer-grace) for the records the kernel writes when the read returns.
 # The workload runs in a loop (a short mix, then a long read, again) so that the
