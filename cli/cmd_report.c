@@ -1036,9 +1036,6 @@ static int add_children(struct report *r, const struct ds_profile_sample *s, str
 		uint32_t depth = (uint32_t)(n - j);
 		struct entry key, *e;
 
-		if (s->frames[i].cookie)
-			continue;
-
 		key_of(r, s, &s->frames[i], false, &key);
 		if (strcmp(s->frames[i].dso, "[unknown]"))
 			level = '.';
@@ -3190,6 +3187,9 @@ int cmd_report(int argc, char **argv)
 	}
 	settle_sort_keys(r);
 	r->wo.keep_filtered = true;
+	/* samples in perf 7.2's order: entries are made as perf makes them (the
+	 * first to make one gives its level, [k] or [.]; ties keep that order) */
+	r->wo.perf_order = true;
 	if (r->header_only) {
 		ret = header_print_only("report", r->wo.common.input);
 		free(r);

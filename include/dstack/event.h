@@ -79,9 +79,9 @@ struct ds_event {
 	uint64_t record_time;
 	/*
 	 * DS_STITCH_UNRESOLVED: a later record of its task came with another
-	 * cookie (or, in time order, a sample of a later kernel entry did).
-	 * perf 7.2 gives such a sample up then and prints its cookie as a
-	 * plain address; one it still held at the end keeps "(cookie)".
+	 * cookie.  perf 7.2 gives such a sample up then and prints its cookie
+	 * as a plain address; one it still held at the end (no later record
+	 * of its task, in either order) keeps "(cookie)".
 	 */
 	bool cookie_passed;
 };

@@ -55,8 +55,8 @@ const char *ds_reader__locate(const struct ds_reader *r, uint64_t *off)
 
 	while (i > 1 && *off < r->parts[i - 1].base)
 		i--;
-	if (i <= 1)
-		return r->nr_parts > 1 ? r->parts[0].path : r->path;
+	if (i <= 1)   /* (a directory's "data", even when it has no other part) */
+		return r->nr_parts ? r->parts[0].path : r->path;
 	*off -= r->parts[i - 1].base;
 	return r->parts[i - 1].path;
 }

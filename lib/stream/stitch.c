@@ -32,9 +32,10 @@ struct chain {
 };
 
 /*
- * HELD_WAIT (time order): stitched with a record before it, waiting to
- * learn when perf 7.2 would print it (its release_time): perf holds such a
- * sample, too, until its task's next deferred record (see release_waiting).
+ * HELD_WAIT (time order): stitched with a record before it, or given up for
+ * a later kernel entry of its task (until_record), waiting to learn when
+ * perf 7.2 would print it (its release_time): perf holds such a sample,
+ * too, until its task's next deferred record (see release_waiting).
  */
 enum { HELD_READY, HELD_PENDING, HELD_WAIT, HELD_DONE };
 
@@ -54,6 +55,7 @@ struct held {
 	uint8_t state;
 	uint8_t stitch;
 	bool passed;            /* unresolved by another cookie of its task (ds_event.cookie_passed) */
+	bool until_record;      /* HELD_WAIT unresolved: for its task's next record, or the end */
 };
 
 struct tid_state {
@@ -359,14 +361,36 @@ static int rekey_pending(struct ds_stitcher *st)
 }
 
 /*
- * Settle the pending samples of @cookie: those of @tid (any tid if @tid is
- * -1, in tid-less mode only) get chain @c, or become unresolved when @c is NULL.
+ * Time order: @h, unresolved, waits in its task's queue for the task's next
+ * record.  The pending list gives a task's samples newest first, and every
+ * sample already queued is older: each goes in right after the queue's
+ * old tail (@after, NO_SEQ for the front), which keeps the queue in order.
  */
-static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, struct chain *c, bool passed)
+static void wait_until_record(struct ds_stitcher *st, struct tid_state *ts, struct held *h, uint64_t after)
+{
+	uint64_t *link = after == NO_SEQ ? &ts->wait_head : &held_at(st, after)->next_wait;
+
+	h->state = HELD_WAIT;
+	h->until_record = true;
+	h->next_wait = *link;
+	*link = h->seq;
+	if (h->next_wait == NO_SEQ)
+		ts->wait_tail = h->seq;
+}
+
+/*
+ * Settle the pending samples of @cookie: those of @tid (any tid if @tid is
+ * -1, in tid-less mode only) get chain @c, or become unresolved when @c is
+ * NULL; with @ts (time order, given up for a later kernel entry of the
+ * task) those wait for the task's next record (wait_until_record).
+ */
+static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, struct chain *c, bool passed,
+			  struct tid_state *ts)
 {
 	uint64_t key = tid < 0 ? cookie : pending_key(st, (uint32_t)tid, cookie);
 	uint64_t *headp = dsi_hashmap__find(&st->pending, key);
 	uint64_t keep = NO_SEQ, *link = &keep;
+	uint64_t after = ts ? ts->wait_tail : NO_SEQ;
 
 	if (!headp)
 		return;
@@ -378,6 +402,8 @@ static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, 
 			break;
 		if (h->state == HELD_PENDING && h->cookie == cookie && (tid < 0 || h->tid == (uint32_t)tid)) {
 			resolve(st, h, c, passed);
+			if (ts)
+				wait_until_record(st, ts, h, after);
 		} else if (h->state == HELD_PENDING) {
 			*link = s;          /* another tid's sample: keep it linked */
 			link = &h->next;
@@ -394,7 +420,7 @@ static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, 
 static void settle_tid(struct ds_stitcher *st, struct tid_state *ts, struct chain *c, bool passed)
 {
 	if (ts->npending)
-		settle_cookie(st, ts->cookie, ts->tid, c, passed);
+		settle_cookie(st, ts->cookie, ts->tid, c, passed, NULL);
 }
 
 static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending, bool waiting, struct chain *c)
@@ -416,6 +442,7 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	h->state = pending ? HELD_PENDING : waiting ? HELD_WAIT : HELD_READY;
 	h->stitch = ev->stitch;
 	h->passed = false;
+	h->until_record = false;
 	h->next = NO_SEQ;
 	h->next_wait = NO_SEQ;
 	h->time = ev->sample.time;
@@ -476,6 +503,8 @@ static void release_waiting(struct ds_stitcher *st, struct tid_state *ts, uint64
 		s = h->next_wait;
 		h->state = HELD_READY;
 		h->release_time = time;
+		/* given up: a record prints its cookie as an address, the end keeps "(cookie)" */
+		h->passed = h->until_record && time != DS_NO_TIME;
 	}
 	ts->wait_head = ts->wait_tail = NO_SEQ;
 }
@@ -502,8 +531,9 @@ static int drain_ready(struct ds_stitcher *st)
 		if (h->state == HELD_PENDING)
 			break;
 		if (h->state == HELD_WAIT) {
-			/* no record of its task for a grace period: as it is */
-			if (h->time == DS_NO_TIME || h->time + st->opts.exit_grace_ns >= st->now)
+			/* no record of its task for a grace period: as it is
+			 * (given up ones wait for the record: it decides how they print) */
+			if (h->until_record || h->time == DS_NO_TIME || h->time + st->opts.exit_grace_ns >= st->now)
 				break;
 			unqueue_oldest(st, h);
 		}
@@ -595,9 +625,10 @@ static int push_sample(struct ds_stitcher *st, struct ds_event *ev, long m)
 		st->stats.stitched_before++;
 		return emit(st, ev, false, oc);
 	}
-	/* a new kernel entry: the previous one's record can no longer come */
+	/* a new kernel entry: the previous one's record can no longer come
+	 * (perf's order: decided when released; time order: when perf would) */
 	if (ts->npending && ts->cookie != ev->cookie)
-		settle_tid(st, ts, NULL, !st->opts.perf_order);   /* perf's order: decided when released */
+		settle_cookie(st, ts->cookie, ts->tid, NULL, false, st->opts.perf_order ? NULL : ts);
 	if (ts->chain && ts->chain->cookie != ev->cookie) {
 		chain_put(ts->chain);
 		ts->chain = NULL;
@@ -670,7 +701,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		if (dup)
 			st->stats.duplicate_records++;
 		else
-			settle_cookie(st, d.cookie, -1, c, false);
+			settle_cookie(st, d.cookie, -1, c, false, NULL);
 		chain_put(c);
 		return emit(st, ev, false, NULL);
 	}

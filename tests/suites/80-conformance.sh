@@ -32,6 +32,14 @@ conf_build() {
 	# reads .dynsym after .symtab (the dyn shape)
 	cc "${f[@]}" -rdynamic -pthread -o "$d/wldyn" "$ROOT/tests/corpus/wl.c" &&
 	objcopy --strip-symbol=main "$d/wldyn" || return 1
+	# static glibc (its aliases and IFUNCs), a position-dependent main,
+	# threads that rename themselves, libraries opened and closed in turn
+	cc "${f[@]}" -static -pthread -o "$d/wlstatic" "$ROOT/tests/corpus/wl.c" &&
+	cc "${f[@]}" -no-pie -fno-pie -pthread -o "$d/wlnopie" "$ROOT/tests/corpus/wl.c" &&
+	cc "${f[@]}" -pthread -o "$d/wlname" "$ROOT/tests/vm/conformance-name.c" &&
+	cc "${f[@]}" -o "$d/wldl" "$ROOT/tests/vm/conformance-dl.c" -ldl &&
+	cc "${f[@]}" -shared -fPIC -DPLUG=3 -DPLUG_FN=plug_one -o "$d/libplug1.so" "$ROOT/tests/vm/conformance-dl.c" &&
+	cc "${f[@]}" -shared -fPIC -DPLUG=5 -DPLUG_FN=plug_two -o "$d/libplug2.so" "$ROOT/tests/vm/conformance-dl.c" || return 1
 	conf_old_perf "$d/oldperf"
 	# 32-bit static: Debian sid's multilib gcc if its root is built (never
 	# built from here: that needs the network and minutes), else the
@@ -343,7 +351,7 @@ conf_needs() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx nofpg nofpd nofpdw nofpxx n32dw n32g dyn old61g old61dw old61m old61tp old61p}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach noinh kcc ucc swev tpdw tpraw swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx nofpg nofpd nofpdw nofpxx n32dw n32g dyn static nopied named dld sched sampall kcore injd old61g old61dw old61m old61tp old61p}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
@@ -367,6 +375,7 @@ conf_guest() {
 			[ ! -x "$job/gowl" ] || cp "$job"/gowl "$d/symfs/job/"
 			[ ! -x "$job/wlclang" ] || cp "$job"/wlclang "$job"/wlxxclang "$d/symfs/job/"
 			cp "$job"/wlnofp "$job"/wlxxnofp "$job"/wldyn "$d/symfs/job/"
+			cp "$job"/wlstatic "$job"/wlnopie "$job"/wlname "$job"/wldl "$job"/libplug[12].so "$d/symfs/job/"
 			[ ! -x "$job/wl32nofp" ] || cp "$job"/wl32nofp "$d/symfs/job/"
 		done
 	fi

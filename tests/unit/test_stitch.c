@@ -238,15 +238,42 @@ static void test_new_cookie(void)
 
 	sample(st, 10, 100, 0x400000001, false);
 	sample(st, 10, 200, 0x500000001, false); /* a new kernel entry: 0x4 can never come */
-	CHECK(nout == 1 && out[0].stitch == DS_STITCH_UNRESOLVED, "old cookie released unresolved");
-	CHECK(out[0].cookie_passed, "old cookie given up for the new entry's (perf prints it as an address)");
+	CHECK(nout == 0, "old cookie given up, held until its task's next record decides how perf prints it");
 	deferred(st, 10, 250, 0x500000001, 0x8000);
-	CHECK(nout == 3 && out[1].stitch == DS_STITCH_AFTER && !out[1].cookie_passed, "new cookie stitched");
+	CHECK(nout == 3 && out[0].stitch == DS_STITCH_UNRESOLVED, "old cookie released unresolved");
+	CHECK(out[0].cookie_passed && out[0].record_time == 250,
+	      "old cookie given up at the record (perf prints it as an address, the thread as it is then)");
+	CHECK(out[1].stitch == DS_STITCH_AFTER && !out[1].cookie_passed, "new cookie stitched");
 	/* a record of another cookie gives the pending sample up too */
 	sample(st, 10, 300, 0x600000001, false);
 	deferred(st, 10, 350, 0x700000001, 0x9000);
 	CHECK(nout == 5 && out[3].stitch == DS_STITCH_UNRESOLVED && out[3].cookie_passed,
 	      "a record of another cookie gives the sample up");
+	ds_stitcher__delete(st);
+
+	/* no record of the task ever again (perf inject drops them): perf
+	 * prints the given-up samples at the end, with "(cookie)" */
+	st = start();
+	sample(st, 10, 100, 0x400000001, false);
+	sample(st, 10, 200, 0x500000001, false);
+	sample(st, 20, 150 + 100 * 1000 * 1000, 0, false);
+	sample(st, 10, 300 + 100 * 1000 * 1000, 0x600000001, false);
+	CHECK(nout == 0, "given up samples wait past the grace period (got %d)", nout);
+	CHECK(ds_stitcher__flush(st) == 0 && nout == 4, "the end delivers them (got %d)", nout);
+	CHECK(out[0].time == 100 && out[1].time == 200 && out[2].tid == 20 && out[3].time > out[2].time,
+	      "in time order");
+	CHECK(!out[0].cookie_passed && out[0].record_time == DS_NO_TIME &&
+	      !out[1].cookie_passed && out[1].record_time == DS_NO_TIME,
+	      "held to the end: the cookie kept, the thread as it is at the end");
+	ds_stitcher__delete(st);
+
+	/* its task exits: no later record, held to the end as well */
+	st = start();
+	sample(st, 10, 100, 0x400000001, false);
+	sample(st, 10, 200, 0x500000001, false);
+	task_exit(st, 10, 250);
+	CHECK(nout >= 1 && out[0].time == 100 && !out[0].cookie_passed && out[0].record_time == DS_NO_TIME,
+	      "exited: the given-up sample keeps its cookie, printed as at the end");
 	ds_stitcher__delete(st);
 }
 

@@ -161,6 +161,32 @@ if [ -x ./wl32nofp ]; then
 fi
 # main named by .dynsym alone
 rec dyn -e cpu-clock -c 100000 -g -- ./wldyn mix 10
+# static glibc; a position-dependent main, deferred; COMM records of threads
+# renaming themselves; libraries mapped, unmapped and mapped again
+rec static -e cpu-clock -c 100000 -g -- ./wlstatic mix 10
+rec nopied -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlnopie mix 10
+rec named -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlname 3
+rec dld -e cpu-clock -c 100000 --call-graph fp,defer -- ./wldl 4
+# perf sched's tracepoints (system wide) and the raw fields perf's own
+# commands record: -R -T -I, the CPU column
+if want sched; then
+	start sched
+	perf sched record -o /out/sched.data -- ./wl fork 4 >/out/sched.log 2>&1
+	done_shape sched $?
+fi
+rec sampall --sample-cpu -R -T -I -e cpu-clock -c 200000 -- ./wl mix 5
+# a perf.data directory with no part but its "data" (--kcore; the kcore
+# copy itself is dropped: 19 MB to carry back, and the kallsyms beside it
+# serves); perf inject's output of a deferred recording (perf 7.2's inject
+# drops the deferred records: every cookie stays bare)
+rec kcore --kcore -a -e cpu-clock -c 200000 -g -- ./wl mix 3
+rm -f /out/kcore.data/kcore_dir/kcore
+if want injd; then
+	start injd
+	perf record -e cpu-clock -c 100000 --call-graph fp,defer -o /tmp/pre.data -- ./wl mix 5 >/out/injd.log 2>&1 &&
+		perf inject --buildid-all -i /tmp/pre.data -o /out/injd.data >>/out/injd.log 2>&1
+	done_shape injd $?
+fi
 # recorded by an older perf (the host's, with its libraries): its headers,
 # build-id table and event descriptions
 if [ -x ./oldperf/perf ]; then
