@@ -313,29 +313,37 @@ static uint32_t dso_rank(const struct report *r, const struct ds_cc_frame *f)
 	return strcmp(f->dso, "[unknown]") ? 3 : 0;
 }
 
-/* The nkey of frame @f (names are interned: compared as pointers), added if new; NONE on ENOMEM. */
-static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
+/* @key's index in r->nkeys (nkey_eq), added if new; NONE on ENOMEM. */
+static uint32_t intern_nkey(struct report *r, const struct nkey *key)
 {
-	struct nkey key = { .sym = f->cookie ? NULL : keep(r, f->sym), .dso = keep(r, f->dso), .inlined = f->inlined };
 	struct nkey *n = dsi_grow(r->nkeys, &r->cap_nkeys, r->nr_nkeys + 1, sizeof(*n), 1024);
 	uint64_t k;
 	uint32_t id;
 	bool added;
 
+	if (!n || r->nr_nkeys >= NONE - 1)
+		return NONE;
+	r->nkeys = n;
+	k = key->inlined && key->sym ? dsi_hash64((uintptr_t)key->sym ^ 1)   /* by name alone (nkey_eq) */
+				     : dsi_hash64((uintptr_t)key->dso * 0x9e3779b97f4a7c15ULL ^
+						  (key->sym ? (uintptr_t)key->sym ^ key->inlined : key->ip) *
+						  0xc2b2ae3d27d4eb4fULL);
+	id = ds_idmap__find_or_add(&r->nkey_ids, k, nkey_eq, r, key, (uint32_t)r->nr_nkeys, &added);
+	if (added)
+		r->nkeys[r->nr_nkeys++] = *key;
+	return id;
+}
+
+/* The nkey of frame @f (names are interned: compared as pointers), added if new; NONE on ENOMEM. */
+static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
+{
+	struct nkey key = { .sym = f->cookie ? NULL : keep(r, f->sym), .dso = keep(r, f->dso), .inlined = f->inlined };
+
 	key.ip = key.sym ? 0 : f->ip;
 	key.start = !key.sym ? f->ip : f->kernel ? f->ip - f->offset : f->addr - f->offset;
 	key.rip = f->ip;
 	key.dso_rank = dso_rank(r, f);
-	if (!n || r->nr_nkeys >= NONE - 1)
-		return NONE;
-	r->nkeys = n;
-	k = key.inlined && key.sym ? dsi_hash64((uintptr_t)key.sym ^ 1)   /* by name alone (nkey_eq) */
-				   : dsi_hash64((uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
-						(key.sym ? (uintptr_t)key.sym ^ key.inlined : key.ip) * 0xc2b2ae3d27d4eb4fULL);
-	id = ds_idmap__find_or_add(&r->nkey_ids, k, nkey_eq, r, &key, (uint32_t)r->nr_nkeys, &added);
-	if (added)
-		r->nkeys[r->nr_nkeys++] = key;
-	return id;
+	return intern_nkey(r, &key);
 }
 
 /* The nkey of frame @i of @s: worked out once per machine frame id when the sample has them. */
@@ -447,22 +455,30 @@ static void rb_link(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool 
 	t[*root].red = false;
 }
 
-/*
- * Where @key goes in the tree at *@root (node x: @in[x]) as perf's search
- * walks it (@cmp < 0: left of a node): the node it finds equal (returned),
- * else NONE with the parent and side to link it at.
- */
-static uint32_t rb_search(const struct rbn *t, uint32_t root, struct entry **in, struct entry *const *key,
-			  int (*cmp)(const void *, const void *), uint32_t *parent, bool *left)
-{
-	uint32_t x = root;
+/* Node x's entry in a tree: the trees of lists (node x: list[x]) and of r->ents (node x: ents[x]). */
+typedef const struct entry *(*rb_entry_at)(const void *base, uint32_t x);
 
+static const struct entry *list_at(const void *base, uint32_t x) { return ((struct entry *const *)base)[x]; }
+static const struct entry *ents_at(const void *base, uint32_t x) { return &((const struct entry *)base)[x]; }
+
+/*
+ * perf's walk of the tree at @root for @key (@cmp < 0: left of a node;
+ * node x's entry: @at(@base, x)).  With @find it stops at a node it finds
+ * equal (returned), as perf's searches do; without, equal goes right, as
+ * its insertions do.  NONE otherwise, with the parent and side to link a
+ * new node at.
+ */
+static uint32_t rb_descend(const struct rbn *t, uint32_t root, rb_entry_at at, const void *base,
+			   const struct entry *key, int (*cmp)(const void *, const void *), bool find,
+			   uint32_t *parent, bool *left)
+{
 	*parent = NONE;
 	*left = false;
-	while (x != NONE) {
-		int c = cmp(key, &in[x]);
+	for (uint32_t x = root; x != NONE;) {
+		const struct entry *ex = at(base, x);
+		int c = cmp(&key, &ex);
 
-		if (!c)
+		if (!c && find)
 			return x;
 		*parent = x;
 		*left = c < 0;
@@ -475,14 +491,10 @@ static uint32_t rb_search(const struct rbn *t, uint32_t root, struct entry **in,
 static void rb_insert(struct rbn *t, uint32_t *root, struct entry **in, uint32_t z,
 		      int (*cmp)(const void *, const void *))
 {
-	uint32_t p = NONE, x = *root;
-	bool left = false;
+	uint32_t p;
+	bool left;
 
-	while (x != NONE) {
-		p = x;
-		left = cmp(&in[z], &in[x]) < 0;
-		x = left ? t[x].left : t[x].right;
-	}
+	rb_descend(t, *root, list_at, in, in[z], cmp, false, &p, &left);
 	rb_link(t, root, z, p, left);
 }
 
@@ -530,17 +542,10 @@ static bool etree_room(struct report *r, size_t z)
 /* Entry @z into its event's tree as perf's search places a new one. */
 static void etree_add(struct report *r, size_t ev, uint32_t z)
 {
-	const struct entry *key = &r->ents[z];
-	uint32_t x, p = NONE;
-	bool left = false;
+	uint32_t p;
+	bool left;
 
-	for (x = r->ein_root[ev]; x != NONE;) {
-		const struct entry *ex = &r->ents[x];
-
-		p = x;
-		left = cmp_collapsed(&key, &ex) < 0;
-		x = left ? r->etree[x].left : r->etree[x].right;
-	}
+	rb_descend(r->etree, r->ein_root[ev], ents_at, r->ents, &r->ents[z], cmp_collapsed, false, &p, &left);
 	rb_link(r->etree, &r->ein_root[ev], z, p, left);
 }
 
@@ -573,19 +578,12 @@ static struct entry *find_entry_tree(struct report *r, const struct entry *key)
 	/* (without memory for the trees, the hash map's lookups go on) */
 	if (ev == SIZE_MAX || (!r->etree_on && (!key->inlined || !etree_start(r))))
 		return find_entry(r, key);
-	uint32_t p = NONE;
-	bool left = false;
+	uint32_t p;
+	bool left;
 
-	for (x = r->ein_root[ev]; x != NONE;) {
-		const struct entry *ex = &r->ents[x];
-		int c = cmp_collapsed(&key, &ex);
-
-		if (!c)
-			return &r->ents[x];
-		p = x;
-		left = c < 0;
-		x = left ? r->etree[x].left : r->etree[x].right;
-	}
+	x = rb_descend(r->etree, r->ein_root[ev], ents_at, r->ents, key, cmp_collapsed, true, &p, &left);
+	if (x != NONE)
+		return &r->ents[x];
 	e = dsi_grow(r->ents, &r->cap_ents, r->nr_ents + 1, sizeof(*e), 1024);
 	if (!e || r->nr_ents >= NONE - 1 || !node_room(r) || !etree_room(r, r->nr_ents))
 		return NULL;
@@ -1609,19 +1607,8 @@ static uint32_t nkey_addr(struct report *r, uint32_t base, uint64_t ip)
 {
 	struct nkey key = { .dso = r->nkeys[base].dso, .ip = ip, .start = ip, .rip = ip,
 			    .dso_rank = r->nkeys[base].dso_rank };
-	struct nkey *n = dsi_grow(r->nkeys, &r->cap_nkeys, r->nr_nkeys + 1, sizeof(*n), 1024);
-	bool added;
-	uint32_t id;
 
-	if (!n || r->nr_nkeys >= NONE - 1)
-		return NONE;
-	r->nkeys = n;
-	id = ds_idmap__find_or_add(&r->nkey_ids, dsi_hash64((uintptr_t)key.dso * 0x9e3779b97f4a7c15ULL ^
-							   key.ip * 0xc2b2ae3d27d4eb4fULL),
-				   nkey_eq, r, &key, (uint32_t)r->nr_nkeys, &added);
-	if (added)
-		r->nkeys[r->nr_nkeys++] = key;
-	return id;
+	return intern_nkey(r, &key);
 }
 
 /*
@@ -1701,16 +1688,10 @@ static void merge_entry(struct report *r, struct entry *e, struct entry *d)
 static uint32_t rb_find(const struct rbn *t, uint32_t root, struct entry **in, const struct entry *key,
 			int (*cmp)(const void *, const void *))
 {
-	uint32_t x = root;
+	uint32_t p;
+	bool left;
 
-	while (x != NONE) {
-		int c = cmp(&key, &in[x]);
-
-		if (!c)
-			return x;
-		x = c < 0 ? t[x].left : t[x].right;
-	}
-	return NONE;
+	return rb_descend(t, root, list_at, in, key, cmp, true, &p, &left);
 }
 
 /*
@@ -1733,7 +1714,7 @@ static uint32_t collapsed_tree(struct rbn *t, struct entry **list, size_t nr, st
 	/* --children: an entry equal to one already in is merged into it (its duplicates, made as they came) */
 	root = NONE;
 	for (uint32_t z = 0; z < nr; z++) {
-		uint32_t x = rb_search(t, root, list, &list[z], cmp_collapsed, &p, &left);
+		uint32_t x = rb_descend(t, root, list_at, list, list[z], cmp_collapsed, true, &p, &left);
 
 		if (x != NONE)
 			merge_entry(sort_ctx, list[x], list[z]);

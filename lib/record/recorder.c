@@ -1016,6 +1016,15 @@ static uint64_t cookie_key(uint32_t tid, uint64_t cookie)
 	return cookie;
 }
 
+/* The tid of a record's sample_id trailer (TID TIME [CPU] IDENTIFIER: after the pid); @len holds it. */
+static uint32_t trailer_tid(const struct ds_recorder *r, const uint8_t *rec, size_t len)
+{
+	uint32_t tid;
+
+	memcpy(&tid, rec + len - r->trailer_bytes + 4, 4);
+	return tid;
+}
+
 /* Counts samples, cookies seen and records received, to end the grace period early. */
 static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
 {
@@ -1049,11 +1058,10 @@ static void account(struct ds_recorder *r, const uint8_t *rec, size_t len)
 		if (v && !found) /* else: known, or its record came first (sample on the way out) */
 			r->st.cookies_seen++;
 	} else if (h.type == DS_REC_CALLCHAIN_DEFERRED && len >= 24 + r->trailer_bytes) {
-		uint32_t tid;
+		uint32_t tid = trailer_tid(r, rec, len);
 		uint64_t cookie;
 		r->st.deferred_records++;
 		memcpy(&cookie, rec + 8, 8);
-		memcpy(&tid, rec + len - r->trailer_bytes + 4, 4);
 		bool found;
 		uint64_t *v = dsi_hashmap__upsert(&r->cookies, cookie_key(tid, cookie), 2, &found);
 		if (!v)
@@ -1086,11 +1094,9 @@ static bool sink_record_wanted(struct ds_recorder *r, const uint8_t *rec, size_t
 	    len < 24 + r->trailer_bytes)
 		return true;
 	/* the system-wide defer sink sees every task: keep our targets' records */
-	uint32_t tid;
-	memcpy(&tid, rec + len - r->trailer_bytes + 4, 4);
-	if (dsi_hashmap__find(&r->known_tids, tid))
+	if (dsi_hashmap__find(&r->known_tids, trailer_tid(r, rec, len)))
 		return true;
-	*hold = true;   /* its FORK may sit in a buffer drained later in this pass */
+	*hold = true;   /* its FORK may not be read yet (drain_all decides) */
 	return false;
 }
 
@@ -1177,10 +1183,8 @@ static int release_held(struct ds_recorder *r, ds_record_sink sink, void *ctx, b
 
 	for (size_t off = 0; !err && off < r->held_len;) {
 		struct ds_event_header h;
-		uint32_t tid;
 		memcpy(&h, r->held + off, sizeof(h));
-		memcpy(&tid, r->held + off + h.size - r->trailer_bytes + 4, 4);
-		if (dsi_hashmap__find(&r->known_tids, tid)) {
+		if (dsi_hashmap__find(&r->known_tids, trailer_tid(r, r->held + off, h.size))) {
 			account(r, r->held + off, h.size);
 			r->st.bytes += h.size;
 			err = sink(ctx, r->held + off, h.size);

@@ -51,7 +51,7 @@ static bool rawvec_push(struct rawvec *rv, const struct ds_rawsym *s)
 	return true;
 }
 
-static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr, size_t *idx)
+Elf_Scn *dsi_elf__section(Elf *elf, const char *name, GElf_Shdr *shdr, size_t *idx)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -464,7 +464,7 @@ struct got_slots {
 static void got_slots_load(struct plt_ctx *c, struct got_slots *g)
 {
 	GElf_Shdr sh, symsh;
-	Elf_Scn *scn = section_by_name(c->elf, ".rela.dyn", &sh, NULL), *symscn;
+	Elf_Scn *scn = dsi_elf__section(c->elf, ".rela.dyn", &sh, NULL), *symscn;
 	Elf_Data *d;
 	size_t n;
 
@@ -509,7 +509,7 @@ static bool synth_plt_got(struct plt_ctx *c)
 	char buf[PLT_NAME_MAX + 1];
 	struct got_slots g;
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_by_name(c->elf, ".plt.got", &sh, NULL);
+	Elf_Scn *scn = dsi_elf__section(c->elf, ".plt.got", &sh, NULL);
 	Elf_Data *d;
 	uint64_t size;
 	bool ok = true;
@@ -589,7 +589,7 @@ static bool synth_plt(struct plt_ctx *c)
 	uint64_t hdr, ent, start, foff;
 	bool lazy = true;
 
-	if (!section_by_name(c->elf, ".plt", &plt, NULL))
+	if (!dsi_elf__section(c->elf, ".plt", &plt, NULL))
 		return true;
 	truncate_before(c, plt.sh_addr);
 	if (!plt_sizes(c, &plt, &hdr, &ent))
@@ -602,7 +602,7 @@ static bool synth_plt(struct plt_ctx *c)
 		return false;
 	start = plt.sh_addr;
 	foff = plt.sh_offset;
-	if (is_x86(c) && section_by_name(c->elf, ".plt.sec", &sec, NULL)) {
+	if (is_x86(c) && dsi_elf__section(c->elf, ".plt.sec", &sec, NULL)) {
 		if (!plt_sizes(c, &sec, &hdr, &ent))
 			return true;
 		/* the IBT layout: .plt is all header, the entries are in .plt.sec */
@@ -611,9 +611,9 @@ static bool synth_plt(struct plt_ctx *c)
 		foff = sec.sh_offset;
 		lazy = false;
 	}
-	relscn = section_by_name(c->elf, ".rela.plt", &relsh, NULL);
+	relscn = dsi_elf__section(c->elf, ".rela.plt", &relsh, NULL);
 	if (!relscn)
-		relscn = section_by_name(c->elf, ".rel.plt", &relsh, NULL);
+		relscn = dsi_elf__section(c->elf, ".rel.plt", &relsh, NULL);
 	if (!relscn || (relsh.sh_type != SHT_RELA && relsh.sh_type != SHT_REL) || !relsh.sh_link)
 		return true;
 	return synth_plt_entries(c, relscn, &relsh, start, foff, ent, plt.sh_size, hdr, lazy);
@@ -726,7 +726,7 @@ static bool has_dwarf(Elf *elf)
 {
 	GElf_Shdr sh;
 
-	return section_by_name(elf, ".debug_info", &sh, NULL) && sh.sh_type != SHT_NOBITS;
+	return dsi_elf__section(elf, ".debug_info", &sh, NULL) && sh.sh_type != SHT_NOBITS;
 }
 
 /* Open @file as the debug file of @img: an ELF with the same build-id (if both have one). */
@@ -753,7 +753,7 @@ static bool try_debug_file(struct ds_elf_image *img, const char *file)
 static const char *debuglink(Elf *elf)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_by_name(elf, ".gnu_debuglink", &sh, NULL);
+	Elf_Scn *scn = dsi_elf__section(elf, ".gnu_debuglink", &sh, NULL);
 	Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
 
 	if (!d || !d->d_buf || !d->d_size || !memchr(d->d_buf, 0, d->d_size))

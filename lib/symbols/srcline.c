@@ -320,20 +320,11 @@ size_t ds_cc_frame__inline_chain(const struct ds_cc_frame *f)
 static uint64_t unknown_line_addr(const struct ds_cc_frame *f)
 {
 	const struct ds_elf_image *img = f->dso_obj && !f->kernel ? dsi_dso__image((struct ds_dso *)f->dso_obj) : NULL;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
 	GElf_Shdr sh;
 
-	if (!img || !img->elf || elf_getshdrstrndx(img->elf, &shstrndx))
+	if (!img || !img->elf || !dsi_elf__section(img->elf, ".text", &sh, NULL))
 		return f->addr;
-	while ((scn = elf_nextscn(img->elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(img->elf, shstrndx, sh.sh_name)) || strcmp(name, ".text"))
-			continue;
-		return f->addr + (sh.sh_addr - sh.sh_offset);
-	}
-	return f->addr;
+	return f->addr + (sh.sh_addr - sh.sh_offset);
 }
 
 size_t ds_cc_frame__srcline(const struct ds_cc_frame *f, unsigned depth, bool with_sym, char *buf, size_t n)

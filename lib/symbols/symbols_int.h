@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <elfutils/libdw.h>
 
@@ -249,6 +250,8 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 void dsi_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
 bool dsi_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
+/* @elf's first section named @name, its header in *@shdr (and index in *@idx unless NULL); NULL if none. */
+Elf_Scn *dsi_elf__section(Elf *elf, const char *name, GElf_Shdr *shdr, size_t *idx);
 /*
  * The loaded image of @d (loading it if needed), NULL if it has no usable
  * file (none, or another build-id): the unwinder reads its tables,

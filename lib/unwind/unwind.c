@@ -126,33 +126,21 @@ bool ds_unwind__has_snapshot(const struct ds_evsel *evsel, const struct ds_sampl
 /* The binary's .sframe section, if it has a good one. */
 static void find_sframe(struct uw_dso *d, Elf *elf, const char *path)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	Elf_Scn *scn = dsi_elf__section(elf, ".sframe", &sh, NULL);
 	Elf_Data *data;
 	const char *why = NULL;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (!scn || sh.sh_type == SHT_NOBITS)
 		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".sframe"))
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf)
-			return;
-		if (dsi_uw_sframe__init(&d->sf, data->d_buf, data->d_size, sh.sh_addr, &why)) {
-			ds_warn("%s: .sframe at file offset %#llx not used: %s", path,
-				(unsigned long long)sh.sh_offset, why);
-			return;
-		}
-		d->has_sframe = true;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return;
+	if (dsi_uw_sframe__init(&d->sf, data->d_buf, data->d_size, sh.sh_addr, &why)) {
+		ds_warn("%s: .sframe at file offset %#llx not used: %s", path, (unsigned long long)sh.sh_offset, why);
 		return;
 	}
+	d->has_sframe = true;
 }
 
 /*
