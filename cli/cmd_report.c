@@ -33,25 +33,38 @@ struct nkey {
 	uint64_t ip;               /* the frame's address when sym is NULL, else 0 */
 	bool inlined;
 	uint64_t start;            /* not part of the key: the symbol's start in its DSO (perf orders equal call-graph branches by it) */
-	uint64_t rip;              /* not part of the key: the first frame's address (perf's order where one side has no symbol) */
 	uint32_t dso_rank;         /* not part of the key: the DSO's place in perf's order of its DSO objects (see dso_rank()) */
 };
 
 /*
- * One call-graph node: a frame (its nkey's index) under its parent.  32
- * bytes, and found in node_trie by (parent, key) exactly: a report builds
- * its nodes at random places, and their map and array were its slowest
- * part when nodes held their names (64 bytes, and a candidate node read
- * to compare it).
+ * One call-graph node: a frame (its nkey's index) under its parent.  A
+ * node's children are also a red-black tree (r->nrb, by node index) built
+ * and searched as perf's tree of a node's children (child_at): perf's
+ * comparison there is no order when the children mix kinds (inlined
+ * functions by name, others by symbol start, frames without a symbol by
+ * address), so its searches can miss an equal child and make a second
+ * one, and the tree's order is what orders equal weights when printing.
+ * Where the children are of one kind the comparison is an order and the
+ * search finds what node_trie finds by (parent, key), without reading a
+ * node.
  */
 struct node {
 	uint32_t key;              /* index in nkeys; NONE for an entry's root */
 	uint32_t parent, first_child, next_sibling;
+	uint32_t kids_root;        /* the root of the tree of children (in r->nrb), NONE if none */
+	uint8_t kinds;             /* the children's kinds (KIND_*): more than one, and searches walk the tree */
 	uint64_t hit, cumul;       /* period ending here, period through here */
-	/* --children: the address of the first chain through here (perf's
-	 * callchain_list ip: what a merged chain's frames match, merge_graph),
-	 * and that chain's path offset (UINT64_MAX: none yet) */
-	uint64_t ip, ip_from;
+	uint64_t ip;               /* the address of the chain that made the node (perf's callchain_list ip,
+				      what frames without a symbol compare with) */
+};
+
+/* A node key's kind in perf's comparison of call-graph frames (chain_match) */
+enum { KIND_ADDR = 1, KIND_SYM = 2, KIND_INLINED = 4 };
+
+/* A node of a red-black tree kept in an array (the index is the node), linked as perf's rbtree. */
+struct rbn {
+	uint32_t left, right, parent;
+	bool red;
 };
 
 struct entry {
@@ -155,15 +168,17 @@ struct report {
 	size_t nr_he_cache, cap_he_cache;
 	struct node *nodes;
 	size_t nr_nodes, cap_nodes;
-	struct ds_trie node_trie;         /* (parent, nkey) -> index in nodes */
+	struct rbn *nrb;                  /* by node index: its place in its parent's tree of children */
+	size_t cap_nrb;
+	uint32_t mix_epoch;               /* counts the nodes whose children came to mix kinds (path_add) */
+	struct ds_trie node_trie;         /* (parent, nkey) -> index in nodes, the first made */
 	struct nkey *nkeys;
 	size_t nr_nkeys, cap_nkeys;
 	struct ds_idmap nkey_ids;         /* nkey -> index in nkeys */
 	uint32_t *fkeys;                  /* machine frame id -> nkey index + 1 (0: not yet) */
 	size_t cap_fkeys;
 	struct ds_idmap path_ids;         /* (root, shape id, range) -> offset in paths */
-	uint32_t *paths;                  /* records: PATH_HEAD words, then n nkeys */
-	bool direct_nodes;                /* chains with no shape went into the graph at once (node_trie) */
+	uint32_t *paths;                  /* records: PATH_HEAD words, then n nkeys, addresses, nodes */
 	size_t nr_paths, cap_paths;
 	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
 	struct ds_idmap srcline_ids;      /* srcline or trace text -> index in srclines */
@@ -264,10 +279,14 @@ static const char *keep(struct report *r, const char *s)
 static bool node_room(struct report *r)
 {
 	struct node *n = dsi_grow(r->nodes, &r->cap_nodes, r->nr_nodes + 1, sizeof(*n), 4096);
+	struct rbn *t;
 
 	if (!n || r->nr_nodes >= NONE - 1)
 		return false;
 	r->nodes = n;
+	if (!(t = dsi_grow(r->nrb, &r->cap_nrb, r->nr_nodes + 1, sizeof(*t), 4096)))
+		return false;
+	r->nrb = t;
 	return true;
 }
 
@@ -276,7 +295,7 @@ static uint32_t new_node(struct report *r, uint32_t parent, uint32_t key)
 	if (!node_room(r))
 		return NONE;
 	r->nodes[r->nr_nodes] = (struct node){ .key = key, .parent = parent, .first_child = NONE, .next_sibling = NONE,
-					       .ip_from = UINT64_MAX };
+					       .kids_root = NONE };
 	if (parent != NONE) {
 		r->nodes[r->nr_nodes].next_sibling = r->nodes[parent].first_child;
 		r->nodes[parent].first_child = (uint32_t)r->nr_nodes;
@@ -341,7 +360,6 @@ static uint32_t nkey_of(struct report *r, const struct ds_cc_frame *f)
 
 	key.ip = key.sym ? 0 : f->ip;
 	key.start = !key.sym ? f->ip : f->kernel ? f->ip - f->offset : f->addr - f->offset;
-	key.rip = f->ip;
 	key.dso_rank = dso_rank(r, f);
 	return intern_nkey(r, &key);
 }
@@ -371,29 +389,12 @@ static uint32_t frame_nkey(struct report *r, const struct ds_profile_sample *s, 
 	return key;
 }
 
-/* The child of @parent for nkey @key, added if new; NONE on ENOMEM. */
-static uint32_t child(struct report *r, uint32_t parent, uint32_t key)
-{
-	bool added;
-	uint32_t c;
-
-	/* room first: a node added to the trie is made */
-	if (!node_room(r))
-		return NONE;
-	c = ds_trie__child(&r->node_trie, parent, key, (uint32_t)r->nr_nodes, &added);
-	return added ? new_node(r, parent, key) : c;
-}
-
 /*
  * --children: perf's order is not a sort.  Its comparison of equal Children
  * looks at the chains' depths only within one thread, so it is no order
  * across threads, and the result is where perf's red-black trees put the
- * entries: built here the same way (tree_order).
+ * entries: built here the same way (tree_order, struct rbn).
  */
-struct rbn {
-	uint32_t left, right, parent;
-	bool red;
-};
 
 static void rb_rotate(struct rbn *t, uint32_t *root, uint32_t x, bool left)
 {
@@ -453,6 +454,86 @@ static void rb_link(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool 
 		rb_rotate(t, root, g, !ql);
 	}
 	t[*root].red = false;
+}
+
+static uint8_t nkey_kind(const struct nkey *k)
+{
+	return !k->sym ? KIND_ADDR : k->inlined ? KIND_INLINED : KIND_SYM;
+}
+
+/* perf's order of two frames' DSO objects (see dso_rank()) */
+static int dso_order(const struct nkey *a, const struct nkey *b)
+{
+	if (a->dso_rank != b->dso_rank)
+		return a->dso_rank < b->dso_rank ? -1 : 1;
+	return a->dso == b->dso ? 0 : strcmp(a->dso, b->dso);
+}
+
+/*
+ * perf's match_chain() of a tree node's frame (@a, the node made at @aip)
+ * with a chain's frame (@b at @bip): 0 when equal (the chain goes on
+ * below the node), < 0 when the node comes first (the search goes left:
+ * a node's children read in descending order), > 0 otherwise.  Inlined
+ * functions compare by name (equal names are one, whatever their DSOs),
+ * two other symbols by DSO then start, and a frame without a symbol by
+ * DSO then address.
+ */
+static int chain_match(const struct nkey *a, uint64_t aip, const struct nkey *b, uint64_t bip)
+{
+	int c;
+
+	if (a->sym && b->sym) {
+		if (a->inlined || b->inlined)
+			return a->sym == b->sym ? 0 : strcmp(a->sym, b->sym);
+		if ((c = dso_order(a, b)))
+			return c;
+		return (a->start > b->start) - (a->start < b->start);
+	}
+	if ((c = dso_order(a, b)))
+		return c;
+	return (aip > bip) - (aip < bip);
+}
+
+static bool mixed(uint8_t kinds)
+{
+	return kinds & (kinds - 1);
+}
+
+/*
+ * The child of @parent that a chain's frame (nkey @key at @ip) goes to,
+ * made if perf's search of the children's tree finds none (perf's
+ * append_chain_children): NONE on ENOMEM.  A new child is linked where the
+ * search ended.
+ */
+static uint32_t child_at(struct report *r, uint32_t parent, uint32_t key, uint64_t ip)
+{
+	uint32_t x, at = NONE, z;
+	uint8_t kinds;
+	bool left = false, added;
+
+	if (!mixed(r->nodes[parent].kinds) && (x = ds_trie__find(&r->node_trie, parent, key)) != NONE)
+		return x;
+	for (x = r->nodes[parent].kids_root; x != NONE;) {
+		int c = chain_match(&r->nkeys[r->nodes[x].key], r->nodes[x].ip, &r->nkeys[key], ip);
+
+		if (!c)
+			return x;
+		at = x;
+		left = c < 0;
+		x = left ? r->nrb[x].left : r->nrb[x].right;
+	}
+	/* room first: a node added to the trie is made (a second child of one
+	 * key stays out of the trie: it is found by walking) */
+	if (!node_room(r) || ds_trie__child(&r->node_trie, parent, key, (uint32_t)r->nr_nodes, &added) == NONE)
+		return NONE;
+	z = new_node(r, parent, key);
+	r->nodes[z].ip = ip;
+	rb_link(r->nrb, &r->nodes[parent].kids_root, z, at, left);
+	kinds = r->nodes[parent].kinds | nkey_kind(&r->nkeys[key]);
+	if (mixed(kinds) && !mixed(r->nodes[parent].kinds))
+		r->mix_epoch++;
+	r->nodes[parent].kinds = kinds;
+	return z;
 }
 
 /* Node x's entry in a tree: the trees of lists (node x: list[x]) and of r->ents (node x: ents[x]). */
@@ -623,6 +704,15 @@ static bool he_cache_add(struct report *r, const struct entry *e)
 	return true;
 }
 
+/* @period along @nodes (@n of them, from @root down): each one's cumul, the last one's hit. */
+static void credit(struct report *r, uint32_t root, const uint32_t *nodes, size_t n, uint64_t period)
+{
+	r->nodes[root].cumul += period;
+	for (size_t d = 0; d < n; d++)
+		r->nodes[nodes[d]].cumul += period;
+	r->nodes[n ? nodes[n - 1] : root].hit += period;
+}
+
 /* Add @period along the frames from..to of @s (either direction) under @e's root, now. */
 static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_profile_sample *s, long from, long to,
 			   uint64_t period)
@@ -633,29 +723,42 @@ static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_pr
 	r->nodes[n].cumul += period;
 	for (long i = from; i != to + step; i += step) {
 		key = frame_nkey(r, s, (size_t)i);
-		n = key == NONE ? NONE : child(r, n, key);
+		n = key == NONE ? NONE : child_at(r, n, key, s->frames[i].ip);
 		if (n == NONE)
 			return -ENOMEM;
 		r->nodes[n].cumul += period;
-		if (r->nodes[n].ip_from == UINT64_MAX) {
-			r->nodes[n].ip = s->frames[i].ip;
-			r->nodes[n].ip_from = 0;   /* made as the samples come: before any path's */
-		}
 	}
 	r->nodes[n].hit += period;
 	return 0;
 }
 
-/* a path record: root, id low, id high, from, to, n, pending period (2 words); then n nkeys,
- * and with --children the n frames' addresses (2 words each) */
-#define PATH_HEAD 8
+/*
+ * A chain's path under an entry, remembered by the chain's shape: a
+ * profile repeats its chains (and many processes run the same code), and
+ * the same shape under the same root walks the same nodes (keyed by names,
+ * and by address only where there is no name) as long as no node on the
+ * way has children of mixed kinds (the only ones where perf's search can
+ * miss, child_at).  So a repeat adds its period to the path's pending sum,
+ * credited to its nodes when that may change (a node came to mix kinds
+ * somewhere: r->mix_epoch moved) and before printing (flush_paths); a path
+ * through a mixed node walks its nodes for every sample, as perf does.
+ * The graph is built as the samples come, so its trees are perf's.
+ *
+ * A path record: root, shape id (2 words), from, to, n, pending period (2
+ * words), the mix epoch its nodes were checked at, a flag (walks every
+ * sample); then its n nkeys, their n addresses (2 words each) and its n nodes.
+ */
+#define PATH_HEAD 10
 
-static size_t path_words(const struct report *r, uint32_t n)
+static size_t path_words(uint32_t n)
 {
-	return PATH_HEAD + (size_t)n * (r->children ? 3 : 1);
+	return PATH_HEAD + (size_t)n * 4;
 }
 
-/* Frame @d's address in path record @p (--children). */
+static uint32_t *path_keys(uint32_t *p) { return p + PATH_HEAD; }
+static uint32_t *path_nodes(uint32_t *p) { return p + PATH_HEAD + 3 * (size_t)p[5]; }
+
+/* Frame @d's address in path record @p. */
 static uint64_t path_ip(const uint32_t *p, uint32_t d)
 {
 	const uint32_t *w = p + PATH_HEAD + p[5] + 2 * (size_t)d;
@@ -685,14 +788,71 @@ static void path_set_pending(uint32_t *p, uint64_t v)
 }
 
 /*
- * A chain's path under an entry, remembered by the chain's shape: a
- * profile repeats its chains (and many processes run the same code), and
- * the same shape under the same root walks the same nodes (keyed by names,
- * and by address only where there is no name), so a repeat only adds
- * @period to the path's pending sum.  Paths keep their nkeys, not nodes:
- * the call graph is built from them once, by build_paths() before printing.
- * A chain with no shape goes into the graph at once.
+ * Path @p's nodes found (made where new) by perf's search from its root,
+ * then @period along them.  With @known, the path's nodes are those of an
+ * earlier search: as long as this one takes the same way, a node whose
+ * children are of one kind leads to the same child (child_at), unsearched.
  */
+static int path_walk(struct report *r, uint32_t *p, uint64_t period, bool known)
+{
+	uint32_t *keys = path_keys(p), *nodes = path_nodes(p), n = p[0];
+
+	for (uint32_t d = 0; d < p[5]; d++) {
+		if (known && !mixed(r->nodes[n].kinds)) {
+			n = nodes[d];
+			continue;
+		}
+		if ((n = child_at(r, n, keys[d], path_ip(p, d))) == NONE)
+			return -ENOMEM;
+		known = known && n == nodes[d];
+		nodes[d] = n;
+	}
+	credit(r, p[0], nodes, p[5], period);
+	return 0;
+}
+
+/* Path @p's pending period credited to its nodes. */
+static void path_flush(struct report *r, uint32_t *p)
+{
+	if (path_pending(p))
+		credit(r, p[0], path_nodes(p), p[5], path_pending(p));
+	path_set_pending(p, 0);
+}
+
+/* Whether a node on path @p has children of mixed kinds (its search may find another node). */
+static bool path_mixed(const struct report *r, uint32_t *p)
+{
+	const uint32_t *nodes = path_nodes(p);
+
+	for (uint32_t d = 0; d < p[5]; d++)
+		if (mixed(r->nodes[d ? nodes[d - 1] : p[0]].kinds))
+			return true;
+	return false;
+}
+
+/* @period along the path at offset @off, as perf's search of each sample would: 0 or -ENOMEM. */
+static int path_add(struct report *r, size_t off, uint64_t period)
+{
+	uint32_t *p = r->paths + off;
+
+	if (!p[9] && p[8] != r->mix_epoch) {
+		path_flush(r, p);
+		p[9] = path_mixed(r, p);
+		p[8] = r->mix_epoch;
+	}
+	if (p[9])
+		return path_walk(r, p, period, true);
+	path_set_pending(p, path_pending(p) + period);
+	return 0;
+}
+
+/* Every path's pending period credited to its nodes (before printing). */
+static void flush_paths(struct report *r)
+{
+	for (size_t off = 0; off < r->nr_paths; off += path_words(r->paths[off + 5]))
+		path_flush(r, r->paths + off);
+}
+
 /* What a path is found by: the words p[0 .. 4] of its record. */
 struct path_key {
 	uint32_t root;
@@ -719,27 +879,21 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 
 	*at = SIZE_MAX;
 	/* (paths past 2^32 words have offsets the id map cannot hold: the graph takes them at once) */
-	if (!s->shape_id || (uint64_t)len > (UINT32_MAX - PATH_HEAD) / 3 || r->nr_paths >= NONE) {
-		r->direct_nodes = true;
+	if (!s->shape_id || (uint64_t)len > (UINT32_MAX - PATH_HEAD) / 4 || r->nr_paths >= NONE)
 		return add_chain_nodes(r, e, s, from, to, s->period);
-	}
 	off = ds_idmap__find(&r->path_ids, k, path_eq, r, &key);
 	if (off != NONE) {
-		p = r->paths + off;
-		path_set_pending(p, path_pending(p) + s->period);
 		*at = off;
-		return 0;
+		return path_add(r, off, s->period);
 	}
-	p = path_room(r, path_words(r, (uint32_t)len));
+	p = path_room(r, path_words((uint32_t)len));
 	if (!p)
 		return -ENOMEM;
 	for (long i = from, d = 0; i != to + step; i += step, d++) {
 		if ((p[PATH_HEAD + d] = frame_nkey(r, s, (size_t)i)) == NONE)
 			return -ENOMEM;
-		if (r->children) {
-			p[PATH_HEAD + len + 2 * d] = (uint32_t)s->frames[i].ip;
-			p[PATH_HEAD + len + 2 * d + 1] = (uint32_t)(s->frames[i].ip >> 32);
-		}
+		p[PATH_HEAD + len + 2 * d] = (uint32_t)s->frames[i].ip;
+		p[PATH_HEAD + len + 2 * d + 1] = (uint32_t)(s->frames[i].ip >> 32);
 	}
 	p[0] = e->root;
 	p[1] = (uint32_t)s->shape_id;
@@ -747,11 +901,13 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 	p[3] = (uint32_t)from;
 	p[4] = (uint32_t)to;
 	p[5] = (uint32_t)len;
-	path_set_pending(p, s->period);
-	if (ds_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
+	path_set_pending(p, 0);
+	if (path_walk(r, p, s->period, false) || ds_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
 		return -ENOMEM;
+	p[8] = r->mix_epoch;
+	p[9] = path_mixed(r, p);
 	*at = r->nr_paths;
-	r->nr_paths += path_words(r, (uint32_t)len);
+	r->nr_paths += path_words((uint32_t)len);
 	return 0;
 }
 
@@ -760,90 +916,6 @@ static int add_chain(struct report *r, struct entry *e, const struct ds_profile_
 	size_t at;
 
 	return add_chain_at(r, e, s, from, to, &at);
-}
-
-static const uint32_t *sort_paths;   /* for cmp_path (qsort has no context) */
-
-/* By root, then nkeys in order (a path before the paths it is a prefix of). */
-static int cmp_path(const void *pa, const void *pb)
-{
-	const uint32_t *a = sort_paths + *(const size_t *)pa, *b = sort_paths + *(const size_t *)pb;
-	uint32_t n = a[5] < b[5] ? a[5] : b[5];
-
-	if (a[0] != b[0])
-		return a[0] < b[0] ? -1 : 1;
-	for (uint32_t i = 0; i < n; i++)
-		if (a[PATH_HEAD + i] != b[PATH_HEAD + i])
-			return a[PATH_HEAD + i] < b[PATH_HEAD + i] ? -1 : 1;
-	return (a[5] > b[5]) - (a[5] < b[5]);
-}
-
-/*
- * The call graph from the paths, each path's period along its nodes.
- * Sorted, paths that share a start are neighbours, so a path's nodes are
- * its predecessor's as far as the two agree and new below: no lookup at
- * all (looking each node up in a map missed the cache for most of them:
- * docs/performance.md).  Nodes
- * made at once for shapeless chains are looked up (child()) instead.
- * 0 or -ENOMEM.
- */
-static int build_paths(struct report *r)
-{
-	size_t nr = 0, i, depth_cap = 0, *order;
-	uint32_t *stack = NULL;
-	const uint32_t *prev = NULL;
-
-	for (size_t off = 0; off < r->nr_paths; off += path_words(r, r->paths[off + 5]), nr++)
-		if (r->paths[off + 5] > depth_cap)
-			depth_cap = r->paths[off + 5];
-	order = malloc((nr ? nr : 1) * sizeof(*order));
-	stack = malloc((depth_cap ? depth_cap : 1) * sizeof(*stack));
-	if (!order || !stack) {
-		free(order);
-		free(stack);
-		return -ENOMEM;
-	}
-	i = 0;
-	for (size_t off = 0; off < r->nr_paths; off += path_words(r, r->paths[off + 5]))
-		order[i++] = off;
-	sort_paths = r->paths;
-	if (nr > 1)
-		qsort(order, nr, sizeof(*order), cmp_path);
-	for (i = 0; i < nr; i++) {
-		uint32_t *p = r->paths + order[i], same = 0, n = p[0];
-		uint64_t period = path_pending(p);
-
-		if (prev && prev[0] == p[0])
-			while (same < prev[5] && same < p[5] && prev[PATH_HEAD + same] == p[PATH_HEAD + same])
-				same++;
-		for (uint32_t d = 0; d < p[5]; d++) {
-			uint32_t parent = d ? stack[d - 1] : p[0];
-
-			if (d >= same) {
-				stack[d] = r->direct_nodes ? child(r, parent, p[PATH_HEAD + d]) :
-							     new_node(r, parent, p[PATH_HEAD + d]);
-				if (stack[d] == NONE) {
-					free(order);
-					free(stack);
-					return -ENOMEM;
-				}
-			}
-			n = stack[d];
-			/* the first chain through a node (the lowest offset: paths are made in order) gives its address */
-			if (r->children && r->nodes[n].ip_from > order[i]) {
-				r->nodes[n].ip = path_ip(p, d);
-				r->nodes[n].ip_from = order[i];
-			}
-		}
-		r->nodes[p[0]].cumul += period;
-		for (uint32_t d = 0; d < p[5]; d++)
-			r->nodes[stack[d]].cumul += period;
-		r->nodes[n].hit += period;
-		prev = p;
-	}
-	free(order);
-	free(stack);
-	return 0;
 }
 
 /* The flat profile's frame: the sample ip's own symbol, not a function inlined there. */
@@ -1162,8 +1234,8 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 	e->acc += s->period;
 	e->lat_self += sample_latency(s);
 	e->lat_acc += sample_latency(s);
-	if (m->path != SIZE_MAX)
-		path_set_pending(r->paths + m->path, path_pending(r->paths + m->path) + s->period);
+	if (m->path != SIZE_MAX && path_add(r, m->path, s->period))
+		r->error = -ENOMEM;
 	return true;
 }
 
@@ -1605,66 +1677,78 @@ static size_t rb_read(const struct rbn *t, uint32_t root, struct entry **in, str
 /* The unresolved nkey of a merged frame: @base's DSO at @ip (printed as the address). NONE on ENOMEM. */
 static uint32_t nkey_addr(struct report *r, uint32_t base, uint64_t ip)
 {
-	struct nkey key = { .dso = r->nkeys[base].dso, .ip = ip, .start = ip, .rip = ip,
+	struct nkey key = { .dso = r->nkeys[base].dso, .ip = ip, .start = ip,
 			    .dso_rank = r->nkeys[base].dso_rank };
 
 	return intern_nkey(r, &key);
 }
 
 /*
- * Where frame @c of a merged call graph goes under node @to: perf's merge
- * copies a chain's maps but not its symbols (merge_chain_branch), so the
- * frame matches a child of the same DSO whose first address is its own,
- * else becomes a child of its own, an address.  NONE on ENOMEM.
+ * perf's merge of @d's call graph into @e's as its collapse merges the
+ * entries (callchain_merge): @d's nodes in the order of its trees (a node,
+ * then its children in order), and each node where chains end appends its
+ * chain with its hit from @e's root.  The merge copies a chain's maps but
+ * not its symbols (merge_chain_branch), so the frames are addresses in
+ * their DSOs: one matches a child made at its own address, else becomes a
+ * child of its own, printed as the address.
  */
-static uint32_t merge_child(struct report *r, uint32_t to, uint32_t c)
-{
-	const char *dso = r->nkeys[r->nodes[c].key].dso;
-	uint64_t ip = r->nodes[c].ip;
-	uint32_t x, key;
-
-	for (x = r->nodes[to].first_child; x != NONE; x = r->nodes[x].next_sibling)
-		if (r->nkeys[r->nodes[x].key].dso == dso && r->nodes[x].ip == ip)
-			return x;
-	if ((key = nkey_addr(r, r->nodes[c].key, ip)) == NONE || (x = new_node(r, to, key)) == NONE)
-		return NONE;
-	r->nodes[x].ip = ip;
-	r->nodes[x].ip_from = 0;
-	return x;
-}
-
-/* perf's merge of @d's call graph into @e's as its collapse merges the entries (callchain_merge). */
 static int merge_graph(struct report *r, struct entry *e, const struct entry *d)
 {
-	struct pair { uint32_t from, to; } *stack = NULL;
-	size_t nr = 0, cap = 0;
+	uint32_t *todo = NULL, *chain = NULL;
+	size_t nr = 0, cap = 0, cap_chain = 0;
 	int rc = 0;
 
 	r->nodes[e->root].hit += r->nodes[d->root].hit;
-	r->nodes[e->root].cumul += r->nodes[d->root].cumul;
-	for (uint32_t from = d->root, to = e->root;;) {
-		for (uint32_t c = r->nodes[from].first_child; c != NONE; c = r->nodes[c].next_sibling) {
-			uint32_t m = merge_child(r, to, c);
-			struct pair *v = dsi_grow(stack, &cap, nr + 1, sizeof(*v), 64);
+	r->nodes[e->root].cumul += r->nodes[d->root].hit;
+	for (uint32_t n = d->root;;) {
+		size_t depth = 0, k = nr;
 
-			if (m == NONE || !v) {
-				rc = -ENOMEM;
-				goto out;
+		for (uint32_t x = n; x != d->root; x = r->nodes[x].parent)
+			depth++;
+		if (n != d->root && r->nodes[n].hit) {
+			uint32_t *v = dsi_grow(chain, &cap_chain, depth, sizeof(*v), 64), to = e->root;
+			size_t i = depth;
+
+			if (!v)
+				goto oom;
+			chain = v;
+			for (uint32_t x = n; x != d->root; x = r->nodes[x].parent)
+				chain[--i] = x;
+			for (i = 0; i < depth; i++) {
+				uint32_t key = nkey_addr(r, r->nodes[chain[i]].key, r->nodes[chain[i]].ip);
+
+				if (key == NONE || (to = child_at(r, to, key, r->nodes[chain[i]].ip)) == NONE)
+					goto oom;
+				chain[i] = to;
 			}
-			stack = v;
-			r->nodes[m].hit += r->nodes[c].hit;
-			r->nodes[m].cumul += r->nodes[c].cumul;
-			stack[nr++] = (struct pair){ c, m };
+			credit(r, e->root, chain, depth, r->nodes[n].hit);
+		}
+		/* the children, last first: taken from the end, they come in order */
+		for (uint32_t c = rb_first(r->nrb, r->nodes[n].kids_root); c != NONE; c = rb_next(r->nrb, c)) {
+			uint32_t *v = dsi_grow(todo, &cap, nr + 1, sizeof(*v), 64);
+
+			if (!v)
+				goto oom;
+			todo = v;
+			todo[nr++] = c;
+		}
+		for (size_t i = k, j = nr; i + 1 < j; i++, j--) {
+			uint32_t t = todo[i];
+
+			todo[i] = todo[j - 1];
+			todo[j - 1] = t;
 		}
 		if (!nr)
 			break;
-		nr--;
-		from = stack[nr].from;
-		to = stack[nr].to;
+		n = todo[--nr];
 	}
 out:
-	free(stack);
+	free(todo);
+	free(chain);
 	return rc;
+oom:
+	rc = -ENOMEM;
+	goto out;
 }
 
 /* @d into @e, equal as perf's collapse finds them: its periods, and its call graph (merge_graph). */
@@ -1886,7 +1970,7 @@ static int link_group(struct report *r, size_t ev, struct entry **list, size_t *
 
 struct kid {
 	uint32_t n;
-	const char *name;
+	uint32_t rank;    /* its place in its parent's tree of children */
 };
 
 #define NAME_BUF 1024   /* perf's buffer for a call-graph name */
@@ -1910,56 +1994,18 @@ static const char *node_name(const struct report *r, const struct node *nd, char
 }
 
 /*
- * perf's order of two call-graph branches by their first frames (its
- * match_chain(), <0: @a before @b in the parent's tree of children): by
- * name where either is an inlined function, else by DSO object then the
- * symbols' starts where both have symbols, else by DSO then address.
- */
-static int match_order(const struct nkey *a, const struct nkey *b)
-{
-	uint64_t x, y;
-
-	if (a->sym && b->sym) {
-		if (a->inlined || b->inlined) {
-			int c = strcmp(a->sym, b->sym);
-
-			if (c)
-				return c;
-		}
-		x = a->start;
-		y = b->start;
-	} else {
-		x = a->sym ? a->rip : a->ip;
-		y = b->sym ? b->rip : b->ip;
-	}
-	if (a->dso_rank != b->dso_rank)
-		return a->dso_rank < b->dso_rank ? -1 : 1;
-	if (a->dso != b->dso)
-		return strcmp(a->dso, b->dso);
-	if (x != y)
-		return x < y ? -1 : 1;
-	return a->inlined - b->inlined;
-}
-
-/*
- * Heavier first; equal weights as perf's rb-trees leave them: a new child
- * goes left of a child that orders before it (so the children's tree reads
- * in descending match_order()), and the sort takes them in that order,
- * putting an equal weight right of the ones before it.
+ * Heavier first; equal weights as perf's sort leaves them: it takes the
+ * children in the order of their tree (child_at) and puts an equal weight
+ * right of the ones before it.
  */
 static int cmp_kid(const void *pa, const void *pb)
 {
 	const struct node *nodes = sort_ctx->nodes;
 	const struct kid *a = pa, *b = pb;
-	const struct nkey *ka = &sort_ctx->nkeys[nodes[a->n].key], *kb = &sort_ctx->nkeys[nodes[b->n].key];
-	int c;
 
 	if (nodes[a->n].cumul != nodes[b->n].cumul)
 		return nodes[a->n].cumul > nodes[b->n].cumul ? -1 : 1;
-	c = match_order(ka, kb);
-	if (c)
-		return -c;
-	return strcmp(a->name, b->name);
+	return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
 /* Children of @n worth showing (at least @min), largest first; malloc'ed. */
@@ -1974,12 +2020,12 @@ static struct kid *kids(struct report *r, uint32_t n, uint64_t min, size_t *nr)
 	*nr = 0;
 	if (!v)
 		return NULL;
-	for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling) {
+	for (uint32_t c = rb_first(r->nrb, r->nodes[n].kids_root), i = 0; c != NONE; c = rb_next(r->nrb, c), i++) {
 		if (r->nodes[c].cumul < min)
 			continue;
 		/* equal weights: see cmp_kid */
 		v[*nr].n = c;
-		v[*nr].name = r->nkeys[r->nodes[c].key].sym ? r->nkeys[r->nodes[c].key].sym : "";
+		v[*nr].rank = i;
 		(*nr)++;
 	}
 	sort_ctx = r;
@@ -2141,39 +2187,18 @@ struct flat_list {
 	size_t nr, cap;
 };
 
-static int cmp_match_desc(const void *pa, const void *pb)
-{
-	const struct node *nodes = sort_ctx->nodes;
-	const struct nkey *a = &sort_ctx->nkeys[nodes[*(const uint32_t *)pa].key];
-	const struct nkey *b = &sort_ctx->nkeys[nodes[*(const uint32_t *)pb].key];
-
-	return -match_order(a, b);
-}
-
 /*
  * @n's subtree after its children, in the order of perf's tree of children
- * (descending match_order()), then @n itself when chains end there with
- * at least @min: perf's post-order walk.  false when out of memory.
+ * (child_at), then @n itself when chains end there with at least @min:
+ * perf's post-order walk.  false when out of memory.
  */
 static bool flat_collect(struct report *r, uint32_t n, uint64_t min, struct flat_list *l, int depth)
 {
-	size_t nr = 0, i = 0;
-	uint32_t *kid;
 	bool ok = true;
 
-	for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling)
-		nr++;
-	if (nr && depth < 4096) {
-		if (!(kid = malloc(nr * sizeof(*kid))))
-			return false;
-		for (uint32_t c = r->nodes[n].first_child; c != NONE; c = r->nodes[c].next_sibling)
-			kid[i++] = c;
-		sort_ctx = r;
-		qsort(kid, nr, sizeof(*kid), cmp_match_desc);
-		for (i = 0; i < nr && ok; i++)
-			ok = flat_collect(r, kid[i], min, l, depth + 1);
-		free(kid);
-	}
+	if (depth < 4096)
+		for (uint32_t c = rb_first(r->nrb, r->nodes[n].kids_root); c != NONE && ok; c = rb_next(r->nrb, c))
+			ok = flat_collect(r, c, min, l, depth + 1);
 	if (ok && r->nodes[n].hit && r->nodes[n].hit >= min) {
 		uint32_t *g = dsi_grow(l->v, &l->cap, l->nr + 1, sizeof(*g), 64);
 
@@ -3010,7 +3035,7 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 	r->out = outbuf_new(STDOUT_FILENO);
 	if (r->out && r->stats)
 		print_stats(r, &st.session);
-	else if (!r->out || build_paths(r) || print_report(r))
+	else if (!r->out || (flush_paths(r), print_report(r)))
 		fprintf(stderr, "dstack report: out of memory\n");
 	if (r->out)
 		outbuf_flush(r->out);
@@ -3042,6 +3067,7 @@ static void report_free(struct report *r)
 	free(r->ein_root);
 	free(r->he_cache);
 	free(r->nodes);
+	free(r->nrb);
 	free(r->nkeys);
 	free(r->fkeys);
 	free(r->gcols);

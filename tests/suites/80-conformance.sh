@@ -175,7 +175,7 @@ conf_compare() {
 	"$KVM_PERF7" script -F comm,pid,tid,time "${pcommon[@]}" >"$o/ids" 2>/dev/null
 	local comm pid tid time
 	read -r comm pid tid time <<<"$(conf_fill "$o/ids")"
-	conf_row=$(printf '%-8s' "$name") conf_fail=0 conf_known=0 conf_known_cc=0 conf_stitched=0 conf_ties=0
+	conf_row=$(printf '%-8s' "$name") conf_fail=0 conf_known=0 conf_known_cc=0 conf_stitched=0 conf_ties=0 conf_selfinc=0
 	local cname args res rc prc
 	while IFS='|' read -r cname args; do
 		args=${args//@COMM@/$comm}; args=${args//@PID@/$pid}; args=${args//@TID@/$tid}; args=${args//@TIME@/$time}
@@ -199,6 +199,7 @@ conf_compare() {
 			# the samples perf held and named ":TID" in the unfiltered script (first command)
 			res=$(if [ "$cname" = script ]; then export CONF_HELD_OUT="$o/held"; rm -f "$o/held"
 			      else export CONF_HELD_IN="$o/held"; fi
+			      case $cname in comm|time) export CONF_SELF="$o/script.perf" ;; esac
 			      python3 "$ROOT/tests/check_conformance.py" "$o/$cname.perf" "$o/$cname.dstack" $mode)
 		fi
 		local crc=$?
@@ -211,6 +212,11 @@ conf_compare() {
 			conf_row+=$(printf ' %13s' "${res%%$'\t'*}")
 			if [ "$cname" = script ] && [[ $res =~ ([0-9]+)\ excused\ \(stitched\) ]]; then
 				conf_stitched=${BASH_REMATCH[1]}
+			fi
+			if [ "$cname" = time ] && [[ $res =~ ([0-9]+)\ perf\ self-inconsistent ]]; then
+				conf_selfinc=${BASH_REMATCH[1]}
+				echo "  $name $cname: ${res#*$'\t'}" >>"$conf_work/all-diffs"
+				echo "info conformance $name time: ${res#*$'\t'}"
 			fi
 		else
 			conf_row+=$(printf ' %13s' "*${res%%$'\t'*}")
@@ -235,14 +241,20 @@ conf_compare() {
 # nothing was stitched every difference fails.
 #
 # `report --children` is measured, not asserted, on the other recordings:
-# its entries and tie orders follow perf's (its tree of entries searched
-# as perf's, duplicates and their collapse included), but perf resolves
-# some chains against the maps as they are when it prints (a task around
-# its exec), and a second event's Symbol column can be a character
-# narrower (both open in issue 18); each such difference is printed and
-# listed.
+# its entries and tie orders follow perf's (its tree of entries and its
+# trees of call-graph children searched as perf's, duplicates and their
+# collapse included), but perf orders DSOs in those searches by its
+# objects' heap addresses, which dstack estimates (a -z recording's heap
+# differs), perf resolves some chains against the maps as they are when
+# it prints (a task around its exec), and a second event's Symbol column
+# can be a character narrower (all open in issue 18); each such
+# difference is printed and listed.
 conf_known_class() {
 	case $1 in children|plain) return 0 ;; esac   # --children (perf's default): measured, not asserted
+	# perf's --time window disagreed with its own unfiltered script (its dwarf
+	# unwinder's per-thread state: check_conformance.py CONF_SELF), so the
+	# report of that window is measured, not asserted
+	[ "$1" = r-time ] && [ "$conf_selfinc" -gt 0 ] && return 0
 	[ "$conf_stitched" -gt 0 ] || return 1
 	case $1 in report|sortpid|r-*|fract|fold) return 0 ;; esac
 	return 1
