@@ -93,6 +93,9 @@ def cases(td, out):
 
     f0 = PerfFile(cpu)
     add('truncated-header', cpu[:50], 1, [r'header|truncated|too small|short'])
+    # another byte order, or perf.data's first format: said as such, not "bad magic"
+    add('big-endian-magic', b'2ELIFREP' + cpu[8:], 1, [r'offset 0: a big-endian perf.data'])
+    add('version-1-magic', b'PERFFILE' + cpu[8:], 1, [r'offset 0: a perf.data of format version 1'])
     add('attr-size-0', mod(lambda f: f.put(16, '<Q', 0)), 1, [r'offset 0x10\b', r'attr size 0'])
     add('attr-size-huge', mod(lambda f: f.put(16, '<Q', 1 << 40)), 1, [r'offset 0x10\b', r'attr size'])
     add('attrs-past-end', mod(lambda f: f.put(24, '<Q', size + 64)), 1,

@@ -623,6 +623,13 @@ static int open_file(struct ds_reader *r)
 		return dsi_reader__fail(r, 0, -EINVAL, "file is too short for a perf.data header (%llu bytes)",
 				   (unsigned long long)(r->src->pipe ? 0 : r->src->size));
 	memcpy(&h, p, 16);
+	if (h.magic == __builtin_bswap64(DS_PERF_MAGIC2))
+		return dsi_reader__fail(r, 0, -EINVAL, "a big-endian perf.data (recorded on s390x, or ppc64 or another "
+				   "big-endian machine): dstack reads little-endian recordings only (perf's own "
+				   "reader swaps every record)");
+	if (!memcmp(&h.magic, "PERFFILE", 8))
+		return dsi_reader__fail(r, 0, -EINVAL, "a perf.data of format version 1 (\"PERFFILE\", perf before "
+				   "Linux 2.6.37): dstack reads version 2 (\"PERFILE2\") only");
 	if (h.magic != DS_PERF_MAGIC2)
 		return dsi_reader__fail(r, 0, -EINVAL, "not a perf.data file (bad magic %#llx)",
 				   (unsigned long long)h.magic);
