@@ -101,19 +101,25 @@ diff_guest_suite() {
 		bad "diff (guest): cannot build the workload: $(head -2 "$o/cc.err")"; return
 	fi
 	cp "$job/diff-wl" "$sf/job/diff-wl"
-	if ! kvm_run_job 300 "$job" "$out" "$o/run.log" || [ "$(grep -c 'rc 0' "$out/rc" 2>/dev/null)" != 3 ]; then
-		bad "diff (guest): the guest job failed: $(tail -3 "$o/run.log")"; return
-	fi
-	local args=(--symfs "$sf" --kallsyms "$out/kallsyms")
-	"$DSTACK" diff "${args[@]}" "$out/base.data" "$out/new.data" >"$o/diff" 2>"$o/diff.err" ||
-		{ bad "diff (guest): exit status $?: $(tail -2 "$o/diff.err")"; return; }
-	# the noise: the same work run twice (the emulated kernel's share moves by points with the host's load)
-	"$DSTACK" diff "${args[@]}" "$out/base.data" "$out/base2.data" >"$o/noise" 2>"$o/noise.err" ||
-		{ bad "diff (guest): noise: exit status $?: $(tail -2 "$o/noise.err")"; return; }
-	# the work given: base common 3, leaf_a 1; new common 3, leaf_a 2, new_func 1 (units).
-	# Kernel noise (timer, faults: a few %) differs run to run, so the shares are
-	# checked among the three functions; the deltas are what the report printed.
-	if res=$(python3 - "$o/diff" "$o/noise" <<'PY'
+	# The shares are held to the work given within 4 points; when the run
+	# failed that and two runs of the same work (base, base2) moved more than
+	# that apart, the host starved the guest: its job is recorded once more,
+	# and said so (one such run in five CI runs: base 83/17 against 75/25).
+	local attempt noise first_noise=
+	for attempt in 1 2; do
+		if ! kvm_run_job 300 "$job" "$out" "$o/run.log" || [ "$(grep -c 'rc 0' "$out/rc" 2>/dev/null)" != 3 ]; then
+			bad "diff (guest): the guest job failed: $(tail -3 "$o/run.log")"; return
+		fi
+		local args=(--symfs "$sf" --kallsyms "$out/kallsyms")
+		"$DSTACK" diff "${args[@]}" "$out/base.data" "$out/new.data" >"$o/diff" 2>"$o/diff.err" ||
+			{ bad "diff (guest): exit status $?: $(tail -2 "$o/diff.err")"; return; }
+		# the noise: the same work run twice (the emulated kernel's share moves by points with the host's load)
+		"$DSTACK" diff "${args[@]}" "$out/base.data" "$out/base2.data" >"$o/noise" 2>"$o/noise.err" ||
+			{ bad "diff (guest): noise: exit status $?: $(tail -2 "$o/noise.err")"; return; }
+		# the work given: base common 3, leaf_a 1; new common 3, leaf_a 2, new_func 1 (units).
+		# Kernel noise (timer, faults: a few %) differs run to run, so the shares are
+		# checked among the three functions; the deltas are what the report printed.
+		if res=$(python3 - "$o/diff" "$o/noise" <<'PY'
 import sys
 def table(p):
     rows = []
@@ -149,7 +155,16 @@ print('; '.join(errs) or 'led by common_work %+.2f%%, new_func %+.2f%%, leaf_a %
       (by['common_work'][2], by['new_func'][2], by['leaf_a'][2], ratio, max(others), noise))
 sys.exit(1 if errs else 0)
 PY
-); then ok "diff (guest): $res"; else bad "diff (guest): $res"; head -14 "$o/diff"; fi
+	); then break; fi
+		noise=$(awk '!/^#/ && NF { d = $3 + 0; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.2f", m }' "$o/noise")
+		if [ "$attempt" = 2 ] || ! awk -v n="$noise" 'BEGIN { exit !(n > 4) }'; then break; fi
+		echo "note: diff (guest): $res; two runs of the same work moved $noise points apart: recording again"
+		first_noise=$noise
+		rm -rf "$out" && mkdir -p "$out"
+	done
+	local again=
+	[ "$attempt" = 1 ] || again=" (the second recording: the first one's base runs moved $first_noise points apart)"
+	if [ -z "${res##led by*}" ]; then ok "diff (guest): $res$again"; else bad "diff (guest): $res$again"; head -14 "$o/diff"; fi
 	# perf 7.2's perf diff: the same baseline and delta for every symbol it names
 	if (cd "$o" && timeout 120 "$KVM_PERF7" diff --symfs symfs --kallsyms out/kallsyms out/base.data out/new.data) >"$o/perf.diff" 2>"$o/perf.diff.err"; then
 		if res=$(python3 - "$o/perf.diff" "$o/diff" <<'PY'
