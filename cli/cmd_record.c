@@ -419,6 +419,7 @@ struct sink_ctx {
 	struct ds_idmap build_id_names; /* file name -> index in names: its build id is in the header */
 	char **names;                   /* our copies */
 	size_t nr_names, cap_names;
+	bool vdso32_mapped;             /* an i386 task's [vdso] map was written */
 	int err;
 };
 
@@ -477,27 +478,51 @@ static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
 }
 
 /*
- * Samples with a stack copy are unwound later, maybe through the vDSO,
- * which lies in no file: its image is kept in perf's build-id cache and
- * named in the header, as perf record does.
+ * An MMAP or MMAP2 of "[vdso]" below 4 GiB: an i386 task's vDSO (a
+ * 64-bit task's lies high), the image perf names "[vdso32]".
  */
-static void keep_vdso(struct sink_ctx *c, bool quiet)
+static void note_vdso32(struct sink_ctx *c, const uint8_t *rec, size_t len)
+{
+	struct ds_event_header h;
+	uint64_t addr, size;
+	size_t name_at;
+
+	memcpy(&h, rec, sizeof(h));
+	if (h.type != DS_REC_MMAP && h.type != DS_REC_MMAP2)
+		return;
+	name_at = h.type == DS_REC_MMAP ? 40 : 72;
+	if (len < name_at + sizeof("[vdso]") || memcmp(rec + name_at, "[vdso]", sizeof("[vdso]")))
+		return;
+	memcpy(&addr, rec + 16, sizeof(addr));
+	memcpy(&size, rec + 24, sizeof(size));
+	if (addr < (1ULL << 32) && size <= (1ULL << 32) - addr)
+		c->vdso32_mapped = true;
+}
+
+/*
+ * Samples with a stack copy are unwound later, maybe through the vDSO,
+ * which lies in no file: its images (the 64-bit one, and the i386 one if
+ * an i386 task ran) are kept in perf's build-id cache and named in the
+ * header, as perf record does.
+ */
+static void keep_vdso(struct sink_ctx *c, enum ds_vdso_kind kind, bool quiet)
 {
 	uint8_t bid[20];
 	size_t len = 0;
-	int err = ds_vdso__keep(cli_buildid_dir(), bid, &len);
+	int err = ds_vdso__keep(cli_buildid_dir(), kind, bid, &len);
 
 	if (err && !quiet)
-		fprintf(stderr, "dstack record: the vDSO image was not kept (%s): walks through it will stop there\n",
-			strerror(-err));
-	else
-		ds_writer__add_build_id(c->w, -1, DS_MISC_USER, bid, len, "[vdso]");
+		fprintf(stderr, "dstack record: the %s image was not kept (%s): walks through it will stop there\n",
+			ds_vdso__name(kind), err == -ENOEXEC ? "this kernel runs no i386 program" : strerror(-err));
+	else if (!err)
+		ds_writer__add_build_id(c->w, -1, DS_MISC_USER, bid, len, ds_vdso__name(kind));
 }
 
 static int sink(void *ctx, const void *rec, size_t len)
 {
 	struct sink_ctx *c = ctx;
 	note_build_id(c, rec, len);
+	note_vdso32(c, rec, len);
 	int err = ds_writer__write(c->w, rec, len);
 	if (err && !c->err)
 		c->err = err;
@@ -725,8 +750,11 @@ static int finish_output(struct sink_ctx *c, const struct ds_recorder *r, const 
 	const struct ds_recorder_stats *st = ds_recorder__stats(r);
 	int cerr;
 
-	if (a->ro.stack_user && !c->err)
-		keep_vdso(c, a->quiet);
+	if (a->ro.stack_user && !c->err) {
+		keep_vdso(c, DS_VDSO_64, a->quiet);
+		if (c->vdso32_mapped)
+			keep_vdso(c, DS_VDSO_32, a->quiet);
+	}
 	cerr = ds_writer__close(c->w);
 	if (c->err || cerr) {
 		output_failed(pipe ? "stdout" : a->output, -(c->err ? c->err : cerr));

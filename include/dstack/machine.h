@@ -45,6 +45,21 @@ struct ds_resolved {
 struct ds_machine *ds_machine__new(struct ds_symbols *syms);
 void ds_machine__delete(struct ds_machine *m);
 
+/* The vDSO's two images: the one 64-bit tasks map ("[vdso]"), and i386 tasks' ("[vdso32]"). */
+enum ds_vdso_kind { DS_VDSO_64, DS_VDSO_32 };
+
+/*
+ * The vDSO is in no file: @fn gives its image of a kind (NULL: none) when
+ * a [vdso] (or [vdso32]) map first needs it, once per kind, so that what
+ * the recording says of it (its header's features, which a pipe delivers
+ * as records) is known by then.  Those maps resolve and unwind through
+ * that image.  @ctx must outlive the machine's use of it.
+ */
+typedef struct ds_dso *(*ds_vdso_finder)(void *ctx, enum ds_vdso_kind kind);
+void ds_machine__set_vdso_finder(struct ds_machine *m, ds_vdso_finder fn, void *ctx);
+/* The DSO a user map's addresses resolve in: its file's, a vDSO map's image, or NULL. */
+struct ds_dso *ds_machine__map_dso(struct ds_machine *m, const struct ds_map *map);
+
 /* Update threads and maps from a COMM/FORK/EXIT/MMAP/MMAP2 event. */
 int ds_machine__process(struct ds_machine *m, const struct ds_event *ev);
 

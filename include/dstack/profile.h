@@ -290,9 +290,14 @@ struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_threa
 /*
  * Unwinding samples with a user stack snapshot (--call-graph dwarf, or a
  * deferred sample's fallback) into the callchain the kernel would have
- * recorded.  The vDSO's image comes from perf's build-id cache
- * @buildid_dir (ds_vdso__cache_path; NULL: none), when the header @in
- * names one ("[vdso]").  NULL: out of memory.
+ * recorded.  It is @m's finder of the vDSO's images
+ * (ds_machine__set_vdso_finder), for symbols and unwinding: each one the
+ * header @in names ("[vdso]", "[vdso32]") from perf's build-id cache
+ * @buildid_dir (ds_vdso__cache_path; NULL: none), else this process's own
+ * 64-bit image when it is the recording's (the build-id the header names,
+ * or none named and the recording's kernel release is this kernel's).
+ * @m, @syms and @in must outlive it; delete it before @m.  NULL: out of
+ * memory.
  */
 struct ds_user_unwind *ds_user_unwind__new(struct ds_machine *m, struct ds_symbols *syms,
 					   const struct ds_header_info *in, const char *buildid_dir);

@@ -63,6 +63,15 @@ struct ds_dso *ds_symbols__dso(struct ds_symbols *syms, const char *path,
 			       const uint8_t *build_id, size_t bid_len);
 
 /*
+ * A DSO named @name (in messages) whose ELF is read from @file itself,
+ * never under the symfs: an image kept outside the recorded paths (the
+ * vDSO's, in perf's build-id cache or a memory file).  The same object for
+ * the same @name; NULL on allocation failure.
+ */
+struct ds_dso *ds_symbols__dso_file(struct ds_symbols *syms, const char *name, const char *file,
+				    const uint8_t *build_id, size_t bid_len);
+
+/*
  * Changes whenever results handed out before may no longer hold (a file
  * dropped for a build-id learnt too late): callers caching resolutions
  * compare it.

@@ -81,17 +81,35 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 			      struct ds_unwind_result *res);
 
 /*
- * The vDSO is in no file.  ds_vdso__keep() copies this process's image
- * (the one every 64-bit task of the kernel maps) to perf's build-id cache
- * @buildid_dir ([vdso]/BUILD-ID/vdso in it) unless it is there, and gives
- * its build-id; ds_vdso__cache_path() names that file.  @buildid_dir is
- * what the program found ($PERF_BUILDID_DIR, else ~/.debug, as perf): the
- * library reads no environment; NULL: none (-ENOENT).  0 or -errno.  An unwinder given the image (ds_unwinder__set_vdso, a DSO
- * of it) walks through [vdso] maps; without it the walk ends "no-vdso".
+ * The vDSO is in no file: perf and dstack keep its images in perf's
+ * build-id cache, and the recording names them by build-id.  Two kinds
+ * (enum ds_vdso_kind, dstack/machine.h): the image every 64-bit task of a
+ * kernel maps, and the one i386 tasks map (perf's "[vdso32]").  An unwinder walks through a [vdso] or [vdso32] map
+ * with the image its machine was given (ds_machine__set_vdso); without it
+ * the walk ends "no-vdso".
+ *
+ * @buildid_dir is what the program found ($PERF_BUILDID_DIR, else
+ * ~/.debug, as perf): the library reads no environment; NULL: none
+ * (-ENOENT).  Each returns 0 or -errno.
  */
-int ds_vdso__keep(const char *buildid_dir, uint8_t *bid, size_t *bid_len);
-int ds_vdso__cache_path(const char *buildid_dir, const uint8_t *bid, size_t bid_len, char *buf, size_t size);
-void ds_unwinder__set_vdso(struct ds_unwinder *u, struct ds_dso *vdso);
+/* perf's name of @kind's image in maps and build-id tables: "[vdso]", "[vdso32]". */
+const char *ds_vdso__name(enum ds_vdso_kind kind);
+/* The cache's file of @kind's image of build-id @bid: BUILDID_DIR/[vdso]/HEX/vdso (or [vdso32]/...). */
+int ds_vdso__cache_path(const char *buildid_dir, enum ds_vdso_kind kind, const uint8_t *bid, size_t bid_len,
+			char *buf, size_t size);
+/*
+ * Copy the running kernel's @kind image into the cache unless it is
+ * there, with perf's .build-id/ link, and give its build-id.  The i386
+ * image is read by a child process (a built-in i386 program): -ENOEXEC
+ * where this kernel runs no i386 code.
+ */
+int ds_vdso__keep(const char *buildid_dir, enum ds_vdso_kind kind, uint8_t *bid, size_t *bid_len);
+/*
+ * This process's (64-bit) vDSO image in a new memory file: its descriptor
+ * (close-on-exec; the caller closes it; the file reads as
+ * /proc/self/fd/FD while open), or -errno.  Its build-id into @bid.
+ */
+int ds_vdso__own_file(uint8_t *bid, size_t *bid_len);
 
 /* "outermost", "no-info", ... and "cfi", "sframe", "fp". */
 const char *ds_unwind_end__name(enum ds_unwind_end e);

@@ -60,6 +60,10 @@ struct ds_machine {
 	struct ds_hashmap kernel_names; /* interned listed kernel-space DSO name -> its interned short name */
 	struct ds_hashmap listed_modules; /* interned "[module]" -> the interned path the build-id table lists */
 	struct callchain_cache *callchains; /* ds_machine__callchain's buffer and caches */
+	struct ds_dso *vdso[2];        /* the vDSO images by enum ds_vdso_kind, or NULL */
+	bool vdso_asked[2];            /* the finder was asked for that image */
+	ds_vdso_finder vdso_finder;    /* ds_machine__set_vdso_finder's */
+	void *vdso_ctx;
 };
 
 /* ---- maps.c ---- */

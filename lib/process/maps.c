@@ -433,17 +433,46 @@ const struct ds_map *ds_thread__find_map(struct ds_thread *t, uint64_t addr)
 	return t ? dsi_maps__find(t->maps, addr) : NULL;
 }
 
+void ds_machine__set_vdso_finder(struct ds_machine *m, ds_vdso_finder fn, void *ctx)
+{
+	m->vdso_finder = fn;
+	m->vdso_ctx = ctx;
+	m->vdso_asked[0] = m->vdso_asked[1] = false;
+	m->vdso[0] = m->vdso[1] = NULL;
+}
+
+struct ds_dso *ds_machine__map_dso(struct ds_machine *m, const struct ds_map *map)
+{
+	int k;
+
+	if (map->dso || !map->name || map->name[0] != '[')
+		return map->dso;
+	if (!strcmp(map->name, "[vdso]"))
+		k = DS_VDSO_64;
+	else if (!strcmp(map->name, "[vdso32]"))
+		k = DS_VDSO_32;
+	else
+		return NULL;
+	if (!m->vdso_asked[k] && m->vdso_finder) {
+		m->vdso_asked[k] = true;
+		m->vdso[k] = m->vdso_finder(m->vdso_ctx, (enum ds_vdso_kind)k);
+	}
+	return m->vdso[k];
+}
+
 /* @ip in @t's user map @map: its DSO's frames, else the JIT symbol of /tmp/perf-PID.map. */
 static void resolve_user(struct ds_machine *m, const struct ds_thread *t, const struct ds_map *map,
 			 uint64_t ip, struct ds_resolved *out)
 {
-	if (map->dso) {
+	struct ds_dso *dso = ds_machine__map_dso(m, map);
+
+	if (dso) {
 		out->dso = map->name;
-		out->nr_frames = ds_dso__resolve(map->dso, ip - map->start + map->pgoff,
+		out->nr_frames = ds_dso__resolve(dso, ip - map->start + map->pgoff,
 						 out->frames, sizeof(out->frames) / sizeof(*out->frames));
 		if (!out->nr_frames)
 			unknown(out, map->name);
-		out->dso_obj = map->dso;
+		out->dso_obj = dso;
 	} else {
 		unknown(out, map->name);
 	}
@@ -451,7 +480,7 @@ static void resolve_user(struct ds_machine *m, const struct ds_thread *t, const 
 	out->map_start = map->start;
 	out->map_end = map->end;
 	out->map_pgoff = map->pgoff;
-	if (!map->dso && map->jit && ds_symbols__jit(m->syms, t->pid, ip, &out->frames[0])) {
+	if (!dso && map->jit && ds_symbols__jit(m->syms, t->pid, ip, &out->frames[0])) {
 		char name[64];
 
 		/* perf names the DSO of JIT code after the map file it came from */

@@ -5,38 +5,90 @@
  * unwound from the snapshot (dstack/unwind.h).  The chain is built in a
  * buffer reused from sample to sample (no allocation per sample).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include "dstack/profile.h"
 
 struct ds_user_unwind {
 	struct ds_machine *machine;
 	struct ds_unwinder *unwinder;    /* made at the first snapshot */
-	struct ds_dso *vdso;             /* the recording's vDSO image, if found */
+	/* what the vDSO's images are found by (vdso_image) */
+	struct ds_symbols *syms;
+	const struct ds_header_info *in;
+	const char *buildid_dir;
+	int own_vdso_fd;                 /* the memory file of this process's vDSO image, or -1 */
 	uint64_t *chain;
 	size_t chain_cap;
 	struct ds_unwind_stats stats;
 };
 
-/*
- * The vDSO image the header names by build-id ("[vdso]"), if perf's
- * build-id cache holds it (dstack record and perf record keep it there).
- */
-static void find_vdso(struct ds_user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in,
-		      const char *buildid_dir)
+/* The image of @kind the header names by build-id, if perf's build-id cache holds it. */
+static struct ds_dso *cached_vdso(struct ds_symbols *syms, const struct ds_header_info *in, const char *buildid_dir,
+				  enum ds_vdso_kind kind, const struct ds_build_id_entry **named)
 {
 	char path[4096];
 
+	*named = NULL;
 	for (size_t i = 0; in && i < in->nr_build_ids; i++) {
 		const struct ds_build_id_entry *b = &in->build_ids[i];
 
-		if (b->filename && !strcmp(b->filename, "[vdso]") &&
-		    !ds_vdso__cache_path(buildid_dir, b->data, b->size, path, sizeof(path)) && !access(path, R_OK)) {
-			uu->vdso = ds_symbols__dso(syms, path, b->data, b->size);
-			return;
-		}
+		if (!b->filename || strcmp(b->filename, ds_vdso__name(kind)))
+			continue;
+		*named = b;
+		if (!ds_vdso__cache_path(buildid_dir, kind, b->data, b->size, path, sizeof(path)) &&
+		    !access(path, R_OK))
+			return ds_symbols__dso_file(syms, path, path, b->data, b->size);
 	}
+	return NULL;
+}
+
+/*
+ * This process's vDSO image, when it is the recording's 64-bit one: its
+ * build-id is the one the header names, or the header names none and the
+ * recording's kernel release is this kernel's.  perf 7.2 takes its own
+ * image whatever kernel recorded; a recording read on another kernel
+ * gets no image here (no-vdso), not another kernel's tables.
+ */
+static struct ds_dso *own_vdso(struct ds_user_unwind *uu, struct ds_symbols *syms, const struct ds_header_info *in,
+			       const struct ds_build_id_entry *named)
+{
+	uint8_t bid[20];
+	size_t len = 0;
+	struct utsname un;
+	char file[64];
+
+	if (!named && (!in || !in->osrelease || uname(&un) || strcmp(un.release, in->osrelease)))
+		return NULL;
+	if ((uu->own_vdso_fd = ds_vdso__own_file(bid, &len)) < 0)
+		return NULL;
+	if (named && (named->size != len || memcmp(named->data, bid, len))) {
+		close(uu->own_vdso_fd);
+		uu->own_vdso_fd = -1;
+		return NULL;
+	}
+	snprintf(file, sizeof(file), "/proc/self/fd/%d", uu->own_vdso_fd);
+	return ds_symbols__dso_file(syms, "[vdso]", file, bid, len);
+}
+
+/*
+ * The image the machine's vDSO maps of @kind resolve and unwind through:
+ * from perf's build-id cache where the header names it ("[vdso]",
+ * "[vdso32]": dstack record keeps both), else this process's own 64-bit
+ * one (own_vdso).  perf asks its helper perf-read-vdso32 for an i386 image
+ * at that point; where the helper runs at all (it needs an i386 C library)
+ * it gives this kernel's image.  dstack does not: a recording of perf's is
+ * read as perf reads it where the helper cannot run.
+ */
+static struct ds_dso *vdso_image(void *ctx, enum ds_vdso_kind kind)
+{
+	struct ds_user_unwind *uu = ctx;
+	const struct ds_build_id_entry *named;
+	struct ds_dso *d = cached_vdso(uu->syms, uu->in, uu->buildid_dir, kind, &named);
+
+	return d || kind != DS_VDSO_64 ? d : own_vdso(uu, uu->syms, uu->in, named);
 }
 
 struct ds_user_unwind *ds_user_unwind__new(struct ds_machine *m, struct ds_symbols *syms,
@@ -46,8 +98,9 @@ struct ds_user_unwind *ds_user_unwind__new(struct ds_machine *m, struct ds_symbo
 
 	if (!uu)
 		return NULL;
-	uu->machine = m;
-	find_vdso(uu, syms, in, buildid_dir);
+	*uu = (struct ds_user_unwind){ .machine = m, .syms = syms, .in = in, .buildid_dir = buildid_dir,
+				       .own_vdso_fd = -1 };
+	ds_machine__set_vdso_finder(m, vdso_image, uu);
 	return uu;
 }
 
@@ -55,7 +108,10 @@ void ds_user_unwind__delete(struct ds_user_unwind *uu)
 {
 	if (!uu)
 		return;
+	ds_machine__set_vdso_finder(uu->machine, NULL, NULL);
 	ds_unwinder__delete(uu->unwinder);
+	if (uu->own_vdso_fd >= 0)
+		close(uu->own_vdso_fd);
 	free(uu->chain);
 	free(uu);
 }
@@ -84,7 +140,6 @@ const uint64_t *ds_user_unwind__chain(struct ds_user_unwind *uu, struct ds_threa
 	if (!uu->unwinder) {
 		if (!(uu->unwinder = ds_unwinder__new(uu->machine)))
 			return NULL;
-		ds_unwinder__set_vdso(uu->unwinder, uu->vdso);
 	}
 	if (!max)
 		max = 127;

@@ -97,6 +97,7 @@ struct ds_dso {
 	struct ds_dso *next_hash;      /* same path hash */
 	struct ds_dso *next_all;
 	char *path;
+	char *file;                    /* read instead of path (never under the symfs), or NULL */
 	uint8_t bid[64];
 	size_t bid_len;
 	bool loaded;                   /* a load was attempted */
@@ -235,6 +236,7 @@ static void dso_free(struct ds_dso *d)
 	dso_unload(d);
 	free(d->pool);
 	free(d->path);
+	free(d->file);
 	free(d->mismatch_file);
 	free(d);
 }
@@ -599,6 +601,16 @@ struct ds_dso *ds_symbols__dso(struct ds_symbols *s, const char *path,
 	return d;
 }
 
+struct ds_dso *ds_symbols__dso_file(struct ds_symbols *s, const char *name, const char *file,
+				    const uint8_t *build_id, size_t bid_len)
+{
+	struct ds_dso *d = ds_symbols__dso(s, name, build_id, bid_len);
+
+	if (d && !d->file && !d->loaded && !(d->file = strdup(file)))
+		return NULL;
+	return d;
+}
+
 const char *ds_dso__path(const struct ds_dso *d)
 {
 	return d->path;
@@ -684,10 +696,13 @@ static bool try_file(struct ds_dso *d, const char *file)
  */
 static void dso_load(struct ds_dso *d)
 {
-	char *full = d->syms->symfs ? symfs_file(d->syms, d->path) : NULL;
+	char *full = d->syms->symfs && !d->file ? symfs_file(d->syms, d->path) : NULL;
 
 	d->loaded = true;
-	d->usable = d->syms->symfs ? full && try_file(d, full) : try_file(d, d->path);
+	if (d->file)
+		d->usable = try_file(d, d->file);
+	else
+		d->usable = d->syms->symfs ? full && try_file(d, full) : try_file(d, d->path);
 	free(full);
 }
 

@@ -35,8 +35,7 @@ struct uw_dso {
 };
 
 struct ds_unwinder {
-	struct ds_machine *machine;
-	struct ds_dso *vdso;              /* the recording's vDSO image, or NULL */
+	struct ds_machine *machine;       /* its maps' DSOs, the vDSO's images included; may be NULL */
 	struct ds_hashmap dsos;           /* struct ds_dso * -> struct uw_dso * */
 };
 
@@ -107,11 +106,6 @@ void ds_unwinder__delete(struct ds_unwinder *u)
 			uw_dso_free((struct uw_dso *)(uintptr_t)u->dsos.slots[i].val);
 	dsi_hashmap__exit(&u->dsos);
 	free(u);
-}
-
-void ds_unwinder__set_vdso(struct ds_unwinder *u, struct ds_dso *vdso)
-{
-	u->vdso = vdso;
 }
 
 bool ds_unwind__has_snapshot(const struct ds_evsel *evsel, const struct ds_sample *s)
@@ -530,23 +524,18 @@ struct frame {
 	uint64_t vaddr;
 };
 
-/*
- * The binary mapped at @look and the offset of @look in it (*off): the
- * map's, or for a [vdso] map without one, the kept 64-bit vDSO image
- * (offsets from the map's start; a 32-bit task maps vdso32).  NULL when
- * none is known.
- */
-static struct ds_dso *frame_dso(const struct ds_unwinder *u, const struct ds_map *map, uint64_t look,
-				unsigned word, uint64_t *off)
+/* The binary mapped at @look (a vDSO map's: its image) and the offset of @look in it (*off); NULL if none. */
+static struct ds_dso *frame_dso(struct ds_unwinder *u, const struct ds_map *map, uint64_t look, uint64_t *off)
 {
 	if (!map)
 		return NULL;
 	*off = look - map->start + map->pgoff;
-	if (!map->dso && u->vdso && word == 8 && map->name && !strcmp(map->name, "[vdso]")) {
-		*off = look - map->start;
-		return u->vdso;
-	}
-	return map->dso;
+	return u->machine ? ds_machine__map_dso(u->machine, map) : map->dso;
+}
+
+static bool is_vdso(const struct ds_map *map)
+{
+	return map->name && (!strcmp(map->name, "[vdso]") || !strcmp(map->name, "[vdso32]"));
 }
 
 /*
@@ -559,18 +548,18 @@ static struct ds_dso *frame_dso(const struct ds_unwinder *u, const struct ds_map
  * unreported, as perf's module reporting fails there.
  */
 static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx, uint64_t look,
-		      unsigned word, struct frame *fr)
+		      struct frame *fr)
 {
 	const struct ds_map *map = find(ctx, look);
 	uint64_t off = 0;
-	struct ds_dso *dso = frame_dso(u, map, look, word, &off);
+	struct ds_dso *dso = frame_dso(u, map, look, &off);
 
 	fr->d = NULL;
 	fr->row = NULL;
 	if (!map)
 		return -1;
 	if (!dso)
-		return map->name && !strcmp(map->name, "[vdso]") ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
+		return is_vdso(map) ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
 	if (!(fr->d = dso_tables(u, dso)) || !fr->d->img || !dsi_elf__off_to_vaddr(fr->d->img, off, &fr->vaddr) ||
 	    !(fr->row = rules(fr->d, fr->vaddr)))
 		return DS_UNWIND_END_NO_INFO;
@@ -648,7 +637,7 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, sp = w.regs[w.sp];
 		struct frame fr;
 
-		if ((end = find_frame(u, find, ctx, look, w.word, &fr)) >= 0)
+		if ((end = find_frame(u, find, ctx, look, &fr)) >= 0)
 			break;
 		/* a signal frame's own address is exact too (its caller's pc is) */
 		ips[res->nr++] = activation || (fr.row && fr.row->signal) ? pc : pc - 1;

@@ -31,7 +31,7 @@ unwind_suite() {
 		bad "unwind (guest): a recording failed: $(grep -v ' rc 0$' "$out/rc" | head -3)"; return
 	fi
 	# the guest's binaries where the recordings name them
-	cp "$job"/uw "$job"/uwxx "$job"/uw32 "$job"/sf2 "$job"/sf2x "$job"/sf3 "$job"/sf3x "$job"/wl "$symfs/job/"
+	cp "$job"/uw "$job"/uwxx "$job"/uw32 "$job"/vd "$job"/vd32 "$job"/sf2 "$job"/sf2x "$job"/sf3 "$job"/sf3x "$job"/wl "$symfs/job/"
 	libs=${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu
 	mkdir -p "$symfs/usr/lib/x86_64-linux-gnu"
 	for lib in libc.so.6 ld-linux-x86-64.so.2 libstdc++.so.6 libgcc_s.so.1 libm.so.6; do
@@ -112,10 +112,13 @@ PY
 
 # The vDSO lies in no file: dstack record keeps its image in perf's build-id
 # cache ($PERF_BUILDID_DIR) and names it in the header; with it, walks from
-# clock_gettime go through the vDSO to the outermost frame; without it,
-# they stop there and say so.
+# clock_gettime go through the vDSO to the outermost frame.  Without the
+# cache, read on the kernel that recorded, this process's own image is the
+# one the header names, and serves (perf takes its own too).  A header
+# naming an image neither has (its build-id altered in a copy): the walks
+# stop at the vDSO and say so.
 unwind_vdso() {
-	local d="$WORK/out/unwind-vdso" with without
+	local d="$WORK/out/unwind-vdso" with own other bid
 	rm -rf "$d"; mkdir -p "$d"
 	if ! cc -O2 -g -fomit-frame-pointer -o "$d/vd" "$ROOT/tests/vm/unwind/vdso.c" 2>"$d/cc.err"; then
 		echo "SKIPPED unwind (vDSO): cannot build the workload: $(head -1 "$d/cc.err")"; return
@@ -124,16 +127,26 @@ unwind_vdso() {
 		-o "$d/r.data" -- "$d/vd" >"$d/rec.out" 2>"$d/rec.err"; then
 		echo "SKIPPED unwind (vDSO): *** cannot record here: $(tail -1 "$d/rec.err") ***"; return
 	fi
-	with=$(PERF_BUILDID_DIR="$d/cache" "$DSTACK" stat -i "$d/r.data" |
-		awk '$1 == "unwind.samples" {n = $2} $1 == "unwind.end.outermost" {o = $2} $1 == "unwind.end.no-vdso" {v = $2} END {print n + 0, o + 0, v + 0}')
-	without=$(PERF_BUILDID_DIR="$d/none" "$DSTACK" stat -i "$d/r.data" |
-		awk '$1 == "unwind.end.no-vdso" {print $2 + 0}')
-	set -- $with
-	if ls "$d"/cache/\[vdso\]/*/vdso >/dev/null 2>&1 && [ "$1" -ge 20 ] && [ "$3" -eq 0 ] &&
-	   [ "$2" -ge $(( $1 * 99 / 100 )) ] && [ "${without:-0}" -ge $(( $1 / 2 )) ]; then
-		ok "unwind (vDSO): the image kept in the build-id cache: $2/$1 samples unwound to the outermost frame; without it $without stop at the vDSO (no-vdso)"
+	vdso_ends() {
+		PERF_BUILDID_DIR="$1" "$DSTACK" stat -i "$2" |
+			awk '$1 == "unwind.samples" {n = $2} $1 == "unwind.end.outermost" {o = $2} $1 == "unwind.end.no-vdso" {v = $2} END {print n + 0, o + 0, v + 0}'
+	}
+	with=$(vdso_ends "$d/cache" "$d/r.data")
+	own=$(vdso_ends "$d/none" "$d/r.data")
+	bid=$(ls "$d"/cache/\[vdso\]/ 2>/dev/null | head -1)
+	python3 - "$d/r.data" "$d/other.data" "$bid" <<'PY'
+import sys
+data, bid = open(sys.argv[1], "rb").read(), bytes.fromhex(sys.argv[3])
+assert bid and data.count(bid) == 1, "the vDSO's build-id once in the file"
+open(sys.argv[2], "wb").write(data.replace(bid, bytes(b ^ 0xff for b in bid)))
+PY
+	other=$(vdso_ends "$d/cache" "$d/other.data")
+	set -- $with $own $other
+	if [ -n "$bid" ] && [ "$1" -ge 20 ] && [ "$3" -eq 0 ] && [ "$2" -ge $(( $1 * 99 / 100 )) ] &&
+	   [ "$5" = "$2" ] && [ "$6" -eq 0 ] && [ "$9" -ge $(( $1 / 2 )) ]; then
+		ok "unwind (vDSO): the image kept in the build-id cache: $2/$1 samples unwound to the outermost frame; without the cache, this kernel's own image: $5; a header naming another image: $9 stop at the vDSO (no-vdso)"
 	else
-		bad "unwind (vDSO): with the image: samples $1, outermost $2, no-vdso $3; without: no-vdso ${without:-?} ($(tail -1 "$d/rec.err"))"
+		bad "unwind (vDSO): samples/outermost/no-vdso with the image: $with; own image: $own; another image named: $other ($(tail -1 "$d/rec.err"))"
 	fi
 }
 

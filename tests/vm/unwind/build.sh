@@ -6,12 +6,15 @@ set -eu
 SIDCC=$1 J=$2
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$J"
-cp "$here/uw.c" "$here/uwxx.cc" "$here/sf.c" "$here/run.sh" "$here/../../corpus/wl.c" "$J/"
+cp "$here/uw.c" "$here/uwxx.cc" "$here/sf.c" "$here/vdso.c" "$here/run.sh" "$here/../../corpus/wl.c" "$J/"
 cd "$J"
 O="-O2 -g -fomit-frame-pointer"
 "$SIDCC" $O -pthread -o uw uw.c
 SID_TOOL=g++ "$SIDCC" $O -o uwxx uwxx.cc
 "$SIDCC" -m32 -static $O -pthread -o uw32 uw.c
+# most time in clock_gettime, in the vDSO: 64-bit, and i386 ([vdso32])
+"$SIDCC" $O -o vd vdso.c
+"$SIDCC" -m32 -static $O -o vd32 vdso.c
 "$SIDCC" $O -Wa,--gsframe -o sf3 sf.c
 KVM_SUITE=trixie "$SIDCC" $O -Wa,--gsframe -o sf2 sf.c
 # the corpus workload (frame pointers) for the hybrid runs, and dstack

@@ -159,6 +159,63 @@ sframe_only("sf3x", "sf3x")
 sframe_only("sf2x", "sf2x")
 
 
+def read_guest(name, who):
+    try:
+        with open("%s/%s.%s.script" % (out, name, who)) as f:
+            return samples(f.read())
+    except OSError as e:
+        print("bad %s: no %s output from the guest: %s" % (name, who, e))
+        return None
+
+
+def vdso_in_guest():
+    """perf 7.2 and dstack both read vd.data in the guest that recorded it
+    (run.sh): perf takes its own process's vDSO image for the recording's
+    [vdso] maps, dstack its own when the recording's kernel release is the
+    running one.  Whole lines compared: names, addresses and DSOs."""
+    p, d = read_guest("vd", "guest"), read_guest("vd", "dstack")
+    if p is None or d is None:
+        return
+    same = sum(1 for a, b in zip(p, d) if a == b)
+    vd = [fr for h, fr in p if any(f[2] == "([vdso])" for f in fr)]
+    through = sum(1 for fr in vd if user(fr)[-1][1].startswith("_start+"))
+    if len(p) == len(d) and same == len(p) and len(vd) >= 20 and through >= 0.9 * len(vd):
+        print("ok vd: read in the guest, %d samples equal to perf 7.2's, %d of them in the vDSO (%d unwound through "
+              "it to _start), symbols from the running kernel's image" % (len(p), len(vd), through))
+    else:
+        bad = [(a, b) for a, b in zip(p, d) if a != b][:1]
+        print("bad vd: %d/%d samples equal (dstack %d), %d in the vDSO, %d through it: first %s" %
+              (same, len(p), len(d), len(vd), through, bad))
+
+
+def vdso32():
+    """dstack record of an i386 task in the vDSO: the [vdso32] image is
+    kept, and every sample whose stack starts there unwinds through it to
+    main (not past it: main realigns its stack, and perf's 8-byte reads of
+    a 32-bit stack, which dstack's walk reads as perf does, lose its CFA:
+    see i386()).  perf 7.2 reads the file (its own image of an i386 vDSO
+    comes from a helper that cannot run in the guest: its stacks of these
+    samples are empty)."""
+    d, p = read_guest("d_vd32", "dstack"), read_guest("d_vd32", "guest")
+    if p is None or d is None:
+        return
+    kept = [os.path.join(r, f) for r, _, fs in os.walk(out + "/dcache/[vdso32]") for f in fs if f == "vdso"]
+    elf32 = bool(kept) and open(kept[0], "rb").read(5) == b"\x7fELF\x01"
+    starts = [user(fr) for h, fr in d if user(fr) and user(fr)[0][2] == "([vdso32])"]
+    through = sum(1 for u in starts if any(f[1].startswith("main+") for f in u))
+    pv = sum(1 for h, fr in p if any(f[2] == "([vdso32])" for f in fr))
+    if elf32 and len(p) == len(d) and len(starts) >= 20 and through >= 0.99 * len(starts):
+        print("ok d_vd32: the i386 vDSO image kept (%s); %d/%d samples that start in [vdso32] unwound through it to "
+              "main; perf 7.2 reads all %d samples (%d with a [vdso32] frame)" %
+              (kept[0][len(out) + 1:], through, len(starts), len(p), pv))
+    else:
+        print("bad d_vd32: image kept: %s (ELF32: %s); %d/%d samples from [vdso32] reach main; perf %d samples, "
+              "dstack %d" % (kept[:1], elf32, through, len(starts), len(p), len(d)))
+
+
+vdso_in_guest()
+
+
 def dstack_record():
     """dstack record --call-graph dwarf in the guest: perf 7.2 reads the file
     and unwinds it as dstack does."""
@@ -273,6 +330,7 @@ def hybrid():
 
 
 dstack_record()
+vdso32()
 hybrid()
 
 

@@ -13,9 +13,22 @@ r sf3 ./sf3 40
 r sf3x ./sf3x 60
 r sf2 ./sf2 40
 r sf2x ./sf2x 60
+# The vDSO, read where it was recorded: perf 7.2 takes its own process's
+# image for a recording's [vdso] maps; dstack must print the same
+r vd ./vd
+perf script --no-inline -i /out/vd.data >/out/vd.guest.script 2>/out/vd.guest.err
+[ ! -x ./dstack ] || ./dstack script --no-inline -i /out/vd.data >/out/vd.dstack.script 2>/out/vd.dstack.err
 if [ -x ./dstack ]; then
 	# dstack's own dwarf-mode recording (perf 7.2 must read it)
 	./dstack record $ev -o /out/d_c.data -- ./uw all 10 >/out/d_c.log 2>&1; echo "d_c rc $?" >>/out/rc
+	# an i386 task in the vDSO: dstack record keeps the [vdso32] image in
+	# its build-id cache (perf's helper for it needs an i386 C library,
+	# which the guest lacks), and unwinds through it
+	PERF_BUILDID_DIR=/out/dcache ./dstack record $ev -o /out/d_vd32.data -- ./vd32 >/out/d_vd32.log 2>&1
+	echo "d_vd32 rc $?" >>/out/rc
+	PERF_BUILDID_DIR=/out/dcache perf script --no-inline -i /out/d_vd32.data >/out/d_vd32.guest.script 2>/out/d_vd32.guest.err
+	PERF_BUILDID_DIR=/out/dcache ./dstack script --no-inline -i /out/d_vd32.data >/out/d_vd32.dstack.script \
+		2>/out/d_vd32.dstack.err
 	# The hybrid, unprivileged: perf_event_paranoid 1 (own tasks, kernel
 	# included, no system-wide tracking event), as user nobody.  wl fork:
 	# each child exits inside the kernel, where its deferred record is
