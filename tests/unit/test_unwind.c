@@ -6,10 +6,11 @@
  * DWARF expression evaluator, and the CFI walk of this very program: a
  * snapshot of its own registers and stack, taken three calls deep in code
  * built without frame pointers, unwound through its .eh_frame (gcc's and
- * gas's) back to main.
+ * gas's) back to main; and the vDSO's images kept in a build-id cache.
  */
 #include <errno.h>
 #include <dwarf.h>
+#include <elf.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -38,14 +39,13 @@ static int passed, failed;
 
 static char data_dir[PATH_MAX];
 
-static void *slurp(const char *name, size_t *size)
+/* The whole file at @path, NUL-terminated (malloc'd); NULL if unreadable. */
+static void *read_whole(const char *path, size_t *size)
 {
-	char path[PATH_MAX * 2];
 	FILE *f;
 	void *buf;
 	long n;
 
-	snprintf(path, sizeof(path), "%s/%s", data_dir, name);
 	if (!(f = fopen(path, "rb")))
 		return NULL;
 	fseek(f, 0, SEEK_END);
@@ -61,6 +61,15 @@ static void *slurp(const char *name, size_t *size)
 	if (buf)
 		((char *)buf)[n] = 0;
 	return buf;
+}
+
+/* The test data file @name (tests/unit/data). */
+static void *slurp(const char *name, size_t *size)
+{
+	char path[PATH_MAX * 2];
+
+	snprintf(path, sizeof(path), "%s/%s", data_dir, name);
+	return read_whole(path, size);
 }
 
 /*
@@ -361,6 +370,53 @@ NOIPA static void check_self_walk(void)
 	free(snap_stack);
 }
 
+/* The cached image of @kind: an ELF of @class and @machine, filed under its own build-id. */
+static void check_vdso_image(const char *dir, enum ds_vdso_kind kind, int class, int machine)
+{
+	uint8_t bid[20];
+	size_t len = 0, size = 0;
+	char path[PATH_MAX], rel[64];
+	unsigned char *img;
+	int err = ds_vdso__keep(dir, kind, bid, &len);
+
+	if (err == -ENOEXEC && kind == DS_VDSO_32) {
+		printf("SKIPPED the [vdso32] image: *** this kernel runs no i386 program ***\n");
+		return;
+	}
+	CHECK(!err && len == 20, "%s kept: %s", ds_vdso__name(kind), strerror(-err));
+	if (err)
+		return;
+	CHECK(!ds_vdso__cache_path(dir, kind, bid, len, path, sizeof(path)), "cache path");
+	snprintf(rel, sizeof(rel), "%s/%02x", ds_vdso__name(kind), bid[0]);
+	CHECK(strstr(path, rel) && !strcmp(path + strlen(path) - 5, "/vdso"), "%s: filed as %s", ds_vdso__name(kind), path);
+	img = read_whole(path, &size);
+	CHECK(img && size > sizeof(Elf64_Ehdr) && !memcmp(img, ELFMAG, SELFMAG) && img[EI_CLASS] == class &&
+	      (img[18] | img[19] << 8) == machine, "%s: not an ELF of class %d, machine %d", path, class, machine);
+	/* the build-id it is filed under is the image's own: in its notes */
+	CHECK(img && memmem(img, size, bid, len), "%s: its build-id is not in it", path);
+	free(img);
+	/* kept once: a second call finds it and gives the same build-id */
+	{
+		uint8_t again[20];
+		size_t n = 0;
+
+		CHECK(!ds_vdso__keep(dir, kind, again, &n) && n == len && !memcmp(again, bid, len), "kept again");
+	}
+	snprintf(path, sizeof(path), "%s/.build-id/%02x", dir, bid[0]);
+	CHECK(!access(path, F_OK), "perf's .build-id/ link: %s", path);
+}
+
+static void check_vdso(void)
+{
+	char dir[] = "/tmp/dstack-vdso-XXXXXX", cmd[64];
+
+	CHECK(mkdtemp(dir), "mkdtemp");
+	check_vdso_image(dir, DS_VDSO_64, ELFCLASS64, EM_X86_64);
+	check_vdso_image(dir, DS_VDSO_32, ELFCLASS32, EM_386);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX];
@@ -377,6 +433,7 @@ int main(int argc, char **argv)
 	check_sframe("sframe-v3", 0x2190, 3);
 	check_expr();
 	check_self_walk();
+	check_vdso();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
