@@ -186,6 +186,18 @@ bool ds_symbols__kernel_module(struct ds_symbols *syms, const char *module, uint
 void ds_symbols__kernel_reloc(struct ds_symbols *syms, const char *sym, uint64_t addr);
 
 /*
+ * The recording's kernel image's build-id (its MMAP2 record's, or the
+ * header's "[kernel.kallsyms]" entry).  Without a kallsyms file named
+ * (ds_symbols_opts.kallsyms), the running kernel's /proc/kallsyms serves
+ * a recording of that kernel only, as perf takes it: when the running
+ * kernel has another build-id, kernel addresses resolve to nothing (said
+ * once), not to another kernel's symbols.  A recording that names no
+ * kernel build-id still gets /proc/kallsyms (perf's last resort).  The
+ * first call counts; make it before the first lookup.
+ */
+void ds_symbols__recorded_kernel(struct ds_symbols *syms, const uint8_t *build_id, size_t bid_len);
+
+/*
  * JIT maps (/tmp/perf-PID.map, under symfs if set): resolve @addr for @pid.
  * false if the file or a matching entry does not exist.
  */

@@ -224,8 +224,11 @@ static void note_kernel_reloc(struct ds_machine *m, const struct ds_mmap_event *
 {
 	static const char prefix[] = "[kernel.kallsyms]";
 
-	if (m->syms && !strncmp(me->filename, prefix, sizeof(prefix) - 1))
+	if (m->syms && !strncmp(me->filename, prefix, sizeof(prefix) - 1)) {
 		ds_symbols__kernel_reloc(m->syms, me->filename + sizeof(prefix) - 1, me->pgoff);
+		if (me->has_build_id)
+			ds_symbols__recorded_kernel(m->syms, me->build_id, me->build_id_size);
+	}
 }
 
 int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)

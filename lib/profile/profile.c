@@ -599,6 +599,9 @@ static void list_build_ids(struct ds_profile *p, const struct ds_header_info *hi
 		struct ds_dso *d;
 
 		(void)ds_machine__list_dso(p->machine, hi->build_ids[i].misc, hi->build_ids[i].filename);
+		if (!strcmp(hi->build_ids[i].filename, "[kernel.kallsyms]") &&
+		    (hi->build_ids[i].misc & DS_MISC_CPUMODE_MASK) == DS_MISC_KERNEL)
+			ds_symbols__recorded_kernel(p->syms, hi->build_ids[i].data, hi->build_ids[i].size);
 		if (hi->build_ids[i].filename[0] != '/')
 			continue;
 		d = ds_symbols__dso(p->syms, hi->build_ids[i].filename, hi->build_ids[i].data, hi->build_ids[i].size);

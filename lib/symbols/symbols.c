@@ -76,11 +76,13 @@
  *   caller's thread.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <libelf.h>
 
 #include "dstack/log.h"
@@ -137,6 +139,8 @@ struct ds_symbols {
 	int64_t reloc_delta;
 	bool reloc_known, reloc_done;
 	bool kernel_ok;
+	bool kernel_foreign;           /* the running kernel's kallsyms, another kernel recorded: not used */
+	bool kernel_bid_checked;
 	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
 	/*
 	 * The helper thread ("dstack-syms"): the kernel's symbols first, if
@@ -966,16 +970,63 @@ static bool kallsyms_frame(struct ds_symbols *s, uint64_t addr, struct ds_frame 
 	return true;
 }
 
+/* The running kernel's build-id, from its notes (/sys/kernel/notes); 0 or -errno. */
+static int running_kernel_build_id(uint8_t *bid, size_t *len)
+{
+	uint8_t notes[4096];
+	ssize_t n;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, notes, sizeof(notes));
+	close(fd);
+	for (size_t at = 0; n > 0 && at + 12 <= (size_t)n;) {
+		uint32_t nh[3];   /* namesz, descsz, type: 4-byte aligned, as ELF notes */
+		size_t desc;
+
+		memcpy(nh, notes + at, sizeof(nh));
+		if (nh[0] > (size_t)n || nh[1] > (size_t)n)
+			break;
+		desc = at + 12 + ((nh[0] + 3) & ~3u);
+		if (desc + nh[1] > (size_t)n)
+			break;
+		if (nh[2] == 3 /* NT_GNU_BUILD_ID */ && nh[0] == 4 && !memcmp(notes + at + 12, "GNU", 4) &&
+		    nh[1] && nh[1] <= 20) {
+			memcpy(bid, notes + desc, nh[1]);
+			*len = nh[1];
+			return 0;
+		}
+		at = desc + ((nh[1] + 3) & ~3u);
+	}
+	return -ENOENT;
+}
+
+void ds_symbols__recorded_kernel(struct ds_symbols *s, const uint8_t *bid, size_t len)
+{
+	uint8_t run[20];
+	size_t run_len = 0;
+
+	if (s->kallsyms || s->kernel_bid_checked || !len)
+		return;
+	s->kernel_bid_checked = true;
+	if (running_kernel_build_id(run, &run_len) || (run_len == len && !memcmp(run, bid, len)))
+		return;
+	s->kernel_foreign = true;
+	ds_warn("the recording's kernel is not the running one (another build-id): no kernel symbols "
+		"(give its kallsyms with --kallsyms)\n");
+}
+
 bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *frame)
 {
 	kernel_ready(s);
-	return kallsyms_frame(s, addr + (uint64_t)kernel_delta(s), frame);
+	return !s->kernel_foreign && kallsyms_frame(s, addr + (uint64_t)kernel_delta(s), frame);
 }
 
 bool ds_symbols__kernel_known(struct ds_symbols *s)
 {
 	kernel_ready(s);
-	return s->kernel_ok && s->kernel.len;
+	return s->kernel_ok && s->kernel.len && !s->kernel_foreign;
 }
 
 bool ds_symbols__kernel_module(struct ds_symbols *s, const char *module, uint64_t addr, struct ds_frame *frame)
@@ -985,6 +1036,8 @@ bool ds_symbols__kernel_module(struct ds_symbols *s, const char *module, uint64_
 	uint64_t start;
 
 	kernel_ready(s);
+	if (s->kernel_foreign)
+		return false;
 	if (len > 2 && module[0] == '[' && module[len - 1] == ']') {
 		module++;
 		len -= 2;
