@@ -28,14 +28,15 @@ if [ "$mode" != regress ]; then
 	done
 fi
 
-# every file under tests/regress/TARGET/ once through its target's plain runner
+# every file under tests/regress/TARGET/ once through its target, with the
+# fuzzing runs' limits (a finding was an allocation past 2 GiB, or 10 s)
 n=0
 for d in "$ROOT"/tests/regress/*/; do
 	t=$(basename "$d")
 	for f in "$d"*; do
 		[ -f "$f" ] || continue
 		n=$((n + 1))
-		if ! out=$(timeout 60 "$F/fuzz_$t.run" "$f" 2>&1); then
+		if ! out=$(timeout 60 "$F/fuzz_$t" -rss_limit_mb=2048 -timeout=10 "$f" 2>&1); then
 			echo "REGRESSION FAILURE: $t $(basename "$f")"; echo "$out" | tail -20
 			status=1
 		fi

@@ -188,23 +188,33 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 	return 0;
 }
 
+/*
+ * A full buffer doubled (64 KiB at first): the buffer grows with what has
+ * come, never to a length only claimed, so that a hostile length (a
+ * pipe's tracing data claims up to 4 GiB) allocates no more than twice
+ * what the input brings before it ends.
+ */
+static int pipe_grow(struct ds_source *s)
+{
+	size_t cap = s->buf_cap ? 2 * s->buf_cap : 1 << 16;
+	uint8_t *nb = cap > s->buf_cap ? realloc(s->buf, cap) : NULL;
+
+	if (!nb)
+		return -ENOMEM;
+	s->buf = nb;
+	s->buf_cap = cap;
+	return 0;
+}
+
 static int pipe_fill(struct ds_source *s, size_t need)
 {
-	if (need > s->buf_cap) {
-		size_t cap = s->buf_cap ? s->buf_cap : 1 << 16;
-
-		while (cap < need)
-			cap *= 2;
-		uint8_t *nb = realloc(s->buf, cap);
-
-		if (!nb)
-			return -ENOMEM;
-		s->buf = nb;
-		s->buf_cap = cap;
-	}
 	while (s->buf_len < need) {
-		ssize_t n = read(s->fd, s->buf + s->buf_len, s->buf_cap - s->buf_len);
+		ssize_t n;
+		int err;
 
+		if (s->buf_len == s->buf_cap && (err = pipe_grow(s)))
+			return err;
+		n = read(s->fd, s->buf + s->buf_len, s->buf_cap - s->buf_len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

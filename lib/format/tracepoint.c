@@ -1659,6 +1659,41 @@ static bool parse_conv_modifiers(const char *fmt, size_t *i, struct piece *pc, s
 	return fmt[*i] != 0;
 }
 
+/*
+ * A width or precision over 9999, written in @fmt or given by a '*'
+ * argument, made 9999: a conversion prints at most 1023 characters here
+ * (put_str's, print_num's buffers) either way, and snprintf spends seconds
+ * padding a hostile "%999999999d" into them.
+ */
+enum { MAX_WIDTH = 9999 };
+
+static void cap_widths(char *fmt)
+{
+	char *out = fmt;
+
+	for (const char *p = fmt; *p;) {
+		size_t n = *p >= '1' && *p <= '9' ? strspn(p, "0123456789") : 0;
+
+		if (n > 4) {
+			memcpy(out, "9999", 4);
+			out += 4;
+			p += n;
+		} else if (n) {
+			memmove(out, p, n);
+			out += n;
+			p += n;
+		} else {
+			*out++ = *p++;
+		}
+	}
+	*out = 0;
+}
+
+static int cap_width_arg(int w)
+{
+	return w > MAX_WIDTH ? MAX_WIDTH : w < -MAX_WIDTH ? -MAX_WIDTH : w;
+}
+
 /* libtraceevent prints an unknown conversion @conv as ">c<" and takes no argument. */
 static bool add_unknown_conversion(struct ds_tp_event *ev, char conv)
 {
@@ -1714,6 +1749,7 @@ static bool parse_print_fmt(struct ds_tp_event *ev, const char *fmt, struct node
 			return false;
 		memcpy(pc.fmt, fmt + start, fl);
 		pc.fmt[fl] = 0;
+		cap_widths(pc.fmt);
 		if (pc.kind == P_STR && strchr(pc.fmt, '#'))
 			return false;
 		pc.arg = args[ai++];
@@ -1926,7 +1962,7 @@ size_t ds_tp_event__format(const struct ds_tp_event *ev, const void *raw, size_t
 	} else {
 		for (size_t i = 0; i < ev->nr_pieces; i++) {
 			const struct piece *pc = &ev->pieces[i];
-			int len_arg = pc->len_arg ? (int)eval_num(&c, pc->len_arg) : -1;
+			int len_arg = pc->len_arg ? cap_width_arg((int)eval_num(&c, pc->len_arg)) : -1;
 
 			switch (pc->kind) {
 			case P_TEXT: sb_puts(&s, pc->text); break;
