@@ -20,7 +20,7 @@ const char *walk_usage(void)
 {
 	return "  -i FILE|-            input (default perf.data)\n"
 	       "  --symfs DIR          look binaries up under DIR\n"
-	       "  --kallsyms FILE      kernel symbols (default /proc/kallsyms)\n"
+	       "  --kallsyms FILE      kernel symbols (default /proc/kallsyms, for the running kernel)\n"
 	       "  --pid PID[,PID...]   only these processes\n"
 	       "  --tid TID[,TID...]   only these threads\n"
 	       "  --comm, --comms, -c NAME[,...]  only these command names\n"
