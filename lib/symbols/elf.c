@@ -124,6 +124,29 @@ void dsi_elf__close(struct ds_elf_image *img)
 	img->dbg_fd = -1;
 }
 
+int dsi_note_build_id(const uint8_t *p, size_t size, uint8_t *bid, size_t *bid_len)
+{
+	for (size_t at = 0; at <= size && size - at >= sizeof(Elf64_Nhdr);) {   /* padding may pass the end */
+		Elf64_Nhdr nh;   /* the same 12 bytes in both ELF classes */
+		size_t name = sizeof(nh), desc;
+
+		memcpy(&nh, p + at, sizeof(nh));
+		if (nh.n_namesz > size || nh.n_descsz > size)
+			break;
+		desc = name + ((nh.n_namesz + 3) & ~3u);
+		if (desc + nh.n_descsz > size - at)
+			break;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(p + at + name, "GNU", 4) &&
+		    nh.n_descsz && nh.n_descsz <= 20) {
+			memcpy(bid, p + at + desc, nh.n_descsz);
+			*bid_len = nh.n_descsz;
+			return 0;
+		}
+		at += desc + ((nh.n_descsz + 3) & ~3u);
+	}
+	return -ENOENT;
+}
+
 /* First NT_GNU_BUILD_ID "GNU" note in @data. */
 static bool note_build_id(Elf *elf, Elf_Data *data, struct ds_elf_image *img)
 {

@@ -981,25 +981,7 @@ static int running_kernel_build_id(uint8_t *bid, size_t *len)
 		return -errno;
 	n = read(fd, notes, sizeof(notes));
 	close(fd);
-	for (size_t at = 0; n > 0 && at + 12 <= (size_t)n;) {
-		uint32_t nh[3];   /* namesz, descsz, type: 4-byte aligned, as ELF notes */
-		size_t desc;
-
-		memcpy(nh, notes + at, sizeof(nh));
-		if (nh[0] > (size_t)n || nh[1] > (size_t)n)
-			break;
-		desc = at + 12 + ((nh[0] + 3) & ~3u);
-		if (desc + nh[1] > (size_t)n)
-			break;
-		if (nh[2] == 3 /* NT_GNU_BUILD_ID */ && nh[0] == 4 && !memcmp(notes + at + 12, "GNU", 4) &&
-		    nh[1] && nh[1] <= 20) {
-			memcpy(bid, notes + desc, nh[1]);
-			*len = nh[1];
-			return 0;
-		}
-		at = desc + ((nh[1] + 3) & ~3u);
-	}
-	return -ENOENT;
+	return n > 0 ? dsi_note_build_id(notes, (size_t)n, bid, len) : -ENOENT;
 }
 
 void ds_symbols__recorded_kernel(struct ds_symbols *s, const uint8_t *bid, size_t len)

@@ -249,6 +249,13 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 		  const char *dicache);
 void dsi_elf__close(struct ds_elf_image *img);
 /* File offset -> ELF virtual address through PT_LOAD; false if outside. */
+/*
+ * The first GNU build-id note ("GNU", NT_GNU_BUILD_ID, 1-20 bytes) among
+ * the ELF notes (4-byte aligned) in the @size bytes at @p: an image's
+ * PT_NOTE segment, or the running kernel's /sys/kernel/notes.  0, or
+ * -ENOENT when there is none whole.
+ */
+int dsi_note_build_id(const uint8_t *p, size_t size, uint8_t *bid, size_t *bid_len);
 bool dsi_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
 /* @elf's first section named @name, its header in *@shdr (and index in *@idx unless NULL); NULL if none. */
 Elf_Scn *dsi_elf__section(Elf *elf, const char *name, GElf_Shdr *shdr, size_t *idx);

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "dstack/unwind.h"
+#include "symbols/symbols_int.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U   /* Linux 6.3's executable memory file (older C libraries lack the name) */
@@ -65,30 +66,6 @@ int ds_vdso__cache_path(const char *buildid_dir, enum ds_vdso_kind kind, const u
 /* Field @f of ELF header or segment @p, of an image of class @c (ELFCLASS32 or 64). */
 #define ELF_FIELD(c, type, p, f) ((c) == ELFCLASS64 ? ((const Elf64_##type *)(p))->f : ((const Elf32_##type *)(p))->f)
 
-/* The first GNU build-id note in the @size bytes at @p. */
-static int note_build_id(const uint8_t *p, size_t size, uint8_t *bid, size_t *bid_len)
-{
-	for (size_t at = 0; size - at >= sizeof(Elf64_Nhdr);) {
-		Elf64_Nhdr nh;   /* the same 12 bytes in both classes */
-		size_t name = sizeof(nh), desc;
-
-		memcpy(&nh, p + at, sizeof(nh));
-		if (nh.n_namesz > size || nh.n_descsz > size)
-			break;
-		desc = name + ((nh.n_namesz + 3) & ~3u);
-		if (desc + nh.n_descsz > size - at)
-			break;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(p + at + name, "GNU", 4) &&
-		    nh.n_descsz && nh.n_descsz <= 20) {
-			memcpy(bid, p + at + desc, nh.n_descsz);
-			*bid_len = nh.n_descsz;
-			return 0;
-		}
-		at += desc + ((nh.n_descsz + 3) & ~3u);
-	}
-	return -ENOENT;
-}
-
 /* The build-id of the ELF image (32- or 64-bit, this host's byte order) of @size bytes at @img. */
 static int image_build_id(const uint8_t *img, size_t size, uint8_t *bid, size_t *bid_len)
 {
@@ -115,7 +92,7 @@ static int image_build_id(const uint8_t *img, size_t size, uint8_t *bid, size_t 
 		off = ELF_FIELD(c, Phdr, &u, p_offset);
 		len = ELF_FIELD(c, Phdr, &u, p_filesz);
 		if (ELF_FIELD(c, Phdr, &u, p_type) == PT_NOTE && off <= size && len <= size - off &&
-		    !note_build_id(img + off, len, bid, bid_len))
+		    !dsi_note_build_id(img + off, len, bid, bid_len))
 			return 0;
 	}
 	return -ENOENT;
