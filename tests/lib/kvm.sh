@@ -6,13 +6,15 @@
 #   KVM_CACHE         the guest's cache, as the kernel-vm scripts read it
 KVM_DIR=${DSTACK_KERNEL_VM:-$(cd "$ROOT/.." && pwd)/shared/kernel-vm}
 KVM_RUN=${KVM_RUN:-$KVM_DIR/run}
-KVM_PERF7=$KVM_DIR/perf7
+# perf 7.2 on the host, through tests/lib/perf7 (its configuration)
+export KVM_PERF7_REAL=$KVM_DIR/perf7
+KVM_PERF7=$(cd "$ROOT" && pwd)/tests/lib/perf7
 KVM_SIDCC=$KVM_DIR/sid-cc
 
 # kvm_ready: the guest is prepared (the kernel-vm's setup wrote its ready
 # mark, the one its run script checks) and its scripts are there.
 kvm_ready() {
-	[ -x "$KVM_RUN" ] && [ -x "$KVM_PERF7" ] && [ -f "${KVM_CACHE:-/var/tmp/kernel-vm}/ready" ]
+	[ -x "$KVM_RUN" ] && [ -x "$KVM_PERF7_REAL" ] && [ -f "${KVM_CACHE:-/var/tmp/kernel-vm}/ready" ]
 }
 
 # kvm_run_job SECONDS JOB OUT LOG: JOB run in the guest (niced), what it

@@ -234,7 +234,7 @@ record_guest_suite() {
 	fi
 	rm -rf "$job" "$out"; mkdir -p "$job" "$out"
 	cp "$ROOT/tests/vm/record-job.sh" "$job/run.sh"
-	cp "$DSTACK" "$job/dstack"
+	cp "$ROOT/tests/lib/perfconfig" "$DSTACK" "$job/"
 	if ! cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$job/wl" "$ROOT/tests/corpus/wl.c" -lpthread 2>"$out.cc.err"; then
 		bad "record (guest): cannot build wl: $(head -2 "$out.cc.err")"; return
 	fi

@@ -3,6 +3,8 @@
 # `dstack record --call-graph fp,defer` and with the guest's `perf record`, same
 # options, into /out; timings of the recorders go to /out/times.
 cd /job
+# the guest's perf reads the tests' configuration (tests/lib/perfconfig)
+export PERF_CONFIG=/job/perfconfig
 ev="-e cpu-clock -c 100000 --call-graph fp,defer"
 t() { # NAME CMD...: CPU ticks (user+sys) of CMD and its children, in a shell of its
 	# own so that a background workload reaped meanwhile is not counted
