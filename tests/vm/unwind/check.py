@@ -297,7 +297,7 @@ def hybrid():
               (name, n, v.get("unresolved", 0), v.get("unwind.samples", 0), v.get("unwind.end.outermost", 0),
                size / max(n, 1), t))
     d = rows[0][1]
-    ok_ = True
+    ok_, why = True, []
     for name, v, size, t in rows[1:3]:
         # samples with no user stack left to unwind: a thread whose FORK the
         # kernel lost (a LOST record: the recorder fell behind) has no maps;
@@ -314,19 +314,31 @@ def hybrid():
                   (name, orphans, v.get("lost.events", 0)))
         if execs:
             print("  %-11s %d unresolved samples were taken inside an execve (no user stack to unwind)" % (name, execs))
-        gone = orphans + execs
+        # a run that lost records (the recorder fell behind) lost deferred
+        # records of samples anywhere in their stacks, not only at an exit:
+        # those deeper than the snapshot end where the copy ends (left-stack)
+        deep = min(v.get("unwind.end.left-stack", 0), short - orphans - execs) if v.get("lost.events", 0) else 0
+        if deep:
+            print("  %-11s %d unresolved samples of a run that lost %d events ended where their %s-byte snapshot "
+                  "ends (left-stack)" % (name, deep, v.get("lost.events", 0), name[len("h_snap"):]))
+        gone = orphans + execs + deep
         want = v.get("unresolved", 0) - gone
         if want > 0 and v.get("unwind.end.outermost", 0) < 0.9 * want:
             ok_ = False
+            why.append("%s: %d unresolved, %d lost events, unwinding ended %s" % (
+                name, v.get("unresolved", 0), v.get("lost.events", 0),
+                ", ".join("%s %d" % (k[len("unwind.end."):], n) for k, n in sorted(v.items())
+                          if k.startswith("unwind.end.") and n)))
     lost = sum(r[1].get("unresolved", 0) for r in rows[1:3])
     if not d.get("unresolved", 0) and not lost:
         print("SKIPPED hybrid: *** no deferred record was lost this run (no child exited inside the kernel while "
               "sampled): the fallback went unexercised ***")
     elif ok_:
         print("ok hybrid: fp,defer alone left %d samples with a bare cookie; with a snapshot every run unwound "
-              ">= 90%% of its unresolved samples to the outermost frame (but those with no user stack left)" % d.get("unresolved", 0))
+              ">= 90%% of its unresolved samples to the outermost frame (but those with no user stack left, and "
+              "those deeper than the snapshot in a run that lost records)" % d.get("unresolved", 0))
     else:
-        print("bad hybrid: the snapshot runs did not recover their unresolved samples")
+        print("bad hybrid: the snapshot runs did not recover their unresolved samples (%s)" % "; ".join(why))
 
 
 dstack_record()
