@@ -10,8 +10,11 @@ header says none: they would lie inside the copies), in one of two ways:
            deferred sample's cookie set to one value: every sample waits
            for a record that never comes (a task's samples with one cookie
            are one kernel entry, so nothing ever releases them early)
+  tids     rounds kept, every sample's pid and tid set to a value no other
+           record has: a task per sample that no record introduced (and
+           whose deferred records, of the old tids, never come)
 
-usage: bigfile.py rounds|pending IN OUT SIZE_MIB   (prints the copies made)
+usage: bigfile.py rounds|pending|tids IN OUT SIZE_MIB   (prints the copies made)
 """
 import os
 import struct
@@ -29,7 +32,10 @@ def main():
     f = PerfFile(open(src, 'rb').read())
     assert not f.pipe
     raw = f.raw
+    tid_at = [f.sample_field(off, 'TID') for off, typ, size in f.records if typ == SAMPLE] if how == 'tids' else []
     for off, typ, size in f.records:
+        if how == 'tids':
+            continue
         if typ == FINISHED_ROUND or (how == 'pending' and typ == DEFERRED):
             struct.pack_into('<I', raw, off, UNKNOWN)
         elif how == 'pending' and typ == SAMPLE:
@@ -43,9 +49,14 @@ def main():
     hdr = bytearray(raw[:f.data_off])
     struct.pack_into('<Q', hdr, 48, len(data) * copies)   # data size
     hdr[72:104] = bytes(32)                                # no features
+    data = bytearray(data)
+    tid = 1 << 20
     with open(dst, 'wb') as out:
         out.write(hdr)
         for _ in range(copies):
+            for at in tid_at:
+                struct.pack_into('<II', data, at - f.data_off, tid, tid)
+                tid += 1
             out.write(data)
     print(copies)
 

@@ -63,7 +63,18 @@ struct ds_dso *ds_machine__map_dso(struct ds_machine *m, const struct ds_map *ma
 /* Update threads and maps from a COMM/FORK/EXIT/MMAP/MMAP2 event. */
 int ds_machine__process(struct ds_machine *m, const struct ds_event *ev);
 
-/* The thread for @pid/@tid, created (with comm ":TID") if never seen. */
+/*
+ * The thread for @pid/@tid, created (with comm ":TID") if never seen;
+ * NULL on ENOMEM.  The machine owns it.  It stays valid until the next
+ * call that may create or replace a thread (this one for another tid, or
+ * ds_machine__process): past 65,536 threads of tids that no record
+ * introduced and that nothing changed since, the oldest of them are
+ * forgotten (and made again, the same, when asked for), but never the
+ * thread found last.  Its names (ds_thread__comm, ds_thread__comm_at) live
+ * as long as the machine, but for the placeholder ":TID" of a thread that
+ * no COMM named (nor a parent's name): that one lives in the thread, and
+ * ds_machine__intern() keeps a copy for longer.
+ */
 struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t tid);
 const char *ds_thread__comm(const struct ds_thread *t);
 /* The comm the thread had at @time (perf's comm history). */

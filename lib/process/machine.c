@@ -36,6 +36,7 @@ void ds_machine__delete(struct ds_machine *m)
 		dsi_thread__delete((struct ds_thread *)(uintptr_t)v);
 	if (m->forgotten)
 		dsi_thread__delete(m->forgotten);
+	free(m->fresh);
 	for (size_t i = 0; i < m->nr_strings; i++)
 		free(m->strings[i]);
 	free(m->strings);

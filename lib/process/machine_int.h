@@ -34,13 +34,14 @@ struct comm_entry {
 
 struct ds_thread {
 	int32_t pid, tid;
-	const char *comm;          /* the newest */
+	const char *comm;          /* the newest: interned, or placeholder */
 	struct comm_entry *comms;  /* history, oldest first: samples printed late get the comm of their time */
 	size_t nr_comms, cap_comms;
 	bool comm_set;             /* a real comm replaced the ":TID" placeholder */
 	uint64_t exit_time;        /* its EXIT record's, 0 while it has none */
 	bool exited_untimed;       /* an EXIT without a time came (a recording without timestamps) */
 	struct ds_maps *maps;
+	char placeholder[16];      /* ":TID", the comm until one is set: not interned (its thread may be forgotten) */
 };
 
 struct callchain_cache;
@@ -50,6 +51,8 @@ struct ds_machine {
 	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
 	struct ds_thread *last_thread; /* the one found last: samples come in runs of one thread */
 	struct ds_thread *forgotten;   /* of no maps: ds_machine__script_thread's for an exited thread */
+	int32_t *fresh;                /* ring of the tids of threads made unintroduced (threads.c) */
+	size_t fresh_head, fresh_nr;
 	struct ds_idmap string_ids;    /* string -> index in strings */
 	char **strings;                /* interned: our copies, one per string */
 	size_t nr_strings, cap_strings;

@@ -89,15 +89,14 @@ static struct ds_maps *machine__maps_for(struct ds_machine *m, int32_t pid, int3
 static struct ds_thread *machine__new_thread(struct ds_machine *m, int32_t pid, int32_t tid, struct ds_maps *maps)
 {
 	struct ds_thread *t = calloc(1, sizeof(*t)), *old;
-	char buf[32];
 
 	if (!t)
 		return NULL;
 	t->pid = pid;
 	t->tid = tid;
 	/* perf names the idle task of every CPU "swapper" */
-	snprintf(buf, sizeof(buf), tid == 0 ? "swapper" : ":%d", tid);
-	t->comm = ds_machine__intern(m, buf);
+	snprintf(t->placeholder, sizeof(t->placeholder), ":%d", tid);
+	t->comm = tid == 0 ? ds_machine__intern(m, "swapper") : t->placeholder;
 	t->maps = machine__maps_for(m, pid, tid, maps);
 	old = machine__find_thread(m, tid);
 	/* no maps: not put in the table (it would keep a freed thread) */
@@ -111,6 +110,55 @@ static struct ds_thread *machine__new_thread(struct ds_machine *m, int32_t pid, 
 	return t;
 }
 
+/*
+ * Threads made for a tid that no record introduced (a sample's, mostly)
+ * and that nothing changed since (thread__fresh) are made again the same
+ * if forgotten: their ":TID" name stays interned, and their maps were
+ * their own and empty.  A machine keeps at most FRESH_MAX of them, so a
+ * recording of ever new tids (hostile, or of countless short tasks whose
+ * records were lost) holds a bounded number of threads; the oldest go.
+ * Their names are not interned either (the placeholder in the thread),
+ * so that such a recording interns no string per tid.
+ */
+#define FRESH_MAX 65536
+
+static bool thread__fresh(const struct ds_thread *t)
+{
+	return !t->comm_set && !t->nr_comms && !t->exit_time && !t->exited_untimed &&
+	       t->maps->refs == 1 && !t->maps->nr && (t->pid < 0 || t->pid == t->tid);
+}
+
+/*
+ * Forget the oldest fresh thread but the one found last (its caller may
+ * still use it: it goes back in the ring).  A tid whose thread changed
+ * since just leaves the ring.
+ */
+static void machine__forget_oldest_fresh(struct ds_machine *m)
+{
+	int32_t tid = m->fresh[m->fresh_head];
+	uint64_t *v = dsi_hashmap__find(&m->threads, (uint32_t)tid);
+	struct ds_thread *t = v ? (struct ds_thread *)(uintptr_t)*v : NULL;
+
+	m->fresh_head = (m->fresh_head + 1) % FRESH_MAX;
+	m->fresh_nr--;
+	if (!t || !thread__fresh(t))
+		return;
+	if (t == m->last_thread) {
+		m->fresh[(m->fresh_head + m->fresh_nr++) % FRESH_MAX] = tid;
+		return;
+	}
+	dsi_hashmap__del(&m->threads, (uint32_t)tid, NULL);
+	dsi_thread__delete(t);
+}
+
+/* @t, just made for a tid no record introduced: in the ring, past whose end the oldest go. */
+static void machine__note_fresh(struct ds_machine *m, struct ds_thread *t)
+{
+	if (!m->fresh && !(m->fresh = malloc(FRESH_MAX * sizeof(*m->fresh))))
+		return;   /* kept, then: memory is short anyway */
+	m->fresh[(m->fresh_head + m->fresh_nr++) % FRESH_MAX] = t->tid;
+}
+
 struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t tid)
 {
 	struct ds_thread *t = machine__find_thread(m, tid);
@@ -120,7 +168,13 @@ struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t 
 			t->pid = pid;
 		return t;
 	}
-	return machine__new_thread(m, pid, tid, NULL);
+	/* (twice at most: the found-last thread goes back once) */
+	for (int i = 0; i < 2 && m->fresh_nr == FRESH_MAX; i++)
+		machine__forget_oldest_fresh(m);
+	t = machine__new_thread(m, pid, tid, NULL);
+	if (t && thread__fresh(t) && m->fresh_nr < FRESH_MAX)
+		machine__note_fresh(m, t);
+	return t;
 }
 
 bool ds_thread__exited_by(const struct ds_thread *t, uint64_t when)

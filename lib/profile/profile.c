@@ -223,6 +223,18 @@ static int walk_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t perio
 
 /* ---- off-CPU time ------------------------------------------------------- */
 
+
+/*
+ * A comm kept past its sample (the consumers' entries, caches by pointer):
+ * the machine's own names live as long as it, but a thread's ":TID"
+ * placeholder lives in the thread (dstack/machine.h), and a script name
+ * in a buffer.  Both start with ':'; interning a name already interned
+ * gives it back.
+ */
+static const char *kept_comm(struct ds_profile *w, const char *comm)
+{
+	return comm[0] == ':' ? ds_machine__intern(w->machine, comm) : comm;
+}
 /* A finished wait to the caller: its stack as at the switch-out, the wait state as the leaf frame. */
 static int offcpu_emit(struct ds_profile *w, const struct ds_event *ev, const struct ds_offcpu_wait *wt)
 {
@@ -243,7 +255,7 @@ static int offcpu_emit(struct ds_profile *w, const struct ds_event *ev, const st
 	ws.machine = w->machine;
 	if (!ws.thread)
 		return -ENOMEM;
-	ws.comm = ds_thread__comm_at(ws.thread, wt->time);
+	ws.comm = kept_comm(w, ds_thread__comm_at(ws.thread, wt->time));
 	ws.pid = wt->pid;
 	ws.tid = wt->tid;
 	ws.period = wt->duration;
@@ -411,17 +423,12 @@ static const char *sample_comm(struct ds_profile *w, struct ds_thread *t, const 
 {
 	const struct ds_sample *s = &ev->sample;
 	char comm_buf[24];
-	const char *comm;
 
-	if (w->o.script_comms) {
-		comm = ds_profile_script_comm(t, ev, comm_buf);
-		if (comm == comm_buf)   /* ":TID": the others are the machine's already */
-			comm = ds_machine__intern(w->machine, comm_buf);
-		return comm;
-	}
+	if (w->o.script_comms)
+		return kept_comm(w, ds_profile_script_comm(t, ev, comm_buf));
 	if (ev->record_time)
-		return ds_thread__comm_at(t, ev->record_time);
-	return s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time);
+		return kept_comm(w, ds_thread__comm_at(t, ev->record_time));
+	return kept_comm(w, s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time));
 }
 
 /* A sample's period: its own, else 1 for a frequency event, else the event's fixed period. */

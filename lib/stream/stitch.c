@@ -21,6 +21,7 @@
 #define DEFAULT_EXIT_GRACE_NS (100ULL * 1000 * 1000)
 #define DEFAULT_MAX_HELD (32ULL << 20)
 #define MAX_ORPHANS 65536
+#define SWEEP_MIN 65536         /* task states kept before a sweep_states */
 
 struct chain {
 	uint32_t refs;
@@ -87,6 +88,7 @@ struct ds_stitcher {
 	struct ds_hashmap tids;     /* tid -> index in states */
 	struct tid_state *states;
 	size_t nr_states, cap_states;
+	size_t sweep_at;            /* nr_states that makes the next sweep_states */
 	struct ds_hashmap pending;  /* pending_key(tid, cookie) -> newest pending seq */
 	struct ds_hashmap orphans;  /* cookie -> chain of tid-less records */
 	struct exit_note *exits;    /* exited tids with pending samples, by deadline */
@@ -121,6 +123,7 @@ struct ds_stitcher *ds_stitcher__new(const struct ds_stitcher_opts *opts, ds_eve
 		st->opts.max_held_bytes = DEFAULT_MAX_HELD;
 	st->fn = fn;
 	st->ctx = ctx;
+	st->sweep_at = SWEEP_MIN;
 	return st;
 }
 
@@ -190,6 +193,41 @@ static struct tid_state *tid_state(struct ds_stitcher *st, uint32_t tid)
 	ts->tid = tid;
 	ts->wait_head = ts->wait_tail = NO_SEQ;
 	return ts;
+}
+
+/*
+ * A task's state that holds nothing (no pending sample, no chain, an empty
+ * queue) is the state tid_state makes anew: such states are dropped when
+ * their number passes sweep_at, so that ever new tids (hostile input, or
+ * the countless short tasks of a long system-wide recording) keep no
+ * memory.  The next sweep waits for twice what this one kept, at least
+ * SWEEP_MIN: the sweeps cost O(1) per state made, amortized.
+ */
+static bool tid_state__idle(const struct tid_state *ts)
+{
+	return !ts->npending && !ts->chain && ts->wait_head == NO_SEQ;
+}
+
+/* Between events only: it moves states (no tid_state pointer may live across it). */
+static void sweep_states(struct ds_stitcher *st)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < st->nr_states; i++) {
+		struct tid_state *ts = &st->states[i];
+
+		if (tid_state__idle(ts)) {
+			dsi_hashmap__del(&st->tids, ts->tid, NULL);
+			continue;
+		}
+		if (kept != i) {
+			st->states[kept] = *ts;
+			*dsi_hashmap__find(&st->tids, ts->tid) = kept;
+		}
+		kept++;
+	}
+	st->nr_states = kept;
+	st->sweep_at = kept * 2 > SWEEP_MIN ? kept * 2 : SWEEP_MIN;
 }
 
 static struct held *held_at(struct ds_stitcher *st, uint64_t seq)
@@ -833,6 +871,8 @@ int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 		st->now = in->sample.time;
 	if (st->nr_exits)
 		expire_exits(st, st->now, false);
+	if (st->nr_states >= st->sweep_at)
+		sweep_states(st);
 	if (pass_through(st, in, m))
 		return st->fn(st->ctx, in);
 	ev = *in;

@@ -46,6 +46,35 @@ memory_suite() {
 			done
 		fi
 	done
+	# a task per sample that no record introduced (hostile, or a long
+	# system-wide recording's countless short tasks): the threads of such
+	# tids that nothing changed are forgotten past 65,536 (made again the
+	# same), their ":TID" names are not interned, and the stitcher sweeps
+	# task states that hold nothing.  Was 128/362 MB (stat) and 290/949 MB
+	# (script) on 97/292 MB inputs.  Each sample still named by its own tid.
+	for m in 48 160; do
+		python3 "$ROOT/tests/bigfile.py" tids "$WORK/data/mix.defer.data" "$o/tids$m.data" $m >/dev/null
+	done
+	if [ -z "${ASAN_OPTIONS:-}" ]; then
+		local r48 r160
+		for c in stat script; do
+			r48=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" $c "${sy[@]}" -i "$o/tids48.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
+			r160=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" $c "${sy[@]}" -i "$o/tids160.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
+			if [ -n "$r48" ] && [ -n "$r160" ] && [ $((r160 - r48)) -lt 8000 ]; then
+				ok "memory: a tid per sample: $c: peak RSS 48/160 MiB input: ${r48}/${r160} KB with a 4 MiB budget"
+			else
+				bad "memory: a tid per sample: $c: peak RSS 48/160 MiB input (exit 0 each): ${r48:-?}/${r160:-?} KB with a 4 MiB budget"
+			fi
+		done
+	fi
+	n=$(DSTACK_MEMORY_BUDGET=4M "$DSTACK" stat -i "$o/tids160.data" 2>/dev/null | awk '$1 == "samples" {print $2}')
+	got=$(DSTACK_MEMORY_BUDGET=4M "$DSTACK" script -F comm,tid "${sy[@]}" -i "$o/tids160.data" 2>/dev/null |
+		awk '$1 == ":" $2 { n++ } END { print n + 0 }')
+	if [ -n "$n" ] && [ "$n" -gt 1000000 ] && [ "$got" = "$n" ]; then
+		ok "memory: a tid per sample: script names each of the $n samples by its own tid (:TID)"
+	else
+		bad "memory: a tid per sample: script named ${got:-?} of ${n:-?} samples by their own tid"
+	fi
 	# speedscope lists every sample: past a quarter of the budget its records are
 	# spilled to \$TMPDIR and merge-sorted, so it holds about what pprof (whose
 	# samples aggregate) holds; with 1 GiB they stay in memory and grow
