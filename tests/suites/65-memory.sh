@@ -8,6 +8,23 @@
 # sample, spills them past the budget and still writes them all.  The
 # 1.3 GB measurements are in the closing note and
 # docs/performance.md; this is their small, fast form.
+# memory_flat LABEL PREFIX KB COMMAND...: each COMMAND's peak RSS under a
+# 4 MiB budget on PREFIX48.data and PREFIX160.data grows by less than KB
+# (uses memory_suite's sy and rel)
+memory_flat() {
+	local label=$1 prefix=$2 kb=$3 c r48 r160
+	shift 3
+	for c in "$@"; do
+		r48=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" "$c" "${sy[@]}" -i "${prefix}48.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
+		r160=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" "$c" "${sy[@]}" -i "${prefix}160.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
+		if [ -n "$r48" ] && [ -n "$r160" ] && [ $((r160 - r48)) -lt "$kb" ]; then
+			ok "memory: $label: $c: peak RSS 48/160 MiB input: ${r48}/${r160} KB with a 4 MiB budget"
+		else
+			bad "memory: $label: $c: peak RSS 48/160 MiB input (exit 0 each): ${r48:-?}/${r160:-?} KB with a 4 MiB budget"
+		fi
+	done
+}
+
 memory_suite() {
 	local o="$WORK/out/memory" m f c rc rss16 rss48 big16 big48 n want got
 	local sy=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms")
@@ -34,16 +51,7 @@ memory_suite() {
 			# and aggregate: flat too (records waiting long pinned a 256 KiB
 			# window or chunk each, and caches keyed by chain ids grew;
 			# those caches are full, at their bound, by 48 MiB)
-			local r48 r160
-			for c in stat script folded; do
-				r48=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" $c "${sy[@]}" -i "$o/${f}48.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
-				r160=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" $c "${sy[@]}" -i "$o/${f}160.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
-				if [ -n "$r48" ] && [ -n "$r160" ] && [ $((r160 - r48)) -lt 4000 ]; then
-					ok "memory: $f: $c: peak RSS 48/160 MiB input: ${r48}/${r160} KB with a 4 MiB budget"
-				else
-					bad "memory: $f: $c: peak RSS 48/160 MiB input (exit 0 each): ${r48:-?}/${r160:-?} KB with a 4 MiB budget"
-				fi
-			done
+			memory_flat "$f" "$o/$f" 4000 stat script folded
 		fi
 	done
 	# a task per sample that no record introduced (hostile, or a long
@@ -55,18 +63,7 @@ memory_suite() {
 	for m in 48 160; do
 		python3 "$ROOT/tests/bigfile.py" tids "$WORK/data/mix.defer.data" "$o/tids$m.data" $m >/dev/null
 	done
-	if [ -z "${ASAN_OPTIONS:-}" ]; then
-		local r48 r160
-		for c in stat script; do
-			r48=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" $c "${sy[@]}" -i "$o/tids48.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
-			r160=$(DSTACK_MEMORY_BUDGET=4M "${rel[@]}" maxrss "$DSTACK" $c "${sy[@]}" -i "$o/tids160.data" 2>&1 | awk '/status 0 maxrss/ {print $4}')
-			if [ -n "$r48" ] && [ -n "$r160" ] && [ $((r160 - r48)) -lt 8000 ]; then
-				ok "memory: a tid per sample: $c: peak RSS 48/160 MiB input: ${r48}/${r160} KB with a 4 MiB budget"
-			else
-				bad "memory: a tid per sample: $c: peak RSS 48/160 MiB input (exit 0 each): ${r48:-?}/${r160:-?} KB with a 4 MiB budget"
-			fi
-		done
-	fi
+	[ -n "${ASAN_OPTIONS:-}" ] || memory_flat "a tid per sample" "$o/tids" 8000 stat script
 	n=$(DSTACK_MEMORY_BUDGET=4M "$DSTACK" stat -i "$o/tids160.data" 2>/dev/null | awk '$1 == "samples" {print $2}')
 	got=$(DSTACK_MEMORY_BUDGET=4M "$DSTACK" script -F comm,tid "${sy[@]}" -i "$o/tids160.data" 2>/dev/null |
 		awk '$1 == ":" $2 { n++ } END { print n + 0 }')
