@@ -205,7 +205,7 @@ static bool read_segments(struct ds_elf_image *img)
 		if (!gelf_getphdr(img->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		img->segs[img->nr_segs++] = (struct ds_load_seg){
-			.off = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr,
+			.off = ph.p_offset, .filesz = ph.p_filesz, .memsz = ph.p_memsz, .vaddr = ph.p_vaddr,
 		};
 	}
 	return true;
@@ -213,14 +213,16 @@ static bool read_segments(struct ds_elf_image *img)
 
 bool dsi_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr)
 {
-	for (size_t i = 0; i < img->nr_segs; i++) {
-		const struct ds_load_seg *s = &img->segs[i];
+	/* the file bytes first: a segment's memory past them may lie over the next one's offsets */
+	for (int memory = 0; memory < 2; memory++)
+		for (size_t i = 0; i < img->nr_segs; i++) {
+			const struct ds_load_seg *s = &img->segs[i];
 
-		if (off >= s->off && off - s->off < s->filesz) {
-			*vaddr = off - s->off + s->vaddr;
-			return true;
+			if (off >= s->off && off - s->off < (memory ? s->memsz : s->filesz)) {
+				*vaddr = off - s->off + s->vaddr;
+				return true;
+			}
 		}
-	}
 	return false;
 }
 
@@ -301,7 +303,7 @@ static bool load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool demang
 		r.name = name;   /* in the file until its first hit (struct ds_sym) */
 		r.raw = true;
 		r.dyn = dyn;
-		r.demangle = !r.object && demangle && (!strncmp(name, "_Z", 2) || !strncmp(name, "_R", 2));
+		r.demangle = demangle && (!strncmp(name, "_Z", 2) || !strncmp(name, "_R", 2));
 		r.start = s.st_value;
 		r.size = s.st_size;
 		r.bind = GELF_ST_BIND(s.st_info);
@@ -696,14 +698,13 @@ static bool to_symtab(struct ds_elf_image *img, const struct rawvec *rv)
 	if (!syms)
 		return false;
 	for (size_t i = 0; i < rv->nr; i++) {
-		if (rv->v[i].object)
-			continue;
 		syms[n++] = (struct ds_sym){
 			.start = rv->v[i].start,
 			.end = rv->v[i].start + rv->v[i].size,
 			.name = rv->v[i].name,
 			.raw = rv->v[i].raw,
 			.demangle = rv->v[i].demangle,
+			.object = rv->v[i].object,
 			/* only where addr2line would name another symbol of this start */
 			.a2l_name = rv->v[i].a2l.name != rv->v[i].name ? rv->v[i].a2l.name : NULL,
 			.a2l_raw = rv->v[i].a2l.raw,

@@ -10,8 +10,10 @@
  *     STT_FUNC and STT_GNU_IFUNC with a name, defined (not SHN_UNDEF) in an
  *     SHF_ALLOC section, plus "labels" (named, visible STT_NOTYPE symbols in
  *     a section whose name contains "text").  Zero-sized ones too.  Data
- *     objects take part in the fix-ups (perf's tree holds them), the
- *     table keeps none.
+ *     objects (STT_OBJECT in an SHF_ALLOC section) too: perf's tree holds
+ *     them, they take part in the fix-ups, and they name the addresses
+ *     they hold (perf script -F addr of a page fault: __TMC_END__+0x0).
+ *     addr2line's names (below) skip them.
  *   - Sorted by start (ties in symbol-table order); a zero-sized symbol ends
  *     where the next one starts, the last one a page past its page.
  *   - Same start: one survives, as perf's choose_best_symbol(): non-zero size,
@@ -798,7 +800,12 @@ static const char *sym_name(struct ds_dso *d, const struct ds_sym *found)
 static const char *a2l_name_at(struct ds_dso *d, const struct ds_sym *found, uint64_t vaddr)
 {
 	const struct ds_sym *near = dsi_symtab__nearest(&d->img.symtab, vaddr);
-	struct ds_sym *sym = own_sym(d, near ? near : found);
+	struct ds_sym *sym;
+
+	/* (bfd weighs functions: not the data objects perf's table holds) */
+	while (near && near->object)
+		near = near > d->img.symtab.syms ? near - 1 : NULL;
+	sym = own_sym(d, near ? near : found);
 
 	if (vaddr == sym->start && sym->a2l0_name)
 		return interned(d, &sym->a2l0_name, &sym->a2l0_raw, sym->a2l0_demangle);
@@ -850,6 +857,11 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 
 	if (!sym || !sym_name(d, sym)) {
 		out[0] = (struct ds_frame){ .name = NULL };
+		return 1;
+	}
+	if (sym->object) {   /* data: no function, inlined or not, of addr2line's */
+		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name,
+					    .size = sym->end - sym->start };
 		return 1;
 	}
 	if (d->img.dwarf && !s->no_inline)

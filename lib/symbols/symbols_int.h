@@ -89,6 +89,7 @@ struct ds_sym {
 	 * thread), and only interned names escape the image.
 	 */
 	bool raw, demangle;
+	bool object;               /* a data object (perf's tree holds them: a data address's name) */
 	/*
 	 * The name binutils' addr2line gives the address when no DWARF
 	 * function covers it (perf 7.2's inline lookup falls back to it): of
@@ -168,8 +169,9 @@ struct ds_rawsym {
 	/*
 	 * perf loads data objects and, after .symtab, the .dynsym too into
 	 * its tree: they take part in its end fix-up and de-duplication (and
-	 * shape the tree), but the table keeps no object, and addr2line (its
-	 * pick below) reads .symtab alone
+	 * shape the tree), and name the addresses they hold (a page fault's
+	 * data address); addr2line (its pick below) reads the functions of
+	 * .symtab alone
 	 */
 	bool object, dyn;
 	bool finished;             /* went through dsi_rawsym__finish already */
@@ -197,7 +199,7 @@ size_t dsi_rawsym__finish(struct ds_rawsym *raw, size_t nr, struct dsi_symlog *l
 /* ---- ELF ------------------------------------------------------------- */
 
 struct ds_load_seg {
-	uint64_t off, filesz, vaddr;
+	uint64_t off, filesz, memsz, vaddr;
 };
 
 struct ds_elf_image {
@@ -256,6 +258,11 @@ void dsi_elf__close(struct ds_elf_image *img);
  * -ENOENT when there is none whole.
  */
 int dsi_note_build_id(const uint8_t *p, size_t size, uint8_t *bid, size_t *bid_len);
+/*
+ * The ELF address of file offset @off (a map's pgoff arithmetic): in a
+ * PT_LOAD's file bytes, else past them in its memory (.bss: a data
+ * address of a page fault, in the page mapped from the file or beyond).
+ */
 bool dsi_elf__off_to_vaddr(const struct ds_elf_image *img, uint64_t off, uint64_t *vaddr);
 /* @elf's first section named @name, its header in *@shdr (and index in *@idx unless NULL); NULL if none. */
 Elf_Scn *dsi_elf__section(Elf *elf, const char *name, GElf_Shdr *shdr, size_t *idx);

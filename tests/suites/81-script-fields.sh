@@ -116,10 +116,10 @@ fields_guest_suite() {
 	fields_cmp nocg "$out/nocg.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --header
 	fields_cmp pipe "$out/pipe.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --header
 	fields_cmp pipe "$out/pipe.data" "$job/symfs" "$job/symfs" "$out/kallsyms" --header-only
-	# -F in all its forms, on the recording with the most sample fields.  Not
-	# "+addr" with sym: perf names data addresses after the symbol table's
-	# objects (_dl_pagesize+0x0), dstack's symbols are functions only
-	for F in ip sym ip,sym dso sym,dso comm,ip addr,dso,ip,period -period -ip \
+	# -F in all its forms, on the recording with the most sample fields;
+	# "+addr" with sym names the data addresses after the symbol table's
+	# objects (_dl_pagesize+0x0), .bss ones too (past the file's bytes)
+	for F in ip sym ip,sym dso sym,dso comm,ip addr,dso,ip,period -period -ip +addr addr,sym,symoff,dso \
 		comm,tid,pid,time,event,ip,dso,period,addr,phys_addr,weight,data_src \
 		+cpu tid,pid pid symoff sw:comm,ip hw:comm trace nope +phys_addr +weight +data_src \
 		addr addr,dso,ip +pid -tid +tid,-comm comm,-tid ip,dso period event time,event +dsoff \
