@@ -1074,7 +1074,7 @@ static bool draws_graph(const struct report *r, const struct ds_evsel *evsel)
 	return r->graph && !(in_group(r, evsel) && r->group_slot[evsel->idx]);
 }
 
-static int add_children(struct report *r, const struct ds_profile_sample *s, struct entry *self)
+static int add_children(struct report *r, const struct ds_profile_sample *s, struct entry *self, bool own_kernel)
 {
 	long n = (long)s->nr_frames;
 	bool graph = draws_graph(r, s->evsel);
@@ -1088,9 +1088,10 @@ static int add_children(struct report *r, const struct ds_profile_sample *s, str
 	 * perf's level of a cumulative entry, set when the entry is made: '.'
 	 * for a frame in a map (kernel ones too); a frame in none keeps the
 	 * level before it in the walk (caller first by default), the sample's
-	 * own at first ('k' for a kernel sample).
+	 * own at first ('k' for a kernel sample: @own_kernel, its own frame's,
+	 * which a chain cut from its root by --max-stack does not hold).
 	 */
-	char level = n && s->frames[0].kernel ? 'k' : '.';
+	char level = n && own_kernel ? 'k' : '.';
 	/*
 	 * perf's max_depth of an entry's call chain: the frames of the chain
 	 * from the entry's first place in the walk on (the whole chain for the
@@ -1260,11 +1261,12 @@ static const struct ds_cc_frame *own_frame(const struct ds_profile_sample *s, st
 static int count_sample(struct report *r, const struct ds_profile_sample *s, bool cc)
 {
 	struct ds_cc_frame at_ip;
+	const struct ds_cc_frame *own = own_frame(s, &at_ip);
 	struct entry key, *e;
 	size_t path = SIZE_MAX;
 	bool graph = draws_graph(r, s->evsel);
 
-	key_of(r, s, own_frame(s, &at_ip), true, &key);
+	key_of(r, s, own, true, &key);
 	if (!(e = r->children ? find_entry_tree(r, &key) : find_entry(r, &key)))
 		return -ENOMEM;
 	e->self += s->period;
@@ -1272,7 +1274,7 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	e->lat_self += sample_latency(s);
 	r->nr_he_cache = 0;
 	if (r->children && cc)
-		return he_cache_add(r, e) ? add_children(r, s, e) : -ENOMEM;
+		return he_cache_add(r, e) ? add_children(r, s, e, own->kernel) : -ENOMEM;
 	e->acc += s->period;
 	e->lat_acc += sample_latency(s);
 	if (graph && cc && (r->caller ? add_chain_at(r, e, s, (long)s->nr_frames - 1, 0, &path)

@@ -293,7 +293,29 @@ report_dso_sym_filters() {
 	ok "report --dsos, -S as perf 7.2: $(printf '%s; ' "${pres[@]}")"
 }
 
+# --max-stack cuts a --children chain from its root (caller order): the
+# sample's own entry is still its own address's, and a frame in no map
+# takes the level the walk had before it, at first the sample's own ([k]
+# for a kernel sample), not the level of the chain's innermost frame left
+# (threads' outermost frames lie in no map: a kernel sample's showed [.]).
+report_max_stack() {
+	local o="$WORK/out/report-max-stack" args res rc pres=()
+	report_host_ready "report --max-stack" && report_host_workload "$o" "report --max-stack" || return
+	/usr/bin/perf record -q -o "$o/cs.data" -e context-switches -c 1 -g -- "$o/wl" threads 4 >/dev/null 2>&1 ||
+		{ bad "report --max-stack: perf record failed"; return; }
+	for args in "--children --max-stack 3" "--children --max-stack 3 -g none" "--children --max-stack 1" \
+		    "--no-children --max-stack 2"; do
+		# shellcheck disable=SC2086
+		report_vs_perf "$o" cs.data "$o/cmp" $args
+		[ $rc -eq 0 ] || [ $rc -eq 3 ] || { bad "report $args: ${res#*$'\t'}"; return; }
+		[ $rc -eq 3 ] && res="${res%%$'\t'*} (~ equal-weight siblings in another order)"
+		pres+=("$args ${res%%$'\t'*}")
+	done
+	ok "report --max-stack as perf 7.2: $(printf '%s; ' "${pres[@]}")"
+}
+
 report_suite
+report_max_stack
 report_kallsyms_other_boot
 report_group_callchains
 report_many_events
