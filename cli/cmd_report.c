@@ -928,11 +928,6 @@ static size_t leaf_frame(const struct ds_profile_sample *s)
 	return i;
 }
 
-/*
- * perf's srcline of a frame (ds_cc_frame__srcline): "file:line" from
- * DWARF, else "sym+offset", else "dso[address]"; one copy per text.
- * NULL on ENOMEM.
- */
 static bool srcline_eq(const void *ctx, uint32_t id, const void *text)
 {
 	return !strcmp(((const struct report *)ctx)->srclines[id], text);
@@ -961,10 +956,18 @@ static const char *intern_text(struct report *r, const char *text)
 	return r->srclines[r->nr_srclines++];
 }
 
+/*
+ * perf's srcline of a frame (ds_cc_frame__srcline): "file:line" from
+ * DWARF, else "sym+offset", else "dso[address]"; "??:0" for a frame in no
+ * map (perf's map__srcline asks nothing then: a deferred cookie, an
+ * address no mmap covers).  One copy per text.  NULL on ENOMEM.
+ */
 static const char *srcline_of(struct report *r, const struct ds_cc_frame *f)
 {
 	char buf[1024];
 
+	if (f->cookie || (!f->kernel && !f->map_end))
+		return intern_text(r, "??:0");
 	ds_cc_frame__srcline(f, 0, true, buf, sizeof(buf));
 	return intern_text(r, buf);
 }
