@@ -347,7 +347,7 @@ static void test_shared_cookie(void)
  */
 static void test_perf_order(void)
 {
-	struct ds_stitcher_opts o = { .perf_order = true };
+	struct ds_stitcher_opts o = { .perf_order = true, .max_held_bytes = 1ULL << 30 };
 	struct ds_stitcher *st;
 
 	nout = nbuf = 0;
@@ -369,6 +369,65 @@ static void test_perf_order(void)
 	ds_stitcher__delete(st);
 }
 
+/* Samples of tids 1 and 2 (test_sweep) into out[]; the others counted. */
+static int nother;
+
+static int collect_two(void *ctx, const struct ds_event *ev)
+{
+	if (ev->hdr->type == DS_REC_SAMPLE && (ev->sample.tid == 1 || ev->sample.tid == 2) && nout < 64)
+		return collect(ctx, ev);
+	nother += ev->hdr->type == DS_REC_SAMPLE;
+	return 0;
+}
+
+/*
+ * 150,000 tasks that each sample, get their record and exit leave task
+ * states that hold nothing: swept (past 65,536) while tid 1 keeps its
+ * chain (a record before its sample) and tid 2 its pending sample, both
+ * still stitched after the sweeps moved their states.
+ */
+static void test_sweep(void)
+{
+	struct ds_stitcher *st;
+	uint64_t t = 10;
+
+	/* perf's order: only deferred samples wait (in time order, everything behind tid 2's would);
+	 * what the ring keeps behind tid 2's sample passes the default 32 MiB: 1 GiB */
+	struct ds_stitcher_opts o = { .perf_order = true, .max_held_bytes = 1ULL << 30 };
+
+	nout = nbuf = nother = 0;
+	st = ds_stitcher__new(&o, collect_two, NULL);
+	for (uint32_t tid = 1000; tid < 151000; tid++) {
+		/* tids 1 and 2 after the first 10,000 tasks: a sweep moves their states */
+		if (tid == 11000) {
+			nbuf = 0;
+			deferred(st, 1, t++, 0x71, 0x401111);    /* tid 1: its record first */
+			sample(st, 2, t++, 0x92, false);         /* tid 2: waits for its record */
+		}
+		nbuf = 2;   /* (rows 0 and 1 stay: the stitcher may hold them) */
+		sample(st, tid, t++, 0x1000 + tid, false);
+		deferred(st, tid, t++, 0x1000 + tid, 0x402222);
+		task_exit(st, tid, t++);
+	}
+	nbuf = 2;
+	sample(st, 1, t++, 0x71, false);         /* tid 1's kernel entry of that record */
+	deferred(st, 2, t++, 0x92, 0x403333);    /* tid 2's record */
+	task_exit(st, 1, t++);
+	task_exit(st, 2, t++);
+	CHECK(ds_stitcher__flush(st) == 0, "flush");
+	CHECK(nother == 150000, "the other tasks' samples: %d", nother);
+	CHECK(nout == 2, "samples of tids 1 and 2: %d", nout);
+	for (int i = 0; i < nout; i++) {
+		if (out[i].tid == 1)
+			CHECK(out[i].stitch == DS_STITCH_BEFORE && has_user(&out[i], 0x401111),
+			      "tid 1 stitched with its record before it (state %d)", out[i].stitch);
+		else
+			CHECK(out[i].stitch == DS_STITCH_AFTER && has_user(&out[i], 0x403333),
+			      "tid 2 stitched with its record after it (state %d)", out[i].stitch);
+	}
+	ds_stitcher__delete(st);
+}
+
 int main(void)
 {
 	test_after();
@@ -380,6 +439,7 @@ int main(void)
 	test_duplicates_and_tidless();
 	test_shared_cookie();
 	test_perf_order();
+	test_sweep();
 	printf("test_stitch: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
