@@ -273,24 +273,35 @@ report_many_events() {
 # a '# dso:' / '# symbol:' line and hides its column, which still tells
 # entries apart (a --children caller in another DSO)
 report_dso_sym_filters() {
-	local o="$WORK/out/report-filters" args res rc pres=()
+	local o="$WORK/out/report-filters"
 	report_host_ready "report --dsos/--symbols" && report_host_workload "$o" "report --dsos/--symbols" || return
 	/usr/bin/perf record -q -o "$o/f.data" -e cpu-clock -c 200000 -g -- "$o/wl" mix 40 >/dev/null 2>&1 ||
 		{ bad "report --dsos/--symbols: perf record failed"; return; }
-	for args in "--no-children --dsos wl" "--no-children -g none --dsos wl,[kernel.kallsyms]" \
-		    "--no-children -S chacha_permute" "--no-children -g none --sort dso -S chacha_permute,_copy_to_iter" \
-		    "--children --dsos wl" "--children -S chacha_permute" "--no-children --comm wl --dsos wl" \
-		    "--no-children --dsos wl --percentage relative" "--children -S chacha_permute --percentage relative" \
-		    "--children -g none -n --show-total-period" "--no-children -G --dsos wl" "-U --no-children" "-U"; do
+	report_forms_vs_perf "report --dsos, -S" "$o" f.data \
+		"--no-children --dsos wl" "--no-children -g none --dsos wl,[kernel.kallsyms]" \
+		"--no-children -S chacha_permute" "--no-children -g none --sort dso -S chacha_permute,_copy_to_iter" \
+		"--children --dsos wl" "--children -S chacha_permute" "--no-children --comm wl --dsos wl" \
+		"--no-children --dsos wl --percentage relative" "--children -S chacha_permute --percentage relative" \
+		"--children -g none -n --show-total-period" "--no-children -G --dsos wl" "-U --no-children" "-U"
+}
+
+# report_forms_vs_perf LABEL DIR DATA FORM...: report FORM (each a string of
+# options) of DIR/DATA by perf 7.2 and dstack, line for line; one ok naming
+# every form's count, or a FAIL at the first form that differs.  Status 3
+# of the comparison, the same but for siblings of equal weight in another
+# order (perf's tree order, not modelled: suite 80 counts it alike, "~"),
+# is said, not failed.
+report_forms_vs_perf() {
+	local label=$1 d=$2 f=$3 args res rc pres=()
+	shift 3
+	for args in "$@"; do
 		# shellcheck disable=SC2086
-		report_vs_perf "$o" f.data "$o/cmp" $args
-		# 3: the same but for siblings of equal weight in another order (perf's
-		# tree order, not modelled: suite 80 counts it alike, "~"); said, not failed
+		report_vs_perf "$d" "$f" "$d/cmp" $args
 		[ $rc -eq 0 ] || [ $rc -eq 3 ] || { bad "report $args: ${res#*$'\t'}"; return; }
 		[ $rc -eq 3 ] && res="${res%%$'\t'*} (~ equal-weight siblings in another order)"
 		pres+=("$args ${res%%$'\t'*}")
 	done
-	ok "report --dsos, -S as perf 7.2: $(printf '%s; ' "${pres[@]}")"
+	ok "$label as perf 7.2: $(printf '%s; ' "${pres[@]}")"
 }
 
 # --max-stack cuts a --children chain from its root (caller order): the
@@ -299,19 +310,12 @@ report_dso_sym_filters() {
 # for a kernel sample), not the level of the chain's innermost frame left
 # (threads' outermost frames lie in no map: a kernel sample's showed [.]).
 report_max_stack() {
-	local o="$WORK/out/report-max-stack" args res rc pres=()
+	local o="$WORK/out/report-max-stack"
 	report_host_ready "report --max-stack" && report_host_workload "$o" "report --max-stack" || return
 	/usr/bin/perf record -q -o "$o/cs.data" -e context-switches -c 1 -g -- "$o/wl" threads 4 >/dev/null 2>&1 ||
 		{ bad "report --max-stack: perf record failed"; return; }
-	for args in "--children --max-stack 3" "--children --max-stack 3 -g none" "--children --max-stack 1" \
-		    "--no-children --max-stack 2"; do
-		# shellcheck disable=SC2086
-		report_vs_perf "$o" cs.data "$o/cmp" $args
-		[ $rc -eq 0 ] || [ $rc -eq 3 ] || { bad "report $args: ${res#*$'\t'}"; return; }
-		[ $rc -eq 3 ] && res="${res%%$'\t'*} (~ equal-weight siblings in another order)"
-		pres+=("$args ${res%%$'\t'*}")
-	done
-	ok "report --max-stack as perf 7.2: $(printf '%s; ' "${pres[@]}")"
+	report_forms_vs_perf "report --max-stack" "$o" cs.data "--children --max-stack 3" "--children --max-stack 3 -g none" \
+		"--children --max-stack 1" "--no-children --max-stack 2"
 }
 
 report_suite
