@@ -113,12 +113,11 @@ static struct ds_thread *machine__new_thread(struct ds_machine *m, int32_t pid, 
 /*
  * Threads made for a tid that no record introduced (a sample's, mostly)
  * and that nothing changed since (thread__fresh) are made again the same
- * if forgotten: their ":TID" name stays interned, and their maps were
- * their own and empty.  A machine keeps at most FRESH_MAX of them, so a
- * recording of ever new tids (hostile, or of countless short tasks whose
+ * if forgotten: their ":TID" name is the placeholder in the thread (not
+ * interned: such a recording interns no string per tid), and their maps
+ * were their own and empty.  A machine keeps at most FRESH_MAX of them, so
+ * a recording of ever new tids (hostile, or of countless short tasks whose
  * records were lost) holds a bounded number of threads; the oldest go.
- * Their names are not interned either (the placeholder in the thread),
- * so that such a recording interns no string per tid.
  */
 #define FRESH_MAX 65536
 
