@@ -37,9 +37,10 @@ else
 DSTACK_LIBS := $(LDLIBS)
 endif
 
-# util/outbuf.c is the commands' output (the library never writes one):
-# it is linked into the command and the tests, not into libdstack.
-CLI_UTIL_SRC := util/outbuf.c
+# util/outbuf.c is the commands' output (the library never writes one),
+# util/spill.c what they keep on disk past their budget (the library keeps
+# nothing there): linked into the command and the tests, not into libdstack.
+CLI_UTIL_SRC := util/outbuf.c util/spill.c
 LIB_SRC := $(filter-out $(CLI_UTIL_SRC),$(wildcard util/*.c lib/*/*.c))
 CLI_SRC := $(wildcard cli/*.c) $(CLI_UTIL_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)

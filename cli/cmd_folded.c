@@ -7,6 +7,12 @@
  * kernel frames suffixed "_[k]", C++ argument lists cut.  Stacks are kept
  * in a tree (one node per distinct prefix, found through a trie keyed by
  * interned texts), so a sample allocates nothing once its path exists.
+ * Memory stays within the budget ($DSTACK_MEMORY_BUDGET): past half of it
+ * the tree's stacks go to a tally (util/spill.h) and the tree starts
+ * again, and the tally, past a quarter, spills sorted runs to disk and
+ * merges them, summing the counts of a stack met in several trees.  A
+ * recording of countless comms (a task per sample) prints in bounded
+ * memory; the output is the same whichever way it was kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +26,13 @@
 #include "util/idmap.h"
 #include "util/trie.h"
 #include "util/outbuf.h"
+#include "util/spill.h"
 #include "samples.h"
 #include "export_common.h"
 
 #define NONE UINT32_MAX
+#define DEFAULT_BUDGET ((size_t)64 << 20)   /* the session's, when $DSTACK_MEMORY_BUDGET is unset */
+#define CHECK_EVERY 4096                     /* new nodes between two looks at the tree's size */
 
 struct fnode {
 	const char *text;          /* the frame as printed (ours) */
@@ -40,7 +49,7 @@ struct folded {
 	struct ds_idmap name_ids;  /* frame identity -> index in names */
 	struct frame_name {
 		const void *sym, *dso; /* interned: compared as pointers */
-		uint8_t kind;          /* kernel * 2 + inlined; 4: a comm (in sym) */
+		uint8_t kind;          /* kernel * 2 + inlined */
 		const char *text;      /* printed */
 	} *names;
 	size_t nr_names, cap_names;
@@ -59,6 +68,14 @@ struct folded {
 		uint32_t root, leaf;
 	} *memo;
 	size_t nr_memo, cap_memo;
+	size_t text_bytes;         /* of texts[] */
+	char last_comm[256];       /* the last comm seen, and its text (NULL: none) */
+	const char *last_text;
+	size_t tree_max;           /* bytes the tree may hold before it goes to the tally */
+	size_t check_at;           /* nr at which the size is looked at next */
+	struct dsi_tally *tally;   /* the stacks of the trees before this one, and at the end all */
+	char *line;                /* a stack's text being made */
+	size_t line_cap;
 };
 
 static bool memo_eq(const void *ctx, uint32_t id, const void *key)
@@ -123,6 +140,7 @@ static const char *intern_text(struct folded *fo, const char *s)
 		return fo->texts[id];
 	if (!(n[fo->nr_texts] = strdup(s)))
 		return NULL;
+	fo->text_bytes += strlen(s) + 1 + 16;   /* and malloc's own */
 	if (ds_idmap__add(&fo->text_ids, k, (uint32_t)fo->nr_texts) < 0) {
 		free(n[fo->nr_texts]);
 		return NULL;
@@ -224,20 +242,24 @@ static const char *frame_text(struct folded *fo, const struct ds_cc_frame *f)
 	return t;
 }
 
-/* The command as the root frame: spaces become '_' as in stackcollapse-perf.pl. */
+/*
+ * The command as the root frame: spaces become '_' as in stackcollapse-perf.pl.
+ * Found by its text: the comm is the sample's only (transient_comms), and
+ * a task per sample must not leave a name per task behind.
+ */
 static const char *comm_text(struct folded *fo, const char *comm)
 {
-	struct frame_name key = { .sym = comm, .kind = 4 };
-	const char *known = name_find(fo, &key);
-	char buf[256];
+	char buf[sizeof(fo->last_comm)];
 
-	if (known)
-		return known;
+	if (fo->last_text && !strcmp(fo->last_comm, comm))
+		return fo->last_text;
 	snprintf(buf, sizeof(buf), "%s", comm);
 	for (char *p = buf; *p; p++)
 		if (*p == ' ')
 			*p = '_';
-	return name_keep(fo, &key, intern_text(fo, buf));
+	fo->last_text = intern_text(fo, buf);
+	snprintf(fo->last_comm, sizeof(fo->last_comm), "%s", comm);
+	return fo->last_text;
 }
 
 /* The node of @text under @parent (NONE: a root), made if new; NONE on ENOMEM. */
@@ -256,6 +278,8 @@ static uint32_t node_for(struct folded *fo, uint32_t parent, const char *text)
 		fo->nodes[fo->nr++] = (struct fnode){ .text = text, .parent = parent };
 	return id;
 }
+
+static int tree_check(struct folded *fo);
 
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
@@ -285,32 +309,31 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	if (s->chain_id)
 		memo_keep(fo, root, s->chain_id, n);
 	fo->nodes[n].count += fo->period ? s->period : 1;
-	return 0;
+	return fo->nr >= fo->check_at ? tree_check(fo) : 0;
 }
 
-struct line {
-	char *text;
-	uint64_t count;
-};
-
-static int cmp_line(const void *a, const void *b)
+/* The tree's memory, near enough: its arrays and tables as allocated, and its texts. */
+static size_t tree_bytes(const struct folded *fo)
 {
-	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+	return fo->cap * sizeof(*fo->nodes) + fo->edges.cap * sizeof(*fo->edges.slots) +
+	       fo->cap_names * sizeof(*fo->names) + fo->name_ids.cap * sizeof(*fo->name_ids.slots) +
+	       fo->cap_texts * sizeof(*fo->texts) + fo->text_ids.cap * sizeof(*fo->text_ids.slots) + fo->text_bytes +
+	       fo->cap_memo * sizeof(*fo->memo) + fo->leaves.cap * sizeof(*fo->leaves.slots);
 }
 
-/* "comm;outer;...;inner" for node @n (malloc'ed). */
-static char *stack_text(const struct folded *fo, uint32_t n)
+/* "comm;outer;...;inner" for node @n into fo->line (not NUL-terminated): its length, or -ENOMEM. */
+static long stack_text(struct folded *fo, uint32_t n)
 {
-	size_t len = 0, depth = 0;
+	size_t len = 0;
 
-	for (uint32_t i = n; i != NONE; i = fo->nodes[i].parent, depth++)
-		len += strlen(fo->nodes[i].text) + 1;   /* text and ';' or the final NUL */
-	char *s = len ? malloc(len) : NULL;
-	size_t pos = len - 1;
+	for (uint32_t i = n; i != NONE; i = fo->nodes[i].parent)
+		len += strlen(fo->nodes[i].text) + 1;   /* text and ';' */
+	char *s = dsi_grow(fo->line, &fo->line_cap, len, 1, 4096);
+	size_t pos = --len;
 
 	if (!s)
-		return NULL;
-	s[pos] = 0;
+		return -ENOMEM;
+	fo->line = s;
 	for (uint32_t i = n; i != NONE; i = fo->nodes[i].parent) {
 		size_t l = strlen(fo->nodes[i].text);
 
@@ -319,50 +342,95 @@ static char *stack_text(const struct folded *fo, uint32_t n)
 		if (pos > 0)
 			s[--pos] = ';';
 	}
-	return s;
+	return (long)len;
+}
+
+/* Every stack of the tree with its count, into the tally: 0 or -errno (a spill file's failure said). */
+static int tree_to_tally(struct folded *fo)
+{
+	for (size_t i = 0; i < fo->nr; i++) {
+		long len;
+		int err;
+
+		if (!fo->nodes[i].count)
+			continue;
+		if ((len = stack_text(fo, (uint32_t)i)) < 0)
+			return (int)len;
+		if ((err = dsi_tally__add(fo->tally, fo->line, (size_t)len, fo->nodes[i].count))) {
+			if (dsi_tally__error(fo->tally))
+				output_failed_as(dsi_tally__error(fo->tally));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* An empty tree, its memory freed (its stacks are in the tally). */
+static void tree_reset(struct folded *fo)
+{
+	for (size_t i = 0; i < fo->nr_texts; i++)
+		free(fo->texts[i]);
+	free(fo->texts);
+	dsi_idmap__exit(&fo->text_ids);
+	free(fo->names);
+	dsi_idmap__exit(&fo->name_ids);
+	dsi_trie__exit(&fo->edges);
+	dsi_idmap__exit(&fo->leaves);
+	free(fo->memo);
+	free(fo->nodes);
+	fo->texts = NULL;
+	fo->names = NULL;
+	fo->memo = NULL;
+	fo->nodes = NULL;
+	fo->nr_texts = fo->cap_texts = fo->nr_names = fo->cap_names = 0;
+	fo->nr_memo = fo->cap_memo = fo->nr = fo->cap = fo->text_bytes = 0;
+	fo->check_at = CHECK_EVERY;
+	fo->last_text = NULL;
+	memset(fo->recent, 0, sizeof(fo->recent));
+}
+
+/* Past its share of the budget, the tree goes to the tally and starts again. */
+static int tree_check(struct folded *fo)
+{
+	int err;
+
+	fo->check_at = fo->nr + CHECK_EVERY;
+	if (tree_bytes(fo) <= fo->tree_max)
+		return 0;
+	err = tree_to_tally(fo);
+	tree_reset(fo);
+	return err;
 }
 
 static int print_folded(struct folded *fo, int fd)
 {
 	struct outbuf *out = NULL;
-	struct line *lines = calloc(fo->nr + 1, sizeof(*lines));
-	size_t nr = 0;
-	int ret = 0;
+	const char *text;
+	size_t len;
+	uint64_t count;
+	int got, ret = tree_to_tally(fo);
 
-	if (!lines)
-		return -ENOMEM;
-	for (size_t i = 0; i < fo->nr; i++) {
-		if (!fo->nodes[i].count)
-			continue;
-		lines[nr].count = fo->nodes[i].count;
-		lines[nr].text = stack_text(fo, (uint32_t)i);
-		if (!lines[nr++].text) {
-			ret = -ENOMEM;
+	tree_reset(fo);
+	if (!ret && !(out = outbuf_new(fd)))
+		ret = -ENOMEM;
+	while (!ret && !out->error && (got = dsi_tally__next(fo->tally, &text, &len, &count))) {
+		if (got < 0) {
+			if (dsi_tally__error(fo->tally))
+				output_failed_as(dsi_tally__error(fo->tally));
+			ret = got;
 			break;
 		}
+		outbuf_write(out, text, len);
+		outbuf_putc(out, ' ');
+		outbuf_dec(out, count, 0, ' ');
+		outbuf_putc(out, '\n');
 	}
-	if (!ret) {
-		if (nr > 1)   /* no stacks: lines may be NULL, and qsort(NULL, 0) is undefined */
-			qsort(lines, nr, sizeof(*lines), cmp_line);
-		out = outbuf_new(fd);
-		if (!out)
-			ret = -ENOMEM;
-	}
-	if (!ret) {
-		for (size_t i = 0; i < nr && !out->error; i++) {
-			outbuf_puts(out, lines[i].text);
-			outbuf_putc(out, ' ');
-			outbuf_dec(out, lines[i].count, 0, ' ');
-			outbuf_putc(out, '\n');
-		}
+	if (out) {
 		outbuf_flush(out);
-		if (out->error)
+		if (!ret && out->error)
 			ret = -out->error;
 	}
 	outbuf_delete(out);
-	for (size_t i = 0; i < nr; i++)
-		free(lines[i].text);
-	free(lines);
 	return ret;
 }
 
@@ -427,16 +495,9 @@ static int fold_and_print(struct folded *fo, const char *output, int fd)
 
 static void folded_free(struct folded *fo)
 {
-	for (size_t i = 0; i < fo->nr_texts; i++)
-		free(fo->texts[i]);
-	free(fo->texts);
-	dsi_idmap__exit(&fo->text_ids);
-	free(fo->names);
-	dsi_idmap__exit(&fo->name_ids);
-	dsi_trie__exit(&fo->edges);
-	dsi_idmap__exit(&fo->leaves);
-	free(fo->memo);
-	free(fo->nodes);
+	tree_reset(fo);
+	dsi_tally__delete(fo->tally);
+	free(fo->line);
 	free(fo);
 }
 
@@ -452,6 +513,7 @@ int cmd_folded(int argc, char **argv)
 	}
 	walk_opts_init(&fo->wo);
 	fo->wo.script_comms = true;
+	fo->wo.transient_comms = true;
 	ret = parse_args(fo, argc, argv, &output);
 	if (ret < 0) {
 		free(fo);
@@ -459,6 +521,14 @@ int cmd_folded(int argc, char **argv)
 	}
 	if (fo->wo.time_mode != WALK_CPU)
 		fo->period = true;   /* --off-cpu/--wall: stacks weigh their ns */
+	size_t budget = cli_memory_budget() ? cli_memory_budget() : DEFAULT_BUDGET;
+
+	fo->tree_max = budget / 2;
+	fo->check_at = CHECK_EVERY;
+	if (ret == EXIT_OK && !(fo->tally = dsi_tally__new(budget / 4))) {
+		fprintf(stderr, "dstack folded: out of memory\n");
+		ret = EXIT_INPUT;
+	}
 	if (ret == EXIT_OK && output && (fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
 		fprintf(stderr, "dstack folded: %s: %s\n", output, strerror(errno));
 		ret = EXIT_USAGE;

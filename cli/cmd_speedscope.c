@@ -31,6 +31,7 @@
 #include "export_common.h"
 #include "util/grow.h"
 #include "util/io.h"
+#include "util/spill.h"
 
 #define DEFAULT_BUDGET ((size_t)64 << 20)   /* the session's, when $DSTACK_MEMORY_BUDGET is unset */
 #define RECS_MEM_MIN ((size_t)256 << 10)     /* the records' memory, whatever the budget */
@@ -77,12 +78,11 @@ struct store {
 static void store_init(struct store *s, const struct xdata *x, size_t budget)
 {
 	size_t mem = (budget ? budget : DEFAULT_BUDGET) / 4;
-	const char *tmp = getenv("TMPDIR");
 
 	memset(s, 0, sizeof(*s));
 	s->x = x;
 	s->max = (mem > RECS_MEM_MIN ? mem : RECS_MEM_MIN) / sizeof(struct srec);
-	s->dir = tmp && *tmp ? tmp : "/tmp";
+	s->dir = dsi_spill_dir();
 	s->fd = s->fd2 = -1;
 }
 
@@ -109,22 +109,11 @@ static int spill_failed(struct store *s, const char *what, int err)
 	return -1;
 }
 
-/* A new temporary file, unlinked from the start where the file system allows (O_TMPFILE). */
+/* A new temporary file (util/spill.h), unlinked from the start. */
 static int spill_open(struct store *s, int *fd)
 {
-	char path[4096];
-
-	*fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (*fd >= 0)
-		return 0;
-	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-		return spill_failed(s, "creating", errno);
-	if ((size_t)snprintf(path, sizeof(path), "%s/dstack-speedscope-XXXXXX", s->dir) >= sizeof(path))
-		return spill_failed(s, "creating", ENAMETOOLONG);
-	if ((*fd = mkostemp(path, O_CLOEXEC)) < 0)
-		return spill_failed(s, "creating", errno);
-	unlink(path);
-	return 0;
+	*fd = dsi_spill_open(s->dir);
+	return *fd < 0 ? spill_failed(s, "creating", -*fd) : 0;
 }
 
 static int spill_write(struct store *s, int fd, uint64_t at, const struct srec *r, size_t n)

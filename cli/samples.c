@@ -537,6 +537,7 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 		.no_frames = !o->max_stack,
 		.time_mode = o->time_mode,
 		.script_comms = o->script_comms,
+		.transient_comms = o->transient_comms,
 		.want_shapes = o->want_shapes,
 		.max_stack_from_root = o->max_stack_from_root,
 		.keep_filtered = o->keep_filtered,

@@ -73,6 +73,8 @@ struct walk_opts {
 	bool keep_filtered;
 	/* samples named as perf script names them (ds_profile_script_comm): folded is script's output collapsed */
 	bool script_comms;
+	/* the sample's comm valid during the callback only (ds_profile_opts.transient_comms): the sink keeps its text */
+	bool transient_comms;
 	/* deferred callchains as records of their own (script --no-merge-callchains) */
 	bool no_stitch;
 	/* script --perf-order: samples in perf 7.2's order (ds_profile_opts.perf_order) */

@@ -26,7 +26,8 @@
  * array are valid during the callback only; the strings they point to
  * (comm, frame sym and dso names, the event's name) are interned and stay
  * valid until ds_profile__close(): a caller may keep the pointers, and
- * compare them (equal names, equal pointers) instead of the text.
+ * compare them (equal names, equal pointers) instead of the text.  (The
+ * comm is an exception with ds_profile_opts.transient_comms.)
  */
 #ifndef DSTACK_PROFILE_H
 #define DSTACK_PROFILE_H
@@ -80,6 +81,15 @@ struct ds_profile_opts {
 	enum ds_profile_time_mode time_mode;
 	/* samples named as perf script names them (ds_profile_script_comm), not by their thread's comm at their time */
 	bool script_comms;
+	/*
+	 * The sample's comm is valid during the callback only, when it names
+	 * a task no COMM record named (":TID", perf's placeholder) or script's
+	 * ":TID" after an exit: such names are then not interned, and a
+	 * recording of countless such tasks (a task per sample) does not grow
+	 * the profile.  For callers that copy or compare the comm's text, not
+	 * its pointer.
+	 */
+	bool transient_comms;
 	/* fill ds_profile_sample.shape_id and frame_ids (ds_machine__callchain_shape) */
 	bool want_shapes;
 	/* deliver the samples the filter hides (DS_PROFILE_HIDE), marked */

@@ -59,6 +59,7 @@ struct ds_profile {
 	struct trace_text tt;
 	struct read_split reads;
 	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* ds_profile_perf_callchain's, for script_comms */
+	char comm_buf[24];               /* a script comm (":TID") not interned: transient_comms */
 	/* the event callback behind the progress hook */
 	ds_event_fn ev_fn;
 	void *ev_ctx;
@@ -229,11 +230,12 @@ static int walk_read_one(void *ctx, const struct ds_evsel *evsel, uint64_t perio
  * the machine's own names live as long as it, but a thread's ":TID"
  * placeholder lives in the thread (dstack/machine.h), and a script name
  * in a buffer.  Both start with ':'; interning a name already interned
- * gives it back.
+ * gives it back.  Unless the caller keeps no comm (transient_comms): then
+ * they are handed out as they are, valid during the callback.
  */
 static const char *kept_comm(struct ds_profile *w, const char *comm)
 {
-	return comm[0] == ':' ? ds_machine__intern(w->machine, comm) : comm;
+	return comm[0] == ':' && !w->o.transient_comms ? ds_machine__intern(w->machine, comm) : comm;
 }
 /* A finished wait to the caller: its stack as at the switch-out, the wait state as the leaf frame. */
 static int offcpu_emit(struct ds_profile *w, const struct ds_event *ev, const struct ds_offcpu_wait *wt)
@@ -417,15 +419,14 @@ struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_threa
 /*
  * The comm a sample is shown with: perf script's (the comm when a deferred
  * record completed it, ":TID" after the thread exited), else the comm at
- * the record's or the sample's time.  Interned: it outlives the event.
+ * the record's or the sample's time.  Interned (kept_comm): it outlives the event.
  */
 static const char *sample_comm(struct ds_profile *w, struct ds_thread *t, const struct ds_event *ev)
 {
 	const struct ds_sample *s = &ev->sample;
-	char comm_buf[24];
 
 	if (w->o.script_comms)
-		return kept_comm(w, ds_profile_script_comm(t, ev, comm_buf));
+		return kept_comm(w, ds_profile_script_comm(t, ev, w->comm_buf));
 	if (ev->record_time)
 		return kept_comm(w, ds_thread__comm_at(t, ev->record_time));
 	return kept_comm(w, s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time));

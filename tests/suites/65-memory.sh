@@ -63,7 +63,7 @@ memory_suite() {
 	for m in 48 160; do
 		python3 "$ROOT/tests/bigfile.py" tids "$WORK/data/mix.defer.data" "$o/tids$m.data" $m >/dev/null
 	done
-	[ -n "${ASAN_OPTIONS:-}" ] || memory_flat "a tid per sample" "$o/tids" 8000 stat script
+	[ -n "${ASAN_OPTIONS:-}" ] || memory_flat "a tid per sample" "$o/tids" 8000 stat script folded
 	n=$(DSTACK_MEMORY_BUDGET=4M "$DSTACK" stat -i "$o/tids160.data" 2>/dev/null | awk '$1 == "samples" {print $2}')
 	got=$(DSTACK_MEMORY_BUDGET=4M "$DSTACK" script -F comm,tid "${sy[@]}" -i "$o/tids160.data" 2>/dev/null |
 		awk '$1 == ":" $2 { n++ } END { print n + 0 }')
@@ -71,6 +71,21 @@ memory_suite() {
 		ok "memory: a tid per sample: script names each of the $n samples by its own tid (:TID)"
 	else
 		bad "memory: a tid per sample: script named ${got:-?} of ${n:-?} samples by their own tid"
+	fi
+	# folded on them: every tid a comm of its own, so the stacks go to a
+	# tally that spills sorted runs to \$TMPDIR past the budget and merges
+	# them (util/spill.h); the lines still sorted, each stack once, one
+	# root per tid, every sample counted (was 762 MB on 97 MB of them)
+	DSTACK_MEMORY_BUDGET=4M "$DSTACK" folded "${sy[@]}" -i "$o/tids160.data" >"$o/tids.folded" 2>/dev/null; rc=$?
+	got=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$o/tids.folded")
+	local roots dups
+	roots=$(cut -d';' -f1 "$o/tids.folded" | LC_ALL=C uniq | wc -l)
+	dups=$(sed 's/ [0-9]*$//' "$o/tids.folded" | LC_ALL=C uniq -d | wc -l)
+	if [ "$rc" = 0 ] && LC_ALL=C sort -c "$o/tids.folded" 2>/dev/null && [ "$dups" = 0 ] && [ "$got" = "$n" ] &&
+		[ "$roots" -ge "$((n * 9 / 10))" ]; then
+		ok "memory: a tid per sample: folded spilled and merged: $got samples, $roots roots, sorted, no stack twice"
+	else
+		bad "memory: a tid per sample: folded (exit $rc): $got of $n samples, $roots roots, $dups stacks twice, sorted: $(LC_ALL=C sort -c "$o/tids.folded" 2>&1 | head -c 200)"
 	fi
 	# speedscope lists every sample: past a quarter of the budget its records are
 	# spilled to \$TMPDIR and merge-sorted, so it holds about what pprof (whose
@@ -139,6 +154,14 @@ PY
 	if [ $rc -eq 3 ] && grep -q "^dstack speedscope: writing the samples' temporary file in .*: File too large" "$o/s.err"; then
 		ok "memory: speedscope: spill file write failure (ulimit -f): exit 3, said"
 	else bad "memory: speedscope: spill file write failure: exit $rc $(grep -v 'memory budget' "$o/s.err" | head -2)"; fi
+	TMPDIR="$o/none" DSTACK_MEMORY_BUDGET=4M "$DSTACK" folded "${sy[@]}" -i "$o/tids48.data" >/dev/null 2>"$o/f.err"; rc=$?
+	if [ $rc -eq 3 ] && grep -q "^dstack folded: creating a temporary file in $o/none: No such file or directory" "$o/f.err"; then
+		ok "memory: folded: spill file not creatable: exit 3, said"
+	else bad "memory: folded: spill file not creatable: exit $rc $(grep -v 'memory budget' "$o/f.err" | head -2)"; fi
+	(trap '' XFSZ; ulimit -f 512; DSTACK_MEMORY_BUDGET=4M exec "$DSTACK" folded "${sy[@]}" -i "$o/tids48.data" >/dev/null) 2>"$o/f.err"; rc=$?
+	if [ $rc -eq 3 ] && grep -q "^dstack folded: writing a temporary file in .*: File too large" "$o/f.err"; then
+		ok "memory: folded: spill file write failure (ulimit -f): exit 3, said"
+	else bad "memory: folded: spill file write failure: exit $rc $(grep -v 'memory budget' "$o/f.err" | head -2)"; fi
 	# the counts: stat's and the warning's agree, every sample is delivered
 	DSTACK_MEMORY_BUDGET=4M "$DSTACK" stat -i "$o/rounds48.data" >"$o/rounds.stat" 2>"$o/rounds.err"; rc=$?
 	want=$(awk '$1 == "records.out_of_order" {print $2}' "$o/rounds.stat")
