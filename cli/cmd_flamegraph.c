@@ -38,6 +38,8 @@ struct node {
 
 struct flame {
 	struct xdata *x;
+	uint64_t *weights;      /* per stack: its samples (or ns), summed by count_stack */
+	size_t cap_weights;
 	struct node *nodes;
 	size_t nr, cap;
 	struct ds_trie edges;   /* (parent, func) -> node */
@@ -62,6 +64,25 @@ static uint32_t child(struct flame *fl, uint32_t parent, uint32_t func)
 	return id;
 }
 
+/*
+ * export_common's sample sink: a flame graph needs a stack's weight, not
+ * who sampled it (every tid a comm of its own would keep a sample each).
+ */
+static int count_stack(void *ctx, const struct xsample *xs)
+{
+	struct flame *fl = ctx;
+	size_t old = fl->cap_weights;
+	uint64_t *n = dsi_grow(fl->weights, &fl->cap_weights, (size_t)xs->stack + 1, sizeof(*n), 1024);
+
+	if (!n)
+		return -ENOMEM;
+	if (fl->cap_weights > old)
+		memset(n + old, 0, (fl->cap_weights - old) * sizeof(*n));
+	fl->weights = n;
+	fl->weights[xs->stack] += fl->x->time_mode != WALK_CPU ? xs->period : xs->count;   /* --off-cpu/--wall: ns */
+	return 0;
+}
+
 static int build_tree(struct flame *fl)
 {
 	const struct xdata *x = fl->x;
@@ -71,13 +92,13 @@ static int build_tree(struct flame *fl)
 		return ENOMEM;
 	fl->nodes[0] = (struct node){ NONE, NONE, NONE, NONE, 0, 0, 0, 0 };
 	fl->nr = 1;
-	for (size_t i = 0; i < x->nr_samples; i++) {
-		const struct xsample *s = &x->samples[i];
-		const struct xstack *st = &x->stacks[s->stack];
+	for (size_t i = 0; i < x->nr_stacks && i < fl->cap_weights; i++) {
+		const struct xstack *st = &x->stacks[i];
 		uint32_t n = 0;
+		uint64_t w = fl->weights[i];
 
-		uint64_t w = x->time_mode != WALK_CPU ? s->period : s->count;   /* --off-cpu/--wall: widths in ns */
-
+		if (!w)
+			continue;
 		fl->nodes[0].samples += w;
 		for (size_t j = st->len; j-- > 0;) {
 			const struct xent *e = &x->ents[st->off + j];
@@ -428,7 +449,9 @@ int cmd_flamegraph(int argc, char **argv)
 	const char *output;
 	int fd, err, ret;
 
-	x.aggregate = true;   /* a flame graph counts samples by stack */
+	x.sample_sink = count_stack;   /* a flame graph counts samples by stack */
+	x.sink_ctx = &fl;
+	x.comm_to_sink = true;         /* and shows no comm */
 	ret = export_collect("flamegraph", "flamegraph.svg", argc, argv, &x, &fd, &output);
 
 	if (ret == -1 || (ret == EXIT_USAGE && fd < 0)) {
@@ -443,6 +466,7 @@ int cmd_flamegraph(int argc, char **argv)
 	int fin = export_finish("flamegraph", fd, output, err);
 
 	free(fl.nodes);
+	free(fl.weights);
 	dsi_trie__exit(&fl.edges);
 	xdata_free(&x);
 	return ret != EXIT_OK ? ret : fin;

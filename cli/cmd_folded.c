@@ -356,7 +356,7 @@ static int tree_to_tally(struct folded *fo)
 			continue;
 		if ((len = stack_text(fo, (uint32_t)i)) < 0)
 			return (int)len;
-		if ((err = dsi_tally__add(fo->tally, fo->line, (size_t)len, fo->nodes[i].count))) {
+		if ((err = dsi_tally__add(fo->tally, fo->line, (size_t)len, fo->nodes[i].count, 0))) {
 			if (dsi_tally__error(fo->tally))
 				output_failed_as(dsi_tally__error(fo->tally));
 			return err;
@@ -413,7 +413,7 @@ static int print_folded(struct folded *fo, int fd)
 	tree_reset(fo);
 	if (!ret && !(out = outbuf_new(fd)))
 		ret = -ENOMEM;
-	while (!ret && !out->error && (got = dsi_tally__next(fo->tally, &text, &len, &count))) {
+	while (!ret && !out->error && (got = dsi_tally__next(fo->tally, &text, &len, &count, NULL))) {
 		if (got < 0) {
 			if (dsi_tally__error(fo->tally))
 				output_failed_as(dsi_tally__error(fo->tally));

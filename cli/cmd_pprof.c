@@ -33,6 +33,9 @@
 #include "dstack/event.h"
 #include "export_common.h"
 #include "util/grow.h"
+#include "util/spill.h"
+
+#define DEFAULT_BUDGET ((size_t)64 << 20)   /* the session's, when $DSTACK_MEMORY_BUDGET is unset */
 
 struct pb {
 	uint8_t *b;
@@ -99,8 +102,49 @@ struct mapping {
 	uint32_t dso, build_id;      /* string ids; build_id 0 ("") when none */
 };
 
+/*
+ * The samples, aggregated: in x->samples while they fit a quarter of the
+ * budget.  Past it (a long recording of countless tasks: a sample per
+ * (stack, comm, pid, tid, cpu)) they go, and every later sample with
+ * them, to a tally per event keyed by struct skey and the comm's text
+ * (util/spill.h), which spills sorted runs to disk and sums equal samples
+ * when read; comms are then no longer interned.  What the profile needs
+ * of every sample is kept on the way: the events in order of first
+ * sample, each one's first period, and the samples per stack (the main
+ * binary).
+ */
+struct store {
+	struct xdata *x;
+	size_t budget;
+	uint32_t *events;            /* event name string ids, in order of first sample */
+	uint64_t *first_period;      /* per event: its first sample's period per sample */
+	struct dsi_tally **tallies;  /* per event, once spilled */
+	size_t nr_events, cap_events, cap_periods, cap_tallies;
+	uint64_t *stack_count;       /* per stack: its samples */
+	size_t cap_stacks;
+	size_t noted;                /* x->samples noted so far */
+	bool spilled;
+	int err;                     /* the spill's failure (said) */
+	char key[512];               /* a key being made: struct skey, then the comm */
+};
+
+/* A spilled sample's key: the rest of an aggregated sample but its event (the tally's), then its comm's text. */
+struct skey {
+	uint32_t stack;
+	int32_t pid, tid, cpu;
+};
+
+/* Spilled profiles name comms by text: each new one is a string emitted as it is first used (cached by hash). */
+#define COMM_CACHE 4096
+
+struct comm_slot {
+	char text[28];
+	uint32_t id1;                /* string id + 1; 0: empty */
+};
+
 struct pprof {
 	struct xdata *x;
+	struct store *st;
 	struct pb out, msg, sub, packed;
 	struct ds_idmap locs;        /* (ip, func chain, map) -> location id */
 	uint64_t *loc_key_off;       /* location id - 1 -> (ents offset << 16 | length) */
@@ -110,10 +154,70 @@ struct pprof {
 	uint32_t *map_of_dso;        /* dso string id -> span mapping id (0: none) */
 	uint64_t *loc_ids;           /* scratch: one sample's location ids */
 	uint32_t *map_new_id;        /* x->maps index -> mapping id (the main binary's is 1) */
-	uint32_t *events;            /* event name string ids, in order of first sample */
+	int fd;                      /* the output */
+	uint32_t nr_strings;         /* spilled: strings emitted (ids given) so far */
+	struct comm_slot *comms;     /* spilled: COMM_CACHE of them */
+	z_stream z;                  /* compressing it (z_on: begun) */
+	bool z_on;
+	const uint32_t *events;      /* the store's */
 	size_t nr_events;
 	int only_event;              /* -1: every event; else the index in events of the one written */
 };
+
+/*
+ * Compress what pp->out holds and write it to pp->fd, then empty it;
+ * @finish ends the gzip stream.  The profile is written as it is made,
+ * so that its size is not held in memory.  0 or an errno.
+ */
+static int gz_put(struct pprof *pp, bool finish)
+{
+	z_stream *z = &pp->z;
+	uint8_t buf[1 << 16];
+	size_t left = pp->out.len;
+
+	if (pp->out.err || pp->msg.err)
+		return pp->out.err ? pp->out.err : pp->msg.err;
+	if (!pp->z_on) {
+		if (deflateInit2(z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return ENOMEM;
+		pp->z_on = true;
+	}
+	z->next_in = pp->out.b;
+	z->avail_in = 0;
+	for (;;) {
+		/* zlib takes at most 4 GiB per call: the rest is fed as it is consumed */
+		if (!z->avail_in && left) {
+			z->avail_in = (uInt)(left < UINT32_MAX ? left : UINT32_MAX);
+			left -= z->avail_in;
+		}
+		int flush = finish && !left ? Z_FINISH : Z_NO_FLUSH, zr;
+
+		z->next_out = buf;
+		z->avail_out = sizeof(buf);
+		zr = deflate(z, flush);
+		if (zr == Z_STREAM_ERROR)
+			return EIO;
+		for (size_t w = 0, n = sizeof(buf) - z->avail_out; w < n;) {
+			ssize_t r = write(pp->fd, buf + w, n - w);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return errno;
+			w += (size_t)r;
+		}
+		if (flush == Z_FINISH ? zr == Z_STREAM_END : !z->avail_in && !left && z->avail_out)
+			break;
+	}
+	pp->out.len = 0;
+	return 0;
+}
+
+/* Past a MiB of encoded profile, compress and write it.  0 or an errno. */
+static int pb_drain(struct pprof *pp)
+{
+	return pp->out.len < ((size_t)1 << 20) ? pp->out.err : gz_put(pp, false);
+}
 
 static uint64_t chain_hash(const struct xent *e, size_t n)
 {
@@ -210,44 +314,108 @@ static bool one_value(const struct pprof *pp)
 	return pp->only_event >= 0 || pp->nr_events <= 1 || pp->x->time_mode != WALK_CPU;
 }
 
+static int encode_sample(struct pprof *pp, const uint32_t *labels, const struct xsample *s)
+{
+	struct xdata *x = pp->x;
+	const struct xstack *st = &x->stacks[s->stack];
+	size_t nr = 0, ev = event_index(pp, s->evsel_name), nr_values = one_value(pp) ? 1 : pp->nr_events;
+
+	for (size_t j = 0; j < st->len;) {
+		size_t n = location_len(x, x->ents + st->off + j, st->len - j);
+		uint64_t id = location_id(pp, st->off + j, n);
+
+		if (!id)
+			return ENOMEM;
+		pp->loc_ids[nr++] = id;
+		j += n;
+	}
+	for (size_t j = 0; j < nr; j++)
+		pb_varint(&pp->packed, pp->loc_ids[j]);
+	pb_msg(&pp->msg, 1, &pp->packed);
+	for (size_t v = 0; v < nr_values; v++) {
+		bool mine = nr_values == 1 || v == ev;
+
+		pb_varint(&pp->packed, mine ? s->count : 0);
+		pb_varint(&pp->packed, mine ? s->period : 0);
+	}
+	pb_msg(&pp->msg, 2, &pp->packed);
+	label(pp, labels[0], s->comm, 0);
+	label(pp, labels[1], 0, s->pid);
+	label(pp, labels[2], 0, s->tid);
+	if (s->cpu >= 0)
+		label(pp, labels[3], 0, s->cpu);
+	pb_msg(&pp->out, 2, &pp->msg);
+	return pb_drain(pp);
+}
+
+/* The string id of comm @text[0 .. @len) in a spilled profile: cached, else emitted now.  UINT32_MAX: ENOMEM. */
+static uint32_t spilled_comm(struct pprof *pp, const char *text, size_t len)
+{
+	struct comm_slot *c = &pp->comms[dsi_hash64(dsi_hash_bytes(text, len)) % COMM_CACHE];
+
+	if (c->id1 && len < sizeof(c->text) && !memcmp(c->text, text, len) && !c->text[len])
+		return c->id1 - 1;
+	if (pp->nr_strings >= UINT32_MAX - 1)
+		return UINT32_MAX;
+	pb_bytes(&pp->out, 6, text, len);
+	if (len < sizeof(c->text)) {
+		memcpy(c->text, text, len);
+		c->text[len] = 0;
+		c->id1 = pp->nr_strings + 1;
+	}
+	return pp->nr_strings++;
+}
+
+/* Event @e's spilled samples, summed, in key order (the tally is read once: one profile per event at most). */
+static int encode_spilled(struct pprof *pp, const uint32_t *labels, size_t e)
+{
+	struct dsi_tally *t = e < pp->st->nr_events ? pp->st->tallies[e] : NULL;
+	const char *text;
+	size_t len;
+	uint64_t count, period;
+	int got, err;
+
+	while (t && (got = dsi_tally__next(t, &text, &len, &count, &period))) {
+		struct skey k;
+
+		if (got < 0) {
+			if (dsi_tally__error(t))
+				output_failed_as(dsi_tally__error(t));
+			return -got;
+		}
+		if (len < sizeof(k))
+			return EIO;
+		memcpy(&k, text, sizeof(k));
+		struct xsample xs = { .period = period, .count = count, .pid = k.pid, .tid = k.tid, .cpu = k.cpu,
+				      .comm = spilled_comm(pp, text + sizeof(k), len - sizeof(k)),
+				      .evsel_name = pp->events[e], .stack = k.stack };
+
+		if (xs.comm == UINT32_MAX)
+			return ENOMEM;
+		if ((err = encode_sample(pp, labels, &xs)))
+			return err;
+	}
+	return 0;
+}
+
 static int encode_samples(struct pprof *pp, const uint32_t *labels)
 {
 	struct xdata *x = pp->x;
-	size_t nr_values = one_value(pp) ? 1 : pp->nr_events;
+	int err;
 
+	if (pp->st->spilled) {
+		for (size_t e = 0; e < pp->nr_events; e++)
+			if ((pp->only_event < 0 || e == (size_t)pp->only_event) && (err = encode_spilled(pp, labels, e)))
+				return err;
+		return 0;
+	}
 	for (size_t i = 0; i < x->nr_samples; i++) {
 		const struct xsample *s = &x->samples[i];
-		const struct xstack *st = &x->stacks[s->stack];
-		size_t nr = 0, ev = event_index(pp, s->evsel_name);
 
-		if (pp->only_event >= 0 && ev != (size_t)pp->only_event)
+		if (pp->only_event >= 0 && event_index(pp, s->evsel_name) != (size_t)pp->only_event)
 			continue;
-
-		for (size_t j = 0; j < st->len;) {
-			size_t n = location_len(x, x->ents + st->off + j, st->len - j);
-			uint64_t id = location_id(pp, st->off + j, n);
-
-			if (!id)
-				return ENOMEM;
-			pp->loc_ids[nr++] = id;
-			j += n;
-		}
-		for (size_t j = 0; j < nr; j++)
-			pb_varint(&pp->packed, pp->loc_ids[j]);
-		pb_msg(&pp->msg, 1, &pp->packed);
-		for (size_t v = 0; v < nr_values; v++) {
-			bool mine = nr_values == 1 || v == ev;
-
-			pb_varint(&pp->packed, mine ? s->count : 0);
-			pb_varint(&pp->packed, mine ? s->period : 0);
-		}
-		pb_msg(&pp->msg, 2, &pp->packed);
-		label(pp, labels[0], s->comm, 0);
-		label(pp, labels[1], 0, s->pid);
-		label(pp, labels[2], 0, s->tid);
-		if (s->cpu >= 0)
-			label(pp, labels[3], 0, s->cpu);
-		pb_msg(&pp->out, 2, &pp->msg);
+		if ((err = encode_sample(pp, labels, s)))
+			return err;
 	}
 	return 0;
 }
@@ -277,14 +445,14 @@ static size_t main_mapping(const struct pprof *pp)
 
 	if (!by_file)
 		return x->nr_maps;   /* out of memory: the recorded order */
-	for (size_t i = 0; i < x->nr_samples; i++) {
-		const struct xstack *st = &x->stacks[x->samples[i].stack];
+	for (size_t i = 0; i < x->nr_stacks && i < pp->st->cap_stacks; i++) {
+		const struct xstack *st = &x->stacks[i];
 
-		for (size_t j = 0; j < st->len; j++) {
+		for (size_t j = 0; j < st->len && pp->st->stack_count[i]; j++) {
 			uint32_t m = x->ents[st->off + j].map;
 
 			if (m)
-				by_file[x->maps[m - 1].file] += x->samples[i].count;
+				by_file[x->maps[m - 1].file] += pp->st->stack_count[i];
 		}
 	}
 	for (size_t f = 0; f < x->nr_strs; f++) {
@@ -352,9 +520,10 @@ static int build_mappings(struct pprof *pp, uint32_t empty)
 	return 0;
 }
 
-static void encode_tables(struct pprof *pp)
+static int encode_tables(struct pprof *pp)
 {
 	struct xdata *x = pp->x;
+	int err;
 
 	for (size_t m = 0; m < pp->nr_maps; m++) {
 		pb_uint(&pp->msg, 1, m + 1);
@@ -380,6 +549,8 @@ static void encode_tables(struct pprof *pp)
 			pb_msg(&pp->msg, 4, &pp->sub);
 		}
 		pb_msg(&pp->out, 4, &pp->msg);
+		if ((err = pb_drain(pp)))
+			return err;
 	}
 	for (size_t f = 0; f < x->nr_funcs; f++) {
 		pb_uint(&pp->msg, 1, f + 1);
@@ -388,7 +559,10 @@ static void encode_tables(struct pprof *pp)
 		/* the source file from DWARF (go tool pprof -list reads it), else the binary */
 		pb_uint(&pp->msg, 4, x->funcs[f].src != XSTR_EMPTY ? x->funcs[f].src : x->funcs[f].dso);
 		pb_msg(&pp->out, 5, &pp->msg);
+		if ((err = pb_drain(pp)))
+			return err;
 	}
+	return 0;
 }
 
 static void encode_times(struct pprof *pp)
@@ -409,25 +583,134 @@ static void encode_times(struct pprof *pp)
 	pb_uint(&pp->out, 10, span);
 }
 
-/* The events sampled, in order of their first sample. */
-static int collect_events(struct pprof *pp)
+/* The index of event @name in the store, added if new (with its first period @period); SIZE_MAX on ENOMEM. */
+static size_t store_event(struct store *st, uint32_t name, uint64_t period)
 {
-	const struct xdata *x = pp->x;
+	size_t e = 0;
 
-	pp->events = malloc((x->nr_strs + 1) * sizeof(*pp->events));
-	if (!pp->events)
+	while (e < st->nr_events && st->events[e] != name)
+		e++;
+	if (e < st->nr_events)
+		return e;
+	uint32_t *ev = dsi_grow(st->events, &st->cap_events, e + 1, sizeof(*ev), 8);
+
+	if (ev)
+		st->events = ev;
+	uint64_t *fp = ev ? dsi_grow(st->first_period, &st->cap_periods, e + 1, sizeof(*fp), 8) : NULL;
+
+	if (fp)
+		st->first_period = fp;
+	struct dsi_tally **t = fp ? dsi_grow(st->tallies, &st->cap_tallies, e + 1, sizeof(*t), 8) : NULL;
+
+	if (!t)
+		return SIZE_MAX;
+	st->tallies = t;
+	st->events[e] = name;
+	st->first_period[e] = period;
+	st->tallies[e] = NULL;
+	return st->nr_events++;
+}
+
+/* Note what the profile needs of x->samples[from ..): events, first periods, samples per stack.  0 or ENOMEM. */
+static int store_note(struct store *st, size_t from)
+{
+	const struct xdata *x = st->x;
+	size_t old = st->cap_stacks;
+	uint64_t *sc = dsi_grow(st->stack_count, &st->cap_stacks, x->nr_stacks + 1, sizeof(*sc), 1024);
+
+	if (!sc)
 		return ENOMEM;
-	pp->nr_events = 0;
-	for (size_t i = 0; i < x->nr_samples; i++) {
-		uint32_t n = x->samples[i].evsel_name;
-		size_t e = 0;
+	if (st->cap_stacks > old)
+		memset(sc + old, 0, (st->cap_stacks - old) * sizeof(*sc));
+	st->stack_count = sc;
+	for (size_t i = from; i < x->nr_samples; i++) {
+		const struct xsample *s = &x->samples[i];
 
-		while (e < pp->nr_events && pp->events[e] != n)
-			e++;
-		if (e == pp->nr_events)
-			pp->events[pp->nr_events++] = n;
+		if (store_event(st, s->evsel_name, s->period / (s->count ? s->count : 1)) == SIZE_MAX)
+			return ENOMEM;
+		sc[s->stack] += s->count;
 	}
+	st->noted = x->nr_samples;
 	return 0;
+}
+
+/* Add a sample of event @e, its comm @comm, to the event's tally.  0 or an errno (a spill file's failure said). */
+static int store_add(struct store *st, size_t e, const struct xsample *s, const char *comm)
+{
+	struct skey k = { s->stack, s->pid, s->tid, s->cpu };
+	size_t n = strlen(comm);
+	int err;
+
+	if (!st->tallies[e] && !(st->tallies[e] = dsi_tally__new(st->budget / 4 / (st->nr_events + 1))))
+		return ENOMEM;
+	n = n < sizeof(st->key) - sizeof(k) ? n : sizeof(st->key) - sizeof(k);
+	memcpy(st->key, &k, sizeof(k));
+	memcpy(st->key + sizeof(k), comm, n);
+	if ((err = -dsi_tally__add(st->tallies[e], st->key, sizeof(k) + n, s->count, s->period)) &&
+	    dsi_tally__error(st->tallies[e]))
+		output_failed_as(dsi_tally__error(st->tallies[e]));
+	return err;
+}
+
+/* export_common's sample sink once spilled: the sample to its event's tally.  0 or -errno. */
+static int spill_sample(void *ctx, const struct xsample *s)
+{
+	struct store *st = ctx;
+	size_t e = store_event(st, s->evsel_name, s->period / (s->count ? s->count : 1));
+	size_t old = st->cap_stacks;
+	uint64_t *sc = e != SIZE_MAX ? dsi_grow(st->stack_count, &st->cap_stacks, (size_t)s->stack + 1, sizeof(*sc), 1024) :
+				       NULL;
+
+	if (!sc)
+		return st->err = ENOMEM, -ENOMEM;
+	if (st->cap_stacks > old)
+		memset(sc + old, 0, (st->cap_stacks - old) * sizeof(*sc));
+	st->stack_count = sc;
+	sc[s->stack] += s->count;
+	st->err = store_add(st, e, s, st->x->sink_comm);
+	return -st->err;
+}
+
+/*
+ * Move x->samples to the events' tallies, empty them, and hand every later
+ * sample to spill_sample, its comm not interned.  0 or an errno.
+ */
+static int store_spill(struct store *st)
+{
+	struct xdata *x = st->x;
+	int err = store_note(st, st->noted);
+
+	for (size_t i = 0; i < x->nr_samples && !err; i++) {
+		const struct xsample *s = &x->samples[i];
+
+		err = store_add(st, store_event(st, s->evsel_name, 0), s, x->strs[s->comm]);
+	}
+	x->nr_samples = st->noted = 0;
+	dsi_idmap__exit(&x->sample_ids);
+	x->sample_sink = spill_sample;
+	x->sink_ctx = st;
+	x->comm_to_sink = true;
+	x->samples_full = NULL;
+	st->spilled = true;
+	return err;
+}
+
+/* export_common's hook when x->samples is full: to the tallies with them.  0 or -errno. */
+static int samples_full(void *ctx)
+{
+	struct store *st = ctx;
+
+	return st->err = store_spill(st), -st->err;
+}
+
+static void store_exit(struct store *st)
+{
+	for (size_t e = 0; e < st->nr_events; e++)
+		dsi_tally__delete(st->tallies[e]);
+	free(st->tallies);
+	free(st->events);
+	free(st->first_period);
+	free(st->stack_count);
 }
 
 /*
@@ -477,6 +760,21 @@ static int value_types(struct pprof *pp, uint32_t *period_type, uint32_t *period
 	return 0;
 }
 
+/* The string table, xdata's ids. */
+static int encode_strings(struct pprof *pp)
+{
+	const struct xdata *x = pp->x;
+	int err;
+
+	for (size_t i = 0; i < x->nr_strs; i++) {
+		pb_bytes(&pp->out, 6, x->strs[i], strlen(x->strs[i]));
+		if ((err = pb_drain(pp)))
+			return err;
+	}
+	pp->nr_strings = (uint32_t)x->nr_strs;
+	return 0;
+}
+
 static int encode_profile(struct pprof *pp)
 {
 	struct xdata *x = pp->x;
@@ -493,73 +791,40 @@ static int encode_profile(struct pprof *pp)
 	for (size_t i = 0; i < x->nr_stacks; i++)
 		longest = x->stacks[i].len > longest ? x->stacks[i].len : longest;
 	period = x->first_period;
-	for (size_t i = 0; pp->only_event >= 0 && i < x->nr_samples; i++)
+	if (pp->only_event >= 0 && pp->st->spilled)
+		period = pp->st->first_period[pp->only_event];
+	for (size_t i = 0; pp->only_event >= 0 && !pp->st->spilled && i < x->nr_samples; i++)
 		if (x->samples[i].evsel_name == pp->events[pp->only_event]) {
 			period = x->samples[i].period / (x->samples[i].count ? x->samples[i].count : 1);
 			break;
 		}
 	pp->loc_ids = malloc((longest + 1) * sizeof(*pp->loc_ids));
-	if (!pp->loc_ids)
+	if (!pp->loc_ids || (pp->st->spilled && !(pp->comms = calloc(COMM_CACHE, sizeof(*pp->comms)))))
 		return ENOMEM;
-	if ((err = value_types(pp, &s_cpu, &s_ns)) || (err = encode_samples(pp, labels)) ||
-	    (err = build_mappings(pp, empty)))
+	if ((err = value_types(pp, &s_cpu, &s_ns)))
 		return err;
-	encode_tables(pp);
+	/* spilled: the strings first, the comms' after them as the samples name them */
+	if (pp->st->spilled && empty == 0 && (err = encode_strings(pp)))
+		return err;
+	if ((err = encode_samples(pp, labels)) || (err = build_mappings(pp, empty)))
+		return err;
+	if ((err = encode_tables(pp)))
+		return err;
 	/* the string table: id 0 must be "", which the ids above never are */
-	if (empty == 0) {
-		for (size_t i = 0; i < x->nr_strs; i++)
-			pb_bytes(&pp->out, 6, x->strs[i], strlen(x->strs[i]));
-	} else {
+	if (empty != 0)
 		return EINVAL;
-	}
+	if (!pp->st->spilled && (err = encode_strings(pp)))
+		return err;
 	encode_times(pp);
 	value_type(pp, 11, s_cpu, s_ns);
 	pb_uint(&pp->out, 12, period);
 	return pp->out.err ? pp->out.err : pp->msg.err;
 }
 
-static int write_gzip(const struct pb *p, int fd)
-{
-	z_stream z = { 0 };
-	uint8_t buf[1 << 16];
-	int zr;
-
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return ENOMEM;
-	z.next_in = p->b;
-	/* zlib takes at most 4 GiB per call: the rest is fed as it is consumed */
-	size_t left = p->len;
-
-	z.avail_in = (uInt)(left < UINT32_MAX ? left : UINT32_MAX);
-	left -= z.avail_in;
-	do {
-		if (!z.avail_in && left) {
-			z.avail_in = (uInt)(left < UINT32_MAX ? left : UINT32_MAX);
-			left -= z.avail_in;
-		}
-		z.next_out = buf;
-		z.avail_out = sizeof(buf);
-		zr = deflate(&z, left ? Z_NO_FLUSH : Z_FINISH);
-		size_t n = sizeof(buf) - z.avail_out;
-
-		for (size_t w = 0; w < n;) {
-			ssize_t r = write(fd, buf + w, n - w);
-
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0) {
-				deflateEnd(&z);
-				return errno;
-			}
-			w += (size_t)r;
-		}
-	} while (zr == Z_OK || (zr == Z_BUF_ERROR && left));
-	deflateEnd(&z);
-	return zr == Z_STREAM_END ? 0 : EIO;
-}
-
 static void pprof_free(struct pprof *pp)
 {
+	if (pp->z_on)
+		deflateEnd(&pp->z);
 	free(pp->out.b);
 	free(pp->msg.b);
 	free(pp->sub.b);
@@ -569,19 +834,21 @@ static void pprof_free(struct pprof *pp)
 	free(pp->map_of_dso);
 	free(pp->map_new_id);
 	free(pp->loc_ids);
+	free(pp->comms);
 	dsi_idmap__exit(&pp->locs);
 }
 
 /* One profile (every event, or events[only]) written to @fd; 0 or an errno. */
-static int write_profile(struct xdata *x, const uint32_t *events, size_t nr_events, int only, int fd)
+static int write_profile(struct store *st, int only, int fd)
 {
-	struct pprof pp = { .x = x, .events = (uint32_t *)events, .nr_events = nr_events, .only_event = only };
+	struct pprof pp = { .x = st->x, .st = st, .events = st->events, .nr_events = st->nr_events,
+			    .only_event = only, .fd = fd };
 	int err;
 
-	if (x->nr_samples > UINT32_MAX / 2 || x->nr_ents >= (1ULL << 47))
+	if (st->x->nr_samples > UINT32_MAX / 2 || st->x->nr_ents >= (1ULL << 47))
 		err = EOVERFLOW;
 	else if (!(err = encode_profile(&pp)))
-		err = write_gzip(&pp.out, fd);
+		err = gz_put(&pp, true);
 	pprof_free(&pp);
 	return err;
 }
@@ -604,11 +871,13 @@ static void event_path(char *buf, size_t n, const char *output, const char *even
 	snprintf(buf, n, "%.*s.%s%s", (int)(ext - output), output, ev, ext);
 }
 
-static int write_per_event(struct xdata *x, const uint32_t *events, size_t nr_events, const char *output)
+static int write_per_event(struct store *st, const char *output)
 {
+	struct xdata *x = st->x;
+	const uint32_t *events = st->events;
 	int ret = EXIT_OK;
 
-	for (size_t e = 0; e < nr_events && ret == EXIT_OK; e++) {
+	for (size_t e = 0; e < st->nr_events && ret == EXIT_OK; e++) {
 		char path[4096];
 		int fd;
 
@@ -617,7 +886,7 @@ static int write_per_event(struct xdata *x, const uint32_t *events, size_t nr_ev
 			fprintf(stderr, "dstack pprof: %s: %s\n", path, strerror(errno));
 			return EXIT_INPUT;
 		}
-		ret = export_finish("pprof", fd, path, write_profile(x, events, nr_events, (int)e, fd));
+		ret = export_finish("pprof", fd, path, write_profile(st, (int)e, fd));
 		if (ret == EXIT_OK)
 			fprintf(stderr, "dstack pprof: %s: event %s\n", path, x->strs[events[e]]);
 	}
@@ -627,7 +896,8 @@ static int write_per_event(struct xdata *x, const uint32_t *events, size_t nr_ev
 int cmd_pprof(int argc, char **argv)
 {
 	struct xdata x = { 0 };
-	struct pprof ev = { .x = &x };
+	size_t budget = cli_memory_budget() ? cli_memory_budget() : DEFAULT_BUDGET;
+	struct store st = { .x = &x, .budget = budget };
 	const char *output;
 	bool per_event = false;
 	int fd, err, ret, fin, n = 0;
@@ -642,31 +912,35 @@ int cmd_pprof(int argc, char **argv)
 	argc = n;
 	/* "" first, so that string id 0 is the empty string */
 	x.aggregate = true;   /* a profile.proto's samples add up: equal ones are one */
+	x.samples_full = samples_full;
+	x.full_ctx = &st;
+	x.max_samples = budget / 4 / (sizeof(struct xsample) + 16);   /* and their index's slots */
 	if (xdata_str(&x, "") != 0) {
 		fprintf(stderr, "dstack pprof: out of memory\n");
 		return EXIT_INPUT;
 	}
 	ret = export_collect("pprof", "profile.pb.gz", argc, argv, &x, &fd, &output);
 	if (ret == -1 || (ret == EXIT_USAGE && fd < 0)) {
+		store_exit(&st);
 		xdata_free(&x);
 		return ret == -1 ? EXIT_OK : ret;
 	}
-	err = collect_events(&ev);
-	if (!err && per_event && ev.nr_events > 1 && fd != STDOUT_FILENO) {
+	err = st.err ? st.err : st.spilled ? 0 : store_note(&st, 0);
+	if (!err && per_event && st.nr_events > 1 && fd != STDOUT_FILENO) {
 		/* the file named stays empty: each event has its own */
 		fin = export_finish("pprof", fd, output, 0);
 		if (fin == EXIT_OK)
 			unlink(output);
 		if (fin == EXIT_OK)
-			fin = write_per_event(&x, ev.events, ev.nr_events, output);
+			fin = write_per_event(&st, output);
 	} else {
-		if (!err && per_event && ev.nr_events > 1)
+		if (!err && per_event && st.nr_events > 1)
 			fprintf(stderr, "dstack pprof: --per-event needs -o FILE, not stdout: one profile with every event\n");
 		if (!err)
-			err = write_profile(&x, ev.events, ev.nr_events, -1, fd);
+			err = write_profile(&st, -1, fd);
 		fin = export_finish("pprof", fd, output, err);
 	}
-	free(ev.events);
+	store_exit(&st);
 	xdata_free(&x);
-	return ret != EXIT_OK ? ret : fin;
+	return ret != EXIT_OK && fin == EXIT_OK ? ret : fin;
 }

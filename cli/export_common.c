@@ -264,7 +264,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	struct xsample xs = {
 		.time = s->ev->sample.time, .period = s->period, .count = 1, .pid = s->pid, .tid = s->tid,
 		.cpu = s->ev->sample.has_cpu ? (int32_t)s->ev->sample.cpu : -1,
-		.comm = xdata_str(x, s->comm ? s->comm : ":-1"),
+		.comm = x->comm_to_sink ? XSTR_EMPTY : xdata_str(x, s->comm ? s->comm : ":-1"),
 		.evsel_name = xdata_str(x, s->evsel && s->evsel->name ? s->evsel->name : "unknown"),
 		.stack = stack_of(x, s),
 	};
@@ -279,8 +279,10 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		x->time_first = xs.time < x->time_first ? xs.time : x->time_first;
 		x->time_last = xs.time > x->time_last ? xs.time : x->time_last;
 	}
-	if (x->sample_sink)
+	if (x->sample_sink) {
+		x->sink_comm = s->comm ? s->comm : ":-1";
 		return x->sample_sink(x->sink_ctx, &xs);
+	}
 	if (x->aggregate) {
 		uint32_t id = ds_idmap__find(&x->sample_ids, key, sample_eq, x, &xs);
 
@@ -298,6 +300,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	if (x->aggregate && ds_idmap__add(&x->sample_ids, key, (uint32_t)x->nr_samples) < 0)
 		return -ENOMEM;
 	x->samples[x->nr_samples++] = xs;
+	if (x->samples_full && x->nr_samples >= x->max_samples)
+		return x->samples_full(x->full_ctx);
 	return 0;
 }
 
@@ -346,6 +350,7 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 		output_file(*output);   /* what the output's write errors name */
 	x->input = wo.common.input;
 	x->time_mode = wo.time_mode;
+	wo.transient_comms = true;   /* comms are copied (xdata_str) or handed to the sink: no pointer is kept */
 	if (xdata_str(x, "") != XSTR_EMPTY) {
 		fprintf(stderr, "dstack %s: out of memory\n", cmd);
 		return EXIT_INPUT;

@@ -84,7 +84,26 @@ struct xdata {
 	 */
 	int (*sample_sink)(void *ctx, const struct xsample *xs);
 	void *sink_ctx;
+	/*
+	 * Set (before export_collect, or by samples_full) by a sink that keeps
+	 * the comm's text itself, or no comm: comms are not interned
+	 * (xsample.comm is XSTR_EMPTY), the sink finds the sample's in
+	 * sink_comm, valid during its call.  A task per sample then grows no
+	 * string table.
+	 */
+	bool comm_to_sink;
+	const char *sink_comm;
 	struct ds_idmap sample_ids;     /* aggregating: (stack, comm, event, pid, tid, cpu) -> index in samples */
+	/*
+	 * Set before export_collect to bound the samples kept: when
+	 * nr_samples reaches max_samples, samples_full(full_ctx) is called
+	 * to take them (pprof moves them to a spilling tally, empties samples
+	 * and sample_ids, and sets a sample_sink for the rest); a negative
+	 * errno stops the walk.
+	 */
+	int (*samples_full)(void *ctx);
+	void *full_ctx;
+	size_t max_samples;
 	struct xsample *samples;
 	size_t nr_samples, cap_samples;
 	uint64_t time_first, time_last; /* of the samples with a time; time_first > time_last: none */

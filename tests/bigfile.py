@@ -13,8 +13,13 @@ header says none: they would lie inside the copies), in one of two ways:
   tids     rounds kept, every sample's pid and tid set to a value no other
            record has: a task per sample that no record introduced (and
            whose deferred records, of the old tids, never come)
+  procs    rounds kept, every pid and tid of each copy (samples, COMM, FORK,
+           EXIT, MMAP, the ids of every other record) moved past the last
+           copy's: a long recording of countless processes that come, map,
+           sample and exit, each with its records (the kernel's pid -1 and
+           the idle task's 0 kept)
 
-usage: bigfile.py rounds|pending|tids IN OUT SIZE_MIB   (prints the copies made)
+usage: bigfile.py rounds|pending|tids|procs IN OUT SIZE_MIB   (prints the copies made)
 """
 import os
 import struct
@@ -24,7 +29,27 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hostile import PerfFile  # noqa: E402
 
 FINISHED_ROUND, DEFERRED, SAMPLE, UNKNOWN = 68, 22, 9, 200
+MMAP, COMM, EXIT, FORK, MMAP2 = 1, 3, 4, 7, 10
+TID = 1 << 1
 USER_DEFERRED = 0xfffffffffffffd80   # PERF_CONTEXT_USER_DEFERRED
+
+
+def procs_ids(f):
+    """Offsets of every pid and tid field of the data but the kernel's (-1) and idle's (0)."""
+    at = []
+    for off, typ, size in f.records:
+        if typ == SAMPLE:
+            o = f.sample_field(off, 'TID')
+            at += [o, o + 4]
+            continue
+        if typ in (MMAP, MMAP2, COMM):
+            at += [off + 8, off + 12]
+        elif typ in (EXIT, FORK):
+            at += [off + 8 + 4 * i for i in range(4)]
+        if typ < 64 and f.sample_type & TID:   # the sample_id_all trailer (kernel records)
+            o = f.id_tid(off, size)
+            at += [o, o + 4]
+    return [o for o in at if struct.unpack_from('<I', f.raw, o)[0] not in (0, 0xffffffff)]
 
 
 def main():
@@ -33,8 +58,9 @@ def main():
     assert not f.pipe
     raw = f.raw
     tid_at = [f.sample_field(off, 'TID') for off, typ, size in f.records if typ == SAMPLE] if how == 'tids' else []
+    ids_at = procs_ids(f) if how == 'procs' else []
     for off, typ, size in f.records:
-        if how == 'tids':
+        if how in ('tids', 'procs'):
             continue
         if typ == FINISHED_ROUND or (how == 'pending' and typ == DEFERRED):
             struct.pack_into('<I', raw, off, UNKNOWN)
@@ -51,12 +77,15 @@ def main():
     hdr[72:104] = bytes(32)                                # no features
     data = bytearray(data)
     tid = 1 << 20
+    orig = {at: struct.unpack_from('<I', data, at - f.data_off)[0] for at in ids_at}
     with open(dst, 'wb') as out:
         out.write(hdr)
-        for _ in range(copies):
+        for k in range(copies):
             for at in tid_at:
                 struct.pack_into('<II', data, at - f.data_off, tid, tid)
                 tid += 1
+            for at, v in orig.items():
+                struct.pack_into('<I', data, at - f.data_off, v + (k + 1) * 100000)
             out.write(data)
     print(copies)
 

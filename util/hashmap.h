@@ -58,6 +58,16 @@ static inline uint64_t dsi_hash_str(const char *s)
 	return h;
 }
 
+/* FNV-1a of @s[0 .. @n) (not mixed) */
+static inline uint64_t dsi_hash_bytes(const void *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)s)[i]) * 1099511628211ULL;
+	return h;
+}
+
 static inline uint64_t dsi_hash_pair(uint64_t a, uint64_t b)
 {
 	return dsi_hash64(a ^ dsi_hash64(b + 0x9e3779b97f4a7c15ULL));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Spill files and the tally (util/spill.h).  A record, in memory and on
- * disk, is a 12-byte head (u64 count, u32 length) and the text's bytes;
+ * disk, is a 20-byte head (u64 count, u64 weight, u32 length) and the text's bytes;
  * a run is records in byte order of their texts, each text once.
  */
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include "util/io.h"
 #include "util/spill.h"
 
-#define HEAD 12u
+#define HEAD 20u
 #define MEM_MIN ((size_t)64 << 10)
 #define CHUNK ((size_t)64 << 10)    /* bytes read or written at a time per run */
 #define FANIN 64
@@ -64,7 +64,7 @@ struct reader {
 	/* the current record (in buf) */
 	const char *text;
 	uint32_t tlen;
-	uint64_t count;
+	uint64_t count, weight;
 };
 
 struct dsi_tally {
@@ -148,12 +148,27 @@ static uint64_t rec_count(const char *r)
 	return c;
 }
 
+static uint64_t rec_weight(const char *r)
+{
+	uint64_t w;
+
+	memcpy(&w, r + 8, 8);
+	return w;
+}
+
 static uint32_t rec_len(const char *r)
 {
 	uint32_t l;
 
-	memcpy(&l, r + 8, 4);
+	memcpy(&l, r + 16, 4);
 	return l;
+}
+
+static void rec_head(char *r, uint64_t count, uint64_t weight, uint32_t len)
+{
+	memcpy(r, &count, 8);
+	memcpy(r + 8, &weight, 8);
+	memcpy(r + 16, &len, 4);
 }
 
 /* Byte order of two texts (strcmp's: a prefix first). */
@@ -204,12 +219,12 @@ static int writer_put(struct dsi_tally *t, struct writer *w, const void *p, size
 	return 0;
 }
 
-static int writer_record(struct dsi_tally *t, struct writer *w, const char *text, uint32_t len, uint64_t count)
+static int writer_record(struct dsi_tally *t, struct writer *w, const char *text, uint32_t len, uint64_t count,
+			 uint64_t weight)
 {
 	char head[HEAD];
 
-	memcpy(head, &count, 8);
-	memcpy(head + 8, &len, 4);
+	rec_head(head, count, weight, len);
 	return writer_put(t, w, head, HEAD) ? -t->err : writer_put(t, w, text, len);
 }
 
@@ -250,12 +265,14 @@ static int spill_memory(struct dsi_tally *t)
 	*w = (struct writer){ .fd = t->fd, .at = t->flen };
 	for (size_t i = 0; i < t->nr;) {
 		const char *r = t->buf + t->idx[i];
-		uint64_t count = rec_count(r);
+		uint64_t count = rec_count(r), weight = rec_weight(r);
 		uint32_t len = rec_len(r);
 
-		while (++i < t->nr && !idx_cmp(&t->idx[i - 1], &t->idx[i], t->buf))
+		while (++i < t->nr && !idx_cmp(&t->idx[i - 1], &t->idx[i], t->buf)) {
 			count += rec_count(t->buf + t->idx[i]);
-		if (writer_record(t, w, r + HEAD, len, count))
+			weight += rec_weight(t->buf + t->idx[i]);
+		}
+		if (writer_record(t, w, r + HEAD, len, count, weight))
 			return -t->err;
 	}
 	if (writer_flush(t, w))
@@ -267,7 +284,7 @@ static int spill_memory(struct dsi_tally *t)
 	return 0;
 }
 
-int dsi_tally__add(struct dsi_tally *t, const char *text, size_t len, uint64_t count)
+int dsi_tally__add(struct dsi_tally *t, const char *text, size_t len, uint64_t count, uint64_t weight)
 {
 	size_t need = HEAD + len;
 
@@ -291,10 +308,7 @@ int dsi_tally__add(struct dsi_tally *t, const char *text, size_t len, uint64_t c
 	if (!ix)
 		return -ENOMEM;
 	t->idx = ix;
-	memcpy(b + t->used, &count, 8);
-	uint32_t l32 = (uint32_t)len;
-
-	memcpy(b + t->used + 8, &l32, 4);
+	rec_head(b + t->used, count, weight, (uint32_t)len);
 	memcpy(b + t->used + HEAD, text, len);
 	t->idx[t->nr++] = t->used;
 	t->used += need;
@@ -311,6 +325,7 @@ static int reader_next(struct dsi_tally *t, struct reader *r)
 			const char *rec = r->buf + r->pos;
 
 			r->count = rec_count(rec);
+			r->weight = rec_weight(rec);
 			r->tlen = rec_len(rec);
 			r->text = rec + HEAD;
 			r->pos += HEAD + r->tlen;
@@ -396,8 +411,8 @@ static int merge_start(struct dsi_tally *t, int fd, const struct run *r, size_t 
 	return 0;
 }
 
-/* The merge's next distinct text (in t->cur) and summed count: 1, 0 at the end, -errno. */
-static int merge_next(struct dsi_tally *t, size_t *len, uint64_t *count)
+/* The merge's next distinct text (in t->cur) and summed count and weight: 1, 0 at the end, -errno. */
+static int merge_next(struct dsi_tally *t, size_t *len, uint64_t *count, uint64_t *weight)
 {
 	if (!t->nr_heap)
 		return 0;
@@ -409,12 +424,13 @@ static int merge_next(struct dsi_tally *t, size_t *len, uint64_t *count)
 	t->cur = c;
 	memcpy(c, h->text, h->tlen);
 	*len = h->tlen;
-	*count = 0;
+	*count = *weight = 0;
 	while (t->nr_heap) {
 		h = &t->heads[t->heap[0]];
 		if (text_cmp(h->text, h->tlen, c, *len))
 			break;
 		*count += h->count;
+		*weight += h->weight;
 		int got = reader_next(t, h);
 
 		if (got < 0)
@@ -445,13 +461,13 @@ static int merge_passes(struct dsi_tally *t)
 		*w = (struct writer){ .fd = t->fd2, .at = 0 };
 		for (size_t i = 0; i < t->nr_runs; i += FANIN) {
 			size_t k = t->nr_runs - i < FANIN ? t->nr_runs - i : FANIN, len;
-			uint64_t start = w->at + w->len, count;
+			uint64_t start = w->at + w->len, count, weight;
 			int got, err = merge_start(t, t->fd, t->runs + i, k);
 
 			if (err)
 				return err;
-			while ((got = merge_next(t, &len, &count)) > 0)
-				if (writer_record(t, w, t->cur, (uint32_t)len, count))
+			while ((got = merge_next(t, &len, &count, &weight)) > 0)
+				if (writer_record(t, w, t->cur, (uint32_t)len, count, weight))
 					return -t->err;
 			if (got < 0)
 				return got;
@@ -490,16 +506,18 @@ static int start_reading(struct dsi_tally *t)
 	return merge_start(t, t->fd, t->runs, t->nr_runs);
 }
 
-int dsi_tally__next(struct dsi_tally *t, const char **text, size_t *len, uint64_t *count)
+int dsi_tally__next(struct dsi_tally *t, const char **text, size_t *len, uint64_t *count, uint64_t *weight)
 {
+	uint64_t unused;
 	int err;
 
+	weight = weight ? weight : &unused;
 	if (t->err)
 		return -t->err;
 	if (!t->reading && (err = start_reading(t)))
 		return err;
 	if (t->nr_runs) {
-		err = merge_next(t, len, count);
+		err = merge_next(t, len, count, weight);
 		*text = t->cur;
 		return err;
 	}
@@ -510,7 +528,10 @@ int dsi_tally__next(struct dsi_tally *t, const char **text, size_t *len, uint64_
 	*text = r + HEAD;
 	*len = rec_len(r);
 	*count = rec_count(r);
-	while (++t->pos < t->nr && !idx_cmp(&t->idx[t->pos - 1], &t->idx[t->pos], t->buf))
+	*weight = rec_weight(r);
+	while (++t->pos < t->nr && !idx_cmp(&t->idx[t->pos - 1], &t->idx[t->pos], t->buf)) {
 		*count += rec_count(t->buf + t->idx[t->pos]);
+		*weight += rec_weight(t->buf + t->idx[t->pos]);
+	}
 	return 1;
 }

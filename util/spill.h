@@ -27,8 +27,8 @@ const char *dsi_spill_dir(void);
 int dsi_spill_open(const char *dir);
 
 /*
- * A tally: texts, each with a count, read back once in byte order (strcmp's)
- * with the counts of equal texts summed.  Memory stays within the bound it
+ * A tally: texts, each with a count and a weight, read back once in byte
+ * order (strcmp's) with the counts and weights of equal texts summed.  Memory stays within the bound it
  * is made with (a record longer than the bound excepted: it is kept whole):
  * past it the texts held are sorted, equal ones summed, and written as a
  * run to a spill file in dsi_spill_dir(); reading merges the runs, at most
@@ -46,15 +46,16 @@ struct dsi_tally;
 /* A tally holding at most about @mem bytes in memory (at least 64 KiB); NULL on ENOMEM. */
 struct dsi_tally *dsi_tally__new(size_t mem);
 
-/* Add @count to the text @text[0 .. @len) (copied; may hold any byte).  0 or -errno. */
-int dsi_tally__add(struct dsi_tally *t, const char *text, size_t len, uint64_t count);
+/* Add @count and @weight to the text @text[0 .. @len) (copied; may hold any byte).  0 or -errno. */
+int dsi_tally__add(struct dsi_tally *t, const char *text, size_t len, uint64_t count, uint64_t weight);
 
 /*
- * The next distinct text, in byte order, and its summed count: 1, with
- * *@text (not NUL-terminated, valid until the next call) and *@len set; 0
- * at the end; -errno.  The first call ends adding.
+ * The next distinct text, in byte order, and its summed count and weight
+ * (@weight may be NULL): 1, with *@text (not NUL-terminated, valid until
+ * the next call) and *@len set; 0 at the end; -errno.  The first call
+ * ends adding.
  */
-int dsi_tally__next(struct dsi_tally *t, const char **text, size_t *len, uint64_t *count);
+int dsi_tally__next(struct dsi_tally *t, const char **text, size_t *len, uint64_t *count, uint64_t *weight);
 
 /* How many sorted runs went to disk (0: it stayed in memory), for tests and messages. */
 size_t dsi_tally__runs(const struct dsi_tally *t);

@@ -24,7 +24,7 @@ static int passed, failed;
 struct item {
 	char *text;
 	size_t len;
-	uint64_t count;
+	uint64_t count, weight;
 };
 
 static uint64_t seed = 88172645463325252ULL;
@@ -71,7 +71,7 @@ static void check_tally(size_t n, size_t distinct, size_t mem, size_t min_runs, 
 	size_t nr_ref = 0, got_nr = 0;
 	const char *text;
 	size_t len;
-	uint64_t count;
+	uint64_t count, weight;
 	int got, bad = 0, err = 0;
 
 	if (!t || !ref || !buf) {
@@ -88,7 +88,8 @@ static void check_tally(size_t n, size_t distinct, size_t mem, size_t min_runs, 
 		uint64_t k = rnd() % distinct, c = 1 + rnd() % 1000;
 
 		ref[k].count += c;
-		err = dsi_tally__add(t, ref[k].text, ref[k].len, c);
+		ref[k].weight += c * 3 + 1;
+		err = dsi_tally__add(t, ref[k].text, ref[k].len, c, c * 3 + 1);
 	}
 	CHECK(!err, "%s: add: %d", what, err);
 	qsort(ref, nr_ref, sizeof(*ref), item_cmp);
@@ -96,14 +97,16 @@ static void check_tally(size_t n, size_t distinct, size_t mem, size_t min_runs, 
 	for (size_t k = 1; k < nr_ref; k++)
 		if (!item_cmp(&ref[k - 1], &ref[k])) {
 			ref[k].count += ref[k - 1].count;
+			ref[k].weight += ref[k - 1].weight;
 			ref[k - 1].count = 0;
 		}
 	size_t r = 0;
 
-	while ((got = dsi_tally__next(t, &text, &len, &count)) > 0) {
+	while ((got = dsi_tally__next(t, &text, &len, &count, &weight)) > 0) {
 		while (r < nr_ref && !ref[r].count)
 			r++;
-		if (r == nr_ref || len != ref[r].len || memcmp(text, ref[r].text, len) || count != ref[r].count)
+		if (r == nr_ref || len != ref[r].len || memcmp(text, ref[r].text, len) || count != ref[r].count ||
+		    weight != ref[r].weight)
 			bad++;
 		r++;
 		got_nr++;
@@ -138,12 +141,12 @@ static void check_failures(void)
 	t = dsi_tally__new(0);
 	for (int i = 0; i < 100000 && !err; i++) {
 		text[i % 64] = (char)('a' + i % 26);
-		err = dsi_tally__add(t, text, sizeof(text), 1);
+		err = dsi_tally__add(t, text, sizeof(text), 1, 0);
 	}
 	CHECK(err == -ENOENT, "no spill directory: %d", err);
 	CHECK(dsi_tally__error(t) && strstr(dsi_tally__error(t), "creating a temporary file in /nonexistent-dstack-dir"),
 	      "no spill directory: message '%s'", dsi_tally__error(t) ? dsi_tally__error(t) : "(none)");
-	CHECK(dsi_tally__next(t, &s, &len, &count) == -ENOENT, "no spill directory: the error sticks");
+	CHECK(dsi_tally__next(t, &s, &len, &count, NULL) == -ENOENT, "no spill directory: the error sticks");
 	dsi_tally__delete(t);
 	unsetenv("TMPDIR");
 
@@ -162,9 +165,9 @@ static void check_failures(void)
 	err = 0;
 	for (int i = 0; i < 200000 && !err; i++) {
 		snprintf(text, sizeof(text), "%08d", i * 7919 % 200000);
-		err = dsi_tally__add(t, text, 150, 1);
+		err = dsi_tally__add(t, text, 150, 1, 0);
 	}
-	int got = err ? err : dsi_tally__next(t, &s, &len, &count);
+	int got = err ? err : dsi_tally__next(t, &s, &len, &count, NULL);
 
 	CHECK(got == -EFBIG, "file size limit: %d", got);
 	CHECK(dsi_tally__error(t) && strstr(dsi_tally__error(t), "writing a temporary file in /tmp"),
