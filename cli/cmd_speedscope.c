@@ -9,8 +9,8 @@
  * the same for the same input.
  *
  * The format lists every sample, so every sample is kept to the end, as a
- * record of a few words (struct srec; the frames and stacks are interned
- * once by export_common).  Memory stays bounded by the budget
+ * record of a few words and its comm (struct srec; the frames and stacks
+ * are interned once by export_common).  Memory stays bounded by the budget
  * ($DSTACK_MEMORY_BUDGET), not by the recording: past a quarter of the
  * budget the records are sorted by (pid, tid, recording order) in runs of
  * that size, spilled to an unlinked temporary file in $TMPDIR, and the
@@ -42,9 +42,10 @@
 struct srec {
 	int32_t pid, tid;
 	uint32_t stack;         /* index in xdata.stacks */
-	uint32_t comm;          /* string id */
+	uint32_t long_comm;     /* string id + 1 of a comm too long for comm; 0: comm holds it */
 	uint64_t period;
 	uint64_t seq;           /* recording order: the last sort key */
+	char comm[16];          /* NUL-terminated: a comm is not interned (a task per sample would keep one each) */
 };
 
 /* A sorted run in the spill file: records [off, off + len). */
@@ -59,7 +60,7 @@ struct run {
  * read through the window buf[0 .. wlen) holding records from wstart.
  */
 struct store {
-	const struct xdata *x;
+	struct xdata *x;            /* (its strings grow by a comm too long for srec) */
 	struct srec *buf;
 	size_t nr, cap, max;
 	uint64_t seq;
@@ -75,7 +76,7 @@ struct store {
 	int err;                /* the spill file's failure (said), 0 while none */
 };
 
-static void store_init(struct store *s, const struct xdata *x, size_t budget)
+static void store_init(struct store *s, struct xdata *x, size_t budget)
 {
 	size_t mem = (budget ? budget : DEFAULT_BUDGET) / 4;
 
@@ -214,7 +215,16 @@ static int keep_sample(void *ctx, const struct xsample *xs)
 		s->buf = n;
 		s->cap = cap;
 	}
-	s->buf[s->nr++] = (struct srec){ xs->pid, xs->tid, xs->stack, xs->comm, xs->period, s->seq++ };
+	struct srec *r = &s->buf[s->nr];
+	size_t len = strlen(s->x->sink_comm);
+
+	*r = (struct srec){ xs->pid, xs->tid, xs->stack, 0, xs->period, s->seq, { 0 } };
+	if (len < sizeof(r->comm))
+		memcpy(r->comm, s->x->sink_comm, len);
+	else if ((r->long_comm = xdata_str(s->x, s->x->sink_comm) + 1) == 0)
+		return -ENOMEM;   /* (UINT32_MAX + 1) */
+	s->nr++;
+	s->seq++;
 	return 0;
 }
 
@@ -370,7 +380,8 @@ static const struct srec *store_at(struct store *s, uint64_t i)
 		if (spill_read(s, s->fd, i, s->buf, n))
 			return NULL;
 		for (size_t j = 0; j < n; j++)
-			if (s->buf[j].stack >= s->x->nr_stacks || s->buf[j].comm >= s->x->nr_strs) {
+			if (s->buf[j].stack >= s->x->nr_stacks || s->buf[j].long_comm > s->x->nr_strs ||
+			    s->buf[j].comm[sizeof(s->buf[j].comm) - 1]) {
 				spill_failed(s, "reading", EIO);
 				return NULL;
 			}
@@ -387,7 +398,7 @@ static void write_profile(struct outbuf *o, struct store *s, const struct srec *
 	const struct srec *r;
 	char name[300];
 
-	snprintf(name, sizeof(name), "%s (%d)", x->strs[first->comm], first->tid);
+	snprintf(name, sizeof(name), "%s (%d)", first->long_comm ? x->strs[first->long_comm - 1] : first->comm, first->tid);
 	outbuf_puts(o, "{\"type\":\"sampled\",\"name\":");
 	json_string(o, name);
 	outbuf_printf(o, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", unit);
@@ -469,6 +480,7 @@ int cmd_speedscope(int argc, char **argv)
 	store_init(&s, &x, cli_memory_budget());
 	x.sample_sink = keep_sample;
 	x.sink_ctx = &s;
+	x.comm_to_sink = true;
 	ret = export_collect("speedscope", "profile.speedscope.json", argc, argv, &x, &fd, &output);
 	if (ret == -1 || (ret == EXIT_USAGE && fd < 0)) {
 		store_exit(&s);

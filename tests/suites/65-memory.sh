@@ -84,7 +84,7 @@ memory_suite() {
 		python3 "$ROOT/tests/bigfile.py" tids "$WORK/data/mix.defer.data" "$o/tids$m.data" $m >/dev/null
 	done
 	[ -n "${ASAN_OPTIONS:-}" ] || memory_flat "a tid per sample" "$o/tids" 8000 stat script folded "flamegraph -o /dev/null" \
-		"pprof -o /dev/null"
+		"pprof -o /dev/null" "speedscope -o /dev/null"
 	# a long recording of countless processes, each with its own COMM, FORK,
 	# MMAP and EXIT records (fork.defer's pids moved per copy): pprof's
 	# samples (one per stack and tid) go to a spilling tally past the budget
