@@ -308,7 +308,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	if (rc <= 0)
 		return rc;
 	d->side[d->cur].samples++;
-	name = xdata_str(&d->strs, s->comm ? s->comm : ":-1");
+	/* a report not by comm needs no comm: one root (a task per sample would make a root each) */
+	name = d->mode == M_REPORT && !(d->sort & SORT_COMM) ? XSTR_EMPTY : xdata_str(&d->strs, s->comm ? s->comm : ":-1");
 	if (name == NONE || (n = child(d, 0, name, 0, F_COMM)) == NONE)
 		return -ENOMEM;
 	mk.root = n;
@@ -349,6 +350,7 @@ static int read_recording(struct diff *d, const char *path)
 	wo.common.input = path;
 	/* stacks as `dstack folded` names them (perf script's comms) where they are compared with it */
 	wo.script_comms = d->mode != M_REPORT;
+	wo.transient_comms = true;   /* a comm is copied (xdata_str), never kept by pointer */
 	forget_recording(d);
 	ret = walk_samples("diff", &wo, on_sample, d);
 	forget_recording(d);
