@@ -207,6 +207,16 @@ static bool uses(const struct report *r, int key)
 	return r->sort_mask & (1u << key);
 }
 
+/*
+ * Does an entry keep its comm: sorted by comm, or by pid (shown "pid:comm")?
+ * Otherwise no comm is kept, and the samples' need not be interned
+ * (transient_comms): a task per sample then leaves no name each behind.
+ */
+static bool keeps_comm(const struct report *r)
+{
+	return uses(r, SORT_COMM) || uses(r, SORT_PID);
+}
+
 static const char *short_dso(const char *dso);
 static struct report *sort_ctx;   /* the report the comparators and short_dso() work for */
 static int cmp_collapsed(const void *pa, const void *pb);
@@ -991,7 +1001,8 @@ static const char *trace_of(struct report *r, const struct ds_profile_sample *s)
 static void key_of(struct report *r, const struct ds_profile_sample *s, const struct ds_cc_frame *f, bool rel,
 		   struct entry *key)
 {
-	*key = (struct entry){ .evsel = s->evsel, .comm = keep(r, s->comm), .pid = s->tid, .dso = keep(r, f->dso),
+	*key = (struct entry){ .evsel = s->evsel, .comm = keeps_comm(r) ? keep(r, s->comm) : NULL, .pid = s->tid,
+			       .dso = keep(r, f->dso),
 			       .sym = f->cookie ? NULL : keep(r, f->sym), .addr = f->ip, .level = f->kernel ? 'k' : '.' };
 	/* the flat profile names the symbol-table symbol, as perf's does (a
 	 * clone "f.constprop.0" whose DWARF says "f" stays "f.constprop.0") */
@@ -1142,10 +1153,16 @@ static int32_t memo_pid(const struct report *r, const struct ds_profile_sample *
 	return uses(r, SORT_PID) ? s->tid : -1;
 }
 
+/* The comm a memo is for: none when no entry keeps one (keeps_comm). */
+static const char *memo_comm(const struct report *r, const struct ds_profile_sample *s)
+{
+	return keeps_comm(r) ? s->comm : NULL;
+}
+
 static uint64_t memo_hash(const struct report *r, const struct ds_profile_sample *s)
 {
 	return dsi_hash64(s->shape_id * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)s->evsel * 0xc2b2ae3d27d4eb4fULL ^
-			 ((uintptr_t)s->comm ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL ^
+			 ((uintptr_t)memo_comm(r, s) ^ (uint64_t)(uint32_t)memo_pid(r, s) << 48) * 0x165667b19e3779f9ULL ^
 			 s->ip_only);
 }
 
@@ -1155,7 +1172,7 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 	const struct memo *m = &r->memo[id];
 	const struct ds_profile_sample *s = key;
 
-	return m->shape_id == s->shape_id && m->evsel == s->evsel && m->comm == s->comm && m->pid == memo_pid(r, s) &&
+	return m->shape_id == s->shape_id && m->evsel == s->evsel && m->comm == memo_comm(r, s) && m->pid == memo_pid(r, s) &&
 	       m->cc == !s->ip_only;
 }
 
@@ -1181,7 +1198,7 @@ static void memo_add(struct report *r, const struct ds_profile_sample *s, const 
 	r->memo = m;
 	if (ds_idmap__add(&r->memo_ids, k, (uint32_t)r->nr_memo) < 0)
 		return;
-	r->memo[r->nr_memo++] = (struct memo){ .shape_id = s->shape_id, .evsel = s->evsel, .comm = s->comm,
+	r->memo[r->nr_memo++] = (struct memo){ .shape_id = s->shape_id, .evsel = s->evsel, .comm = memo_comm(r, s),
 					       .pid = memo_pid(r, s), .cc = !s->ip_only, .ent = (uint32_t)(e - r->ents),
 					       .path = path };
 }
@@ -3198,6 +3215,7 @@ int cmd_report(int argc, char **argv)
 		return ret < 0 ? EXIT_OK : ret;
 	}
 	settle_sort_keys(r);
+	r->wo.transient_comms = !keeps_comm(r);
 	r->wo.keep_filtered = true;
 	/* samples in perf 7.2's order: entries are made as perf makes them (the
 	 * first to make one gives its level, [k] or [.]; ties keep that order) */

@@ -84,7 +84,7 @@ memory_suite() {
 		python3 "$ROOT/tests/bigfile.py" tids "$WORK/data/mix.defer.data" "$o/tids$m.data" $m >/dev/null
 	done
 	[ -n "${ASAN_OPTIONS:-}" ] || memory_flat "a tid per sample" "$o/tids" 8000 stat script folded "flamegraph -o /dev/null" \
-		"pprof -o /dev/null" "speedscope -o /dev/null"
+		"pprof -o /dev/null" "speedscope -o /dev/null" "report --stdio --sort dso,sym"
 	# diff's report (not by comm) takes no comm: one root, not one per tid
 	# (was 1.44 GB on 48 against 97 MB of them)
 	if [ -z "${ASAN_OPTIONS:-}" ]; then
