@@ -175,6 +175,24 @@ def cases(td, out):
         comp += struct.pack('<IHH', COMPRESSED, 0, 8 + len(z[o:o + 60000])) + z[o:o + 60000]
     add('pipe-attrs-compressed', comp, 0, [], same=True)
 
+    # a flood of MMAP records after the samples, each below the last (a JIT's, or hostile):
+    # one sorted array of maps moved every map for each new one, quadratic (300,000 took
+    # 38 s, 400,000 over a minute); the samples before them print as in the intact file
+    f = PerfFile(cpu)
+    off, typ, rsize = [r for r in f.records if r[1] == 10 and struct.unpack_from('<I', cpu, r[0] + 8)[0] != 0xffffffff][-1]
+    tmpl = bytearray(cpu[off:off + rsize])
+    flood = bytearray()
+    for i in range(400000, 0, -1):
+        struct.pack_into('<QQ', tmpl, 16, 0x100000000000 + i * 0x10000, 0x1000)
+        flood += tmpl
+    raw = bytearray(cpu[:f.data_end]) + flood + cpu[f.data_end:]
+    struct.pack_into('<Q', raw, 48, f.data_size + len(flood))
+    nfeat = sum(bin(b).count('1') for b in cpu[72:104])
+    for k in range(nfeat):   # the feature sections moved by the flood: their table's offsets too
+        at = f.data_end + len(flood) + 16 * k
+        struct.pack_into('<Q', raw, at, struct.unpack_from('<Q', raw, at)[0] + len(flood))
+    add('mmap-flood-descending', raw, 0, [], same=True)
+
     # ELF files with broken section headers / symbol table, through --symfs
     for what in ('shoff', 'symtab'):
         root = os.path.join(out, 'hostile-symfs-' + what)

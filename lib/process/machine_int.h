@@ -15,15 +15,26 @@
 #include "util/idmap.h"
 
 /*
- * The maps of a process, in one array sorted by address and shared by its
- * threads (refcounted).  A lookup is a binary search behind a last-hit
- * cache, so the common run of ips in one DSO costs a compare.
+ * The maps of a process, sorted by address and shared by its threads
+ * (refcounted): in chunks of at most DS_MAPS_CHUNK, themselves in order,
+ * so that a new map costs at most a chunk's move whatever the number of
+ * maps (one sorted array made a recording of descending MMAPs quadratic).
+ * A lookup is a binary search over the chunks and in one, behind a
+ * last-hit cache, so the common run of ips in one DSO costs a compare.
  */
+#define DS_MAPS_CHUNK 256
+
+struct ds_maps_chunk {
+	size_t nr, cap;
+	struct ds_map v[];
+};
+
 struct ds_maps {
 	uint32_t refs;
-	struct ds_map *v;
-	size_t nr, cap;
-	size_t last;               /* last-hit cache */
+	struct ds_maps_chunk **c;  /* none empty */
+	size_t nr_chunks, cap_chunks;
+	size_t nr;                 /* maps in all */
+	size_t last_c, last_i;     /* last-hit cache (checked: may be stale) */
 	uint64_t stamp;            /* new, never reused, on every change: keys the frame cache */
 };
 

@@ -12,7 +12,7 @@
 #include "util/grow.h"
 #include "process/machine_int.h"
 
-/* ---- the sorted map array ---------------------------------------------- */
+/* ---- the sorted maps, in chunks -------------------------------------------- */
 
 static _Atomic uint64_t maps_stamps;
 
@@ -29,7 +29,9 @@ void dsi_maps__init(struct ds_maps *mp)
 
 void dsi_maps__exit(struct ds_maps *mp)
 {
-	free(mp->v);
+	for (size_t c = 0; c < mp->nr_chunks; c++)
+		free(mp->c[c]);
+	free(mp->c);
 }
 
 struct ds_maps *dsi_maps__new(void)
@@ -49,106 +51,238 @@ void dsi_maps__put(struct ds_maps *mp)
 	}
 }
 
+static struct ds_maps_chunk *chunk_new(size_t cap)
+{
+	struct ds_maps_chunk *ch = malloc(sizeof(*ch) + cap * sizeof(ch->v[0]));
+
+	if (ch)
+		*ch = (struct ds_maps_chunk){ .cap = cap };
+	return ch;
+}
+
 struct ds_maps *dsi_maps__clone(const struct ds_maps *src)
 {
 	struct ds_maps *mp = dsi_maps__new();
 
 	if (!mp || !src->nr)
 		return mp;
-	mp->v = malloc(src->nr * sizeof(*mp->v));
-	if (!mp->v) {
+	mp->c = malloc(src->nr_chunks * sizeof(*mp->c));
+	if (!mp->c) {
 		free(mp);
 		return NULL;
 	}
-	memcpy(mp->v, src->v, src->nr * sizeof(*mp->v));
-	mp->nr = mp->cap = src->nr;
+	mp->cap_chunks = src->nr_chunks;
+	for (size_t c = 0; c < src->nr_chunks; c++) {
+		const struct ds_maps_chunk *from = src->c[c];
+
+		if (!(mp->c[c] = chunk_new(from->nr))) {
+			dsi_maps__put(mp);
+			return NULL;
+		}
+		memcpy(mp->c[c]->v, from->v, from->nr * sizeof(from->v[0]));
+		mp->c[c]->nr = from->nr;
+		mp->nr_chunks++;
+	}
+	mp->nr = src->nr;
 	return mp;
 }
 
-/* First map whose end is above @addr. */
-static size_t maps__lower(const struct ds_maps *mp, uint64_t addr)
+/* A position among the maps: chunk c, index i in it (c == nr_chunks: the end). */
+struct mpos {
+	size_t c, i;
+};
+
+static struct ds_map *at(const struct ds_maps *mp, struct mpos p)
 {
-	size_t lo = 0, hi = mp->nr;
+	return p.c < mp->nr_chunks ? &mp->c[p.c]->v[p.i] : NULL;
+}
 
-	while (lo < hi) {
+/* The position after @p. */
+static struct mpos next(const struct ds_maps *mp, struct mpos p)
+{
+	if (++p.i >= mp->c[p.c]->nr)
+		p = (struct mpos){ p.c + 1, 0 };
+	return p;
+}
+
+/* The first map whose end is above @addr (its position; the end if none). */
+static struct mpos maps__lower(const struct ds_maps *mp, uint64_t addr)
+{
+	size_t lo = 0, hi = mp->nr_chunks;
+
+	while (lo < hi) {   /* the first chunk whose last map ends above addr */
 		size_t mid = (lo + hi) / 2;
+		const struct ds_maps_chunk *ch = mp->c[mid];
 
-		if (mp->v[mid].end <= addr)
+		if (ch->v[ch->nr - 1].end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	if (lo == mp->nr_chunks)
+		return (struct mpos){ lo, 0 };
+	const struct ds_maps_chunk *ch = mp->c[lo];
+	size_t l = 0, h = ch->nr;
+
+	while (l < h) {
+		size_t mid = (l + h) / 2;
+
+		if (ch->v[mid].end <= addr)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	return (struct mpos){ lo, l };
+}
+
+/* The last map ending at or below @addr, NULL if none. */
+static const struct ds_map *maps__before(const struct ds_maps *mp, uint64_t addr)
+{
+	struct mpos p = maps__lower(mp, addr);
+
+	if (p.i)
+		return &mp->c[p.c]->v[p.i - 1];
+	return p.c ? &mp->c[p.c - 1]->v[mp->c[p.c - 1]->nr - 1] : NULL;
 }
 
 const struct ds_map *dsi_maps__find(struct ds_maps *mp, uint64_t addr)
 {
-	size_t i;
+	struct mpos p = { mp->last_c, mp->last_i };
+	const struct ds_map *m;
 
-	if (mp->last < mp->nr && mp->v[mp->last].start <= addr && addr < mp->v[mp->last].end)
-		return &mp->v[mp->last];
-	i = maps__lower(mp, addr);
-	if (i < mp->nr && mp->v[i].start <= addr) {
-		mp->last = i;
-		return &mp->v[i];
+	if (p.c < mp->nr_chunks && p.i < mp->c[p.c]->nr && (m = at(mp, p))->start <= addr && addr < m->end)
+		return m;
+	p = maps__lower(mp, addr);
+	m = at(mp, p);
+	if (m && m->start <= addr) {
+		mp->last_c = p.c;
+		mp->last_i = p.i;
+		return m;
 	}
 	return NULL;
 }
 
-static int maps__reserve(struct ds_maps *mp, size_t n)
+/* Remove the map at @p (whose chunk goes when it empties); @p then names the map after it. */
+static void erase(struct ds_maps *mp, struct mpos *p)
 {
-	struct ds_map *nv = dsi_grow(mp->v, &mp->cap, mp->nr + n, sizeof(*nv), 16);
+	struct ds_maps_chunk *ch = mp->c[p->c];
 
-	if (!nv)
+	memmove(&ch->v[p->i], &ch->v[p->i + 1], (ch->nr - p->i - 1) * sizeof(ch->v[0]));
+	ch->nr--;
+	mp->nr--;
+	if (!ch->nr) {
+		free(ch);
+		memmove(&mp->c[p->c], &mp->c[p->c + 1], (mp->nr_chunks - p->c - 1) * sizeof(*mp->c));
+		mp->nr_chunks--;
+		*p = (struct mpos){ p->c, 0 };
+	} else if (p->i >= ch->nr) {
+		*p = (struct mpos){ p->c + 1, 0 };
+	}
+}
+
+/* Room for one more chunk pointer at index @c, filled with @ch.  0 or -ENOMEM. */
+static int chunk_insert(struct ds_maps *mp, size_t c, struct ds_maps_chunk *ch)
+{
+	struct ds_maps_chunk **n = dsi_grow(mp->c, &mp->cap_chunks, mp->nr_chunks + 1, sizeof(*n), 4);
+
+	if (!n)
 		return -ENOMEM;
-	mp->v = nv;
+	mp->c = n;
+	memmove(&n[c + 1], &n[c], (mp->nr_chunks - c) * sizeof(*n));
+	n[c] = ch;
+	mp->nr_chunks++;
 	return 0;
 }
 
 /*
- * The map at @i straddles the start of @nm: it keeps its head, and its tail
- * too (as a map of its own, after it) if it ends past @nm.  Room for one
- * more map is reserved.  Returns the index after the head.
+ * Insert @m at @p (before the map there; at the end of the chunk before
+ * the end).  A full chunk splits in two.  0 or -ENOMEM (nothing changed);
+ * *@p names the new map.
  */
-static size_t maps__split_at_start(struct ds_maps *mp, size_t i, const struct ds_map *nm)
+static int insert_at(struct ds_maps *mp, struct mpos *p, const struct ds_map *m)
 {
-	struct ds_map old = mp->v[i], tail = old;
+	struct ds_maps_chunk *ch;
 
-	mp->v[i].end = nm->start;
-	i++;
-	if (old.end > nm->end) {
-		tail.pgoff += nm->end - old.start;
-		tail.start = nm->end;
-		memmove(&mp->v[i + 1], &mp->v[i], (mp->nr - i) * sizeof(*mp->v));
-		mp->v[i] = tail;
-		mp->nr++;
+	if (!mp->nr_chunks) {
+		if (!(ch = chunk_new(4)) || chunk_insert(mp, 0, ch)) {
+			free(ch);
+			return -ENOMEM;
+		}
+		*p = (struct mpos){ 0, 0 };
+	} else if (p->c == mp->nr_chunks) {
+		*p = (struct mpos){ p->c - 1, mp->c[p->c - 1]->nr };
 	}
-	return i;
+	ch = mp->c[p->c];
+	if (ch->nr == DS_MAPS_CHUNK) {   /* split: the upper half to a chunk of its own */
+		struct ds_maps_chunk *hi = chunk_new(DS_MAPS_CHUNK);
+		size_t half = ch->nr / 2;
+
+		if (!hi || chunk_insert(mp, p->c + 1, hi)) {
+			free(hi);
+			return -ENOMEM;
+		}
+		memcpy(hi->v, &ch->v[half], (ch->nr - half) * sizeof(ch->v[0]));
+		hi->nr = ch->nr - half;
+		ch->nr = half;
+		if (p->i > half)
+			*p = (struct mpos){ p->c + 1, p->i - half };
+		ch = mp->c[p->c];
+	}
+	if (ch->nr == ch->cap) {
+		size_t cap = ch->cap * 2 < DS_MAPS_CHUNK ? ch->cap * 2 : DS_MAPS_CHUNK;
+		struct ds_maps_chunk *n = realloc(ch, sizeof(*n) + cap * sizeof(n->v[0]));
+
+		if (!n)
+			return -ENOMEM;
+		n->cap = cap;
+		mp->c[p->c] = ch = n;
+	}
+	memmove(&ch->v[p->i + 1], &ch->v[p->i], (ch->nr - p->i) * sizeof(ch->v[0]));
+	ch->v[p->i] = *m;
+	ch->nr++;
+	mp->nr++;
+	return 0;
 }
 
-/* Insert @nm, cutting away whatever part of older maps it covers. */
+/*
+ * Insert @nm, cutting away whatever part of older maps it covers: the map
+ * straddling its start keeps its head (and its tail, past @nm's end, as a
+ * map of its own), maps inside it go, the one straddling its end keeps its
+ * tail.  0 or -ENOMEM.
+ */
 static int maps__insert(struct ds_maps *mp, const struct ds_map *nm)
 {
-	size_t i, j;
+	struct mpos p;
+	struct ds_map *m;
+	int err;
 
 	if (nm->end <= nm->start)
 		return 0;
-	if (maps__reserve(mp, 2))
-		return -ENOMEM;
-	i = maps__lower(mp, nm->start);
-	if (i < mp->nr && mp->v[i].start < nm->start)
-		i = maps__split_at_start(mp, i, nm);
-	for (j = i; j < mp->nr && mp->v[j].end <= nm->end; j++)
-		; /* fully covered: dropped */
-	if (j < mp->nr && mp->v[j].start < nm->end) {
-		mp->v[j].pgoff += nm->end - mp->v[j].start;
-		mp->v[j].start = nm->end;
+	p = maps__lower(mp, nm->start);
+	if ((m = at(mp, p)) && m->start < nm->start) {
+		struct ds_map tail = *m;
+
+		m->end = nm->start;
+		if (tail.end > nm->end) {
+			tail.pgoff += nm->end - tail.start;
+			tail.start = nm->end;
+			p = next(mp, p);
+			if ((err = insert_at(mp, &p, &tail)))
+				return err;
+		} else {
+			p = next(mp, p);
+		}
 	}
-	/* replace [i, j) by the new map */
-	memmove(&mp->v[i + 1], &mp->v[j], (mp->nr - j) * sizeof(*mp->v));
-	mp->nr = mp->nr - (j - i) + 1;
-	mp->v[i] = *nm;
-	mp->last = i;
+	while ((m = at(mp, p)) && m->end <= nm->end)
+		erase(mp, &p);   /* fully covered: dropped */
+	if (m && m->start < nm->end) {
+		m->pgoff += nm->end - m->start;
+		m->start = nm->end;
+	}
+	if ((err = insert_at(mp, &p, nm)))
+		return err;
+	mp->last_c = p.c;
+	mp->last_i = p.i;
 	maps__changed(mp);
 	return 0;
 }
@@ -419,9 +553,9 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		 * idle tasks' stacks) lies past the recorded length and resolves
 		 * through kallsyms.  Without symbols the recorded end holds.
 		 */
-		size_t i = maps__lower(&m->kmaps, ip);
+		const struct ds_map *below = maps__before(&m->kmaps, ip);
 
-		if (!i || module_map(&m->kmaps.v[i - 1]) || !m->syms || !ds_symbols__kernel_known(m->syms)) {
+		if (!below || module_map(below) || !m->syms || !ds_symbols__kernel_known(m->syms)) {
 			unknown(out, "[unknown]");
 			return;
 		}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A process's maps (lib/process/maps.c), through the machine as MMAP
+ * records build them, against a plain reference: an address belongs to
+ * the newest map covering it, at that map's file offset.  Random maps that
+ * overlap heavily (cut heads, tails, holes, maps dropped whole) past many
+ * chunk splits; then 100,000 maps mapped from the top down (each new one
+ * first: one sorted array moved every map for each, quadratic), and a
+ * forked child's copy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dstack/event.h"
+#include "dstack/machine.h"
+#include "dstack/reader.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+		printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+struct ref {
+	uint64_t start, end, pgoff;
+};
+
+static uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 7;
+	seed ^= seed << 17;
+	return seed;
+}
+
+static struct ds_evsel evsel;
+
+/* An MMAP record of [start, start + len) at file offset @pgoff, anonymous, into @m for task 7. */
+static int mmap_rec(struct ds_machine *m, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff)
+{
+	struct {
+		struct ds_event_header h;
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		char name[8];
+	} r = { { .type = DS_REC_MMAP, .misc = DS_MISC_USER, .size = sizeof(r) }, (uint32_t)pid, (uint32_t)pid,
+		start, len, pgoff, "//anon" };
+	struct ds_event ev = { .hdr = &r.h, .evsel = &evsel };
+
+	return ds_machine__process(m, &ev);
+}
+
+/* @n addresses in [lo, hi): each resolves as the newest of refs[0 .. nr) covering it, or to nothing. */
+static int check_addrs(struct ds_thread *t, const struct ref *refs, size_t nr, uint64_t lo, uint64_t hi, int n)
+{
+	int bad = 0;
+
+	for (int k = 0; k < n; k++) {
+		uint64_t a = lo + rnd() % (hi - lo);
+		const struct ref *want = NULL;
+		const struct ds_map *got = ds_thread__find_map(t, a);
+
+		for (size_t i = nr; i-- > 0 && !want;)
+			if (refs[i].start <= a && a < refs[i].end)
+				want = &refs[i];
+		if (!want != !got || (got && (a < got->start || a >= got->end ||
+					       a - got->start + got->pgoff != a - want->start + want->pgoff)))
+			bad++;
+	}
+	return bad;
+}
+
+static void check_random(void)
+{
+	enum { NR = 20000, LO = 0x10000, SPAN = 4 << 20 };
+	struct ds_machine *m = ds_machine__new(NULL);
+	struct ref *refs = calloc(NR, sizeof(*refs));
+	struct ds_thread *t;
+	int bad = 0, err = 0;
+
+	if (!m || !refs) {
+		CHECK(0, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < NR && !err; i++) {
+		uint64_t start = LO + rnd() % SPAN, len = 1 + rnd() % (i % 10 == 0 ? 512 << 10 : 16 << 10);
+
+		refs[i] = (struct ref){ start, start + len, (uint64_t)i << 32 };
+		err = mmap_rec(m, 7, start, len, refs[i].pgoff);
+		if (i % 1000 == 999 && (t = ds_machine__thread(m, 7, 7)))
+			bad += check_addrs(t, refs, i + 1, LO - 4096, LO + SPAN + (600 << 10), 500);
+	}
+	CHECK(!err, "random maps: %d", err);
+	t = ds_machine__thread(m, 7, 7);
+	CHECK(t && !(bad += check_addrs(t, refs, NR, LO - 4096, LO + SPAN + (600 << 10), 20000)),
+	      "random overlapping maps: %d of 30000 addresses resolve otherwise than the newest map covering them", bad);
+
+	/* a fork: the child's copy resolves the same, and a map of its own changes only its */
+	struct {
+		struct ds_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+	} fork = { { .type = DS_REC_FORK, .size = sizeof(fork) }, 8, 7, 8, 7, 1 };
+	struct ds_event fev = { .hdr = &fork.h, .evsel = &evsel };
+	struct ds_thread *child;
+
+	CHECK(!ds_machine__process(m, &fev), "fork");
+	child = ds_machine__thread(m, 8, 8);
+	CHECK(child && !check_addrs(child, refs, NR, LO, LO + SPAN, 5000), "the forked child's maps resolve as its parent's");
+	if (child && !mmap_rec(m, 8, LO, SPAN, 1ULL << 62)) {
+		const struct ds_map *p = ds_machine__thread(m, 7, 7) ? ds_thread__find_map(ds_machine__thread(m, 7, 7), LO + 5) : NULL;
+		const struct ds_map *c = ds_thread__find_map(ds_machine__thread(m, 8, 8), LO + 5);
+
+		CHECK(c && c->pgoff == (1ULL << 62) && (!p || p->pgoff != (1ULL << 62)),
+		      "a map in the child covers its own maps only");
+	}
+	ds_machine__delete(m);
+	free(refs);
+}
+
+static void check_descending(void)
+{
+	enum { NR = 100000 };
+	struct ds_machine *m = ds_machine__new(NULL);
+	uint64_t base = 0x100000000000ULL;
+	int err = 0, bad = 0;
+	struct ds_thread *t;
+
+	for (uint64_t i = NR; i-- > 0 && !err;)
+		err = mmap_rec(m, 9, base + i * 0x10000, 0x1000, i << 12);
+	t = ds_machine__thread(m, 9, 9);
+	CHECK(!err && t, "descending maps: %d", err);
+	for (uint64_t k = 0; t && k < 20000; k++) {
+		uint64_t i = rnd() % NR, a = base + i * 0x10000 + rnd() % 0x2000;
+		const struct ds_map *got = ds_thread__find_map(t, a);
+		bool in = a < base + i * 0x10000 + 0x1000;
+
+		if (in != (got != NULL) || (got && got->pgoff != i << 12))
+			bad++;
+	}
+	CHECK(!bad, "100000 maps mapped top down: %d of 20000 lookups wrong", bad);
+	ds_machine__delete(m);
+}
+
+int main(void)
+{
+	check_random();
+	check_descending();
+	printf("test_maps: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
