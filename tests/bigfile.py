@@ -18,8 +18,11 @@ header says none: they would lie inside the copies), in one of two ways:
            copy's: a long recording of countless processes that come, map,
            sample and exit, each with its records (the kernel's pid -1 and
            the idle task's 0 kept)
+  maps     the recording once, then its last task MMAP2 record again and again,
+           each copy a page below the last, until SIZE MiB: a flood of maps in
+           one process (a JIT's, or hostile)
 
-usage: bigfile.py rounds|pending|tids|procs IN OUT SIZE_MIB   (prints the copies made)
+usage: bigfile.py rounds|pending|tids|procs|maps IN OUT SIZE_MIB   (prints the copies made)
 """
 import os
 import struct
@@ -52,11 +55,31 @@ def procs_ids(f):
     return [o for o in at if struct.unpack_from('<I', f.raw, o)[0] not in (0, 0xffffffff)]
 
 
+def maps_flood(f, dst, mib):
+    raw = f.raw
+    off, typ, size = [r for r in f.records if r[1] == MMAP2 and
+                      struct.unpack_from('<I', raw, r[0] + 8)[0] not in (0, 0xffffffff)][-1]
+    rec = bytearray(raw[off:off + size])
+    n = max(1, ((mib << 20) - f.data_end) // size)
+    flood = bytearray()
+    for i in range(n, 0, -1):
+        struct.pack_into('<QQ', rec, 16, 0x100000000000 + i * 0x2000, 0x1000)
+        flood += rec
+    hdr = bytearray(raw[:f.data_off])
+    struct.pack_into('<Q', hdr, 48, f.data_end - f.data_off + len(flood))
+    hdr[72:104] = bytes(32)                                # no features
+    with open(dst, 'wb') as out:
+        out.write(hdr + raw[f.data_off:f.data_end] + flood)
+    print(n)
+
+
 def main():
     how, src, dst, mib = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     f = PerfFile(open(src, 'rb').read())
     assert not f.pipe
     raw = f.raw
+    if how == 'maps':
+        return maps_flood(f, dst, mib)
     tid_at = [f.sample_field(off, 'TID') for off, typ, size in f.records if typ == SAMPLE] if how == 'tids' else []
     ids_at = procs_ids(f) if how == 'procs' else []
     for off, typ, size in f.records:

@@ -108,6 +108,16 @@ void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpu
 			 uint64_t ip, struct ds_resolved *out);
 
 /* The user map of @t holding @addr, or NULL; valid until the thread's maps change. */
+/*
+ * Bound the maps all address spaces hold at once to @max (0, the default:
+ * none; ds_profile sets it from its memory budget).  Past it the tasks
+ * that exited let go of their maps first (a long recording's countless
+ * short processes); then a task's MMAP record is not kept (its addresses
+ * resolve to no map) but counted by ds_machine__maps_dropped: a flood of
+ * maps, hostile or a JIT's, does not grow memory without end.
+ */
+void ds_machine__set_max_maps(struct ds_machine *m, size_t max);
+uint64_t ds_machine__maps_dropped(const struct ds_machine *m);
 const struct ds_map *ds_thread__find_map(struct ds_thread *t, uint64_t addr);
 
 /* One printed frame of a callchain, callee first. */

@@ -16,7 +16,7 @@ struct ds_machine *ds_machine__new(struct ds_symbols *syms)
 	if (!m)
 		return NULL;
 	m->syms = syms;
-	dsi_maps__init(&m->kmaps);
+	dsi_maps__init(&m->kmaps, &m->live_maps);
 	m->callchains = dsi_callchain_cache__new();
 	m->kernel_dso = ds_machine__intern(m, "[kernel.kallsyms]");
 	if (!m->callchains || !m->kernel_dso) {
@@ -37,6 +37,7 @@ void ds_machine__delete(struct ds_machine *m)
 	if (m->forgotten)
 		dsi_thread__delete(m->forgotten);
 	free(m->fresh);
+	free(m->exited);
 	for (size_t i = 0; i < m->nr_strings; i++)
 		free(m->strings[i]);
 	free(m->strings);

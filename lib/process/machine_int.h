@@ -36,6 +36,7 @@ struct ds_maps {
 	size_t nr;                 /* maps in all */
 	size_t last_c, last_i;     /* last-hit cache (checked: may be stale) */
 	uint64_t stamp;            /* new, never reused, on every change: keys the frame cache */
+	size_t *live;              /* the machine's count of the maps all sets hold, kept by these (NULL: none) */
 };
 
 struct comm_entry {
@@ -78,21 +79,32 @@ struct ds_machine {
 	bool vdso_asked[2];            /* the finder was asked for that image */
 	ds_vdso_finder vdso_finder;    /* ds_machine__set_vdso_finder's */
 	void *vdso_ctx;
+	size_t live_maps;              /* held by every map set (their live) */
+	size_t max_maps;               /* ds_machine__set_max_maps's bound (0: none) */
+	uint64_t maps_dropped;         /* task MMAP records not kept past it */
+	int32_t *exited;               /* tids that exited since the last release of their maps (fewer than threads) */
+	size_t nr_exited, cap_exited;
 };
 
 /* ---- maps.c ---- */
 
-/* An empty map set with one reference and a fresh stamp. */
-void dsi_maps__init(struct ds_maps *mp);
+/* An empty map set with one reference and a fresh stamp, counting its maps in *@live (NULL: nowhere). */
+void dsi_maps__init(struct ds_maps *mp, size_t *live);
 void dsi_maps__exit(struct ds_maps *mp);
 /* dsi_maps__init()'d on the heap; NULL on ENOMEM. */
-struct ds_maps *dsi_maps__new(void);
+struct ds_maps *dsi_maps__new(size_t *live);
 /* Drop a reference; the last one frees @mp (NULL is fine). */
 void dsi_maps__put(struct ds_maps *mp);
-/* A copy of @src with one reference (a forked process's); NULL on ENOMEM. */
+/* A copy of @src with one reference (a forked process's), counted where @src is; NULL on ENOMEM. */
 struct ds_maps *dsi_maps__clone(const struct ds_maps *src);
 /* The map holding @addr, or NULL. */
 const struct ds_map *dsi_maps__find(struct ds_maps *mp, uint64_t addr);
+/*
+ * Past the bound on maps: the threads that exited let go of theirs (a
+ * process's are freed with the last of its threads), their samples being
+ * behind them.  Does nothing when none exited since the last call.
+ */
+void dsi_machine__release_exited_maps(struct ds_machine *m);
 /* An MMAP or MMAP2 record into the kernel's or its thread's maps; 0 or -ENOMEM. */
 int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev);
 

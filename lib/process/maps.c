@@ -21,25 +21,27 @@ static void maps__changed(struct ds_maps *mp)
 	mp->stamp = atomic_fetch_add(&maps_stamps, 1) + 1;
 }
 
-void dsi_maps__init(struct ds_maps *mp)
+void dsi_maps__init(struct ds_maps *mp, size_t *live)
 {
-	*mp = (struct ds_maps){ .refs = 1 };
+	*mp = (struct ds_maps){ .refs = 1, .live = live };
 	maps__changed(mp);
 }
 
 void dsi_maps__exit(struct ds_maps *mp)
 {
+	if (mp->live)
+		*mp->live -= mp->nr;
 	for (size_t c = 0; c < mp->nr_chunks; c++)
 		free(mp->c[c]);
 	free(mp->c);
 }
 
-struct ds_maps *dsi_maps__new(void)
+struct ds_maps *dsi_maps__new(size_t *live)
 {
 	struct ds_maps *mp = malloc(sizeof(*mp));
 
 	if (mp)
-		dsi_maps__init(mp);
+		dsi_maps__init(mp, live);
 	return mp;
 }
 
@@ -62,7 +64,7 @@ static struct ds_maps_chunk *chunk_new(size_t cap)
 
 struct ds_maps *dsi_maps__clone(const struct ds_maps *src)
 {
-	struct ds_maps *mp = dsi_maps__new();
+	struct ds_maps *mp = dsi_maps__new(src->live);
 
 	if (!mp || !src->nr)
 		return mp;
@@ -82,8 +84,10 @@ struct ds_maps *dsi_maps__clone(const struct ds_maps *src)
 		memcpy(mp->c[c]->v, from->v, from->nr * sizeof(from->v[0]));
 		mp->c[c]->nr = from->nr;
 		mp->nr_chunks++;
+		mp->nr += from->nr;
+		if (mp->live)
+			*mp->live += from->nr;
 	}
-	mp->nr = src->nr;
 	return mp;
 }
 
@@ -170,6 +174,8 @@ static void erase(struct ds_maps *mp, struct mpos *p)
 	memmove(&ch->v[p->i], &ch->v[p->i + 1], (ch->nr - p->i - 1) * sizeof(ch->v[0]));
 	ch->nr--;
 	mp->nr--;
+	if (mp->live)
+		--*mp->live;
 	if (!ch->nr) {
 		free(ch);
 		memmove(&mp->c[p->c], &mp->c[p->c + 1], (mp->nr_chunks - p->c - 1) * sizeof(*mp->c));
@@ -241,6 +247,8 @@ static int insert_at(struct ds_maps *mp, struct mpos *p, const struct ds_map *m)
 	ch->v[p->i] = *m;
 	ch->nr++;
 	mp->nr++;
+	if (mp->live)
+		++*mp->live;
 	return 0;
 }
 
@@ -395,6 +403,12 @@ int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)
 	t = ds_machine__thread(m, (int32_t)me.pid, (int32_t)me.tid);
 	if (!t)
 		return -ENOMEM;
+	if (m->max_maps && m->live_maps >= m->max_maps)
+		dsi_machine__release_exited_maps(m);
+	if (m->max_maps && m->live_maps >= m->max_maps) {
+		m->maps_dropped++;   /* (a flood of maps, hostile or not: the budget's, said at the end) */
+		return 0;
+	}
 	return maps__insert(t->maps, &nm);
 }
 
@@ -461,6 +475,16 @@ const char *ds_dso__short_name(const char *dso, bool kernel, char *buf, size_t n
 			return "[kernel.vmlinux]";
 	}
 	return dso[0] == '[' || !b ? dso : b + 1;
+}
+
+void ds_machine__set_max_maps(struct ds_machine *m, size_t max)
+{
+	m->max_maps = max;
+}
+
+uint64_t ds_machine__maps_dropped(const struct ds_machine *m)
+{
+	return m->maps_dropped;
 }
 
 int ds_machine__list_dso(struct ds_machine *m, uint16_t misc, const char *filename)

@@ -82,7 +82,7 @@ static struct ds_maps *machine__maps_for(struct ds_machine *m, int32_t pid, int3
 		leader->maps->refs++;
 		return leader->maps;
 	}
-	return dsi_maps__new();
+	return dsi_maps__new(&m->live_maps);
 }
 
 /* A new thread for @tid, in place of any older one; NULL on ENOMEM. */
@@ -192,7 +192,7 @@ struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thre
 		return t;
 	if (!m->forgotten) {
 		m->forgotten = calloc(1, sizeof(*m->forgotten));
-		if (!m->forgotten || !(m->forgotten->maps = dsi_maps__new())) {
+		if (!m->forgotten || !(m->forgotten->maps = dsi_maps__new(&m->live_maps))) {
 			free(m->forgotten);
 			m->forgotten = NULL;
 			return NULL;
@@ -267,9 +267,33 @@ int dsi_machine__process_exit(struct ds_machine *m, const struct ds_event *ev)
 	t = ds_machine__thread(m, (int32_t)te.pid, (int32_t)te.tid);
 	if (!t)
 		return -ENOMEM;
+	bool first = !t->exit_time && !t->exited_untimed;
+
 	if (ev->sample.time == DS_NO_TIME)
 		t->exited_untimed = true;
 	else
 		t->exit_time = ev->sample.time;
+	/* remembered, once a thread, for dsi_machine__release_exited_maps (failing to: its maps stay) */
+	int32_t *n = first ? dsi_grow(m->exited, &m->cap_exited, m->nr_exited + 1, sizeof(*n), 256) : NULL;
+
+	if (n) {
+		m->exited = n;
+		n[m->nr_exited++] = t->tid;
+	}
 	return 0;
+}
+
+void dsi_machine__release_exited_maps(struct ds_machine *m)
+{
+	for (size_t i = 0; i < m->nr_exited; i++) {
+		struct ds_thread *t = machine__find_thread(m, m->exited[i]);
+		struct ds_maps *empty;
+
+		/* (a tid used again since is another thread: it stays) */
+		if (t && (t->exit_time || t->exited_untimed) && t->maps->nr && (empty = dsi_maps__new(&m->live_maps))) {
+			dsi_maps__put(t->maps);   /* freed with the last of its process's threads to exit */
+			t->maps = empty;
+		}
+	}
+	m->nr_exited = 0;
 }

@@ -43,6 +43,14 @@ struct read_split {
 	bool ready;
 };
 
+#define DEFAULT_BUDGET ((size_t)64 << 20)   /* ds_session's, when the options name none */
+/*
+ * Memory per map held, the bound's unit (ds_machine__set_max_maps): a map
+ * is 48 bytes in chunks of 256 that a split leaves half full (a million
+ * maps measured 93 MB): a budget of 64 MiB holds 1,048,576 maps at once,
+ * a large host's thousands of processes with some hundreds each.
+ */
+#define MAP_COST 64
 struct ds_profile {
 	struct ds_profile_opts o;
 	char *path;
@@ -690,6 +698,7 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	p->machine = p->syms ? ds_machine__new(p->syms) : NULL;
 	if (!p->machine)
 		return open_out_of_memory(p, opts, path);
+	ds_machine__set_max_maps(p->machine, (p->o.memory_budget ? p->o.memory_budget : DEFAULT_BUDGET) / MAP_COST);
 	if (!open_session(p, opts, path))
 		return NULL;
 	rd = ds_session__reader(p->session);
@@ -797,6 +806,11 @@ static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 	ret = ds_session__run(p->session, &sopts, fn, ctx);
 	if (p->o.progress)
 		p->o.progress(p->o.hook_ctx, DS_PROFILE_READ_DONE, false);
+	if (ds_machine__maps_dropped(p->machine))
+		ds_warn("%s: more than %zu maps held at once: %llu MMAP records not kept, their addresses in no map "
+			"(memory budget: DSTACK_MEMORY_BUDGET)\n", p->path,
+			(p->o.memory_budget ? p->o.memory_budget : DEFAULT_BUDGET) / MAP_COST,
+			(unsigned long long)ds_machine__maps_dropped(p->machine));
 	if (ret) {
 		const char *msg = ds_session__error(p->session);
 

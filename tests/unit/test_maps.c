@@ -5,8 +5,8 @@
  * the newest map covering it, at that map's file offset.  Random maps that
  * overlap heavily (cut heads, tails, holes, maps dropped whole) past many
  * chunk splits; then 100,000 maps mapped from the top down (each new one
- * first: one sorted array moved every map for each, quadratic), and a
- * forked child's copy.
+ * first: one sorted array moved every map for each, quadratic), a forked
+ * child's copy, and the bound on maps held at once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,10 +144,54 @@ static void check_descending(void)
 	ds_machine__delete(m);
 }
 
+/* An EXIT record of task @pid. */
+static int exit_rec(struct ds_machine *m, int32_t pid)
+{
+	struct {
+		struct ds_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+	} r = { { .type = DS_REC_EXIT, .size = sizeof(r) }, (uint32_t)pid, 1, (uint32_t)pid, 1, 5 };
+	struct ds_event ev = { .hdr = &r.h, .evsel = &evsel, .sample.time = 5 };
+
+	return ds_machine__process(m, &ev);
+}
+
+/*
+ * The bound on maps held (ds_machine__set_max_maps): a long recording's
+ * processes that come, map and exit never reach it (the exited let go of
+ * theirs); live ones past it have their new maps counted, not kept.
+ */
+static void check_bound(void)
+{
+	struct ds_machine *m = ds_machine__new(NULL);
+	int err = 0, bad = 0;
+
+	ds_machine__set_max_maps(m, 1000);
+	for (int32_t pid = 100; pid < 5100 && !err; pid++) {   /* 5,000 processes of 10 maps, one after another */
+		for (uint64_t k = 0; k < 10 && !err; k++)
+			err = mmap_rec(m, pid, 0x400000 + k * 0x10000, 0x1000, k << 12);
+		struct ds_thread *t = ds_machine__thread(m, pid, pid);
+
+		bad += !t || !ds_thread__find_map(t, 0x400000 + 9 * 0x10000);
+		err = err ? err : exit_rec(m, pid);
+	}
+	CHECK(!err && !bad && !ds_machine__maps_dropped(m),
+	      "5000 processes of 10 maps under a bound of 1000: %d without their maps, %llu dropped", bad,
+	      (unsigned long long)ds_machine__maps_dropped(m));
+	for (int32_t pid = 10000; pid < 10200 && !err; pid++)   /* 200 live ones: 2000 maps */
+		for (uint64_t k = 0; k < 10 && !err; k++)
+			err = mmap_rec(m, pid, 0x400000 + k * 0x10000, 0x1000, k << 12);
+	CHECK(!err && ds_machine__maps_dropped(m) == 1000, "past the bound, live: %llu of 2000 maps dropped (want 1000)",
+	      (unsigned long long)ds_machine__maps_dropped(m));
+	ds_machine__delete(m);
+}
+
 int main(void)
 {
 	check_random();
 	check_descending();
+	check_bound();
 	printf("test_maps: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
