@@ -152,10 +152,16 @@ record_host_suite() {
 	else bad "record -g: exit $rc: $(tail -3 "$o/g.err")"; fi
 	"$DSTACK" script -i "$o/g.data" >"$o/g.dscript" 2>"$o/g.dscript.err"
 	record_stacks "$o/g.dscript" >"$o/g.dstacks"
+	# a frame-pointer walk from leaf()'s first instruction (before its push
+	# of %rbp) or its ret (after the pop) skips its caller: leaf;top;main,
+	# in perf's reading too (compared below); rare, and it still reaches main
 	n=$(grep -c '^leaf;middle;top;main$' "$o/g.dstacks")
-	if [ "$n" -gt 20 ] && [ "$n" = "$(wc -l <"$o/g.dstacks")" ]
-	then ok "record -g: dstack script shows $n samples in leaf(), every one with leaf;middle;top;main"
-	else bad "record -g: $n of $(wc -l <"$o/g.dstacks") leaf() samples have the full user stack (dstack script)"; fi
+	local all edge
+	all=$(wc -l <"$o/g.dstacks")
+	edge=$(grep -c '^leaf;top;main$' "$o/g.dstacks")
+	if [ "$n" -gt 20 ] && [ $((n + edge)) = "$all" ] && [ $((edge * 100)) -le "$all" ]
+	then ok "record -g: dstack script shows $all samples in leaf(), $n with leaf;middle;top;main, $edge at leaf's entry or exit (leaf;top;main)"
+	else bad "record -g: $n of $all leaf() samples have the full user stack, $edge leaf;top;main (dstack script): $(grep -v '^leaf;middle;top;main$' "$o/g.dstacks" | sort | uniq -c | head -3 | tr '\n' ' ')"; fi
 	if [ -x /usr/bin/perf ]; then
 		/usr/bin/perf script -i "$o/g.data" >"$o/g.pscript" 2>"$o/g.pscript.err"
 		record_stacks "$o/g.pscript" >"$o/g.pstacks"
