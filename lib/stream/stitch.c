@@ -33,10 +33,9 @@ struct chain {
 };
 
 /*
- * HELD_WAIT (time order): stitched with a record before it, or given up for
- * a later kernel entry of its task (until_record), waiting to learn when
- * perf 7.2 would print it (its release_time): perf holds such a sample,
- * too, until its task's next deferred record (see release_waiting).
+ * HELD_WAIT (time order): stitched with a record before it, waiting to
+ * learn when perf 7.2 would print it (its release_time): perf holds such a
+ * sample, too, until its task's next deferred record (see release_waiting).
  */
 enum { HELD_READY, HELD_PENDING, HELD_WAIT, HELD_DONE };
 
@@ -56,13 +55,21 @@ struct held {
 	uint8_t state;
 	uint8_t stitch;
 	bool passed;            /* unresolved by another cookie of its task (ds_event.cookie_passed) */
-	bool until_record;      /* HELD_WAIT unresolved: for its task's next record, or the end */
 };
 
 struct tid_state {
 	uint32_t tid;
-	uint64_t cookie;        /* cookie of the pending samples, if any */
-	uint32_t npending;
+	uint64_t cookie;        /* cookie of the newest pending samples, if any */
+	/*
+	 * cookies of the task's samples still pending before those, oldest
+	 * first: perf holds every sample of a task to its next record and
+	 * matches each there (a later kernel entry's sample stamped among an
+	 * earlier one's; entries whose records never come).  Allocated only
+	 * then, freed when settled; as many as there are held samples at most.
+	 */
+	uint64_t *older;
+	size_t nr_older, cap_older;
+	uint32_t npending;      /* of every cookie */
 	struct chain *chain;    /* newest deferred chain of this tid */
 	/* its held samples, oldest first (NO_SEQ: none): all its deferred ones
 	 * in perf's order, those waiting for their release (HELD_WAIT) in time order */
@@ -154,8 +161,10 @@ void ds_stitcher__delete(struct ds_stitcher *st)
 	}
 	free(st->ring);
 	dsi_arena__exit(&st->arena);
-	for (size_t i = 0; i < st->nr_states; i++)
+	for (size_t i = 0; i < st->nr_states; i++) {
 		chain_put(st->states[i].chain);
+		free(st->states[i].older);
+	}
 	free(st->states);
 	for (size_t i = 0; dsi_hashmap__next(&st->orphans, &i, &k, &v);)
 		chain_put((struct chain *)(uintptr_t)v);
@@ -205,7 +214,7 @@ static struct tid_state *tid_state(struct ds_stitcher *st, uint32_t tid)
  */
 static bool tid_state__idle(const struct tid_state *ts)
 {
-	return !ts->npending && !ts->chain && ts->wait_head == NO_SEQ;
+	return !ts->npending && !ts->chain && ts->wait_head == NO_SEQ && !ts->nr_older;
 }
 
 /* Between events only: it moves states (no tid_state pointer may live across it). */
@@ -399,36 +408,17 @@ static int rekey_pending(struct ds_stitcher *st)
 }
 
 /*
- * Time order: @h, unresolved, waits in its task's queue for the task's next
- * record.  The pending list gives a task's samples newest first, and every
- * sample already queued is older: each goes in right after the queue's
- * old tail (@after, NO_SEQ for the front), which keeps the queue in order.
- */
-static void wait_until_record(struct ds_stitcher *st, struct tid_state *ts, struct held *h, uint64_t after)
-{
-	uint64_t *link = after == NO_SEQ ? &ts->wait_head : &held_at(st, after)->next_wait;
-
-	h->state = HELD_WAIT;
-	h->until_record = true;
-	h->next_wait = *link;
-	*link = h->seq;
-	if (h->next_wait == NO_SEQ)
-		ts->wait_tail = h->seq;
-}
-
-/*
  * Settle the pending samples of @cookie: those of @tid (any tid if @tid is
  * -1, in tid-less mode only) get chain @c, or become unresolved when @c is
- * NULL; with @ts (time order, given up for a later kernel entry of the
- * task) those wait for the task's next record (wait_until_record).
+ * NULL, released at @time (0: their own; a record's, @passed: given up
+ * there; DS_NO_TIME: as at the end), which decides how perf prints them.
  */
 static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, struct chain *c, bool passed,
-			  struct tid_state *ts)
+			  uint64_t time)
 {
 	uint64_t key = tid < 0 ? cookie : pending_key(st, (uint32_t)tid, cookie);
 	uint64_t *headp = dsi_hashmap__find(&st->pending, key);
 	uint64_t keep = NO_SEQ, *link = &keep;
-	uint64_t after = ts ? ts->wait_tail : NO_SEQ;
 
 	if (!headp)
 		return;
@@ -440,8 +430,8 @@ static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, 
 			break;
 		if (h->state == HELD_PENDING && h->cookie == cookie && (tid < 0 || h->tid == (uint32_t)tid)) {
 			resolve(st, h, c, passed);
-			if (ts)
-				wait_until_record(st, ts, h, after);
+			if (!c && time)
+				h->release_time = time;
 		} else if (h->state == HELD_PENDING) {
 			*link = s;          /* another tid's sample: keep it linked */
 			link = &h->next;
@@ -455,10 +445,57 @@ static void settle_cookie(struct ds_stitcher *st, uint64_t cookie, int64_t tid, 
 		*headp = keep;
 }
 
-static void settle_tid(struct ds_stitcher *st, struct tid_state *ts, struct chain *c, bool passed)
+/* The older cookies settled: their list goes. */
+static void forget_older(struct tid_state *ts)
 {
+	free(ts->older);
+	ts->older = NULL;
+	ts->nr_older = ts->cap_older = 0;
+}
+
+/*
+ * Settle every pending sample of @ts: those of @cookie get chain @c (NULL:
+ * none do), the others none (@passed: given up at a record at @time).
+ */
+static void settle_tid(struct ds_stitcher *st, struct tid_state *ts, uint64_t cookie, struct chain *c, bool passed,
+		       uint64_t time)
+{
+	for (size_t i = 0; i < ts->nr_older; i++)
+		settle_cookie(st, ts->older[i], ts->tid, c && ts->older[i] == cookie ? c : NULL, passed, time);
+	forget_older(ts);
 	if (ts->npending)
-		settle_cookie(st, ts->cookie, ts->tid, c, passed, NULL);
+		settle_cookie(st, ts->cookie, ts->tid, c && ts->cookie == cookie ? c : NULL, passed, time);
+}
+
+/*
+ * A sample of a new kernel entry: the task's pending samples stay pending,
+ * for its next record to match (perf 7.2 holds them all and matches each
+ * by cookie there).  Out of memory, they are given up now.  A cookie met
+ * again (not physical) is listed again: settling it twice finds nothing
+ * the second time, and no list is scanned per sample.
+ */
+static void keep_older(struct ds_stitcher *st, struct tid_state *ts)
+{
+	uint64_t *n = dsi_grow(ts->older, &ts->cap_older, ts->nr_older + 1, sizeof(*n), 4);
+	if (!n) {
+		settle_cookie(st, ts->cookie, ts->tid, NULL, false, 0);
+		return;
+	}
+	ts->older = n;
+	ts->older[ts->nr_older++] = ts->cookie;
+}
+
+/*
+ * The task's record can no longer come for its older cookies (it exited,
+ * or the recording ended): those samples go unresolved, as perf prints
+ * what it holds at the end.
+ */
+static void give_up_older(struct ds_stitcher *st, struct tid_state *ts)
+{
+	for (size_t i = 0; i < ts->nr_older; i++)
+		if (ts->older[i] != ts->cookie)   /* (the newest waits for its record a little: note_exit) */
+			settle_cookie(st, ts->older[i], ts->tid, NULL, false, DS_NO_TIME);
+	forget_older(ts);
 }
 
 static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending, bool waiting, struct chain *c)
@@ -480,7 +517,6 @@ static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending,
 	h->state = pending ? HELD_PENDING : waiting ? HELD_WAIT : HELD_READY;
 	h->stitch = ev->stitch;
 	h->passed = false;
-	h->until_record = false;
 	h->next = NO_SEQ;
 	h->next_wait = NO_SEQ;
 	h->time = ev->sample.time;
@@ -541,8 +577,6 @@ static void release_waiting(struct ds_stitcher *st, struct tid_state *ts, uint64
 		s = h->next_wait;
 		h->state = HELD_READY;
 		h->release_time = time;
-		/* given up: a record prints its cookie as an address, the end keeps "(cookie)" */
-		h->passed = h->until_record && time != DS_NO_TIME;
 	}
 	ts->wait_head = ts->wait_tail = NO_SEQ;
 }
@@ -569,9 +603,8 @@ static int drain_ready(struct ds_stitcher *st)
 		if (h->state == HELD_PENDING)
 			break;
 		if (h->state == HELD_WAIT) {
-			/* no record of its task for a grace period: as it is
-			 * (given up ones wait for the record: it decides how they print) */
-			if (h->until_record || h->time == DS_NO_TIME || h->time + st->opts.exit_grace_ns >= st->now)
+			/* no record of its task for a grace period: as it is */
+			if (h->time == DS_NO_TIME || h->time + st->opts.exit_grace_ns >= st->now)
 				break;
 			unqueue_oldest(st, h);
 		}
@@ -663,10 +696,14 @@ static int push_sample(struct ds_stitcher *st, struct ds_event *ev, long m)
 		st->stats.stitched_before++;
 		return emit(st, ev, false, oc);
 	}
-	/* a new kernel entry: the previous one's record can no longer come
-	 * (perf's order: decided when released; time order: when perf would) */
+	/*
+	 * A new kernel entry: the previous one's samples stay pending to the
+	 * task's next record, which may yet be theirs (a later entry's sample
+	 * stamped before the earlier entry's last ones): perf 7.2 holds them
+	 * all and matches each by cookie there
+	 */
 	if (ts->npending && ts->cookie != ev->cookie)
-		settle_cookie(st, ts->cookie, ts->tid, NULL, false, st->opts.perf_order ? NULL : ts);
+		keep_older(st, ts);
 	if (ts->chain && ts->chain->cookie != ev->cookie) {
 		chain_put(ts->chain);
 		ts->chain = NULL;
@@ -739,7 +776,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		if (dup)
 			st->stats.duplicate_records++;
 		else
-			settle_cookie(st, d.cookie, -1, c, false, NULL);
+			settle_cookie(st, d.cookie, -1, c, false, 0);
 		chain_put(c);
 		return emit(st, ev, false, NULL);
 	}
@@ -756,7 +793,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 		chain_put(ts->chain);
 		ts->chain = c;
 		if (ts->npending)
-			settle_tid(st, ts, ts->cookie == d.cookie ? c : NULL, true);
+			settle_tid(st, ts, d.cookie, c, true, ev->sample.time);
 	}
 	release_waiting(st, ts, ev->sample.time);
 	int err = !st->opts.perf_order ? 0 : release_tid(st, ts, ev->sample.time);
@@ -776,6 +813,7 @@ static int note_exit(struct ds_stitcher *st, struct ds_event *ev)
 	if (!idx)
 		return 0;
 	/* no later record of the task: perf prints them at the end (a thread it has forgotten) */
+	give_up_older(st, &st->states[*idx]);
 	release_waiting(st, &st->states[*idx], DS_NO_TIME);
 	if (!st->states[*idx].npending) {
 		/* nothing waits for this tid: its chain can go (bounds memory by live tids) */
@@ -805,7 +843,7 @@ static void expire_exits(struct ds_stitcher *st, uint64_t now, bool all)
 		uint64_t *idx = dsi_hashmap__find(&st->tids, st->exits[st->exits_head].tid);
 
 		if (idx && st->states[*idx].exited) {
-			settle_tid(st, &st->states[*idx], NULL, false);
+			settle_tid(st, &st->states[*idx], 0, NULL, false, 0);
 			chain_put(st->states[*idx].chain);
 			st->states[*idx].chain = NULL;
 		}
@@ -844,7 +882,7 @@ static int enforce_limit(struct ds_stitcher *st)
 		if (h->state == HELD_PENDING) {
 			if (!ts)
 				return -ENOMEM;
-			settle_tid(st, ts, NULL, false);
+			settle_tid(st, ts, 0, NULL, false, 0);
 		}
 		if ((st->opts.perf_order || h->state == HELD_WAIT) && ts) {
 			/* the oldest held sample is the oldest of its task's queue */
@@ -908,6 +946,8 @@ int ds_stitcher__flush(struct ds_stitcher *st)
 	int err = 0;
 
 	expire_exits(st, 0, true);
+	for (size_t i = 0; i < st->nr_states; i++)
+		give_up_older(st, &st->states[i]);
 	for (uint64_t s = st->head; s < st->tail && !err; s++) {
 		struct held *h = held_at(st, s);
 

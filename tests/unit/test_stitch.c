@@ -277,6 +277,51 @@ static void test_new_cookie(void)
 	ds_stitcher__delete(st);
 }
 
+/*
+ * A later kernel entry's sample stamped between an earlier entry's (seen
+ * on perf 7.2 recordings of threads: cookie 0x683's sample at 46.549 s
+ * among 0x681's, whose record came at 46.570 s): perf 7.2 holds them all
+ * to the task's next record and matches each by cookie, so the earlier
+ * entry's samples are stitched and the later one's is given up there.
+ * In time order and in perf's.
+ */
+static void test_interleaved_cookies(void)
+{
+	for (int po = 0; po < 2; po++) {
+		struct ds_stitcher_opts o = { .perf_order = po, .max_held_bytes = 1ULL << 30 };
+		struct ds_stitcher *st;
+
+		nout = nbuf = 0;
+		st = ds_stitcher__new(&o, collect, NULL);
+		sample(st, 10, 100, 0x68100000002, false);
+		sample(st, 10, 110, 0x68300000002, false);   /* the later entry, stamped early */
+		sample(st, 10, 120, 0x68100000002, false);
+		CHECK(nout == 0, "%s: all held for the task's next record (got %d)", po ? "perf order" : "time order", nout);
+		deferred(st, 10, 130, 0x68100000002, 0x7f00);
+		CHECK(nout == 4, "%s: all released at the record (got %d)", po ? "perf order" : "time order", nout);
+		for (int i = 0; i < 3 && nout >= 3; i++) {
+			bool early = out[i].time == 110;
+
+			CHECK(early ? out[i].stitch == DS_STITCH_UNRESOLVED && out[i].cookie_passed && out[i].record_time == 130
+				    : out[i].stitch == DS_STITCH_AFTER && has_user(&out[i], 0x7f00),
+			      "%s: sample at %llu: %s", po ? "perf order" : "time order", (unsigned long long)out[i].time,
+			      early ? "the later entry's given up at the record" : "stitched with its entry's record");
+		}
+		/* the later entry's own samples, after: stitched with its record */
+		sample(st, 10, 140, 0x68300000002, false);
+		deferred(st, 10, 150, 0x68300000002, 0x7f10);
+		CHECK(nout == 6 && out[4].stitch == DS_STITCH_AFTER && has_user(&out[4], 0x7f10),
+		      "%s: the later entry's next sample stitched with its record", po ? "perf order" : "time order");
+		/* 8 kernel entries whose records never come: all held to the task's next record */
+		for (uint64_t k = 0; k < 8; k++)
+			sample(st, 10, 200 + k, 0x70000000001 + (k << 32), false);
+		deferred(st, 10, 300, 0x70700000001, 0x7f20);
+		CHECK(ds_stitcher__flush(st) == 0 && nout == 15,
+		      "%s: 8 cookies pending, every sample delivered (got %d)", po ? "perf order" : "time order", nout);
+		ds_stitcher__delete(st);
+	}
+}
+
 static void test_exit_and_end(void)
 {
 	struct ds_stitcher *st = start();
@@ -434,6 +479,7 @@ int main(void)
 	test_before();
 	test_tid_mismatch_and_order();
 	test_new_cookie();
+	test_interleaved_cookies();
 	test_exit_and_end();
 	test_exit_then_record();
 	test_duplicates_and_tidless();
