@@ -85,6 +85,8 @@ struct entry {
 	uint64_t start;                /* the symbol's start (perf's collapsed order), the address with none */
 	uint64_t end;                  /* the symbol's end (an inlined function's: the one it is in) */
 	bool merged;                   /* --children: merged into an equal entry as perf collapses */
+	bool object;                   /* sym is a data object: perf prints "sym+0xOFF" (obj_off) */
+	uint64_t obj_off;
 };
 
 /* A sample's entry and call-graph path, by what determines them. */
@@ -1012,6 +1014,13 @@ static void key_of(struct report *r, const struct ds_profile_sample *s, const st
 	if (!key->sym && rel && (!f->kernel || f->map_end) && !f->cookie)
 		key->addr = f->addr;
 	key->start = !key->sym ? key->addr : f->kernel ? f->ip - f->offset : f->addr - f->offset;
+	/*
+	 * perf's _hist_entry__sym_snprintf adds to a data object's name "+0x"
+	 * he->ip - map__unmap_ip(map, sym->start): a map-relative address less
+	 * an absolute one, wrapped (its first sample's)
+	 */
+	key->object = key->sym && f->object && !f->kernel;
+	key->obj_off = f->offset - (f->map_start - f->map_pgoff);
 	key->end = key->start + (key->sym ? f->sym_size : 0);
 	/* a failed copy (ENOMEM) leaves the entry without its line: printed "?" */
 	if (uses(r, SORT_SRCLINE))
@@ -2557,10 +2566,15 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 			snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
 			column(o, buf, last ? 0 : w[SORT_PID]);
 			break;
-		case SORT_SYM:
-			sym_text(e, buf, sizeof(buf));
+		case SORT_SYM: {
+			size_t len = (size_t)sym_text(e, buf, sizeof(buf));
+
+			/* (not counted in the column's width: perf's is the name's) */
+			if (e->object && len < sizeof(buf))
+				snprintf(buf + len, sizeof(buf) - len, "+0x%llx", (unsigned long long)e->obj_off);
 			column(o, buf, last ? 0 : w[SORT_SYM]);
 			break;
+		}
 		case SORT_SRCLINE:
 			column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
 			break;

@@ -135,6 +135,7 @@ struct ds_cc_frame {
 	uint64_t addr;             /* as in ds_resolved */
 	uint64_t map_start, map_end, map_pgoff;
 	const struct ds_dso *dso_obj;
+	bool object;               /* sym is a data object (ds_frame's) */
 };
 
 /*

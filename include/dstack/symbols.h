@@ -47,6 +47,7 @@ struct ds_frame {
 				     report's name for a sample), NULL if unknown */
 	uint64_t size;            /* that symbol's size (end - start; 0 if unknown): perf's
 				     inlined functions take the range of the one they are in */
+	bool object;              /* a data object (STT_OBJECT): perf report prints it with an offset */
 };
 
 struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts);

@@ -244,7 +244,7 @@ static struct ds_cc_frame frame_of(const struct ds_resolved *r, size_t k)
 				     .elf_sym = r->frames[k].elf_name, .sym_size = r->frames[k].size,
 				     .addr = r->addr, .map_start = r->map_start,
 				     .map_end = r->map_end, .map_pgoff = r->map_pgoff,
-				     .dso_obj = r->dso_obj };
+				     .dso_obj = r->dso_obj, .object = r->frames[k].object };
 }
 
 /* Append the frames of @ip resolved now, and keep a lone one in @slot (if any); false on ENOMEM. */

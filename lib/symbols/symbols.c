@@ -861,7 +861,7 @@ static size_t compute_frames(struct ds_dso *d, uint64_t vaddr, struct ds_frame *
 	}
 	if (sym->object) {   /* data: no function, inlined or not, of addr2line's */
 		out[0] = (struct ds_frame){ .name = sym->name, .offset = vaddr - sym->start, .elf_name = sym->name,
-					    .size = sym->end - sym->start };
+					    .size = sym->end - sym->start, .object = true };
 		return 1;
 	}
 	if (d->img.dwarf && !s->no_inline)

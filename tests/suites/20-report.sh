@@ -58,6 +58,7 @@ PY
 	else bad "report: bad --sort key not refused with exit 2"; fi
 	report_children_vs_perf7
 	report_no_samples_vs_perf7
+	report_object_symbol_vs_perf7
 	report_many_processes
 }
 
@@ -156,6 +157,33 @@ report_no_samples_vs_perf7() {
 		fi
 	done
 }
+# A sample in a symbol the symbol table calls a data object (STT_OBJECT: a
+# JIT's or hand-written code, a libc table perf's symbol-end fixup stretches
+# over code): perf 7.2's report prints it "sym+0xOFF", OFF its first
+# sample's map-relative ip less the symbol's absolute start (wrapped).
+# Recorded here by the host's perf, read by perf 7.2 and dstack.
+report_object_symbol_vs_perf7() {
+	local o="$WORK/out/objsym" line pline
+	if ! kvm_ready || [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ]; then
+		echo "SKIPPED report of a data-object symbol vs perf 7.2: *** needs kernel-vm (perf7), the host's perf and root ***"; return
+	fi
+	mkdir -p "$o"
+	cat >"$o/objwl.c" <<'SRC'
+/* a loop the symbol table calls a data object */
+__asm__(".text\n.globl spin_obj\n.type spin_obj, @object\nspin_obj:\n\tmov $100000000, %rcx\n"
+	"1:\tdec %rcx\n\tjnz 1b\n\tret\n.size spin_obj, .-spin_obj\n");
+void spin_obj(void);
+int main(void) { for (int i = 0; i < 3; i++) spin_obj(); return 0; }
+SRC
+	cc -O2 -o "$o/objwl" "$o/objwl.c" || { bad "report: a data-object symbol: the workload does not build"; return; }
+	/usr/bin/perf record -q -e cpu-clock -o "$o/o.data" "$o/objwl" >/dev/null 2>&1
+	pline=$("$KVM_PERF7" report --stdio --symfs /host -i "/host$o/o.data" 2>/dev/null | grep ' spin_obj')
+	line=$("$DSTACK" report --stdio -i "$o/o.data" 2>/dev/null | grep ' spin_obj')
+	if [ -n "$pline" ] && [ "$line" = "$pline" ] && [[ $line == *'spin_obj+0x'* ]]; then
+		ok "report: a data-object symbol as perf 7.2 prints it: ${line#"${line%%[![:space:]]*}"}"
+	else bad "report: a data-object symbol: perf 7.2 '$pline', dstack '$line'"; fi
+}
+
 # A kallsyms of another boot (KASLR put the kernel elsewhere): perf moves
 # its symbols by the recorded _text (the "[kernel.kallsyms]_text" MMAP's
 # address); the kernel frames must come out as with the recording's own.
