@@ -93,10 +93,11 @@ int32_t ds_thread__pid(const struct ds_thread *t);
  * The thread perf script finds @t's addresses in at @when.  perf script
  * forgets a thread at its EXIT; a record of that tid after it makes a new
  * thread, which has its process's maps when it is not a leader itself (a
- * fresh recording showed them even after the leader's EXIT), else none.
- * So: @t until its EXIT, then @t for such a thread, else a thread of no
- * maps (its user addresses are "[unknown]"), owned by @m.  NULL only on
- * ENOMEM.
+ * fresh recording showed them even after the leader's EXIT), else those
+ * mapped after the EXIT (an exec's image: its EXIT comes before).  So: @t
+ * until its EXIT, then @t for such a thread, else a thread with the maps
+ * mapped after @t's EXIT (none: its user addresses are "[unknown]"),
+ * owned by @m and valid until the next call.  NULL only on ENOMEM.
  */
 struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thread *t, uint64_t when);
 

@@ -34,8 +34,10 @@ void ds_machine__delete(struct ds_machine *m)
 		return;
 	for (size_t i = 0; dsi_hashmap__next(&m->threads, &i, &k, &v);)
 		dsi_thread__delete((struct ds_thread *)(uintptr_t)v);
-	if (m->forgotten)
+	if (m->forgotten) {
+		m->forgotten->maps = m->forgotten_maps;   /* (a thread's reborn maps are its own) */
 		dsi_thread__delete(m->forgotten);
+	}
 	free(m->fresh);
 	free(m->exited);
 	for (size_t i = 0; i < m->nr_strings; i++)

@@ -53,6 +53,7 @@ struct ds_thread {
 	uint64_t exit_time;        /* its EXIT record's, 0 while it has none */
 	bool exited_untimed;       /* an EXIT without a time came (a recording without timestamps) */
 	struct ds_maps *maps;
+	struct ds_maps *reborn;    /* mapped after its EXIT: perf's new thread's maps (ds_machine__script_thread); NULL: none */
 	char placeholder[16];      /* ":TID", the comm until one is set: not interned (its thread may be forgotten) */
 };
 
@@ -62,7 +63,9 @@ struct ds_machine {
 	struct ds_symbols *syms;
 	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
 	struct ds_thread *last_thread; /* the one found last: samples come in runs of one thread */
-	struct ds_thread *forgotten;   /* of no maps: ds_machine__script_thread's for an exited thread */
+	struct ds_thread *forgotten;   /* ds_machine__script_thread's for an exited thread: its maps those
+					  mapped after the EXIT (a thread's reborn), else forgotten_maps */
+	struct ds_maps *forgotten_maps;
 	int32_t *fresh;                /* ring of the tids of threads made unintroduced (threads.c) */
 	size_t fresh_head, fresh_nr;
 	struct ds_idmap string_ids;    /* string -> index in strings */

@@ -403,6 +403,19 @@ int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)
 	t = ds_machine__thread(m, (int32_t)me.pid, (int32_t)me.tid);
 	if (!t)
 		return -ENOMEM;
+	/*
+	 * perf forgets a thread at its EXIT: what it maps after (an exec's
+	 * image) goes to the new thread perf makes, whose maps perf script
+	 * resolves the later samples with (ds_machine__script_thread)
+	 */
+	if ((t->exit_time || t->exited_untimed) && (t->pid < 0 || t->pid == t->tid)) {
+		if (!t->reborn && !(t->reborn = dsi_maps__new(&m->live_maps)))
+			return -ENOMEM;
+		int err = maps__insert(t->reborn, &nm);
+
+		if (err)
+			return err;
+	}
 	if (m->max_maps && m->live_maps >= m->max_maps)
 		dsi_machine__release_exited_maps(m);
 	if (m->max_maps && m->live_maps >= m->max_maps) {

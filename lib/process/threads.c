@@ -13,6 +13,7 @@
 void dsi_thread__delete(struct ds_thread *t)
 {
 	dsi_maps__put(t->maps);
+	dsi_maps__put(t->reborn);
 	free(t->comms);
 	free(t);
 }
@@ -192,7 +193,7 @@ struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thre
 		return t;
 	if (!m->forgotten) {
 		m->forgotten = calloc(1, sizeof(*m->forgotten));
-		if (!m->forgotten || !(m->forgotten->maps = dsi_maps__new(&m->live_maps))) {
+		if (!m->forgotten || !(m->forgotten_maps = dsi_maps__new(&m->live_maps))) {
 			free(m->forgotten);
 			m->forgotten = NULL;
 			return NULL;
@@ -200,6 +201,8 @@ struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thre
 		m->forgotten->pid = m->forgotten->tid = -1;
 		m->forgotten->comm = "";
 	}
+	/* (only borrowed: the thread returned is used at once, for this one sample) */
+	m->forgotten->maps = t->reborn ? t->reborn : m->forgotten_maps;
 	return m->forgotten;
 }
 

@@ -187,11 +187,36 @@ static void check_bound(void)
 	ds_machine__delete(m);
 }
 
+/*
+ * perf script forgets a thread at its EXIT and resolves later samples of
+ * its tid with a new thread's maps: those mapped after the EXIT (an exec's
+ * image, whose EXIT comes before), not the old ones.
+ */
+static void check_script_thread(void)
+{
+	struct ds_machine *m = ds_machine__new(NULL);
+	struct ds_thread *t, *st;
+	int err;
+
+	err = mmap_rec(m, 50, 0x400000, 0x1000, 0);          /* the old image */
+	err = err ? err : exit_rec(m, 50);
+	err = err ? err : mmap_rec(m, 50, 0x7f0000000000, 0x1000, 1ULL << 40);   /* the new one's */
+	t = ds_machine__thread(m, 50, 50);
+	st = t ? ds_machine__script_thread(m, t, 10) : NULL;
+	CHECK(!err && t && st && st != t, "an exited leader: script's thread is another (%d)", err);
+	CHECK(st && ds_thread__find_map(st, 0x7f0000000010) && !ds_thread__find_map(st, 0x400010),
+	      "script's thread after the EXIT has the maps made after it, not the old ones");
+	CHECK(t && ds_thread__find_map(t, 0x400010) && ds_thread__find_map(t, 0x7f0000000010),
+	      "the machine's thread keeps both");
+	ds_machine__delete(m);
+}
+
 int main(void)
 {
 	check_random();
 	check_descending();
 	check_bound();
+	check_script_thread();
 	printf("test_maps: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
