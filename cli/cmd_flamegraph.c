@@ -71,13 +71,10 @@ static uint32_t child(struct flame *fl, uint32_t parent, uint32_t func)
 static int count_stack(void *ctx, const struct xsample *xs)
 {
 	struct flame *fl = ctx;
-	size_t old = fl->cap_weights;
-	uint64_t *n = dsi_grow(fl->weights, &fl->cap_weights, (size_t)xs->stack + 1, sizeof(*n), 1024);
+	uint64_t *n = dsi_grow_zeroed(fl->weights, &fl->cap_weights, (size_t)xs->stack + 1, sizeof(*n), 1024);
 
 	if (!n)
 		return -ENOMEM;
-	if (fl->cap_weights > old)
-		memset(n + old, 0, (fl->cap_weights - old) * sizeof(*n));
 	fl->weights = n;
 	fl->weights[xs->stack] += fl->x->time_mode != WALK_CPU ? xs->period : xs->count;   /* --off-cpu/--wall: ns */
 	return 0;

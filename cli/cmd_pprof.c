@@ -611,24 +611,29 @@ static size_t store_event(struct store *st, uint32_t name, uint64_t period)
 	return st->nr_events++;
 }
 
+/* @count more samples of stack @stack (the main binary's weight).  0 or ENOMEM. */
+static int count_stack(struct store *st, uint32_t stack, uint64_t count)
+{
+	uint64_t *sc = dsi_grow_zeroed(st->stack_count, &st->cap_stacks, (size_t)stack + 1, sizeof(*sc), 1024);
+
+	if (!sc)
+		return ENOMEM;
+	st->stack_count = sc;
+	sc[stack] += count;
+	return 0;
+}
+
 /* Note what the profile needs of x->samples[from ..): events, first periods, samples per stack.  0 or ENOMEM. */
 static int store_note(struct store *st, size_t from)
 {
 	const struct xdata *x = st->x;
-	size_t old = st->cap_stacks;
-	uint64_t *sc = dsi_grow(st->stack_count, &st->cap_stacks, x->nr_stacks + 1, sizeof(*sc), 1024);
 
-	if (!sc)
-		return ENOMEM;
-	if (st->cap_stacks > old)
-		memset(sc + old, 0, (st->cap_stacks - old) * sizeof(*sc));
-	st->stack_count = sc;
 	for (size_t i = from; i < x->nr_samples; i++) {
 		const struct xsample *s = &x->samples[i];
 
-		if (store_event(st, s->evsel_name, s->period / (s->count ? s->count : 1)) == SIZE_MAX)
+		if (store_event(st, s->evsel_name, s->period / (s->count ? s->count : 1)) == SIZE_MAX ||
+		    count_stack(st, s->stack, s->count))
 			return ENOMEM;
-		sc[s->stack] += s->count;
 	}
 	st->noted = x->nr_samples;
 	return 0;
@@ -657,16 +662,9 @@ static int spill_sample(void *ctx, const struct xsample *s)
 {
 	struct store *st = ctx;
 	size_t e = store_event(st, s->evsel_name, s->period / (s->count ? s->count : 1));
-	size_t old = st->cap_stacks;
-	uint64_t *sc = e != SIZE_MAX ? dsi_grow(st->stack_count, &st->cap_stacks, (size_t)s->stack + 1, sizeof(*sc), 1024) :
-				       NULL;
 
-	if (!sc)
+	if (e == SIZE_MAX || count_stack(st, s->stack, s->count))
 		return st->err = ENOMEM, -ENOMEM;
-	if (st->cap_stacks > old)
-		memset(sc + old, 0, (st->cap_stacks - old) * sizeof(*sc));
-	st->stack_count = sc;
-	sc[s->stack] += s->count;
 	st->err = store_add(st, e, s, st->x->sink_comm);
 	return -st->err;
 }

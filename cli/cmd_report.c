@@ -385,13 +385,11 @@ static uint32_t frame_nkey(struct report *r, const struct ds_profile_sample *s, 
 		return nkey_of(r, &s->frames[i]);
 	id = s->frame_ids[i];
 	if (id >= r->cap_fkeys) {
-		size_t old = r->cap_fkeys;
-		uint32_t *n = dsi_grow(r->fkeys, &r->cap_fkeys, (size_t)id + 1, sizeof(*n), 1024);
+		uint32_t *n = dsi_grow_zeroed(r->fkeys, &r->cap_fkeys, (size_t)id + 1, sizeof(*n), 1024);
 
 		if (!n)
 			return nkey_of(r, &s->frames[i]);
 		r->fkeys = n;
-		memset(n + old, 0, (r->cap_fkeys - old) * sizeof(*n));
 	}
 	if (r->fkeys[id])
 		return r->fkeys[id] - 1;

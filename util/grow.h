@@ -62,4 +62,19 @@ static inline void *dsi_grow(void *p, size_t *cap, size_t need, size_t size, siz
 	return n;
 }
 
+/*
+ * dsi_grow, the new elements zeroed: for arrays indexed by an id that
+ * grows as ids come (counts per stack, a cache per frame id), where the
+ * unseen ones must read as 0.
+ */
+static inline void *dsi_grow_zeroed(void *p, size_t *cap, size_t need, size_t size, size_t first)
+{
+	size_t old = *cap;
+	char *n = dsi_grow(p, cap, need, size, first);
+
+	if (n && *cap > old)
+		memset(n + old * size, 0, (*cap - old) * size);
+	return n;
+}
+
 #endif
