@@ -2319,16 +2319,20 @@ out:
 	free(l.v);
 }
 
+/*
+ * A count as perf's convert_unit() scales it: divided by 1000 while it is
+ * above (not at) 1000, at most to G; a space when unscaled ("1000  of event",
+ * "1000K of event" for 1000001).
+ */
 static void print_unit(struct outbuf *o, uint64_t n)
 {
-	static const char units[] = " KMGT";
+	static const char units[] = " KMG";
 	int u = 0;
 
-	while (n >= 1000 && u < 4) {
+	while (n > 1000 && u < 3) {
 		n /= 1000;
 		u++;
 	}
-	/* perf prints the unit's letter, a space when there is none: "910  of event" */
 	outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
 }
 

@@ -59,6 +59,7 @@ PY
 	report_children_vs_perf7
 	report_no_samples_vs_perf7
 	report_object_symbol_vs_perf7
+	report_sample_units_vs_perf7
 	report_many_processes
 }
 
@@ -182,6 +183,30 @@ SRC
 	if [ -n "$pline" ] && [ "$line" = "$pline" ] && [[ $line == *'spin_obj+0x'* ]]; then
 		ok "report: a data-object symbol as perf 7.2 prints it: ${line#"${line%%[![:space:]]*}"}"
 	else bad "report: a data-object symbol: perf 7.2 '$pline', dstack '$line'"; fi
+}
+
+# The header's sample count scaled as perf's convert_unit(): by 1000 only
+# while above 1000 ("1000  of event", "1K of event" from 1001 on).  The
+# counts around the edge come from --time cuts of a corpus recording.
+report_sample_units_vs_perf7() {
+	local n=kernel.fp o="$WORK/out/units" k t line pline fails=0 seen=""
+	if ! kvm_ready; then
+		echo "SKIPPED report sample counts vs perf 7.2: *** kernel-vm (perf7) not set up ***"; return
+	fi
+	mkdir -p "$o"
+	local w=${WORK#"$ROOT"/}
+	"$DSTACK" script -F time --ns -i "$WORK/data/$n.data" 2>/dev/null | tr -d ' :' >"$o/times"
+	for k in 999 1000 1001 2000 2001; do
+		t=$(sed -n "${k}p" "$o/times")
+		[ -n "$t" ] || { bad "report sample counts: $n has fewer than $k samples"; return; }
+		pline=$(cd "$ROOT" && "$KVM_PERF7" report --stdio --time ",$t" -i "$w/data/$n.data" 2>/dev/null | grep '^# Samples:')
+		line=$(cd "$ROOT" && "$DSTACK" report --stdio --time ",$t" -i "$w/data/$n.data" 2>/dev/null | grep '^# Samples:')
+		seen="$seen [$k: ${line#\# Samples: }]"
+		if [ -z "$pline" ] || [ "$line" != "$pline" ]; then
+			fails=$((fails + 1)); bad "report: $k samples: perf 7.2 '$pline', dstack '$line'"
+		fi
+	done
+	[ $fails = 0 ] && ok "report: sample counts scaled as perf 7.2 scales them:$seen"
 }
 
 # A kallsyms of another boot (KASLR put the kernel elsewhere): perf moves
