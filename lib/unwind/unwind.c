@@ -539,13 +539,39 @@ static bool is_vdso(const struct ds_map *map)
 }
 
 /*
+ * Whether perf's libdw walk can report the binary of @map where @look, at
+ * @vaddr in it, says it lies.  perf reports a binary at the map's start
+ * less its file offset (a perf-injected JIT image at the map's start) and
+ * takes a module already there only if it starts at that address: a map
+ * of a segment whose addresses are not its file offsets plus the binary's
+ * first page (the data segment of binutils' i386 and PIE links, one page
+ * on) reports the binary again elsewhere, and the walk fails there.  Only
+ * a bad return address lands in such a segment (a frame whose CFI misses
+ * a push, glibc's i386 memcpy), so the walk rightly ends before it.
+ */
+static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, uint64_t look, uint64_t vaddr)
+{
+	const struct ds_elf_image *img = d->img;
+	uint64_t first = UINT64_MAX, base;
+
+	for (size_t i = 0; i < img->nr_segs; i++)
+		if (img->segs[i].vaddr < first)
+			first = img->segs[i].vaddr;
+	if (first == UINT64_MAX || is_vdso(map))
+		return true;
+	base = map->name && !strncmp(map->name, "/tmp/jitted-", 12) ? map->start : map->start - map->pgoff;
+	return look - vaddr + (first & ~(uint64_t)0xfff) == base;
+}
+
+/*
  * The rules of the frame at @look into *fr: -1, or the DS_UNWIND_END_*
  * that ends the walk there.  Frames are reported as perf 7.2's libdw walk
  * reports them: an address in no map at all is a frame of its own (fr->d
  * NULL), walked on by the frame pointer as libdw does where it finds no
  * CFI; an address in a map whose binary cannot be read (an anonymous
- * map, a file not found, the vDSO without its image) ends the walk
- * unreported, as perf's module reporting fails there.
+ * map, a file not found, the vDSO without its image) or reported there
+ * (perf_reports_here) ends the walk unreported, as perf's module
+ * reporting fails there.
  */
 static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx, uint64_t look,
 		      struct frame *fr)
@@ -561,7 +587,7 @@ static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
 	if (!dso)
 		return is_vdso(map) ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
 	if (!(fr->d = dso_tables(u, dso)) || !fr->d->img || !dsi_elf__off_to_vaddr(fr->d->img, off, &fr->vaddr) ||
-	    !(fr->row = rules(fr->d, fr->vaddr)))
+	    !perf_reports_here(fr->d, map, look, fr->vaddr) || !(fr->row = rules(fr->d, fr->vaddr)))
 		return DS_UNWIND_END_NO_INFO;
 	return -1;
 }

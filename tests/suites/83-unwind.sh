@@ -31,7 +31,7 @@ unwind_suite() {
 		bad "unwind (guest): a recording failed: $(grep -v ' rc 0$' "$out/rc" | head -3)"; return
 	fi
 	# the guest's binaries where the recordings name them
-	cp "$job"/uw "$job"/uwxx "$job"/uw32 "$job"/vd "$job"/vd32 "$job"/sf2 "$job"/sf2x "$job"/sf3 "$job"/sf3x "$job"/wl "$symfs/job/"
+	cp "$job"/uw "$job"/uwxx "$job"/uw32 "$job"/bc32 "$job"/bc64 "$job"/vd "$job"/vd32 "$job"/sf2 "$job"/sf2x "$job"/sf3 "$job"/sf3x "$job"/wl "$symfs/job/"
 	libs=${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu
 	mkdir -p "$symfs/usr/lib/x86_64-linux-gnu"
 	for lib in libc.so.6 ld-linux-x86-64.so.2 libstdc++.so.6 libgcc_s.so.1 libm.so.6; do

@@ -6,12 +6,15 @@ set -eu
 SIDCC=$1 J=$2
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$J"
-cp "$here/uw.c" "$here/uwxx.cc" "$here/sf.c" "$here/vdso.c" "$here/run.sh" "$here/../../corpus/wl.c" "$J/"
+cp "$here/uw.c" "$here/uwxx.cc" "$here/badcfi.c" "$here/sf.c" "$here/vdso.c" "$here/run.sh" "$here/../../corpus/wl.c" "$J/"
 cd "$J"
 O="-O2 -g -fomit-frame-pointer"
 "$SIDCC" $O -pthread -o uw uw.c
 SID_TOOL=g++ "$SIDCC" $O -o uwxx uwxx.cc
 "$SIDCC" -m32 -static $O -pthread -o uw32 uw.c
+# a return address read into a data segment, i386 and x86-64
+"$SIDCC" -m32 -static $O -o bc32 badcfi.c
+"$SIDCC" -static $O -o bc64 badcfi.c
 # most time in clock_gettime, in the vDSO: 64-bit, and i386 ([vdso32])
 "$SIDCC" $O -o vd vdso.c
 "$SIDCC" -m32 -static $O -o vd32 vdso.c

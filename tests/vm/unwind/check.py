@@ -117,6 +117,40 @@ def i386(name, what):
               (name, same, len(p), emptied, other, len(p), len(d), bad))
 
 
+def bad_cfi(name, fails):
+    """badcfi.c: in `lying`, whose CFI reads the pushed .bss pointer as its
+    return address.  fails (i386): perf's walk cannot report the binary's
+    data segment there: its first such sample keeps `lying` alone, and
+    after it perf empties the task's every walk (as in i386()); dstack
+    ends each walk at `lying`.  Else (x86-64, a data segment at its file
+    offsets): perf prints the .bss frame and stops, and so does dstack."""
+    p, d = scripts(name)
+    if p is None:
+        return
+    same = emptied = other = 0
+    first = None
+    for i, (a, b) in enumerate(zip(p, d)):
+        ua, ub = user(a[1]), user(b[1])
+        if key(a) == key(b):
+            same += 1
+            if first is None and ua and ua[0][1].startswith("lying+"):
+                first = (i, [f[1] for f in ua])
+        elif fails and first is not None and not ua and ub:
+            emptied += 1
+        else:
+            other += 1
+    lying = [[f[1] for f in user(b[1])] for b in d if user(b[1]) and user(b[1])[0][1].startswith("lying+")]
+    want = 1 if fails else 2
+    ends = sum(1 for u in lying if len(u) == want and (fails or u[1].startswith("buf+")))
+    if len(p) == len(d) and not other and first and len(first[1]) == want and len(lying) > 50 and ends == len(lying):
+        print("ok %s: %d samples, %d in lying: every walk ends as perf 7.2's first does (%s), %d equal, "
+              "%d that perf emptied after" % (name, len(p), len(lying), " <- ".join(first[1]), same, emptied))
+    else:
+        bad = [(a, b) for a, b in zip(p, d) if key(a) != key(b)][:1]
+        print("bad %s: %d/%d samples equal, %d emptied by perf, %d other, %d/%d in lying end as perf's first "
+              "(%s): first difference %s" % (name, same, len(p), emptied, other, ends, len(lying), first, bad))
+
+
 def sframe_only(name, binary):
     """The copy has no .eh_frame/.eh_frame_hdr/.debug_frame: perf stops in
     it, dstack must reach _start from .sframe."""
@@ -155,6 +189,8 @@ equal("cxx", "C++: exceptions, std::sort, virtual calls")
 equal("sf3", "SFrame v3 binary, with its .eh_frame")
 equal("sf2", "SFrame v2 binary, with its .eh_frame")
 i386("c32", "a 32-bit static binary, its stack read in perf's 8-byte words: a realigned main's CFA points nowhere, as perf's libdw finds")
+bad_cfi("bc32", True)
+bad_cfi("bc64", False)
 sframe_only("sf3x", "sf3x")
 sframe_only("sf2x", "sf2x")
 

@@ -9,6 +9,8 @@ r() { name=$1; shift; perf record $ev -o /out/$name.data -- "$@" >/out/$name.log
 r c ./uw all 40
 r cxx ./uwxx 10
 r c32 ./uw32 all 20
+r bc32 ./bc32
+r bc64 ./bc64
 r sf3 ./sf3 40
 r sf3x ./sf3x 60
 r sf2 ./sf2 40
