@@ -62,7 +62,10 @@ size_t cli_memory_budget(void);
  */
 int common_opt(struct common_opts *o, int argc, char **argv, int *i);
 void usage_error(const char *cmd, const char *fmt, ...);
-/* Value of "--name=value" or "--name value" at argv[*i]; NULL if not that option. */
+/*
+ * Value of "--name=value" or "--name value" at argv[*i], and for a short
+ * option also "-Nvalue"; NULL if not that option.
+ */
 const char *opt_value(const char *name, int argc, char **argv, int *i);
 
 #endif

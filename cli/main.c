@@ -194,6 +194,8 @@ const char *opt_value(const char *name, int argc, char **argv, int *i)
 		return NULL;
 	if (a[n] == '=')
 		return a + n + 1;
+	if (a[n] && n == 2 && name[1] != '-')
+		return a + n;   /* a short option's attached value, as perf takes it: -F+period, -c100000 */
 	if (a[n])
 		return NULL;
 	if (*i + 1 >= argc) {
