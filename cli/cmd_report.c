@@ -1014,11 +1014,13 @@ static void key_of(struct report *r, const struct ds_profile_sample *s, const st
 	key->start = !key->sym ? key->addr : f->kernel ? f->ip - f->offset : f->addr - f->offset;
 	/*
 	 * perf's _hist_entry__sym_snprintf adds to a data object's name "+0x"
-	 * he->ip - map__unmap_ip(map, sym->start): a map-relative address less
-	 * an absolute one, wrapped (its first sample's)
+	 * he->ip - map__unmap_ip(map, sym->start), he->ip its first sample's:
+	 * for the sample's own frame a map-relative address less an absolute
+	 * one, wrapped; for a caller (--children) the callchain's absolute
+	 * address, so the true offset
 	 */
 	key->object = key->sym && f->object && !f->kernel;
-	key->obj_off = f->offset - (f->map_start - f->map_pgoff);
+	key->obj_off = rel ? f->offset - (f->map_start - f->map_pgoff) : f->offset;
 	key->end = key->start + (key->sym ? f->sym_size : 0);
 	/* a failed copy (ENOMEM) leaves the entry without its line: printed "?" */
 	if (uses(r, SORT_SRCLINE))

@@ -164,25 +164,31 @@ report_no_samples_vs_perf7() {
 # sample's map-relative ip less the symbol's absolute start (wrapped).
 # Recorded here by the host's perf, read by perf 7.2 and dstack.
 report_object_symbol_vs_perf7() {
-	local o="$WORK/out/objsym" line pline
+	local o="$WORK/out/objsym" line pline mode
 	if ! kvm_ready || [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ]; then
 		echo "SKIPPED report of a data-object symbol vs perf 7.2: *** needs kernel-vm (perf7), the host's perf and root ***"; return
 	fi
 	mkdir -p "$o"
 	cat >"$o/objwl.c" <<'SRC'
-/* a loop the symbol table calls a data object */
-__asm__(".text\n.globl spin_obj\n.type spin_obj, @object\nspin_obj:\n\tmov $100000000, %rcx\n"
-	"1:\tdec %rcx\n\tjnz 1b\n\tret\n.size spin_obj, .-spin_obj\n");
+/* a loop the symbol table calls a data object, which first calls a
+ * function: with --children its entry comes from a callchain, without
+ * from its own samples */
+__asm__(".text\n.globl spin_obj\n.type spin_obj, @object\nspin_obj:\n\tpush %rbx\n\tmov $3, %ebx\n"
+	"2:\tcall work\n\tmov $30000000, %rcx\n1:\tdec %rcx\n\tjnz 1b\n\tdec %ebx\n\tjnz 2b\n"
+	"\tpop %rbx\n\tret\n.size spin_obj, .-spin_obj\n");
 void spin_obj(void);
+__attribute__((noinline)) void work(void) { for (volatile long i = 0; i < 30000000; i++) {} }
 int main(void) { for (int i = 0; i < 3; i++) spin_obj(); return 0; }
 SRC
-	cc -O2 -o "$o/objwl" "$o/objwl.c" || { bad "report: a data-object symbol: the workload does not build"; return; }
-	/usr/bin/perf record -q -e cpu-clock -o "$o/o.data" "$o/objwl" >/dev/null 2>&1
-	pline=$("$KVM_PERF7" report --stdio --symfs /host -i "/host$o/o.data" 2>/dev/null | grep ' spin_obj')
-	line=$("$DSTACK" report --stdio -i "$o/o.data" 2>/dev/null | grep ' spin_obj')
-	if [ -n "$pline" ] && [ "$line" = "$pline" ] && [[ $line == *'spin_obj+0x'* ]]; then
-		ok "report: a data-object symbol as perf 7.2 prints it: ${line#"${line%%[![:space:]]*}"}"
-	else bad "report: a data-object symbol: perf 7.2 '$pline', dstack '$line'"; fi
+	cc -O2 -fno-omit-frame-pointer -o "$o/objwl" "$o/objwl.c" || { bad "report: a data-object symbol: the workload does not build"; return; }
+	/usr/bin/perf record -q -g -e cpu-clock -o "$o/o.data" "$o/objwl" >/dev/null 2>&1
+	for mode in --no-children --children; do
+		pline=$("$KVM_PERF7" report --stdio $mode -g none --symfs /host -i "/host$o/o.data" 2>/dev/null | grep ' spin_obj')
+		line=$("$DSTACK" report --stdio $mode -g none -i "$o/o.data" 2>/dev/null | grep ' spin_obj')
+		if [ -n "$pline" ] && [ "$line" = "$pline" ] && [[ $line == *'spin_obj+0x'* ]]; then
+			ok "report $mode: a data-object symbol as perf 7.2 prints it: ${line#"${line%%[![:space:]]*}"}"
+		else bad "report $mode: a data-object symbol: perf 7.2 '$pline', dstack '$line'"; fi
+	done
 }
 
 # The header's sample count scaled as perf's convert_unit(): by 1000 only
