@@ -199,6 +199,9 @@ fields_host_suite() {
 	fields_cmp file61 "$d/file61.data" "" / "$d/kallsyms"
 	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms"
 	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms" -F comm,tid,event,ip,sym
+	# a short option's value attached to it, as perf's parse-options takes it
+	fields_cmp pipe61 "$d/pipe61.data" "" / "$d/kallsyms" -Fcomm,tid,event,ip,sym
+	fields_cmp file61 "$d/file61.data" "" / "$d/kallsyms" -F+period
 	fields_cmp pipeg61 "$d/pipeg61.data" "" / "$d/kallsyms" --no-inline
 	# -S: the samples whose own address is in the functions named (the two
 	# commonest of each recording, and one no sample has)
