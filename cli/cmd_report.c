@@ -145,6 +145,7 @@ struct report {
 	 */
 	bool groups;
 	int group_leader[64], group_slot[64], group_size[64];
+	bool pipe_groups;              /* a pipe's groups set up, at its first sample */
 	char group_name[64][64];
 	/* by entry index of a leader's entry: member k's paired entry's index + 1, 0 for none ([0] unused) */
 	struct group_cols { uint32_t pair[GROUP_MAX]; } *gcols;
@@ -619,6 +620,7 @@ static struct entry *find_entry(struct report *r, const struct entry *key)
 }
 
 static size_t event_index(struct report *r, const struct ds_evsel *evsel);
+static void setup_groups(struct report *r);
 
 /* Room for the tree links of entry @z. */
 static bool etree_room(struct report *r, size_t z)
@@ -1393,6 +1395,11 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 
 	if (!s->nr_frames && !s->filtered)
 		return 0;
+	/* a pipe's GROUP_DESC comes as a record, before its first sample */
+	if (!r->seq && !r->pipe_groups && r->reader && ds_reader__info(r->reader)->pipe) {
+		r->pipe_groups = true;
+		setup_groups(r);
+	}
 	/*
 	 * perf sets up the cumulative profile before a pipe's events are
 	 * known, so it has none there (the call graph keeps --children's

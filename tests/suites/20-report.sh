@@ -60,6 +60,7 @@ PY
 	report_no_samples_vs_perf7
 	report_object_symbol_vs_perf7
 	report_sample_units_vs_perf7
+	report_pipe_group_vs_perf7
 	report_many_processes
 }
 
@@ -189,6 +190,26 @@ SRC
 			ok "report $mode: a data-object symbol as perf 7.2 prints it: ${line#"${line%%[![:space:]]*}"}"
 		else bad "report $mode: a data-object symbol: perf 7.2 '$pline', dstack '$line'"; fi
 	done
+}
+
+# An event group recorded into a pipe: its GROUP_DESC comes as a
+# HEADER_FEATURE record among the data, and perf 7.2's report shows the
+# group view from it as from a file's header.
+report_pipe_group_vs_perf7() {
+	local o="$WORK/out/pipegrp"
+	if ! kvm_ready || [ ! -x /usr/bin/perf ] || [ "$(id -u)" != 0 ]; then
+		echo "SKIPPED report of a pipe's event group vs perf 7.2: *** needs kernel-vm (perf7), the host's perf and root ***"; return
+	fi
+	mkdir -p "$o"
+	/usr/bin/perf record -q -e '{cpu-clock,task-clock}' -c 100000 -o - -- dd if=/dev/urandom of=/dev/null bs=64k count=400 \
+		>"$o/g.data" 2>/dev/null
+	cat /proc/kallsyms >"$o/kallsyms"
+	"$KVM_PERF7" report --stdio --symfs /host --kallsyms "/host$o/kallsyms" -i "/host$o/g.data" 2>/dev/null |
+		grep -v -e 'tips.txt' -e '^#$' >"$o/perf"
+	"$DSTACK" report --stdio --kallsyms "$o/kallsyms" -i "$o/g.data" 2>"$o/err" | grep -v '^#$' >"$o/dstack"
+	if grep -q "of events 'anon group { cpu-clock, task-clock }'" "$o/perf" && diff -q "$o/perf" "$o/dstack" >/dev/null
+	then ok "report of a pipe's event group: as perf 7.2's ($(grep -c % "$o/perf") entries, the group view)"
+	else bad "report of a pipe's event group differs from perf 7.2's: $(diff "$o/perf" "$o/dstack" | head -4 | tr '\n' ' ')"; fi
 }
 
 # The header's sample count scaled as perf's convert_unit(): by 1000 only
