@@ -344,6 +344,10 @@ static struct ds_map machine__map_of(struct ds_machine *m, const struct ds_mmap_
 	 */
 	if (!strcmp(me->filename, "[vdso]") && nm.end <= (1ULL << 32))
 		nm.name = ds_machine__intern(m, "[vdso32]");
+	/* perf's map__new maps the vDSO from its start whatever the record's
+	 * pgoff (older kernels wrote its address there) */
+	if (!strcmp(me->filename, "[vdso]"))
+		nm.pgoff = 0;
 	nm.jit = is_anon(me->filename);
 	nm.identity = is_identity_mapped(me->filename);
 	return nm;

@@ -37,8 +37,8 @@ static uint64_t rnd(void)
 
 static struct ds_evsel evsel;
 
-/* An MMAP record of [start, start + len) at file offset @pgoff, anonymous, into @m for task 7. */
-static int mmap_rec(struct ds_machine *m, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff)
+/* An MMAP record of [start, start + len) at file offset @pgoff, named @name (< 8 bytes), into @m for task @pid. */
+static int mmap_named(struct ds_machine *m, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *name)
 {
 	struct {
 		struct ds_event_header h;
@@ -46,10 +46,17 @@ static int mmap_rec(struct ds_machine *m, int32_t pid, uint64_t start, uint64_t 
 		uint64_t start, len, pgoff;
 		char name[8];
 	} r = { { .type = DS_REC_MMAP, .misc = DS_MISC_USER, .size = sizeof(r) }, (uint32_t)pid, (uint32_t)pid,
-		start, len, pgoff, "//anon" };
+		start, len, pgoff, "" };
 	struct ds_event ev = { .hdr = &r.h, .evsel = &evsel };
 
+	snprintf(r.name, sizeof(r.name), "%s", name);
 	return ds_machine__process(m, &ev);
+}
+
+/* An anonymous map (mmap_named). */
+static int mmap_rec(struct ds_machine *m, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff)
+{
+	return mmap_named(m, pid, start, len, pgoff, "//anon");
 }
 
 /* @n addresses in [lo, hi): each resolves as the newest of refs[0 .. nr) covering it, or to nothing. */
@@ -211,12 +218,30 @@ static void check_script_thread(void)
 	ds_machine__delete(m);
 }
 
+/* Older kernels wrote the vDSO's address as its pgoff: perf maps it from its start all the same. */
+static void check_vdso_pgoff(void)
+{
+	struct ds_machine *m = ds_machine__new(NULL);
+	struct ds_resolved res;
+	struct ds_thread *t;
+	int err = mmap_named(m, 60, 0x7fff7e2b4000, 0x2000, 0x7fff7e2b4000, "[vdso]");
+
+	t = ds_machine__thread(m, 60, 60);
+	if (t)
+		ds_machine__resolve(m, t, DS_MISC_USER, 0x7fff7e2b4a31, &res);
+	CHECK(!err && t && res.addr == 0xa31 && res.map_pgoff == 0,
+	      "a [vdso] map whose pgoff is its address: its addresses are offsets from its start (0x%llx)",
+	      t ? (unsigned long long)res.addr : 0ULL);
+	ds_machine__delete(m);
+}
+
 int main(void)
 {
 	check_random();
 	check_descending();
 	check_bound();
 	check_script_thread();
+	check_vdso_pgoff();
 	printf("test_maps: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
