@@ -272,9 +272,11 @@ int dsi_machine__process_exit(struct ds_machine *m, const struct ds_event *ev)
 		return -ENOMEM;
 	bool first = !t->exit_time && !t->exited_untimed;
 
+	/* the first EXIT's time: perf forgets the thread there (kernels of the
+	 * 3.x era wrote two EXIT records a task) */
 	if (ev->sample.time == DS_NO_TIME)
 		t->exited_untimed = true;
-	else
+	else if (!t->exit_time)
 		t->exit_time = ev->sample.time;
 	/* remembered, once a thread, for dsi_machine__release_exited_maps (failing to: its maps stay) */
 	int32_t *n = first ? dsi_grow(m->exited, &m->cap_exited, m->nr_exited + 1, sizeof(*n), 256) : NULL;

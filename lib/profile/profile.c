@@ -388,8 +388,9 @@ const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *e
 	if (!t)
 		return ":-1";
 	when = script_time(t, ev);
-	/* (an EXIT record itself is printed before perf forgets its thread) */
-	if (ev->hdr->type != DS_REC_EXIT && ds_thread__exited_by(t, when)) {
+	/* (an EXIT record itself is printed before perf forgets its thread;
+	 * a second one, after: a thread perf made anew, with no comm) */
+	if ((ev->hdr->type != DS_REC_EXIT || when != DS_NO_TIME) && ds_thread__exited_by(t, when)) {
 		snprintf(buf, 24, ":%d", (int32_t)ev->sample.tid);
 		return buf;
 	}

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "dstack/event.h"
 #include "dstack/machine.h"
+#include "dstack/profile.h"
 #include "dstack/reader.h"
 
 static int passed, failed;
@@ -218,6 +219,51 @@ static void check_script_thread(void)
 	ds_machine__delete(m);
 }
 
+/* A task's EXIT record at @time (kept by the caller: its event points into it). */
+struct exit_raw {
+	struct ds_event_header h;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+static struct ds_event exit_event(struct exit_raw *r, int32_t pid, uint64_t time)
+{
+	*r = (struct exit_raw){ { .type = DS_REC_EXIT, .size = sizeof(*r) }, (uint32_t)pid, 1, (uint32_t)pid, 1, time };
+	return (struct ds_event){ .hdr = &r->h, .evsel = &evsel, .sample.time = time, .sample.pid = (uint32_t)pid,
+				   .sample.tid = (uint32_t)pid };
+}
+
+/*
+ * Kernels of the 3.x era wrote two EXIT records a task: perf forgets the
+ * thread at the first, so script names the second's task ":TID".
+ */
+static void check_double_exit(void)
+{
+	struct ds_machine *m = ds_machine__new(NULL);
+	struct {
+		struct ds_event_header h;
+		uint32_t pid, tid;
+		char comm[8];
+	} c = { { .type = DS_REC_COMM, .size = sizeof(c) }, 70, 70, "wl" };
+	struct ds_event cev = { .hdr = &c.h, .evsel = &evsel };
+	struct exit_raw r1, r2;
+	struct ds_event e1 = exit_event(&r1, 70, 5), e2 = exit_event(&r2, 70, 6);
+	char b1[24], b2[24];
+	const char *c1 = "", *c2 = "";
+	struct ds_thread *t;
+	int err = ds_machine__process(m, &cev);
+
+	err = err ? err : ds_machine__process(m, &e1);
+	if ((t = ds_machine__thread(m, 70, 70)))
+		c1 = ds_profile_script_comm(t, &e1, b1);
+	err = err ? err : ds_machine__process(m, &e2);
+	if ((t = ds_machine__thread(m, 70, 70)))
+		c2 = ds_profile_script_comm(t, &e2, b2);
+	CHECK(!err && !strcmp(c1, "wl") && !strcmp(c2, ":70"),
+	      "two EXITs of a task: the first names its comm, the second ':TID' ('%s', '%s')", c1, c2);
+	ds_machine__delete(m);
+}
+
 /* Older kernels wrote the vDSO's address as its pgoff: perf maps it from its start all the same. */
 static void check_vdso_pgoff(void)
 {
@@ -242,6 +288,7 @@ int main(void)
 	check_bound();
 	check_script_thread();
 	check_vdso_pgoff();
+	check_double_exit();
 	printf("test_maps: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
