@@ -55,6 +55,8 @@ extern const char *cli_debuginfod;
 const char *cli_buildid_dir(void);
 const char *cli_debuginfod_cache(void);
 size_t cli_memory_budget(void);
+/* The budget in force: cli_memory_budget(), else the library's default (64 MiB). */
+size_t cli_budget(void);
 
 /*
  * Try to consume argv[*i] (and maybe its value) as a common option.

@@ -31,7 +31,6 @@
 #include "export_common.h"
 
 #define NONE UINT32_MAX
-#define DEFAULT_BUDGET ((size_t)64 << 20)   /* the session's, when $DSTACK_MEMORY_BUDGET is unset */
 #define CHECK_EVERY 4096                     /* new nodes between two looks at the tree's size */
 
 struct fnode {
@@ -521,7 +520,7 @@ int cmd_folded(int argc, char **argv)
 	}
 	if (fo->wo.time_mode != WALK_CPU)
 		fo->period = true;   /* --off-cpu/--wall: stacks weigh their ns */
-	size_t budget = cli_memory_budget() ? cli_memory_budget() : DEFAULT_BUDGET;
+	size_t budget = cli_budget();
 
 	fo->tree_max = budget / 2;
 	fo->check_at = CHECK_EVERY;

@@ -35,7 +35,6 @@
 #include "util/grow.h"
 #include "util/spill.h"
 
-#define DEFAULT_BUDGET ((size_t)64 << 20)   /* the session's, when $DSTACK_MEMORY_BUDGET is unset */
 
 struct pb {
 	uint8_t *b;
@@ -894,7 +893,7 @@ static int write_per_event(struct store *st, const char *output)
 int cmd_pprof(int argc, char **argv)
 {
 	struct xdata x = { 0 };
-	size_t budget = cli_memory_budget() ? cli_memory_budget() : DEFAULT_BUDGET;
+	size_t budget = cli_budget();
 	struct store st = { .x = &x, .budget = budget };
 	const char *output;
 	bool per_event = false;

@@ -203,6 +203,18 @@ struct report {
 	size_t nr_evsels;
 	int error;
 	struct outbuf *out;
+	/*
+	 * The bound on what the entries and their call graphs hold (the
+	 * memory budget; an array's last doubling may take them half as far
+	 * again): past it a sample that would make more counts in the totals
+	 * only (as a filtered one), said once at the end.  Recordings of real
+	 * work hold a few MiB (15 MiB --children of 25,000 samples of the
+	 * corpus); countless tasks and comms (hostile) get there.
+	 */
+	size_t max_held;
+	size_t text_bytes;                 /* in srclines */
+	bool full;
+	uint64_t unkept;                   /* samples counted in the totals only */
 };
 
 static bool uses(const struct report *r, int key)
@@ -212,8 +224,9 @@ static bool uses(const struct report *r, int key)
 
 /*
  * Does an entry keep its comm: sorted by comm, or by pid (shown "pid:comm")?
- * Otherwise no comm is kept, and the samples' need not be interned
- * (transient_comms): a task per sample then leaves no name each behind.
+ * The walk interns no ":TID" (transient_comms): the report copies those
+ * it keeps (kept_comm), so a task per sample leaves behind no name but
+ * those of the entries it has room for.
  */
 static bool keeps_comm(const struct report *r)
 {
@@ -945,6 +958,14 @@ static bool srcline_eq(const void *ctx, uint32_t id, const void *text)
 	return !strcmp(((const struct report *)ctx)->srclines[id], text);
 }
 
+/* @text's copy if there is one (intern_text), else NULL. */
+static const char *find_text(const struct report *r, const char *text)
+{
+	uint32_t id = ds_idmap__find(&r->srcline_ids, dsi_hash64(dsi_hash_str(text)), srcline_eq, r, text);
+
+	return id == NONE ? NULL : r->srclines[id];
+}
+
 /* @text's one copy (srclines); NULL on ENOMEM. */
 static const char *intern_text(struct report *r, const char *text)
 {
@@ -961,6 +982,7 @@ static const char *intern_text(struct report *r, const char *text)
 		return r->srclines[id];
 	if (!(n[r->nr_srclines] = strdup(text)))
 		return NULL;
+	r->text_bytes += strlen(text) + 1;
 	if (ds_idmap__add(&r->srcline_ids, k, (uint32_t)r->nr_srclines) < 0) {
 		free(n[r->nr_srclines]);
 		return NULL;
@@ -1386,10 +1408,63 @@ static const struct ds_profile_sample *unresolved_hidden(struct report *r, const
 	return t;
 }
 
+/* What the entries, their call graphs and their indexes hold, in bytes (their arrays' capacities). */
+static size_t report_held(const struct report *r)
+{
+	size_t ids = r->ent_ids.cap + r->nkey_ids.cap + r->path_ids.cap + r->memo_ids.cap + r->srcline_ids.cap;
+
+	return r->cap_ents * sizeof(*r->ents) + r->cap_nodes * sizeof(*r->nodes) + r->cap_nrb * sizeof(*r->nrb) +
+	       r->cap_nkeys * sizeof(*r->nkeys) + r->cap_paths * sizeof(*r->paths) + r->cap_memo * sizeof(*r->memo) +
+	       r->cap_etree * sizeof(*r->etree) + r->cap_gcols * sizeof(*r->gcols) + r->cap_fkeys * sizeof(*r->fkeys) +
+	       ids * sizeof(struct ds_idmap_slot) + r->node_trie.cap * sizeof(struct ds_trie_slot) +
+	       r->cap_srclines * sizeof(*r->srclines) + r->text_bytes;
+}
+
+/*
+ * @s with its comm as the report keeps it: a task no record named is
+ * ":TID", which the walk hands over in a buffer of its own
+ * (transient_comms): its one copy here (made while the report has room),
+ * in *@copy.  NULL when there is no copy: past the bound (max_held), or
+ * ENOMEM (r->error).
+ */
+static const struct ds_profile_sample *kept_comm(struct report *r, const struct ds_profile_sample *s,
+						 struct ds_profile_sample *copy)
+{
+	const char *c;
+
+	if (!keeps_comm(r) || !s->comm || s->comm[0] != ':')
+		return s;
+	if (!(c = r->full ? find_text(r, s->comm) : intern_text(r, s->comm))) {
+		if (!r->full)
+			r->error = -ENOMEM;
+		return NULL;
+	}
+	*copy = *s;
+	copy->comm = c;
+	return copy;
+}
+
+/* Count @s into its entries, or past the bound (max_held) into the totals alone. */
+static int count_kept(struct report *r, const struct ds_profile_sample *s, bool cc)
+{
+	int ret;
+
+	if (count_from_memo(r, s, cc))   /* (adds to what is there) */
+		return 0;
+	if (r->full) {
+		r->unkept++;
+		return 0;
+	}
+	ret = count_sample(r, s, cc);
+	if (!(r->seq & 255) && report_held(r) > r->max_held)
+		r->full = true;
+	return ret;
+}
+
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct report *r = ctx;
-	struct ds_profile_sample copy;
+	struct ds_profile_sample copy, named;
 	size_t ev;
 	bool cc, shown;
 
@@ -1431,9 +1506,11 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		return 0;
 	r->seq++;
 	cc = cc && !s->ip_only;   /* an empty chain: the entry alone, no graph under it */
-	if (count_from_memo(r, s, cc))
-		return 0;
-	return count_sample(r, s, cc);
+	if (!(s = kept_comm(r, s, &named))) {
+		r->unkept += !r->error;
+		return r->error;
+	}
+	return count_kept(r, s, cc);
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -3088,6 +3165,10 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 		outbuf_flush(r->out);
 	outbuf_delete(r->out);
 	r->out = NULL;
+	if (r->unkept)
+		fprintf(stderr, "dstack: %s: the report's entries and call graphs reached %zu MiB: %llu of %llu samples "
+			"counted in the totals only, in no entry (memory budget: DSTACK_MEMORY_BUDGET)\n",
+			r->wo.common.input, r->max_held >> 20, (unsigned long long)r->unkept, (unsigned long long)r->seq);
 }
 
 /* The report and everything it holds. */
@@ -3228,6 +3309,7 @@ int cmd_report(int argc, char **argv)
 	}
 	walk_opts_init(&r->wo);
 	r->graph_min = -1;
+	r->max_held = cli_budget();
 	r->children = true;   /* perf's default where callchains were recorded */
 	r->wo.want_shapes = true;
 	r->nr_sort = 3;
@@ -3240,7 +3322,7 @@ int cmd_report(int argc, char **argv)
 		return ret < 0 ? EXIT_OK : ret;
 	}
 	settle_sort_keys(r);
-	r->wo.transient_comms = !keeps_comm(r);
+	r->wo.transient_comms = true;   /* a ":TID" the report keeps, it copies (kept_comm) */
 	r->wo.keep_filtered = true;
 	/* samples in perf 7.2's order: entries are made as perf makes them (the
 	 * first to make one gives its level, [k] or [.]; ties keep that order) */

@@ -229,6 +229,13 @@ const char *cli_debuginfod_cache(void)
 					buf, sizeof(buf));
 }
 
+size_t cli_budget(void)
+{
+	size_t b = cli_memory_budget();
+
+	return b ? b : (size_t)64 << 20;   /* the session's default (lib/profile/profile.c) */
+}
+
 size_t cli_memory_budget(void)
 {
 	static bool warned;

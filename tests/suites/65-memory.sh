@@ -45,6 +45,22 @@ pprof_spilled() {
 	fi
 }
 
+# report_bounded FILE: a report by comm of a task per sample reaches its
+# bound (the budget): the entries it has room for, every sample in the
+# totals, one warning that counts the others; exit 0
+report_bounded() {
+	local f=$1 rc n kept
+	DSTACK_MEMORY_BUDGET=4M "$DSTACK" report --stdio --no-children -g none "${sy[@]}" -i "$f" >"$o/rb.out" 2>"$o/rb.err"; rc=$?
+	n=$(DSTACK_MEMORY_BUDGET=4M "$DSTACK" stat -i "$f" 2>/dev/null | awk '$1 == "samples" {print $2}')
+	kept=$(sed -n 's/.*reached 4 MiB: \([0-9]*\) of \([0-9]*\) samples counted in the totals only.*/\2 \1/p' "$o/rb.err")
+	if [ $rc = 0 ] && [ -n "$kept" ] && [ "${kept% *}" = "$n" ] && [ "${kept#* }" -gt 0 ] && [ "${kept#* }" -lt "$n" ] &&
+	   grep -q "^# Samples: .* of event" "$o/rb.out" && [ "$(grep -c '%' "$o/rb.out")" -gt 1000 ]; then
+		ok "memory: report by comm of a task per sample under a 4 MiB budget: $(grep -c '%' "$o/rb.out") entries, ${kept#* } of $n samples in the totals only, said once"
+	else
+		bad "memory: report by comm of a task per sample under a 4 MiB budget: exit $rc, '$kept' of ${n:-?}: $(head -c 300 "$o/rb.err")"
+	fi
+}
+
 memory_suite() {
 	local o="$WORK/out/memory" m f c rc rss16 rss48 big16 big48 n want got
 	local sy=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms")
@@ -84,7 +100,9 @@ memory_suite() {
 		python3 "$ROOT/tests/bigfile.py" tids "$WORK/data/mix.defer.data" "$o/tids$m.data" $m >/dev/null
 	done
 	[ -n "${ASAN_OPTIONS:-}" ] || memory_flat "a tid per sample" "$o/tids" 8000 stat script folded "flamegraph -o /dev/null" \
-		"pprof -o /dev/null" "speedscope -o /dev/null" "report --stdio --sort dso,sym"
+		"pprof -o /dev/null" "speedscope -o /dev/null" "report --stdio --sort dso,sym" "report --stdio" \
+		"report --stdio --no-children --sort pid"
+	report_bounded "$o/tids160.data"
 	# diff's report (not by comm) takes no comm: one root, not one per tid
 	# (was 1.44 GB on 48 against 97 MB of them)
 	if [ -z "${ASAN_OPTIONS:-}" ]; then
