@@ -55,7 +55,7 @@ extern const char *cli_debuginfod;
 const char *cli_buildid_dir(void);
 const char *cli_debuginfod_cache(void);
 size_t cli_memory_budget(void);
-/* The budget in force: cli_memory_budget(), else the library's default (64 MiB). */
+/* The budget in force: cli_memory_budget(), else the library's default (DS_DEFAULT_MEMORY_BUDGET). */
 size_t cli_budget(void);
 
 /*

@@ -33,7 +33,6 @@
 #include "util/io.h"
 #include "util/spill.h"
 
-#define DEFAULT_BUDGET ((size_t)64 << 20)   /* the session's, when $DSTACK_MEMORY_BUDGET is unset */
 #define RECS_MEM_MIN ((size_t)256 << 10)     /* the records' memory, whatever the budget */
 #define MERGE_READ ((size_t)64 << 10)       /* bytes read at a time from each run merged */
 #define FANIN_MAX 256
@@ -78,7 +77,7 @@ struct store {
 
 static void store_init(struct store *s, struct xdata *x, size_t budget)
 {
-	size_t mem = (budget ? budget : DEFAULT_BUDGET) / 4;
+	size_t mem = budget / 4;
 
 	memset(s, 0, sizeof(*s));
 	s->x = x;
@@ -477,7 +476,7 @@ int cmd_speedscope(int argc, char **argv)
 	const char *output;
 	int fd, ret, err, fin;
 
-	store_init(&s, &x, cli_memory_budget());
+	store_init(&s, &x, cli_budget());
 	x.sample_sink = keep_sample;
 	x.sink_ctx = &s;
 	x.comm_to_sink = true;

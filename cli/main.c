@@ -15,6 +15,7 @@
 #include "progress.h"
 #include "dstack/debuginfod.h"
 #include "dstack/log.h"
+#include "dstack/session.h"
 
 static const struct {
 	const char *name;
@@ -233,7 +234,7 @@ size_t cli_budget(void)
 {
 	size_t b = cli_memory_budget();
 
-	return b ? b : (size_t)64 << 20;   /* the session's default (lib/profile/profile.c) */
+	return b ? b : DS_DEFAULT_MEMORY_BUDGET;
 }
 
 size_t cli_memory_budget(void)

@@ -59,11 +59,14 @@ struct ds_session_opts {
 	 * (events behind samples waiting for their deferred record), unless
 	 * stitch.max_held_bytes says otherwise.  Past it the oldest is
 	 * delivered (out of order, or without its user stack) and one warning
-	 * at the end counts what was affected.  0: 64 MiB.  (The dstack
-	 * command takes it from $DSTACK_MEMORY_BUDGET.)
+	 * at the end counts what was affected.  0: DS_DEFAULT_MEMORY_BUDGET.
+	 * (The dstack command takes it from $DSTACK_MEMORY_BUDGET.)
 	 */
 	size_t memory_budget;
 };
+
+/* The memory budget of options that name none (ds_session_opts, ds_profile_opts). */
+#define DS_DEFAULT_MEMORY_BUDGET ((size_t)64 << 20)
 
 struct ds_session_stats {
 	uint64_t records[DS_REC_MAX];   /* by type, as read (after decompression) */

@@ -43,7 +43,6 @@ struct read_split {
 	bool ready;
 };
 
-#define DEFAULT_BUDGET ((size_t)64 << 20)   /* ds_session's, when the options name none */
 /*
  * Memory per map held, the bound's unit (ds_machine__set_max_maps): a map
  * is 48 bytes in chunks of 256 that a split leaves half full (a million
@@ -86,6 +85,12 @@ struct ds_profile {
 	struct ds_event last_switch;     /* for the waits drained at the end: its evsel (hdr not kept) */
 	bool have_switch;
 };
+
+/* The bound on maps held at once (ds_machine__set_max_maps): the budget in force over MAP_COST. */
+static size_t max_maps(const struct ds_profile *p)
+{
+	return (p->o.memory_budget ? p->o.memory_budget : DS_DEFAULT_MEMORY_BUDGET) / MAP_COST;
+}
 
 /* Why open or a run failed, to the error hook or the log. */
 static void say_error(const struct ds_profile_opts *o, const char *path, int err, const char *msg)
@@ -699,7 +704,7 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	p->machine = p->syms ? ds_machine__new(p->syms) : NULL;
 	if (!p->machine)
 		return open_out_of_memory(p, opts, path);
-	ds_machine__set_max_maps(p->machine, (p->o.memory_budget ? p->o.memory_budget : DEFAULT_BUDGET) / MAP_COST);
+	ds_machine__set_max_maps(p->machine, max_maps(p));
 	if (!open_session(p, opts, path))
 		return NULL;
 	rd = ds_session__reader(p->session);
@@ -810,7 +815,7 @@ static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 	if (ds_machine__maps_dropped(p->machine))
 		ds_warn("%s: more than %zu maps held at once: %llu MMAP records not kept, their addresses in no map "
 			"(memory budget: DSTACK_MEMORY_BUDGET)\n", p->path,
-			(p->o.memory_budget ? p->o.memory_budget : DEFAULT_BUDGET) / MAP_COST,
+			max_maps(p),
 			(unsigned long long)ds_machine__maps_dropped(p->machine));
 	if (ret) {
 		const char *msg = ds_session__error(p->session);

@@ -510,8 +510,6 @@ static int run_pipelined(struct ds_session *s, int *ret)
 	return err;
 }
 
-#define DEFAULT_MEMORY_BUDGET ((size_t)64 << 20)
-
 
 /* One warning at the end for what the memory bound changed. */
 static void warn_budget(const struct ds_session *s, size_t budget)
@@ -542,7 +540,7 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 	s->sideband_ctx = opts->sideband_ctx;
 	s->peek = opts->peek;
 	s->peek_ctx = opts->peek_ctx;
-	size_t budget = opts->memory_budget ? opts->memory_budget : DEFAULT_MEMORY_BUDGET;
+	size_t budget = opts->memory_budget ? opts->memory_budget : DS_DEFAULT_MEMORY_BUDGET;
 	struct ds_stitcher_opts sto = opts->stitch;
 
 	dsi_ordered__init(&s->ordered, deliver_ordered, s);
