@@ -108,7 +108,6 @@ struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thre
 void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
 			 uint64_t ip, struct ds_resolved *out);
 
-/* The user map of @t holding @addr, or NULL; valid until the thread's maps change. */
 /*
  * Bound the maps all address spaces hold at once to @max (0, the default:
  * none; ds_profile sets it from its memory budget).  Past it the tasks
@@ -119,6 +118,8 @@ void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpu
  */
 void ds_machine__set_max_maps(struct ds_machine *m, size_t max);
 uint64_t ds_machine__maps_dropped(const struct ds_machine *m);
+
+/* The user map of @t holding @addr, or NULL; valid until the thread's maps change. */
 const struct ds_map *ds_thread__find_map(struct ds_thread *t, uint64_t addr);
 
 /* One printed frame of a callchain, callee first. */
