@@ -24,6 +24,7 @@ struct uw_dso {
 	const struct ds_elf_image *img;   /* NULL: no usable file */
 	bool is64;
 	uint64_t entry, entry_end;        /* e_entry to its symbol's end: _start has no caller */
+	uint64_t first_page;              /* of its lowest segment, where perf's module starts; UINT64_MAX: none */
 	Dwarf_CFI *eh;                    /* .eh_frame (ours: dwarf_cfi_end) */
 	Dwarf_CFI *dbg;                   /* .debug_frame (the Dwarf's) */
 	bool has_sframe;
@@ -175,6 +176,10 @@ static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
 	}
 	d->is64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
 	d->entry = eh.e_entry;
+	d->first_page = UINT64_MAX;
+	for (size_t i = 0; i < d->img->nr_segs; i++)
+		if (d->img->segs[i].vaddr < d->first_page)
+			d->first_page = d->img->segs[i].vaddr & ~(uint64_t)0xfff;
 	d->entry_end = entry_end(d->img, eh.e_entry);
 	d->eh = dwarf_getcfi_elf(d->img->elf);
 	if (d->img->dwarf)
@@ -551,16 +556,12 @@ static bool is_vdso(const struct ds_map *map)
  */
 static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, uint64_t look, uint64_t vaddr)
 {
-	const struct ds_elf_image *img = d->img;
-	uint64_t first = UINT64_MAX, base;
+	uint64_t base;
 
-	for (size_t i = 0; i < img->nr_segs; i++)
-		if (img->segs[i].vaddr < first)
-			first = img->segs[i].vaddr;
-	if (first == UINT64_MAX || is_vdso(map))
+	if (d->first_page == UINT64_MAX || is_vdso(map))
 		return true;
 	base = map->name && !strncmp(map->name, "/tmp/jitted-", 12) ? map->start : map->start - map->pgoff;
-	return look - vaddr + (first & ~(uint64_t)0xfff) == base;
+	return look - vaddr + d->first_page == base;
 }
 
 /*
