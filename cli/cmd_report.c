@@ -145,7 +145,7 @@ struct report {
 	 */
 	bool groups;
 	int group_leader[64], group_slot[64], group_size[64];
-	bool pipe_groups;              /* a pipe's groups set up, at its first sample */
+	bool groups_read;              /* setup_groups done (at the first sample) */
 	char group_name[64][64];
 	/* by entry index of a leader's entry: member k's paired entry's index + 1, 0 for none ([0] unused) */
 	struct group_cols { uint32_t pair[GROUP_MAX]; } *gcols;
@@ -958,10 +958,15 @@ static bool srcline_eq(const void *ctx, uint32_t id, const void *text)
 	return !strcmp(((const struct report *)ctx)->srclines[id], text);
 }
 
+static uint64_t text_key(const char *text)
+{
+	return dsi_hash64(dsi_hash_str(text));
+}
+
 /* @text's copy if there is one (intern_text), else NULL. */
 static const char *find_text(const struct report *r, const char *text)
 {
-	uint32_t id = ds_idmap__find(&r->srcline_ids, dsi_hash64(dsi_hash_str(text)), srcline_eq, r, text);
+	uint32_t id = ds_idmap__find(&r->srcline_ids, text_key(text), srcline_eq, r, text);
 
 	return id == NONE ? NULL : r->srclines[id];
 }
@@ -969,24 +974,22 @@ static const char *find_text(const struct report *r, const char *text)
 /* @text's one copy (srclines); NULL on ENOMEM. */
 static const char *intern_text(struct report *r, const char *text)
 {
-	char **n = dsi_grow(r->srclines, &r->cap_srclines, r->nr_srclines + 1, sizeof(*n), 256);
-	uint64_t k;
-	uint32_t id;
+	const char *t = find_text(r, text);
+	char **n;
 
+	if (t)
+		return t;
+	n = dsi_grow(r->srclines, &r->cap_srclines, r->nr_srclines + 1, sizeof(*n), 256);
 	if (!n || r->nr_srclines >= NONE - 1)
 		return NULL;
 	r->srclines = n;
-	k = dsi_hash64(dsi_hash_str(text));
-	id = ds_idmap__find(&r->srcline_ids, k, srcline_eq, r, text);
-	if (id != NONE)
-		return r->srclines[id];
 	if (!(n[r->nr_srclines] = strdup(text)))
 		return NULL;
-	r->text_bytes += strlen(text) + 1;
-	if (ds_idmap__add(&r->srcline_ids, k, (uint32_t)r->nr_srclines) < 0) {
+	if (ds_idmap__add(&r->srcline_ids, text_key(text), (uint32_t)r->nr_srclines) < 0) {
 		free(n[r->nr_srclines]);
 		return NULL;
 	}
+	r->text_bytes += strlen(text) + 1;
 	return r->srclines[r->nr_srclines++];
 }
 
@@ -1468,13 +1471,13 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	size_t ev;
 	bool cc, shown;
 
-	if (!s->nr_frames && !s->filtered)
-		return 0;
-	/* a pipe's GROUP_DESC comes as a record, before its first sample */
-	if (!r->seq && !r->pipe_groups && r->reader && ds_reader__info(r->reader)->pipe) {
-		r->pipe_groups = true;
+	/* at the first sample: a pipe's GROUP_DESC comes as a record, before it */
+	if (!r->groups_read) {
+		r->groups_read = true;
 		setup_groups(r);
 	}
+	if (!s->nr_frames && !s->filtered)
+		return 0;
 	/*
 	 * perf sets up the cumulative profile before a pipe's events are
 	 * known, so it has none there (the call graph keeps --children's
@@ -3345,7 +3348,6 @@ int cmd_report(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		r->latency = has_switch_records(r->reader);
-		setup_groups(r);
 		if (!r->sort_given && all_tracepoints(r->reader)) {
 			r->nr_sort = 1;
 			r->sort[0] = SORT_TRACE;
