@@ -117,8 +117,19 @@ check_corrupt() {
 	done
 }
 
+# Free disk space where the tests write, printed at the start and after each
+# suite: a full disk makes writes fail, and those failures would otherwise
+# read as differences.
+disk_free_mb() { df -Pm "$WORK" 2>/dev/null | awk 'NR == 2 {print $4}'; }
+disk_note() {
+	local mb; mb=$(disk_free_mb)
+	echo "info disk: ${mb:-?} MB free under $WORK ($1)"
+	[ "${mb:-9999}" -ge 1024 ] || echo "WARNING: *** less than 1 GB of disk free under $WORK: writes may fail ***"
+}
+
 unpack_corpus
 mkdir -p "$WORK/out"
+disk_note "start"
 # DSTACK_ONLY="40 70" (developers): just those suites, after the unit tests
 if [ -z "${DSTACK_ONLY:-}" ]; then
 run_units "$ROOT/$BUILD"
@@ -152,6 +163,7 @@ for suite in "$ROOT"/tests/suites/*.sh; do
 	fi
 	# shellcheck source=/dev/null
 	. "$suite"
+	disk_note "after $(basename "$suite")"
 done
 
 # The command suites once more on the ASan+UBSan build.  Every sanitizer
@@ -175,6 +187,7 @@ asan_suites() {
 		echo "== $(basename "$suite") on the ASan+UBSan build"
 		# shellcheck source=/dev/null
 		DSTACK_NO_VM="on the ASan pass (the release pass ran the guest)" . "$suite"
+		disk_note "after $(basename "$suite"), ASan"
 	done
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 	DSTACK=$release
