@@ -83,11 +83,6 @@ static int copy_cmdline(struct ds_writer *w, const char *cmdline)
 	return err;
 }
 
-static bool has_feature(const struct ds_header_info *in, int feat)
-{
-	return in->features[feat / 64] & (1ULL << (feat % 64));
-}
-
 static int copy_features(struct ds_writer *w, const struct ds_header_info *in)
 {
 	static const int strings[] = { DS_FEAT_HOSTNAME, DS_FEAT_OSRELEASE, DS_FEAT_VERSION,
@@ -99,11 +94,11 @@ static int copy_features(struct ds_writer *w, const struct ds_header_info *in)
 	for (size_t i = 0; !err && i < sizeof(strings) / sizeof(*strings); i++)
 		if (values[i])
 			err = ds_writer__feature_string(w, strings[i], values[i]);
-	if (!err && has_feature(in, DS_FEAT_NRCPUS))
+	if (!err && ds_header_info__has_feature(in, DS_FEAT_NRCPUS))
 		err = ds_writer__feature_nrcpus(w, in->nr_cpus_avail, in->nr_cpus_online);
-	if (!err && has_feature(in, DS_FEAT_TOTAL_MEM))
+	if (!err && ds_header_info__has_feature(in, DS_FEAT_TOTAL_MEM))
 		err = ds_writer__feature_u64(w, DS_FEAT_TOTAL_MEM, in->total_mem);
-	if (!err && has_feature(in, DS_FEAT_SAMPLE_TIME))
+	if (!err && ds_header_info__has_feature(in, DS_FEAT_SAMPLE_TIME))
 		err = ds_writer__feature_sample_time(w, in->first_sample_time, in->last_sample_time);
 	if (!err && in->cmdline)
 		err = copy_cmdline(w, in->cmdline);

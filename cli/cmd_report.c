@@ -112,6 +112,7 @@ struct report {
 	int sort[SORT_MAX], nr_sort;
 	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
 	bool sort_sym_first;               /* the --sort text begins "sym": perf leaves the entry's frame out of its graph */
+	bool no_branch_stack;              /* --no-branch-stack: perf's sample view of branch-stack data, asked for */
 	bool ipc_columns;                  /* the --sort text names "symbol": perf adds its (empty) IPC columns */
 	uint64_t lost_samples;
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
@@ -2880,6 +2881,8 @@ static void report_usage(FILE *f)
 		"  --stdio                  text output (the only output; accepted for perf compatibility)\n"
 		"  --children | --no-children  cumulative (caller-inclusive) profile (perf's default\n"
 		"                           where callchains were recorded), or self only\n"
+		"  --no-branch-stack        the samples of a recording with branch stacks (-b, LBR):\n"
+		"                           the only view dstack has of them; without it, a warning\n"
 		"  --sort KEY[,KEY...]      pid, comm, dso, symbol, cpu, srcline, trace; perf's\n"
 		"                           prefixes (sym); default comm,dso,symbol, or trace\n"
 		"                           for a recording of tracepoints only\n"
@@ -3033,6 +3036,8 @@ static int parse_args(struct report *r, int argc, char **argv)
 			r->children = true;
 		} else if (!strcmp(argv[i], "--no-children")) {
 			r->children = false;
+		} else if (!strcmp(argv[i], "--no-branch-stack")) {
+			r->no_branch_stack = true;   /* the only view dstack has: say so, warn not */
 		} else if ((v = opt_value("--sort", argc, argv, &i)) || (v = opt_value("-s", argc, argv, &i))) {
 			if (parse_sort(r, v))
 				return EXIT_USAGE;
@@ -3356,6 +3361,13 @@ int cmd_report(int argc, char **argv)
 			r->nr_col = 1;
 		}
 		ret = r->stats ? walk_run_events(&w, stats_event, r) : walk_run(&w, on_sample, r);
+		/* perf's branch view is for a recording with the BRANCH_STACK
+		 * feature (a pipe's comes with its data: known after the walk) */
+		if (!r->no_branch_stack && !r->stats &&
+		    ds_header_info__has_feature(ds_reader__info(r->reader), DS_FEAT_BRANCH_STACK))
+			fprintf(stderr, "dstack report: the recording has branch stacks; perf report shows "
+				"its branch view by default, dstack shows the samples "
+				"(perf report --no-branch-stack)\n");
 		report_at_end(r, w.profile, ret);
 		walk_finish(&w);
 	}

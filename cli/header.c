@@ -596,11 +596,6 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 	}
 }
 
-static bool has_feature(const struct ds_header_info *hi, int feat)
-{
-	return hi->features[feat / 64] >> (feat % 64) & 1;
-}
-
 void header_print_layout(FILE *f, const char *path, const struct ds_reader *rd)
 {
 	const struct ds_header_info *hi = ds_reader__info(rd);
@@ -629,12 +624,12 @@ void header_print_features(FILE *f, const struct ds_reader *rd)
 	const struct ds_header_info *hi = ds_reader__info(rd);
 
 	for (int feat = 1; feat < NR_FEATS; feat++)
-		if (has_feature(hi, feat))
+		if (ds_header_info__has_feature(hi, feat))
 			print_feature(f, rd, feat);
 	if (!hi->pipe) {
 		fputs("# missing features: ", f);
 		for (int feat = 1; feat < NR_FEATS; feat++)
-			if (!has_feature(hi, feat))
+			if (!ds_header_info__has_feature(hi, feat))
 				fprintf(f, "%s ", feat_names[feat]);
 		fputc('\n', f);
 	}

@@ -334,8 +334,8 @@ static int check_evsel(struct script_fields *f, int t, const struct ds_evsel *e,
 int script_fields_check(struct script_fields *f, const struct ds_reader *rd)
 {
 	const struct ds_header_info *hi = ds_reader__info(rd);
-	bool aux = hi->features[DS_FEAT_AUXTRACE / 64] >> (DS_FEAT_AUXTRACE % 64) & 1;
-	bool stat = hi->features[DS_FEAT_STAT / 64] >> (DS_FEAT_STAT % 64) & 1;
+	bool aux = ds_header_info__has_feature(hi, DS_FEAT_AUXTRACE);
+	bool stat = ds_header_info__has_feature(hi, DS_FEAT_STAT);
 	size_t nr = ds_reader__nr_evsels(rd);
 
 	for (int t = 0; t < ST_NR; t++) {

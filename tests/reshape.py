@@ -31,6 +31,15 @@ usage: reshape.py kbuildids IN OUT
   report), then every kernel module a kernel MMAP names, by its module
   path (a "[name]" MMAP by a made-up one).  perf names the kernel's and
   the modules' objects by these paths.
+usage: reshape.py branch-stack IN OUT
+  the recording as if taken with -b (branch stacks, as on a machine with
+  LBR, which the guest and this host lack): every event samples
+  PERF_SAMPLE_BRANCH_STACK (any branch, no hw_index), and every sample
+  gets a stack of up to 4 branches made of its callchain's returns
+  (caller <- callee, a few cycles each); the header gets the BRANCH_STACK
+  feature, which is what makes perf report show its branch view.
+  Records grow, the data section and the features after it move; the
+  samples stay what they were.
 Prints what it changed on stdout; exits 1 when the recording has no place
 for the change.
 """
@@ -291,8 +300,56 @@ def kbuildids(raw):
 
 
 
+BRANCH_STACK, RAW, SAMPLE_READ = 1 << 11, 1 << 10, 1 << 4
+BRANCH_ANY, BRANCH_USER, BRANCH_KERNEL = 1 << 3, 1 << 0, 1 << 1
+BRANCH_STACK_FEATURE = 15   # HEADER_BRANCH_STACK
+CONTEXT_MARKERS = (1 << 64) - 4095  # PERF_CONTEXT_* values: no address
+
+
+def branch_stack(raw):
+    """The branch-stack form: (new bytes, what changed) or None"""
+    f = PerfFile(raw)
+    if f.pipe or not same_sample_type(f) or not f.sample_type & ST['CALLCHAIN'] or \
+            f.sample_type & (RAW | SAMPLE_READ | BRANCH_STACK):
+        return None
+    raw = bytearray(raw)
+    bodies = features(raw)
+    for i in range(f.attrs_size // f.attr_size):
+        at = f.attrs_off + i * f.attr_size
+        struct.pack_into('<Q', raw, at + 24, f.sample_type | BRANCH_STACK)
+        struct.pack_into('<Q', raw, at + 72, BRANCH_ANY | BRANCH_USER | BRANCH_KERNEL)
+    data, samples, branches = bytearray(), 0, 0
+    for off, typ, size in f.records:
+        rec = bytes(f.raw[off:off + size])
+        if typ == SAMPLE:
+            at, nr = chain_of(f, off)
+            ips = [ip for ip in struct.unpack_from('<%dQ' % nr, f.raw, at) if ip < CONTEXT_MARKERS]
+            pairs = list(zip(ips[1:], ips[:-1]))[:4]
+            stack = struct.pack('<Q', len(pairs)) + b''.join(
+                struct.pack('<QQQ', src, dst, (3 + k) << 4) for k, (src, dst) in enumerate(pairs))
+            end = at + 8 * nr - off
+            rec = rec[:end] + stack + rec[end:]
+            if len(rec) >= 1 << 16:
+                return None
+            rec = rec[:6] + struct.pack('<H', len(rec)) + rec[8:]
+            samples += 1
+            branches += len(pairs)
+        data += rec
+    out = raw[:f.data_off] + data
+    struct.pack_into('<Q', out, 48, len(data))
+    bodies[BRANCH_STACK_FEATURE] = b''
+    return with_features(out, bodies), '%d samples given %d branches' % (samples, branches)
+
+
 def main():
     what, src, dst = sys.argv[1:4]
+    if what == 'branch-stack':
+        r = branch_stack(open(src, 'rb').read())
+        if not r:
+            sys.exit('%s: not a file-mode recording of one sample layout with callchains, without raw data or reads' % src)
+        open(dst, 'wb').write(r[0])
+        print(r[1])
+        return
     if what in ('pmus', 'kbuildids'):
         raw = bytearray(open(src, 'rb').read())
         if raw[8:16] == struct.pack('<Q', 16):

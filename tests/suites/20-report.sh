@@ -61,6 +61,7 @@ PY
 	report_object_symbol_vs_perf7
 	report_sample_units_vs_perf7
 	report_pipe_group_vs_perf7
+	report_branch_stacks_vs_perf7
 	report_many_processes
 }
 
@@ -210,6 +211,42 @@ report_pipe_group_vs_perf7() {
 	if grep -q "of events 'anon group { cpu-clock, task-clock }'" "$o/perf" && diff -q "$o/perf" "$o/dstack" >/dev/null
 	then ok "report of a pipe's event group: as perf 7.2's ($(grep -c % "$o/perf") entries, the group view)"
 	else bad "report of a pipe's event group differs from perf 7.2's: $(diff "$o/perf" "$o/dstack" | head -4 | tr '\n' ' ')"; fi
+}
+
+# A recording with branch stacks (-b: LBR, which neither the guest nor this
+# host has, so a corpus recording reshaped, tests/reshape.py): script reads
+# its samples as perf 7.2 does, report --no-branch-stack prints perf's
+# sample view, and report without it, where perf shows its branch view,
+# which dstack does not have, says so.
+report_branch_stacks_vs_perf7() {
+	local n=mix.fp o="$WORK/out/branches" said cmd
+	if ! kvm_ready; then
+		echo "SKIPPED report of branch stacks vs perf 7.2: *** kernel-vm (perf7) not set up ***"; return
+	fi
+	mkdir -p "$o"
+	if ! said=$(python3 "$ROOT/tests/reshape.py" branch-stack "$WORK/data/$n.data" "$o/b.data" 2>&1); then
+		bad "report of branch stacks: $n could not be reshaped: $said"; return
+	fi
+	local w=${WORK#"$ROOT"/} fails=0
+	local S=(--symfs "$w/symfs-root/symfs" --kallsyms "$w/kallsyms" -i "$w/out/branches/b.data")
+	for cmd in script "report --stdio --no-branch-stack" "report --stdio --no-branch-stack --no-children"; do
+		# shellcheck disable=SC2086
+		(cd "$ROOT" && "$KVM_PERF7" $cmd "${S[@]}" 2>/dev/null) | grep -v -e 'tips.txt' -e '^#$' >"$o/perf"
+		# shellcheck disable=SC2086
+		(cd "$ROOT" && "$DSTACK" $cmd "${S[@]}" 2>"$o/err") | grep -v '^#$' >"$o/dstack"
+		if [ ! -s "$o/perf" ] || ! cmp -s "$o/perf" "$o/dstack" || grep -q 'branch' "$o/err"; then
+			fails=1; bad "$cmd of a recording with branch stacks differs from perf 7.2's: $(diff "$o/perf" "$o/dstack" | head -3 | tr '\n' ' ') $(grep branch "$o/err")"
+		fi
+	done
+	(cd "$ROOT" && "$KVM_PERF7" report --stdio "${S[@]}" 2>/dev/null) >"$o/perf"
+	(cd "$ROOT" && "$DSTACK" report --stdio "${S[@]}" 2>"$o/err") >"$o/dstack"
+	if ! grep -q 'Source Symbol  *Target Symbol' "$o/perf"; then
+		fails=1; bad "report of branch stacks: perf 7.2 did not show its branch view (the reshape lost its BRANCH_STACK feature?)"
+	elif ! grep -q "has branch stacks; perf report shows its branch view by default, dstack shows the samples" "$o/err" ||
+	     ! cmp -s "$o/dstack" <(cd "$ROOT" && "$DSTACK" report --stdio --no-branch-stack "${S[@]}" 2>/dev/null); then
+		fails=1; bad "report of branch stacks without --no-branch-stack: no warning, or not the sample view: $(tail -1 "$o/err")"
+	fi
+	[ $fails = 0 ] && ok "branch stacks ($said): script and report --no-branch-stack print what perf 7.2 prints; report without it warns that perf's branch view is not there"
 }
 
 # The header's sample count scaled as perf's convert_unit(): by 1000 only
