@@ -20,6 +20,7 @@
 #include "util/outbuf.h"
 #include "header.h"
 #include "progress.h"
+#include "report_branch.h"
 #include "samples.h"
 
 #define NONE UINT32_MAX
@@ -113,6 +114,7 @@ struct report {
 	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
 	bool sort_sym_first;               /* the --sort text begins "sym": perf leaves the entry's frame out of its graph */
 	bool no_branch_stack;              /* --no-branch-stack: perf's sample view of branch-stack data, asked for */
+	struct branch_view *bv;            /* perf's branch view (branch_view_wanted), else NULL */
 	bool ipc_columns;                  /* the --sort text names "symbol": perf adds its (empty) IPC columns */
 	uint64_t lost_samples;
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
@@ -1465,6 +1467,19 @@ static int count_kept(struct report *r, const struct ds_profile_sample *s, bool 
 	return ret;
 }
 
+/* A sample into the branch view: its branches are its entries (no filter hides any: branch_view_wanted). */
+static int branch_sample(struct report *r, const struct ds_profile_sample *s)
+{
+	size_t ev = event_index(r, s->evsel);
+
+	if (ev == SIZE_MAX)
+		return 0;
+	r->ev_passed[ev]++;
+	if (branch_view__add(r->bv, s))
+		return r->error = -ENOMEM;
+	return 0;
+}
+
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct report *r = ctx;
@@ -1477,6 +1492,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		r->groups_read = true;
 		setup_groups(r);
 	}
+	if (r->bv)
+		return branch_sample(r, s);
 	if (!s->nr_frames && !s->filtered)
 		return 0;
 	/*
@@ -2822,7 +2839,7 @@ static int print_report(struct report *r)
 		else if (r->sort[i] == SORT_SYM && r->syms.n == 1)
 			outbuf_printf(r->out, "# symbol: %s\n", r->syms.v[0]);
 	}
-	if (!r->nr_ents && !any_samples(r)) {
+	if (!r->nr_ents && !any_samples(r) && !(r->bv && branch_view__any(r->bv))) {
 		/* no sample (none recorded, or none on the CPUs or times asked): perf says so and ends there */
 		outbuf_flush(r->out);
 		fprintf(stderr, "Error:\nThe %s data has no samples!\n", r->wo.common.input);
@@ -2831,6 +2848,13 @@ static int print_report(struct report *r)
 	}
 	if (!cli_quiet)
 		outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
+	if (r->bv) {
+		branch_view__print(r->bv, r->out, r->wo.filter.time_str, r->percent_limit, cli_quiet);
+		if (!cli_quiet)
+			outbuf_puts(r->out, branch_view__any(r->bv) ? "#\n" : "#\n#\n");
+		free(list);
+		return 0;
+	}
 	/* sections in the order of the file's events, as perf's evlist (not of their first samples) */
 	size_t order[sizeof(r->evsels) / sizeof(*r->evsels)];
 
@@ -3162,7 +3186,7 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 
 	ds_profile__stats(p, &st);
 	r->lost_samples = st.session.lost_samples;
-	if (status != EXIT_OK && !r->nr_ents && !r->stats)
+	if (status != EXIT_OK && !r->nr_ents && !r->stats && !(r->bv && branch_view__any(r->bv)))
 		return;
 	r->out = outbuf_new(STDOUT_FILENO);
 	if (r->out && r->stats)
@@ -3177,6 +3201,10 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 		fprintf(stderr, "dstack: %s: the report's entries and call graphs reached %zu MiB: %llu of %llu samples "
 			"counted in the totals only, in no entry (memory budget: DSTACK_MEMORY_BUDGET)\n",
 			r->wo.common.input, r->max_held >> 20, (unsigned long long)r->unkept, (unsigned long long)r->seq);
+	if (r->bv && branch_view__dropped(r->bv))
+		fprintf(stderr, "dstack: %s: the branch view's entries reached %zu MiB: %llu branches counted in the "
+			"totals only, in no entry (memory budget: DSTACK_MEMORY_BUDGET)\n",
+			r->wo.common.input, r->max_held >> 20, (unsigned long long)branch_view__dropped(r->bv));
 }
 
 /* The report and everything it holds. */
@@ -3184,6 +3212,7 @@ static void report_free(struct report *r)
 {
 	uint64_t k, v;
 
+	branch_view__delete(r->bv);
 	for (size_t i = 0; dsi_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	dsi_hashmap__exit(&r->inlined_names);
@@ -3245,6 +3274,35 @@ static void setup_groups(struct report *r)
 }
 
 /* Does an event of a recording (not a pipe: its events may come later) record callchains? */
+/*
+ * perf report's branch view: for a file with the BRANCH_STACK feature (a
+ * pipe's features come after perf decides) and no event sampling user
+ * stacks, unless --no-branch-stack.  dstack's has perf's default keys and
+ * takes the options that leave its entries as they are; with another it
+ * reports the samples, and says so.
+ */
+static bool branch_view_wanted(const struct report *r)
+{
+	const struct sample_filter *f = &r->wo.filter;
+
+	if (r->no_branch_stack || r->stats || ds_reader__info(r->reader)->pipe ||
+	    !ds_header_info__has_feature(ds_reader__info(r->reader), DS_FEAT_BRANCH_STACK))
+		return false;
+	for (size_t i = 0; i < ds_reader__nr_evsels(r->reader); i++)
+		if (ds_reader__evsel(r->reader, i)->attr.sample_type & DS_SAMPLE_STACK_USER)
+			return false;
+	if (r->sort_given || r->graph_given || r->show_samples || r->show_period || r->hide_unresolved ||
+	    r->relative || r->dsos.n || r->syms.n || f->nr_comms || f->nr_pids || f->nr_tids ||
+	    r->wo.time_mode != DS_PROFILE_CPU) {
+		fprintf(stderr, "dstack report: the recording has branch stacks; perf report shows its branch view, "
+			"which dstack has with its default keys and without -g, -n, --show-total-period, -U, "
+			"--percentage, --comm, --pid, --tid, --dsos or -S: the samples are shown "
+			"(perf report --no-branch-stack)\n");
+		return false;
+	}
+	return true;
+}
+
 static bool any_callchains(const struct ds_reader *rd)
 {
 	if (ds_reader__info(rd)->pipe)
@@ -3353,6 +3411,12 @@ int cmd_report(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		r->latency = has_switch_records(r->reader);
+		if (branch_view_wanted(r) && !(r->bv = branch_view__new(r->max_held, r->latency))) {
+			fprintf(stderr, "dstack report: out of memory\n");
+			walk_finish(&w);
+			report_free(r);
+			return EXIT_INPUT;
+		}
 		if (!r->sort_given && all_tracepoints(r->reader)) {
 			r->nr_sort = 1;
 			r->sort[0] = SORT_TRACE;
@@ -3361,13 +3425,6 @@ int cmd_report(int argc, char **argv)
 			r->nr_col = 1;
 		}
 		ret = r->stats ? walk_run_events(&w, stats_event, r) : walk_run(&w, on_sample, r);
-		/* perf's branch view is for a recording with the BRANCH_STACK
-		 * feature (a pipe's comes with its data: known after the walk) */
-		if (!r->no_branch_stack && !r->stats &&
-		    ds_header_info__has_feature(ds_reader__info(r->reader), DS_FEAT_BRANCH_STACK))
-			fprintf(stderr, "dstack report: the recording has branch stacks; perf report shows "
-				"its branch view by default, dstack shows the samples "
-				"(perf report --no-branch-stack)\n");
 		report_at_end(r, w.profile, ret);
 		walk_finish(&w);
 	}

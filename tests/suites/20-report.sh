@@ -214,12 +214,14 @@ report_pipe_group_vs_perf7() {
 }
 
 # A recording with branch stacks (-b: LBR, which neither the guest nor this
-# host has, so a corpus recording reshaped, tests/reshape.py): script reads
-# its samples as perf 7.2 does, report --no-branch-stack prints perf's
-# sample view, and report without it, where perf shows its branch view,
-# which dstack does not have, says so.
+# host has, so a corpus recording reshaped, tests/reshape.py): perf 7.2's
+# report shows its branch view (an entry per branch), and dstack's must be
+# the same, with -q, --percent-limit and --time too; script reads the
+# samples as perf does; --no-branch-stack is perf's sample view; an option
+# dstack's branch view does not take (--sort) gives the sample view with a
+# warning saying so.
 report_branch_stacks_vs_perf7() {
-	local n=mix.fp o="$WORK/out/branches" said cmd
+	local n=mix.fp o="$WORK/out/branches" said cmd t
 	if ! kvm_ready; then
 		echo "SKIPPED report of branch stacks vs perf 7.2: *** kernel-vm (perf7) not set up ***"; return
 	fi
@@ -227,9 +229,11 @@ report_branch_stacks_vs_perf7() {
 	if ! said=$(python3 "$ROOT/tests/reshape.py" branch-stack "$WORK/data/$n.data" "$o/b.data" 2>&1); then
 		bad "report of branch stacks: $n could not be reshaped: $said"; return
 	fi
-	local w=${WORK#"$ROOT"/} fails=0
+	local w=${WORK#"$ROOT"/} fails=0 shown=0
 	local S=(--symfs "$w/symfs-root/symfs" --kallsyms "$w/kallsyms" -i "$w/out/branches/b.data")
-	for cmd in script "report --stdio --no-branch-stack" "report --stdio --no-branch-stack --no-children"; do
+	t=$("$DSTACK" script -F time -i "$o/b.data" 2>/dev/null | sed -n '5000p' | tr -d ' :')
+	for cmd in "report --stdio" "report --stdio -q" "report --stdio --percent-limit 0.5" "report --stdio --time ,$t" \
+		   script "report --stdio --no-branch-stack" "report --stdio --no-branch-stack --no-children"; do
 		# shellcheck disable=SC2086
 		(cd "$ROOT" && "$KVM_PERF7" $cmd "${S[@]}" 2>/dev/null) | grep -v -e 'tips.txt' -e '^#$' >"$o/perf"
 		# shellcheck disable=SC2086
@@ -237,16 +241,18 @@ report_branch_stacks_vs_perf7() {
 		if [ ! -s "$o/perf" ] || ! cmp -s "$o/perf" "$o/dstack" || grep -q 'branch' "$o/err"; then
 			fails=1; bad "$cmd of a recording with branch stacks differs from perf 7.2's: $(diff "$o/perf" "$o/dstack" | head -3 | tr '\n' ' ') $(grep branch "$o/err")"
 		fi
+		case $cmd in report*-q|script|*--no-branch-stack*) ;; *)
+			grep -q 'Source Symbol  *Target Symbol' "$o/perf" ||
+				{ fails=1; bad "report of branch stacks: perf 7.2 did not show its branch view for '$cmd' (the reshape lost its BRANCH_STACK feature?)"; } ;;
+		esac
+		shown=$((shown + 1))
 	done
-	(cd "$ROOT" && "$KVM_PERF7" report --stdio "${S[@]}" 2>/dev/null) >"$o/perf"
-	(cd "$ROOT" && "$DSTACK" report --stdio "${S[@]}" 2>"$o/err") >"$o/dstack"
-	if ! grep -q 'Source Symbol  *Target Symbol' "$o/perf"; then
-		fails=1; bad "report of branch stacks: perf 7.2 did not show its branch view (the reshape lost its BRANCH_STACK feature?)"
-	elif ! grep -q "has branch stacks; perf report shows its branch view by default, dstack shows the samples" "$o/err" ||
-	     ! cmp -s "$o/dstack" <(cd "$ROOT" && "$DSTACK" report --stdio --no-branch-stack "${S[@]}" 2>/dev/null); then
-		fails=1; bad "report of branch stacks without --no-branch-stack: no warning, or not the sample view: $(tail -1 "$o/err")"
+	(cd "$ROOT" && "$DSTACK" report --stdio --sort dso,sym "${S[@]}" 2>"$o/err") >"$o/dstack"
+	if ! grep -q "has branch stacks; perf report shows its branch view, which dstack has with its default keys" "$o/err" ||
+	   ! cmp -s "$o/dstack" <(cd "$ROOT" && "$DSTACK" report --stdio --sort dso,sym --no-branch-stack "${S[@]}" 2>/dev/null); then
+		fails=1; bad "report --sort of branch stacks: no warning, or not the sample view: $(tail -1 "$o/err")"
 	fi
-	[ $fails = 0 ] && ok "branch stacks ($said): script and report --no-branch-stack print what perf 7.2 prints; report without it warns that perf's branch view is not there"
+	[ $fails = 0 ] && ok "branch stacks ($said): $shown commands print what perf 7.2 prints (its branch view, -q, --percent-limit, --time, script, --no-branch-stack); --sort warns and shows the samples"
 }
 
 # The header's sample count scaled as perf's convert_unit(): by 1000 only
