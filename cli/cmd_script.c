@@ -39,7 +39,9 @@
 #define FRAME_TEXT_MAX 112
 
 /* What a callchain line or the sample's ip shows besides the address (-F). */
-enum { PO_SYM = 1, PO_SYMOFF = 2, PO_DSO = 4, PO_DSOFF = 8, PO_SRCLINE = 16, PO_IP = 32 };
+/* PO_KOFF: with PO_DSOFF, no kernel symbols were read: perf's kernel object is then a file like
+ * another, and its addresses get an offset ("[kernel.kallsyms]+0xffffffff81000000") */
+enum { PO_SYM = 1, PO_SYMOFF = 2, PO_DSO = 4, PO_DSOFF = 8, PO_SRCLINE = 16, PO_IP = 32, PO_KOFF = 64 };
 
 struct frame_line {
 	uint64_t ip, offset;
@@ -90,6 +92,7 @@ struct script {
 	int name_width;             /* the longest event name */
 	int data_src_width;         /* perf pads the data source to the widest seen so far */
 	uint8_t ip_opts[ST_NR];
+	uint8_t koff[ST_NR];        /* PO_KOFF where the type's fields have dsoff and no kernel symbols were read */
 	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* a sample's chain as perf reads it (ds_profile_perf_callchain) */
 	uint32_t *line_of;         /* FRAME_CACHE_SLOTS: index + 1 into lines, 0 none; NULL: no cache */
 	struct frame_line *lines;
@@ -212,6 +215,12 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 		print_time(sc, s->time);
 }
 
+/* Does perf print an offset after @dso with -F dsoff: an object in a map, or the kernel's, unread (PO_KOFF)? */
+static bool dso_has_offset(const char *dso, bool kernel, uint64_t map_end, uint8_t opts)
+{
+	return map_end || (kernel && (opts & PO_KOFF) && strcmp(dso, "[unknown]"));
+}
+
 static void print_dso(struct outbuf *o, const char *dso, bool has_map, uint64_t addr, uint8_t opts)
 {
 	outbuf_puts(o, " (");
@@ -279,7 +288,7 @@ static void format_frame(struct outbuf *o, const struct ds_cc_frame *f, uint8_t 
 	if (f->inlined && !(opts & PO_SRCLINE))
 		outbuf_puts(o, " (inlined)");
 	else if (!f->inlined && (opts & PO_DSO))
-		print_dso(o, f->dso, f->map_end != 0, f->addr, opts);
+		print_dso(o, f->dso, dso_has_offset(f->dso, f->kernel, f->map_end, opts), f->addr, opts);
 	if (opts & PO_SRCLINE)
 		print_srcline(o, f, depth);
 	outbuf_putc(o, '\n');
@@ -405,7 +414,7 @@ static void print_ip_line(struct script *sc, const struct ds_event *ev, struct d
 	if (opts & PO_SYM)
 		print_sym(o, fr->elf_name ? fr->elf_name : fr->name, fr->offset, opts);
 	if (opts & PO_DSO)
-		print_dso(o, r.dso, r.map_end != 0, r.addr, opts);
+		print_dso(o, r.dso, dso_has_offset(r.dso, r.kernel, r.map_end, opts), r.addr, opts);
 	if (opts & PO_SRCLINE) {
 		/* the innermost position, as for a frame that is not inlined */
 		struct ds_cc_frame f = { .ip = s->ip, .sym = fr->name, .offset = fr->offset, .dso = r.dso,
@@ -440,7 +449,111 @@ static void print_addr(struct script *sc, const struct ds_event *ev, struct ds_t
 	if (fl & SF(SYM))
 		print_sym(o, fr->elf_name ? fr->elf_name : fr->name, fr->offset, (fl & SF(SYMOFFSET)) ? PO_SYMOFF : 0);
 	if (fl & SF(DSO))
-		print_dso(o, r.dso, r.map_end != 0, r.addr, (fl & SF(DSOFF)) ? PO_DSOFF : 0);
+		print_dso(o, r.dso, dso_has_offset(r.dso, r.kernel, r.map_end, sc->koff[script_field_type(ev->evsel->attr.type)]),
+			  r.addr, (fl & SF(DSOFF)) ? PO_DSOFF : 0);
+}
+
+/*
+ * perf's thread__find_map_fb: @addr in the sample's mode (@mode), else in
+ * the mode its value says (the top half is the kernel's).  false: in no map.
+ */
+static bool resolve_fb(struct script *sc, struct ds_thread *t, uint16_t mode, uint64_t addr, struct ds_resolved *r)
+{
+	uint16_t by_value = addr >> 63 ? DS_MISC_KERNEL : DS_MISC_USER;
+
+	for (int k = 0; k < 2; k++, mode = by_value) {
+		if (mode != DS_MISC_USER && mode != DS_MISC_KERNEL)
+			continue;   /* perf takes no guest or hypervisor address here */
+		ds_machine__resolve(sc->machine, t, mode, addr, r);
+		if (mode == DS_MISC_USER ? r->map_end != 0 : strcmp(r->dso, "[unknown]") != 0)
+			return true;
+		if (mode == by_value)
+			break;
+	}
+	return false;
+}
+
+/* A branch's flags as perf's print_bstack_flags: "/P/-/-/12/CALL/- " */
+static void print_branch_flags(struct outbuf *o, uint64_t fl)
+{
+	/* perf's names of PERF_BR_* (0, unknown: none) and of PERF_BR_NEW_* (type 15, EXTEND_ABI) */
+	static const char *const types[15] = { "", "COND", "UNCOND", "IND", "CALL", "IND_CALL", "RET", "SYSCALL",
+					       "SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ", "SERROR", "NO_TX" };
+	static const char *const new_types[8] = { "FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1", "ARCH_2",
+						  "ARCH_3", "ARCH_4", "ARCH_5" };
+	static const char *const spec[4] = { "-", "SPEC_WRONG_PATH", "NON_SPEC_CORRECT_PATH", "SPEC_CORRECT_PATH" };
+	/* perf_branch_entry's bits: mispred 0, predicted 1, in_tx 2, abort 3, cycles 4-19, type 20-23,
+	 * spec 24-25, new_type 26-29; perf's not_taken 33 */
+	unsigned type = fl >> 20 & 15, new_type = fl >> 26 & 15;
+	bool mispred = fl & 1, predicted = fl >> 1 & 1, not_taken = fl >> 33 & 1;
+
+	outbuf_putc(o, '/');
+	if (!(mispred || predicted || not_taken))
+		outbuf_putc(o, '-');
+	else
+		outbuf_puts(o, not_taken ? (predicted ? "PN" : "MN") : predicted ? "P" : "M");
+	outbuf_printf(o, "/%c/%c/%u/%s/%s ", fl >> 2 & 1 ? 'X' : '-', fl >> 3 & 1 ? 'A' : '-', (unsigned)(fl >> 4 & 0xffff),
+		      type < 15 ? types[type] : new_type < 8 ? new_types[new_type] : "(null)", spec[fl >> 24 & 3]);
+}
+
+/* One end of a branch as perf's brstacksym: "sym+0xoff" or "[unknown]", then " (dso)" with -F dso */
+static void print_branch_sym(struct script *sc, struct ds_thread *t, uint16_t mode, uint64_t addr, uint64_t fl,
+			     uint8_t opts)
+{
+	struct ds_resolved r;
+	bool mapped = resolve_fb(sc, t, mode, addr, &r);
+	const struct ds_frame *fr = &r.frames[r.nr_frames ? r.nr_frames - 1 : 0];
+	const char *sym = mapped ? (fr->elf_name ? fr->elf_name : fr->name) : NULL;
+
+	if (sym) {
+		outbuf_puts(sc->out, sym);
+		outbuf_puts(sc->out, "+0x");
+		outbuf_hex(sc->out, fr->offset, 0);
+	} else {
+		outbuf_puts(sc->out, "[unknown]");
+	}
+	if (fl & SF(DSO))
+		print_dso(sc->out, mapped ? r.dso : "[unknown]", mapped && dso_has_offset(r.dso, r.kernel, r.map_end, opts),
+			  r.addr, opts);
+}
+
+/* One end of a branch as perf's brstack: " 0xADDR" (the caller's), then " (dso)" with -F dso */
+static void print_branch_addr(struct script *sc, struct ds_thread *t, uint16_t mode, uint64_t addr, uint64_t fl,
+			      uint8_t opts)
+{
+	struct ds_resolved r;
+	bool mapped;
+
+	outbuf_puts(sc->out, "0x");
+	outbuf_hex(sc->out, addr, 0);
+	if (!(fl & SF(DSO)))
+		return;
+	mapped = resolve_fb(sc, t, mode, addr, &r);
+	print_dso(sc->out, mapped ? r.dso : "[unknown]", mapped && dso_has_offset(r.dso, r.kernel, r.map_end, opts),
+		  r.addr, opts);
+}
+
+/* -F brstack / brstacksym: each branch "from/to/flags " (brstack's each after a space), as perf prints them */
+static void print_brstack(struct script *sc, const struct ds_event *ev, struct ds_thread *t, uint64_t fl)
+{
+	const struct ds_sample *s = &ev->sample;
+	const uint64_t *b = s->branch;
+	bool sym = !(fl & SF(BRSTACK));   /* perf prints brstack when both are asked */
+	uint8_t opts = (uint8_t)(sc->koff[script_field_type(ev->evsel->attr.type)] | ((fl & SF(DSOFF)) ? PO_DSOFF : 0));
+
+	for (uint64_t i = 0; b && i < s->branch_nr; i++) {
+		if (sym) {
+			print_branch_sym(sc, t, s->cpumode, b[3 * i], fl, opts);
+			outbuf_putc(sc->out, '/');
+			print_branch_sym(sc, t, s->cpumode, b[3 * i + 1], fl, opts);
+		} else {
+			outbuf_putc(sc->out, ' ');
+			print_branch_addr(sc, t, s->cpumode, b[3 * i], fl, opts);
+			outbuf_putc(sc->out, '/');
+			print_branch_addr(sc, t, s->cpumode, b[3 * i + 1], fl, opts);
+		}
+		print_branch_flags(sc->out, b[3 * i + 2]);
+	}
 }
 
 /* perf's name of x86 register @r: the general ones, XMM0-15 (two slots each), else "unknown" */
@@ -740,6 +853,8 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 		print_regs(o, s->regs_intr_abi, s->regs_intr, ev->evsel->attr.sample_regs_intr);
 	if (fl & SF(UREGS))
 		print_regs(o, s->regs_user_abi, s->regs_user, ev->evsel->attr.sample_regs_user);
+	if (fl & (SF(BRSTACK) | SF(BRSTACKSYM)))
+		print_brstack(sc, ev, t, fl);
 	if (fl & SF(PHYS_ADDR))
 		outbuf_hex(o, s->phys_addr, 16);
 	if (fl & SF(DATA_PAGE_SIZE))
@@ -828,6 +943,10 @@ static int prepare(struct script *sc)
 		sc->ip_opts[t] = (uint8_t)(((fl & SF(IP)) ? PO_IP : 0) | ((fl & SF(SYM)) ? PO_SYM : 0) |
 					   ((fl & SF(SYMOFFSET)) ? PO_SYMOFF : 0) | ((fl & SF(DSO)) ? PO_DSO : 0) |
 					   ((fl & SF(DSOFF)) ? PO_DSOFF : 0) | ((fl & SF(SRCLINE)) ? PO_SRCLINE : 0));
+		/* asked only with dsoff: reading kallsyms is no cost of the other outputs */
+		if ((sc->f.fields[t] & SF(DSOFF)) && !ds_symbols__kernel_known(ds_profile__symbols(sc->profile)))
+			sc->koff[t] = PO_KOFF;
+		sc->ip_opts[t] |= sc->koff[t];
 	}
 	return 0;
 }

@@ -22,7 +22,7 @@ static const struct {
 	[SF_DSO] = { "dso", true }, [SF_DSOFF] = { "dsoff", true }, [SF_ADDR] = { "addr", true },
 	[SF_SYMOFFSET] = { "symoff", true }, [SF_SRCLINE] = { "srcline", true },
 	[SF_PERIOD] = { "period", true }, [SF_IREGS] = { "iregs", true }, [SF_UREGS] = { "uregs", true },
-	[SF_BRSTACK] = { "brstack", false }, [SF_BRSTACKSYM] = { "brstacksym", false },
+	[SF_BRSTACK] = { "brstack", true }, [SF_BRSTACKSYM] = { "brstacksym", true },
 	[SF_DATA_SRC] = { "data_src", true }, [SF_WEIGHT] = { "weight", true },
 	[SF_BPF_OUTPUT] = { "bpf-output", false }, [SF_CALLINDENT] = { "callindent", true },
 	[SF_INSN] = { "insn", false }, [SF_DISASM] = { "disasm", false }, [SF_INSNLEN] = { "insnlen", false },

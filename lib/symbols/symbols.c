@@ -1020,7 +1020,7 @@ bool ds_symbols__kernel(struct ds_symbols *s, uint64_t addr, struct ds_frame *fr
 bool ds_symbols__kernel_known(struct ds_symbols *s)
 {
 	kernel_ready(s);
-	return s->kernel_ok && s->kernel.len && !s->kernel_foreign;
+	return s->kernel_ok && dsi_kallsyms__any(&s->kernel) && !s->kernel_foreign;
 }
 
 bool ds_symbols__kernel_module(struct ds_symbols *s, const char *module, uint64_t addr, struct ds_frame *frame)

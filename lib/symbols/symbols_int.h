@@ -365,6 +365,11 @@ struct ds_kallsyms {
 
 /* Load @path; false if it cannot be read (or no memory). */
 bool dsi_kallsyms__load(struct ds_kallsyms *ks, const char *path);
+/* Did the text list a symbol (a file of no kallsyms line lists none)? */
+static inline bool dsi_kallsyms__any(const struct ds_kallsyms *ks)
+{
+	return ks->in_place ? ks->nr_samples > 0 : ks->nr > 0;
+}
 /* The symbol containing @addr: its name and start; false if none. */
 bool dsi_kallsyms__find(struct ds_kallsyms *ks, uint64_t addr, const char **name, uint64_t *start);
 /*

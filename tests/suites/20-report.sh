@@ -217,7 +217,8 @@ report_pipe_group_vs_perf7() {
 # host has, so a corpus recording reshaped, tests/reshape.py): perf 7.2's
 # report shows its branch view (an entry per branch), and dstack's must be
 # the same, with -q, --percent-limit and --time too; script reads the
-# samples as perf does; --no-branch-stack is perf's sample view; an option
+# samples as perf does, and prints their branches as perf's -F brstack and
+# brstacksym (with dso, dsoff); --no-branch-stack is perf's sample view; an option
 # dstack's branch view does not take (--sort) gives the sample view with a
 # warning saying so.
 report_branch_stacks_vs_perf7() {
@@ -233,7 +234,9 @@ report_branch_stacks_vs_perf7() {
 	local S=(--symfs "$w/symfs-root/symfs" --kallsyms "$w/kallsyms" -i "$w/out/branches/b.data")
 	t=$("$DSTACK" script -F time -i "$o/b.data" 2>/dev/null | sed -n '5000p' | tr -d ' :')
 	for cmd in "report --stdio" "report --stdio -q" "report --stdio --percent-limit 0.5" "report --stdio --time ,$t" \
-		   script "report --stdio --no-branch-stack" "report --stdio --no-branch-stack --no-children"; do
+		   script "report --stdio --no-branch-stack" "report --stdio --no-branch-stack --no-children" \
+		   "script -F +brstack" "script -F ip,brstacksym" "script -F comm,tid,brstacksym,dso,dsoff" \
+		   "script -F brstack,dso,dsoff" "script -F brstack,brstacksym"; do
 		# shellcheck disable=SC2086
 		(cd "$ROOT" && "$KVM_PERF7" $cmd "${S[@]}" 2>/dev/null) | grep -v -e 'tips.txt' -e '^#$' >"$o/perf"
 		# shellcheck disable=SC2086
@@ -241,7 +244,7 @@ report_branch_stacks_vs_perf7() {
 		if [ ! -s "$o/perf" ] || ! cmp -s "$o/perf" "$o/dstack" || grep -q 'branch' "$o/err"; then
 			fails=1; bad "$cmd of a recording with branch stacks differs from perf 7.2's: $(diff "$o/perf" "$o/dstack" | head -3 | tr '\n' ' ') $(grep branch "$o/err")"
 		fi
-		case $cmd in report*-q|script|*--no-branch-stack*) ;; *)
+		case $cmd in report*-q|script*|*--no-branch-stack*) ;; *)
 			grep -q 'Source Symbol  *Target Symbol' "$o/perf" ||
 				{ fails=1; bad "report of branch stacks: perf 7.2 did not show its branch view for '$cmd' (the reshape lost its BRANCH_STACK feature?)"; } ;;
 		esac
@@ -252,7 +255,7 @@ report_branch_stacks_vs_perf7() {
 	   ! cmp -s "$o/dstack" <(cd "$ROOT" && "$DSTACK" report --stdio --sort dso,sym --no-branch-stack "${S[@]}" 2>/dev/null); then
 		fails=1; bad "report --sort of branch stacks: no warning, or not the sample view: $(tail -1 "$o/err")"
 	fi
-	[ $fails = 0 ] && ok "branch stacks ($said): $shown commands print what perf 7.2 prints (its branch view, -q, --percent-limit, --time, script, --no-branch-stack); --sort warns and shows the samples"
+	[ $fails = 0 ] && ok "branch stacks ($said): $shown commands print what perf 7.2 prints (its branch view, -q, --percent-limit, --time, script and its -F brstack, brstacksym, --no-branch-stack); --sort warns and shows the samples"
 }
 
 # The header's sample count scaled as perf's convert_unit(): by 1000 only
