@@ -176,7 +176,7 @@ $(FUZZ_DIR)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_DIR)/libdstack.a
 
 fuzz: $(FUZZ_TARGETS)
 
-$(FUZZ_DIR)/seeds/.done: fuzz/make-seeds.py
+$(FUZZ_DIR)/seeds/.done: fuzz/make-seeds.py tests/reshape.py tests/hostile.py
 	@tests/unpack-corpus.sh $(FUZZ_DIR)/testdata
 	rm -rf $(FUZZ_DIR)/seeds
 	python3 fuzz/make-seeds.py $(FUZZ_DIR)/testdata $(FUZZ_DIR)/seeds

@@ -49,6 +49,15 @@ for f in sorted(os.listdir(data)):
         z = subprocess.run(['zstd', '-q', '-c', '-1'], input=body, stdout=subprocess.PIPE, check=True).stdout
         put('zstd', name + '.m0.c63', bytes([0, 63]) + struct.pack('<H', len(head)) + head + z)
 
+# a recording with branch stacks (tests/reshape.py): report's branch view
+# (export pick 5, report --children) and the branch stack parser
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))
+import reshape  # noqa: E402
+r = reshape.branch_stack(open(os.path.join(data, 'cpu.defer.data'), 'rb').read())
+if r:
+    put('export', 'cpu.branches.5', bytes(r[0][:4 * CUT]) + bytes([5]))
+    put('script', 'cpu.branches', bytes(r[0][:4 * CUT]))
+
 symfs = os.path.join(src, 'symfs-root', 'symfs')
 for root, _, files in os.walk(symfs):
     for f in files:
