@@ -165,6 +165,14 @@ struct report {
 	 * search can miss an equal entry and make a second one, which perf's
 	 * collapse then merges (tree_order) or prints twice.
 	 */
+	/*
+	 * Sorted by symbol but not by DSO: perf compares two entries without a
+	 * symbol by address alone, others by DSO first, which is no order, so
+	 * its search can miss an entry and make a second one (measured: a
+	 * Python recording's --sort cpu,symbol, _Py_Dealloc twice).  Such a
+	 * report searches the trees from its first entry, --children or not.
+	 */
+	bool sym_tree;
 	bool etree_on;                    /* since the first inlined function's entry (before it, perf's
 					   search finds what the hash map finds, without its cost) */
 	struct rbn *etree;                /* by entry index */
@@ -685,7 +693,7 @@ static struct entry *find_entry_tree(struct report *r, const struct entry *key)
 	struct entry *e;
 
 	/* (without memory for the trees, the hash map's lookups go on) */
-	if (ev == SIZE_MAX || (!r->etree_on && (!key->inlined || !etree_start(r))))
+	if (ev == SIZE_MAX || (!r->etree_on && ((!key->inlined && !r->sym_tree) || !etree_start(r))))
 		return find_entry(r, key);
 	uint32_t p;
 	bool left;
@@ -1282,7 +1290,7 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 	struct memo *m;
 	struct entry *e;
 
-	if (r->children || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) ||
+	if (r->children || r->sym_tree || !s->shape_id || uses(r, SORT_SRCLINE) || uses(r, SORT_TRACE) ||
 	    uses(r, SORT_CPU) || chain_misses_ip(s))
 		return false;
 	m = memo_find(r, s);
@@ -1326,7 +1334,7 @@ static int count_sample(struct report *r, const struct ds_profile_sample *s, boo
 	bool graph = draws_graph(r, s->evsel);
 
 	key_of(r, s, own, true, &key);
-	if (!(e = r->children ? find_entry_tree(r, &key) : find_entry(r, &key)))
+	if (!(e = r->children || r->sym_tree ? find_entry_tree(r, &key) : find_entry(r, &key)))
 		return -ENOMEM;
 	e->self += s->period;
 	e->samples++;
@@ -1929,9 +1937,9 @@ static uint32_t collapsed_tree(struct rbn *t, struct entry **list, size_t nr, st
 		return root;
 	rb_read(t, root, list, tmp);
 	memcpy(list, tmp, nr * sizeof(*tmp));
-	if (!sort_ctx->children)
+	if (!sort_ctx->children && !sort_ctx->sym_tree)
 		return rb_build(t, list, nr, cmp_collapsed);
-	/* --children: an entry equal to one already in is merged into it (its duplicates, made as they came) */
+	/* --children, or sym_tree: an entry equal to one already in is merged into it (its duplicates, made as they came) */
 	root = NONE;
 	for (uint32_t z = 0; z < nr; z++) {
 		uint32_t x = rb_descend(t, root, list_at, list, list[z], cmp_collapsed, true, &p, &left);
@@ -1969,6 +1977,29 @@ static int tree_order(struct entry **list, size_t *nrp, bool collapsed)
 	sort_ctx->in_tree = true;
 	rb_read(t, rb_build(t, tmp, nr, cmp_entry), tmp, list);
 	sort_ctx->in_tree = false;
+	free(t);
+	free(tmp);
+	return 0;
+}
+
+/* @list as perf's collapse leaves it: its duplicates merged, in the order they were made.  0 or -ENOMEM. */
+static int collapse_merged(struct entry **list, size_t *nrp)
+{
+	size_t nr = *nrp;
+	struct rbn *t = malloc(nr * sizeof(*t));
+	struct entry **tmp = malloc(nr * sizeof(*tmp));
+	size_t k = 0;
+
+	if (!t || !tmp) {
+		free(t);
+		free(tmp);
+		return -ENOMEM;
+	}
+	collapsed_tree(t, list, nr, tmp);
+	for (size_t i = 0; i < nr; i++)
+		if (!list[i]->merged)
+			list[k++] = list[i];
+	*nrp = k;
 	free(t);
 	free(tmp);
 	return 0;
@@ -2884,6 +2915,12 @@ static int print_report(struct report *r)
 				if (r->ents[i].evsel == r->evsels[ev])
 					list[nr++] = &r->ents[i];
 		}
+		/* (measured: their output order is the sort's, as for any other --no-children report) */
+		if (nr > 1 && r->sym_tree && !(r->children && r->any_callchain) && !group_members(r, ev) &&
+		    collapse_merged(list, &nr)) {
+			free(list);
+			return -ENOMEM;
+		}
 		if (nr > 1 && !(r->children && r->any_callchain && tree_order(list, &nr, group_members(r, ev)) == 0))
 			qsort(list, nr, sizeof(*list), cmp_entry);
 		print_section(r, ev, !printed, list, nr);
@@ -3361,6 +3398,7 @@ static void settle_sort_keys(struct report *r)
 			r->col[r->nr_col++] = r->sort[i];
 	for (int i = 0; i < r->nr_sort; i++)
 		r->sort_mask |= 1u << r->sort[i];
+	r->sym_tree = uses(r, SORT_SYM) && !uses(r, SORT_DSO);
 }
 
 int cmd_report(int argc, char **argv)

@@ -167,6 +167,21 @@ rec static -e cpu-clock -c 100000 -g -- ./wlstatic mix 10
 rec nopied -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlnopie mix 10
 rec named -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlname 3
 rec dld -e cpu-clock -c 100000 --call-graph fp,defer -- ./wldl 4
+# Python (the guest's) with its perf trampolines: -X perf names each Python
+# function in a JIT map; deferred, and through stack copies.  The
+# interpreter and its libraries go to the symfs.
+if command -v python3 >/dev/null && { want py || want pydw; }; then
+	py=$(readlink -f "$(command -v python3)")
+	for f in "$py" $(ldd "$py" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
+		r=$(readlink -f "$f")
+		for p in "$f" "$r"; do
+			mkdir -p "/out/symfs$(dirname "$p")"
+			cp "$r" "/out/symfs$p"
+		done
+	done
+	rec py -e cpu-clock -c 200000 --call-graph fp,defer -- python3 -X perf ./wl.py 6
+	rec pydw -e cpu-clock -c 400000 --call-graph dwarf,8192 -- python3 -X perf ./wl.py 3
+fi
 # perf sched's tracepoints (system wide) and the raw fields perf's own
 # commands record: -R -T -I, the CPU column
 if want sched; then
