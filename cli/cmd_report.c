@@ -2462,7 +2462,7 @@ out:
  * above (not at) 1000, at most to G; a space when unscaled ("1000  of event",
  * "1000K of event" for 1000001).
  */
-static void print_unit(struct outbuf *o, uint64_t n)
+void report_print_unit(struct outbuf *o, uint64_t n)
 {
 	static const char units[] = " KMG";
 	int u = 0;
@@ -2609,7 +2609,7 @@ static void print_group_title(struct report *r, size_t ev)
 	uint64_t n;
 
 	group_total(r, ev, &n);
-	print_unit(o, n);
+	report_print_unit(o, n);
 	outbuf_printf(o, " of events '%s { ", r->group_name[lead->idx]);
 	for (int k = 0, first = 1; k < group_members(r, ev); k++) {
 		if (!member_shown(r, ev, k))
@@ -2642,7 +2642,7 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 	if (group) {
 		print_group_title(r, ev);
 	} else {
-		print_unit(o, r->ev_samples[ev]);
+		report_print_unit(o, r->ev_samples[ev]);
 		outbuf_printf(o, " of event '%s'", r->ev_names[ev] ? r->ev_names[ev] : "?");
 	}
 	if (r->wo.filter.time_str)

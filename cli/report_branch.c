@@ -361,23 +361,11 @@ static void rule(struct outbuf *o, size_t width)
 		outbuf_putc(o, '.');
 }
 
-static void print_unit(struct outbuf *o, uint64_t n)
-{
-	static const char units[] = " KMG";
-	int u = 0;
-
-	while (n > 1000 && u < 3) {
-		n /= 1000;
-		u++;
-	}
-	outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
-}
-
 static void print_head(struct branch_view *bv, struct outbuf *o, uint32_t ev, bool first, const char *time_str,
 		       const size_t *w)
 {
 	outbuf_puts(o, first ? "#\n# Samples: " : "# Samples: ");
-	print_unit(o, bv->samples[ev]);
+	report_print_unit(o, bv->samples[ev]);
 	outbuf_printf(o, " of event '%s'", bv->names[ev] ? bv->names[ev] : "?");
 	if (time_str)
 		outbuf_printf(o, " (time slices: %s)", time_str);
