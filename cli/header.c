@@ -196,6 +196,13 @@ static void print_attr(FILE *f, const struct ds_attr *a)
 		{ 18, "REGS_INTR" }, { 15, "DATA_SRC" }, { 14, "WEIGHT" }, { 19, "PHYS_ADDR" }, { 20, "AUX" },
 		{ 21, "CGROUP" }, { 22, "DATA_PAGE_SIZE" }, { 23, "CODE_PAGE_SIZE" }, { 24, "WEIGHT_STRUCT" },
 	};
+	/* branch_sample_type's bits, perf's names (p_branch_sample_type) */
+	static const struct bit_name bst[] = {
+		{ 0, "USER" }, { 1, "KERNEL" }, { 2, "HV" }, { 3, "ANY" }, { 4, "ANY_CALL" }, { 5, "ANY_RETURN" },
+		{ 6, "IND_CALL" }, { 7, "ABORT_TX" }, { 8, "IN_TX" }, { 9, "NO_TX" }, { 10, "COND" },
+		{ 11, "CALL_STACK" }, { 12, "IND_JUMP" }, { 13, "CALL" }, { 14, "NO_FLAGS" }, { 15, "NO_CYCLES" },
+		{ 16, "TYPE_SAVE" }, { 17, "HW_INDEX" }, { 18, "PRIV_SAVE" }, { 19, "COUNTERS" },
+	};
 	static const struct bit_name rf[] = {
 		{ 0, "TOTAL_TIME_ENABLED" }, { 1, "TOTAL_TIME_RUNNING" }, { 2, "ID" }, { 3, "GROUP" }, { 4, "LOST" },
 	};
@@ -239,7 +246,10 @@ static void print_attr(FILE *f, const struct ds_attr *a)
 	attr_u(f, "bp_type", a->bp_type);
 	attr_x(f, "{ bp_addr, config1 }", a->config1);
 	attr_x(f, "{ bp_len, config2 }", a->config2);
-	attr_x(f, "branch_sample_type", a->branch_sample_type);
+	if (a->branch_sample_type) {
+		fputs(", branch_sample_type = ", f);
+		named_bits(f, a->branch_sample_type, bst, sizeof(bst) / sizeof(*bst));
+	}
 	attr_x(f, "sample_regs_user", a->sample_regs_user);
 	attr_u(f, "sample_stack_user", a->sample_stack_user);
 	if (a->clockid)
@@ -515,8 +525,9 @@ static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 	struct fcur c = feature_cur(rd, feat);
 
 	/* nothing to read (an older perf's end-of-features mark in a pipe, whose id a newer perf has
-	 * given to a feature): perf fails to read it and prints nothing */
-	if (!c.len)
+	 * given to a feature): perf fails to read it and prints nothing; but BRANCH_STACK and STAT
+	 * have no body, their presence is what they say */
+	if (!c.len && feat != DS_FEAT_BRANCH_STACK && feat != DS_FEAT_STAT)
 		return;
 	switch (feat) {
 	case DS_FEAT_HOSTNAME: case DS_FEAT_OSRELEASE: case DS_FEAT_VERSION: case DS_FEAT_ARCH:

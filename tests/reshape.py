@@ -302,7 +302,7 @@ def kbuildids(raw):
 
 BRANCH_STACK, RAW, SAMPLE_READ = 1 << 11, 1 << 10, 1 << 4
 BRANCH_ANY, BRANCH_USER, BRANCH_KERNEL = 1 << 3, 1 << 0, 1 << 1
-BRANCH_STACK_FEATURE = 15   # HEADER_BRANCH_STACK
+BRANCH_STACK_FEATURE, EVENT_DESC = 15, 12   # HEADER_BRANCH_STACK, HEADER_EVENT_DESC
 CONTEXT_MARKERS = (1 << 64) - 4095  # PERF_CONTEXT_* values: no address
 
 
@@ -338,6 +338,20 @@ def branch_stack(raw):
     out = raw[:f.data_off] + data
     struct.pack_into('<Q', out, 48, len(data))
     bodies[BRANCH_STACK_FEATURE] = b''
+    if EVENT_DESC in bodies:   # its copies of the attrs, which perf's header prints
+        desc = bytearray(bodies[EVENT_DESC])
+        nr, size = struct.unpack_from('<II', desc, 0)
+        at = 8
+        for _ in range(nr):
+            if at + size + 8 > len(desc):
+                break
+            st = struct.unpack_from('<Q', desc, at + 24)[0]
+            struct.pack_into('<Q', desc, at + 24, st | BRANCH_STACK)
+            struct.pack_into('<Q', desc, at + 72, BRANCH_ANY | BRANCH_USER | BRANCH_KERNEL)
+            at += size
+            nr_ids, slen = struct.unpack_from('<II', desc, at)
+            at += 8 + slen + 8 * nr_ids
+        bodies[EVENT_DESC] = bytes(desc)
     return with_features(out, bodies), '%d samples given %d branches' % (samples, branches)
 
 
