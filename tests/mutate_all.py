@@ -10,7 +10,8 @@ a pipe-mode stream; mixz.defer: zstd-compressed), one or more per class:
 truncation, bit flips, 8-byte fields set to 0 / all-ones / a huge value,
 corrupted header fields, record sizes, callchain and deferred-record
 lengths, duplicate records, many tids sharing one cookie, corrupted zstd
-payloads.  Each runs through script, stat, dump, report, folded,
+payloads, and branch stacks (cpu.defer given them by tests/reshape.py:
+report's branch view) with bad counts and entries.  Each runs through script, stat, dump, report, folded,
 flamegraph, pprof, speedscope and inject, reading the file (-i FILE) and
 the same bytes from a pipe (-i -), under a timeout, and must:
   * not crash: exit 0 or 1 only (the sanitizers' exit codes are 86/87, a
@@ -33,6 +34,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hostile import PerfFile  # noqa: E402
+import reshape  # noqa: E402
 
 env = dict(os.environ,
            ASAN_OPTIONS='exitcode=86:detect_leaks=1',
@@ -107,6 +109,30 @@ def mutations(td, rnd):
             dup[72:104] = bytes(32)
             dup = bytes(dup)
         out.append(('%s-duplicates' % base, dup))
+    # branch stacks: a count past the record, entries of all-ones and of
+    # zero addresses, bit flips over the samples
+    br = reshape.branch_stack(cpu)
+    if br:
+        braw = bytes(br[0])
+        fb = PerfFile(braw)
+        with_br = []
+        for off, typ, size in fb.of_type(SAMPLE):
+            at, nr = reshape.chain_of(fb, off)
+            if struct.unpack_from('<Q', braw, at + 8 * nr)[0]:
+                with_br.append(at + 8 * nr)   # the branch count, entries after it
+        if with_br:
+            out.append(('branch-nr-huge', mod(braw, lambda f: f.put(with_br[3], '<Q', (1 << 40) + 1))))
+
+            def entries(f, v):
+                for at in with_br[::7]:
+                    f.put(at + 8, '<QQQ', v, v, v)
+            out.append(('branch-entries-ones', mod(braw, lambda f: entries(f, (1 << 64) - 1))))
+            out.append(('branch-entries-zero', mod(braw, lambda f: entries(f, 0))))
+            b = bytearray(braw)
+            for _ in range(16):
+                at = with_br[rnd.randrange(len(with_br))]
+                b[at + rnd.randrange(32)] ^= 1 << rnd.randrange(8)
+            out.append(('branch-bitflips', bytes(b)))
     # corrupted header fields (file mode)
     f0 = PerfFile(cpu)
     out.append(('header-attr-size', mod(cpu, lambda f: f.put(16, '<Q', 7))))
@@ -213,7 +239,9 @@ def main():
         print('%-11s %5d %5d %5d %5d %5d %6d %6d' % (cmd, c['runs'], c['exit0'], c['exit1'], c['crash'], c['hang'],
                                                      c['silent'], c['badout']))
     total = sum(c['runs'] for c in counts.values())
-    print('%d inputs (%d classes), %d runs, %d failed' % (len(cases), 10, total, failed))
+    # a class: the name's first word after file-/pipe- (truncated, fields, ...) or before it (header, zstd, branch)
+    classes = {n.split('-')[1] if n.split('-')[0] in ('file', 'pipe') else n.split('-')[0] for n, _ in cases}
+    print('%d inputs (%d classes), %d runs, %d failed' % (len(cases), len(classes), total, failed))
     return 1 if failed else 0
 
 
