@@ -76,10 +76,7 @@ struct ds_header_info {
 
 /* Whether the recording has header feature @feat (DS_FEAT_*): a file's
  * feature sections, a pipe's HEADER_FEATURE records read so far. */
-static inline bool ds_header_info__has_feature(const struct ds_header_info *hi, int feat)
-{
-	return feat >= 0 && feat < DS_FEAT_BITS && (hi->features[feat / 64] >> (feat % 64) & 1);
-}
+bool ds_header_info__has_feature(const struct ds_header_info *hi, int feat);
 
 struct ds_record {
 	const struct ds_event_header *hdr; /* hdr->size bytes */

@@ -468,6 +468,11 @@ static void keep_tracing_data(struct ds_reader *r, const uint8_t *p, uint64_t le
 	r->info.tracing_data_size = len;
 }
 
+bool ds_header_info__has_feature(const struct ds_header_info *hi, int feat)
+{
+	return feat >= 0 && feat < DS_FEAT_BITS && (hi->features[feat / 64] >> (feat % 64) & 1);
+}
+
 void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len)
 {
 	struct cursor c = { p, len, 0 };
