@@ -464,8 +464,7 @@ static bool resolve_fb(struct script *sc, struct ds_thread *t, uint16_t mode, ui
 	for (int k = 0; k < 2; k++, mode = by_value) {
 		if (mode != DS_MISC_USER && mode != DS_MISC_KERNEL)
 			continue;   /* perf takes no guest or hypervisor address here */
-		ds_machine__resolve(sc->machine, t, mode, addr, r);
-		if (mode == DS_MISC_USER ? r->map_end != 0 : strcmp(r->dso, "[unknown]") != 0)
+		if (ds_machine__resolve(sc->machine, t, mode, addr, r))
 			return true;
 		if (mode == by_value)
 			break;
@@ -496,6 +495,13 @@ static void print_branch_flags(struct outbuf *o, uint64_t fl)
 		      type < 15 ? types[type] : new_type < 8 ? new_types[new_type] : "(null)", spec[fl >> 24 & 3]);
 }
 
+/* " (dso)" of a branch's end @r (resolve_fb: @mapped), its offset with PO_DSOFF in @opts */
+static void print_branch_dso(struct outbuf *o, const struct ds_resolved *r, bool mapped, uint8_t opts)
+{
+	print_dso(o, mapped ? r->dso : "[unknown]", mapped && dso_has_offset(r->dso, r->kernel, r->map_end, opts),
+		  r->addr, opts);
+}
+
 /* One end of a branch as perf's brstacksym: "sym+0xoff" or "[unknown]", then " (dso)" with -F dso */
 static void print_branch_sym(struct script *sc, struct ds_thread *t, uint16_t mode, uint64_t addr, uint64_t fl,
 			     uint8_t opts)
@@ -513,8 +519,7 @@ static void print_branch_sym(struct script *sc, struct ds_thread *t, uint16_t mo
 		outbuf_puts(sc->out, "[unknown]");
 	}
 	if (fl & SF(DSO))
-		print_dso(sc->out, mapped ? r.dso : "[unknown]", mapped && dso_has_offset(r.dso, r.kernel, r.map_end, opts),
-			  r.addr, opts);
+		print_branch_dso(sc->out, &r, mapped, opts);
 }
 
 /* One end of a branch as perf's brstack: " 0xADDR" (the caller's), then " (dso)" with -F dso */
@@ -529,8 +534,7 @@ static void print_branch_addr(struct script *sc, struct ds_thread *t, uint16_t m
 	if (!(fl & SF(DSO)))
 		return;
 	mapped = resolve_fb(sc, t, mode, addr, &r);
-	print_dso(sc->out, mapped ? r.dso : "[unknown]", mapped && dso_has_offset(r.dso, r.kernel, r.map_end, opts),
-		  r.addr, opts);
+	print_branch_dso(sc->out, &r, mapped, opts);
 }
 
 /* -F brstack / brstacksym: each branch "from/to/flags " (brstack's each after a space), as perf prints them */

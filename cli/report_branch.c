@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/report_branch.h"
+#include "cli/report_text.h"
 #include "dstack/machine.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
@@ -129,15 +130,12 @@ static int resolve_side(struct branch_view *bv, const struct ds_profile_sample *
 	int err = 0;
 
 	*out = (struct bside){ .addr = addr, .al_addr = addr, .level = 'H' };
-	ds_machine__resolve(s->machine, s->thread, DS_MISC_USER, addr, &res);
-	if (res.map_end) {
+	if (ds_machine__resolve(s->machine, s->thread, DS_MISC_USER, addr, &res))
 		out->level = '.';
-	} else {
-		ds_machine__resolve(s->machine, s->thread, DS_MISC_KERNEL, addr, &res);
-		if (!res.dso || !strcmp(res.dso, "[unknown]"))
-			return 0;
+	else if (ds_machine__resolve(s->machine, s->thread, DS_MISC_KERNEL, addr, &res))
 		out->level = 'k';
-	}
+	else
+		return 0;
 	const char *short_name = ds_machine__dso_short_name(s->machine, res.dso);
 
 	out->dso = keep(bv, short_name ? short_name : ds_dso__short_name(res.dso, res.kernel, NULL, 0), &err);
@@ -341,26 +339,6 @@ static void column_widths(const struct branch_view *bv, struct bentry **list, si
 	}
 }
 
-/* "  " and @s in @width: cut to it (@cut, perf's "%-*.*s") or not, padded */
-static void column(struct outbuf *o, const char *s, size_t width, bool cut)
-{
-	size_t n = strlen(s);
-
-	if (cut && n > width)
-		n = width;
-	outbuf_puts(o, "  ");
-	outbuf_write(o, s, n);
-	for (; n < width; n++)
-		outbuf_putc(o, ' ');
-}
-
-static void rule(struct outbuf *o, size_t width)
-{
-	outbuf_puts(o, "  ");
-	for (size_t k = 0; k < width; k++)
-		outbuf_putc(o, '.');
-}
-
 static void print_head(struct branch_view *bv, struct outbuf *o, uint32_t ev, bool first, const char *time_str,
 		       const size_t *w)
 {
@@ -370,14 +348,14 @@ static void print_head(struct branch_view *bv, struct outbuf *o, uint32_t ev, bo
 	if (time_str)
 		outbuf_printf(o, " (time slices: %s)", time_str);
 	outbuf_printf(o, "\n# Event count (approx.): %llu\n#\n# Overhead", (unsigned long long)bv->branches[ev]);
-	column(o, "Command", w[W_COMM], false);
-	column(o, "Source Shared Object", w[W_DSO], false);
-	column(o, "Source Symbol", w[W_FROM], false);
-	column(o, "Target Symbol", w[W_TO], false);
+	report_column(o, "Command", w[W_COMM]);
+	report_column(o, "Source Shared Object", w[W_DSO]);
+	report_column(o, "Source Symbol", w[W_FROM]);
+	report_column(o, "Target Symbol", w[W_TO]);
 	outbuf_puts(o, "  Basic Block Cycles\n# ........");
 	for (int k = 0; k < W_MAX; k++)
-		rule(o, w[k]);
-	rule(o, 18);
+		report_rule(o, w[k]);
+	report_rule(o, 18);
 	outbuf_puts(o, "\n#\n");
 }
 
@@ -388,17 +366,17 @@ static void print_entry(struct outbuf *o, const struct bentry *e, uint64_t total
 	outbuf_puts(o, "  ");
 	outbuf_fixed2(o, total ? e->count * 100.0 / total : 0.0, 7);
 	outbuf_putc(o, '%');
-	column(o, e->comm, w[W_COMM], true);
-	column(o, e->from.dso ? e->from.dso : "[unknown]", w[W_DSO], true);
+	report_column_cut(o, e->comm, w[W_COMM]);
+	report_column_cut(o, e->from.dso ? e->from.dso : "[unknown]", w[W_DSO]);
 	side_text(&e->from, buf, sizeof(buf));
-	column(o, buf, w[W_FROM], false);
+	report_column(o, buf, w[W_FROM]);
 	side_text(&e->to, buf, sizeof(buf));
-	column(o, buf, w[W_TO], false);
+	report_column(o, buf, w[W_TO]);
 	if (e->cycles)   /* perf's "%hd" */
 		snprintf(buf, sizeof(buf), "%d", (int16_t)e->cycles);
 	else
 		strcpy(buf, "-");
-	column(o, buf, 18, false);   /* the last column padded too, as perf's */
+	report_column(o, buf, 18);   /* the last column padded too, as perf's */
 	outbuf_putc(o, '\n');
 }
 

@@ -103,9 +103,11 @@ struct ds_thread *ds_machine__script_thread(struct ds_machine *m, struct ds_thre
 
 /*
  * Resolve @ip seen in @cpumode (DS_MISC_KERNEL / DS_MISC_USER ...) for
- * thread @t into @out.
+ * thread @t into @out.  Returns whether a map of that mode holds it (the
+ * thread's, or the kernel's: its image or a module); else @out is
+ * "[unknown]", the address itself.
  */
-void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
+bool ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
 			 uint64_t ip, struct ds_resolved *out);
 
 /*

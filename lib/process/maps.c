@@ -558,7 +558,8 @@ static bool module_map(const struct ds_map *map)
 	return map->name[0] == '/' || (map->name[0] == '[' && strncmp(map->name, "[kernel.kallsyms]", 17));
 }
 
-static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved *out)
+/* @ip in the kernel's maps into @out; false: in none (dso "[unknown]") */
+static bool resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved *out)
 {
 	const struct ds_map *map = dsi_maps__find(&m->kmaps, ip);
 
@@ -575,7 +576,7 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		out->map_end = map->end;
 		out->map_pgoff = map->pgoff;
 		ds_symbols__kernel_module(m->syms, mod, ip, &out->frames[0]);
-		return;
+		return true;
 	}
 	if (!m->kmaps.nr) {
 		/*
@@ -584,7 +585,7 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 		 * whatever kallsyms it is given.
 		 */
 		unknown(out, "[unknown]");
-		return;
+		return false;
 	}
 	if (!map) {
 		/*
@@ -598,12 +599,13 @@ static void resolve_kernel(struct ds_machine *m, uint64_t ip, struct ds_resolved
 
 		if (!below || module_map(below) || !m->syms || !ds_symbols__kernel_known(m->syms)) {
 			unknown(out, "[unknown]");
-			return;
+			return false;
 		}
 	}
 	unknown(out, m->kernel_dso);
 	if (!ds_symbols__kernel(m->syms, ip, &out->frames[0]))
 		out->frames[0].name = NULL;
+	return true;
 }
 
 const struct ds_map *ds_thread__find_map(struct ds_thread *t, uint64_t addr)
@@ -667,20 +669,19 @@ static void resolve_user(struct ds_machine *m, const struct ds_thread *t, const 
 	}
 }
 
-void ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
+bool ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
 			 uint64_t ip, struct ds_resolved *out)
 {
 	const struct ds_map *map;
 
 	out->ip = ip;
 	out->kernel = false;
-	if (cpumode == DS_MISC_KERNEL || cpumode == DS_MISC_GUEST_KERNEL) {
-		resolve_kernel(m, ip, out);
-		return;
-	}
+	if (cpumode == DS_MISC_KERNEL || cpumode == DS_MISC_GUEST_KERNEL)
+		return resolve_kernel(m, ip, out);
 	map = t ? dsi_maps__find(t->maps, ip) : NULL;
 	if (map)
 		resolve_user(m, t, map, ip, out);
 	else
 		unknown(out, "[unknown]");
+	return map != NULL;
 }
