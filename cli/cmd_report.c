@@ -21,6 +21,7 @@
 #include "header.h"
 #include "progress.h"
 #include "report_branch.h"
+#include "report_text.h"
 #include "samples.h"
 
 #define NONE UINT32_MAX
@@ -158,14 +159,6 @@ struct report {
 	size_t nr_ents, cap_ents;
 	struct ds_idmap ent_ids;          /* entry (by entry_eq) -> index in ents */
 	/*
-	 * --children: each event's entries in perf's tree of entries as they
-	 * come (its hists' entries_in), searched the way perf searches it:
-	 * its comparison is no order where an inlined function's entry takes
-	 * part (by name against the others, by address among those), so a
-	 * search can miss an equal entry and make a second one, which perf's
-	 * collapse then merges (tree_order) or prints twice.
-	 */
-	/*
 	 * Sorted by symbol but not by DSO: perf compares two entries without a
 	 * symbol by address alone, others by DSO first, which is no order, so
 	 * its search can miss an entry and make a second one (measured: a
@@ -173,6 +166,14 @@ struct report {
 	 * report searches the trees from its first entry, --children or not.
 	 */
 	bool sym_tree;
+	/*
+	 * --children: each event's entries in perf's tree of entries as they
+	 * come (its hists' entries_in), searched the way perf searches it:
+	 * its comparison is no order where an inlined function's entry takes
+	 * part (by name against the others, by address among those), so a
+	 * search can miss an equal entry and make a second one, which perf's
+	 * collapse then merges (tree_order) or prints twice.
+	 */
 	bool etree_on;                    /* since the first inlined function's entry (before it, perf's
 					   search finds what the hash map finds, without its cost) */
 	struct rbn *etree;                /* by entry index */
@@ -2457,47 +2458,6 @@ out:
 	free(l.v);
 }
 
-/*
- * A count as perf's convert_unit() scales it: divided by 1000 while it is
- * above (not at) 1000, at most to G; a space when unscaled ("1000  of event",
- * "1000K of event" for 1000001).
- */
-void report_print_unit(struct outbuf *o, uint64_t n)
-{
-	static const char units[] = " KMG";
-	int u = 0;
-
-	while (n > 1000 && u < 3) {
-		n /= 1000;
-		u++;
-	}
-	outbuf_printf(o, "%llu%c", (unsigned long long)n, units[u]);
-}
-
-/* "  " and @s left-aligned in @width, as "  %-*s" (no printf per column) */
-static void column(struct outbuf *o, const char *s, size_t width)
-{
-	size_t n = strlen(s);
-
-	outbuf_puts(o, "  ");
-	outbuf_write(o, s, n);
-	for (; n < width; n++)
-		outbuf_putc(o, ' ');
-}
-
-/* The same cut to @width, as "  %-*.*s" */
-static void column_cut(struct outbuf *o, const char *s, size_t width)
-{
-	size_t n = strlen(s);
-
-	if (n > width)
-		n = width;
-	outbuf_puts(o, "  ");
-	outbuf_write(o, s, n);
-	for (; n < width; n++)
-		outbuf_putc(o, ' ');
-}
-
 /* The newest comm of the thread @tid: perf's "Pid:Command" names the thread as it is at the end. */
 static const char *thread_comm(const struct report *r, int32_t tid, const char *fallback)
 {
@@ -2620,14 +2580,6 @@ static void print_group_title(struct report *r, size_t ev)
 	outbuf_puts(o, " }'");
 }
 
-/* The dotted rule of @cols columns of @width (a member each in a group's section), after two spaces. */
-static void print_rule(struct outbuf *o, int cols, int width)
-{
-	outbuf_puts(o, "  ");
-	for (int k = 0; k < cols * width; k++)
-		outbuf_putc(o, '.');
-}
-
 /* The section's head: samples, event, event count, then the column titles and their dotted rule. */
 static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
 {
@@ -2672,13 +2624,13 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 	if (children && r->latency)
 		outbuf_puts(o, "  .......");
 	if (children)
-		print_rule(o, cols, 8);
+		report_rule(o, (size_t)cols * 8);
 	if (r->latency)
 		outbuf_puts(o, "  ........");
 	if (r->show_samples)
-		print_rule(o, cols, 12);
+		report_rule(o, (size_t)cols * 12);
 	if (r->show_period)
-		print_rule(o, cols, 12);
+		report_rule(o, (size_t)cols * 12);
 	for (int i = 0; i < r->nr_col; i++) {
 		outbuf_puts(o, "  ");
 		for (size_t k = 0; k < w[r->col[i]]; k++)
@@ -2700,11 +2652,11 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 			    (r->col[k] == SORT_SYM || r->col[k] == SORT_SRCLINE || r->col[k] == SORT_TRACE);
 
 		switch (r->col[k]) {
-		case SORT_COMM: column_cut(o, e->comm, w[SORT_COMM]); break;
-		case SORT_DSO: column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
+		case SORT_COMM: report_column_cut(o, e->comm, w[SORT_COMM]); break;
+		case SORT_DSO: report_column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
 		case SORT_PID:
 			snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
-			column(o, buf, last ? 0 : w[SORT_PID]);
+			report_column(o, buf, last ? 0 : w[SORT_PID]);
 			break;
 		case SORT_SYM: {
 			size_t len = (size_t)sym_text(e, buf, sizeof(buf));
@@ -2712,21 +2664,21 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 			/* (not counted in the column's width: perf's is the name's) */
 			if (e->object && len < sizeof(buf))
 				snprintf(buf + len, sizeof(buf) - len, "+0x%llx", (unsigned long long)e->obj_off);
-			column(o, buf, last ? 0 : w[SORT_SYM]);
+			report_column(o, buf, last ? 0 : w[SORT_SYM]);
 			break;
 		}
 		case SORT_SRCLINE:
-			column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
+			report_column(o, e->srcline ? e->srcline : "?", last ? 0 : w[SORT_SRCLINE]);
 			break;
 		case SORT_TRACE:   /* perf's "%-.*s": cut to the column, never padded when last */
 			if (last)
 				outbuf_printf(o, "  %.*s", (int)w[SORT_TRACE], e->trace ? e->trace : "");
 			else
-				column_cut(o, e->trace ? e->trace : "", w[SORT_TRACE]);
+				report_column_cut(o, e->trace ? e->trace : "", w[SORT_TRACE]);
 			break;
 		case SORT_CPU:   /* perf's "%*.*d": zero-padded to the column ("-001" for none) */
 			snprintf(buf, sizeof(buf), "%*.*d", (int)w[SORT_CPU], (int)w[SORT_CPU], e->cpu);
-			column(o, buf, last ? 0 : w[SORT_CPU]);
+			report_column(o, buf, last ? 0 : w[SORT_CPU]);
 			break;
 		}
 	}
@@ -3310,7 +3262,6 @@ static void setup_groups(struct report *r)
 	header_for_each_group(r->reader, add_group, r);
 }
 
-/* Does an event of a recording (not a pipe: its events may come later) record callchains? */
 /*
  * perf report's branch view: for a file with the BRANCH_STACK feature (a
  * pipe's features come after perf decides) and no event sampling user
@@ -3340,6 +3291,7 @@ static bool branch_view_wanted(const struct report *r)
 	return true;
 }
 
+/* Does an event of a recording (not a pipe: its events may come later) record callchains? */
 static bool any_callchains(const struct ds_reader *rd)
 {
 	if (ds_reader__info(rd)->pipe)

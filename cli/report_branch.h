@@ -54,7 +54,4 @@ void branch_view__print(struct branch_view *bv, struct outbuf *o, const char *ti
 /* Branches counted in the totals only, the memory budget reached. */
 uint64_t branch_view__dropped(const struct branch_view *bv);
 
-/* A count as perf's convert_unit() scales it ("1000 ", "17K"); cmd_report.c's, for both views' heads. */
-void report_print_unit(struct outbuf *o, uint64_t n);
-
 #endif
