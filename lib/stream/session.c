@@ -510,7 +510,6 @@ static int run_pipelined(struct ds_session *s, int *ret)
 	return err;
 }
 
-
 /* One warning at the end for what the memory bound changed. */
 static void warn_budget(const struct ds_session *s, size_t budget)
 {
