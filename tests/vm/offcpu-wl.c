@@ -16,7 +16,9 @@
  * within a wait, so the off-CPU time a profile shows lies between the two,
  * and a slow emulated guest makes their gap milliseconds: the syscall, the
  * tracepoint samples, the deferred unwind at the return to user space; for hog, "preempted NS": each
- * spinning thread's wall time less its CPU time), the reference the off-CPU time is checked against.
+ * spinning thread's wall time less its CPU time, and "queued NS": both threads' time on a run queue
+ * over their whole lives, which holds every preemption a profile of the process can show), the
+ * references the off-CPU time is checked against.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -33,7 +35,7 @@ static int n_iter, ms;
 static int pfd[2];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int go, stop;
-static long long waited, wall, preempted;
+static long long waited, wall, preempted, queued;
 
 static long long now_ns(clockid_t c)
 {
@@ -54,6 +56,27 @@ static void wait_done(long long wall0, long long cpu0)
 {
 	waited += off_cpu_since(wall0, cpu0);
 	wall += now_ns(CLOCK_MONOTONIC) - wall0;
+}
+
+/*
+ * The calling thread's time on a run queue over its whole life so far
+ * (/proc/thread-self/schedstat's second field, CONFIG_SCHED_INFO), added
+ * to queued: every preemption a profile can show, also those outside the
+ * spin hog_account measures (the way out of pthread_create's clone, the
+ * clock_gettime syscall that ends the spin); -1 when the kernel has none.
+ */
+static void queued_account(void)
+{
+	unsigned long long run, delay;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	int n = f ? fscanf(f, "%llu %llu", &run, &delay) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 2 || queued < 0)
+		queued = -1;
+	else
+		__atomic_add_fetch(&queued, (long long)delay, __ATOMIC_SEQ_CST);
 }
 
 /* the spin of one hog thread: its time off CPU, added to preempted */
@@ -135,6 +158,7 @@ static void *hog_thread(void *arg)
 	(void)arg;
 	hog_spin();
 	hog_account(w0, c0);
+	queued_account();
 	return NULL;
 }
 
@@ -198,7 +222,8 @@ int main(int argc, char **argv)
 			hog_account(w0, c0);
 		}
 		pthread_join(t, NULL);
-		printf("preempted %lld\n", preempted);
+		queued_account();
+		printf("preempted %lld\nqueued %lld\n", preempted, queued);
 		return 0;
 	} else {
 		return 2;

@@ -125,11 +125,11 @@ def measured(name, what):
     return None
 
 
-def offcpu(name, what, leaf, frames, user, whole=False):
+def offcpu(name, what, leaf, frames, user, whole=False, upper='wall'):
     """The off-CPU ns of the stacks ending in @leaf that hold every one of
     @frames and a @user frame (stitched: the user part above the kernel's)
     must lie between the workload's off-CPU time in its waits and their wall
-    time (its "wall", when it prints one), each widened by 5%, and be 90% of
+    time (its @upper, "wall" unless said, when it prints one), each widened by 5%, and be 90% of
     all such stacks' time (libc has no frame pointers: a wait inside it that
     the workload does not measure, pthread_join's say, stops at libc).  The
     profile's wait runs from the switch-out sample to the thread's next
@@ -140,7 +140,7 @@ def offcpu(name, what, leaf, frames, user, whole=False):
     if not ref:
         print('bad off-cpu %s: the workload printed no "%s"' % (name, what))
         return
-    wall = measured(name, 'wall') or ref
+    wall = max(measured(name, upper) or ref, ref)
     got = stitched = 0
     for stack, ns in folded(name):
         fr = stack.split(';')
@@ -151,8 +151,9 @@ def offcpu(name, what, leaf, frames, user, whole=False):
             stitched += ns
     shown = got if whole else stitched
     dev = (shown - ref) / ref * 100
-    msg = '%s: %.1f ms off CPU in %s stacks under %s, the workload measured %.1f ms off CPU (%+.1f%%) in %.1f ms of waits; %.1f ms more in stacks cut short in libc' % (
-        name, stitched / 1e6, '/'.join(frames) or leaf, '/'.join(user), ref / 1e6, dev, wall / 1e6, (got - stitched) / 1e6)
+    msg = '%s: %.1f ms off CPU in %s stacks under %s, the workload measured %.1f ms off CPU (%+.1f%%) in %.1f ms of %s; %.1f ms more in stacks cut short in libc' % (
+        name, stitched / 1e6, '/'.join(frames) or leaf, '/'.join(user), ref / 1e6, dev, wall / 1e6,
+        'waits' if upper == 'wall' else upper + ' time', (got - stitched) / 1e6)
     ok = 0.95 * ref <= shown <= 1.05 * wall and stitched >= 0.9 * got
     print(('ok off-cpu ' if ok else 'bad off-cpu ') + msg)
 
@@ -223,8 +224,11 @@ for n in sys.argv[2:]:
         offcpu('pipe', 'waited', '[off-cpu: sleeping]', ['anon_pipe_read'], ['main'])
         offcpu('mutex', 'waited', '[off-cpu: sleeping]', ['futex_wait'], ['main'])
         # preempted by the timer tick, mostly, or on the way out of the
-        # clock_gettime syscall hog_account makes (then cut short in libc)
-        offcpu('hog', 'preempted', '[off-cpu: preempted]', [], ['main', 'hog_spin'], whole=True)
+        # clock_gettime syscall hog_account makes (then cut short in libc);
+        # at most the threads' whole time on a run queue: a preemption the
+        # spin does not measure (CI saw +5.2% in a slow guest) is in it
+        offcpu('hog', 'preempted', '[off-cpu: preempted]', [], ['main', 'hog_spin'], whole=True,
+               upper='queued')
         costs('sleep', 'sleepfp')
         # dstack record --off-cpu
         offcpu('dsleep', 'waited', '[off-cpu: sleeping]', ['do_nanosleep'], ['main'])
