@@ -176,7 +176,7 @@ conf_compare() {
 	"$KVM_PERF7" script -F comm,pid,tid,time "${pcommon[@]}" >"$o/ids" 2>/dev/null
 	local comm pid tid time
 	read -r comm pid tid time <<<"$(conf_fill "$o/ids")"
-	conf_row=$(printf '%-8s' "$name") conf_fail=0 conf_known=0 conf_known_cc=0 conf_stitched=0 conf_ties=0 conf_selfinc=0
+	conf_row=$(printf '%-8s' "$name") conf_fail=0 conf_known=0 conf_known_cc=0 conf_stitched=0 conf_ties=0 conf_selfinc=0 conf_timeouts=0
 	local cname args res rc prc script_equal=0
 	while IFS='|' read -r cname args; do
 		args=${args//@COMM@/$comm}; args=${args//@PID@/$pid}; args=${args//@TID@/$tid}; args=${args//@TIME@/$time}
@@ -192,6 +192,7 @@ conf_compare() {
 			conf_row+=$(printf ' %13s' 'perf-timeout')
 			echo "info conformance $name $cname: *** perf 7.2 did not finish in 600 s: not compared ***"
 			echo "  $name $cname: perf 7.2 did not finish in 600 s, not compared" >>"$conf_work/all-diffs"
+			conf_timeouts=$((conf_timeouts + 1))
 			continue
 		fi
 		# shellcheck disable=SC2086
@@ -243,6 +244,11 @@ conf_compare() {
 			echo "  $name $cname (exit $rc): ${res#*$'\t'}" >>"$conf_work/all-diffs"
 		fi
 	done < <(conf_cmds)
+	# a shape none of whose commands perf 7.2 finished was not compared at all
+	if [ "$conf_timeouts" -gt 0 ] && [ "$conf_timeouts" -eq "$(conf_cmds | wc -l)" ]; then
+		conf_fail=$((conf_fail + 1))
+		echo "  $name (all commands): perf 7.2 finished none in 600 s: nothing compared" >>"$conf_work/diffs"
+	fi
 	if [ $script_equal = 1 ]; then rm -f "$o/script.perf" "$o/script.dstack" "$o/ids"; fi
 }
 
@@ -290,6 +296,7 @@ conf_go_first_line() {
 }
 
 conf_known_note() {
+	[ "$conf_timeouts" -eq 0 ] || echo -n " (*** $conf_timeouts commands not compared: perf 7.2 ran past 600 s ***)"
 	[ "$conf_ties" -eq 0 ] || echo -n " (~: $conf_ties commands print call-graph siblings of equal weight in another order, issue 18)"
 	[ "$conf_known" -eq 0 ] && return
 	if [ "$conf_stitched" -gt 0 ]; then
