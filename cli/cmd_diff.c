@@ -43,6 +43,7 @@
 #include "export_common.h"
 #include "util/grow.h"
 #include "util/idmap.h"
+#include "util/strset.h"
 
 #define NONE UINT32_MAX
 #define F_KERNEL 1
@@ -92,7 +93,7 @@ struct diff {
 	unsigned sort;               /* SORT_* */
 	bool counts, children, normalize;
 	const char *event;           /* -e, else the first event of BASE (an interned copy) */
-	struct xdata strs;           /* string interning only */
+	struct dsi_strset strs;      /* the texts of nodes and entries, by id */
 	struct dnode *nodes;
 	size_t nr, cap;
 	struct ds_idmap edges;       /* (parent, name, dso, flags) -> index in nodes */
@@ -183,8 +184,8 @@ static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name
 			n = frame_dso_label(f, buf, sizeof(buf));
 		}
 	}
-	*name = xdata_str(&d->strs, n);
-	*dso = xdata_str(&d->strs, f->dso ? f->dso : "[unknown]");
+	*name = dsi_strset__add(&d->strs, n);
+	*dso = dsi_strset__add(&d->strs, f->dso ? f->dso : "[unknown]");
 	if (*name == NONE || *dso == NONE)
 		return -ENOMEM;
 	if (f->sym) {
@@ -240,7 +241,7 @@ static int memo_add(struct diff *d, const struct memo *key)
 static int compared_event(struct diff *d, const char *ev)
 {
 	if (!d->event) {
-		uint32_t id = xdata_str(&d->strs, ev);
+		uint32_t id = dsi_strset__add(&d->strs, ev);
 
 		if (id == NONE)
 			return -ENOMEM;
@@ -284,7 +285,7 @@ static int set_self_name(struct diff *d, const struct ds_profile_sample *s, uint
 		if (f->cookie)
 			continue;
 		if (f->elf_sym && !d->nodes[n].self_name) {
-			uint32_t id = xdata_str(&d->strs, f->elf_sym);
+			uint32_t id = dsi_strset__add(&d->strs, f->elf_sym);
 
 			if (id == NONE)
 				return -ENOMEM;
@@ -309,7 +310,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		return rc;
 	d->side[d->cur].samples++;
 	/* a report not by comm needs no comm: one root (a task per sample would make a root each) */
-	name = d->mode == M_REPORT && !(d->sort & SORT_COMM) ? XSTR_EMPTY : xdata_str(&d->strs, s->comm ? s->comm : ":-1");
+	name = d->mode == M_REPORT && !(d->sort & SORT_COMM) ? XSTR_EMPTY : dsi_strset__add(&d->strs, s->comm ? s->comm : ":-1");
 	if (name == NONE || (n = child(d, 0, name, 0, F_COMM)) == NONE)
 		return -ENOMEM;
 	mk.root = n;
@@ -350,7 +351,7 @@ static int read_recording(struct diff *d, const char *path)
 	wo.common.input = path;
 	/* stacks as `dstack folded` names them (perf script's comms) where they are compared with it */
 	wo.script_comms = d->mode != M_REPORT;
-	wo.transient_comms = true;   /* a comm is copied (xdata_str), never kept by pointer */
+	wo.transient_comms = true;   /* a comm is copied (dsi_strset__add), never kept by pointer */
 	forget_recording(d);
 	ret = walk_samples("diff", &wo, on_sample, d);
 	forget_recording(d);
@@ -389,7 +390,7 @@ static int folded_line(struct diff *d, char *line)
 		semi = strchr(f, ';');
 		if (semi)
 			*semi = 0;
-		uint32_t name = xdata_str(&d->strs, f);
+		uint32_t name = dsi_strset__add(&d->strs, f);
 
 		/* the first frame is the command, as stackcollapse writes it */
 		if (name == NONE || (n = child(d, n, name, 0, n ? 0 : F_COMM)) == NONE)
@@ -1039,7 +1040,7 @@ static int parse_args(struct diff *d, int argc, char **argv, const char **in, co
 
 static void diff_free(struct diff *d)
 {
-	xdata_free(&d->strs);
+	dsi_strset__exit(&d->strs);
 	free(d->nodes);
 	dsi_idmap__exit(&d->edges);
 	forget_recording(d);
@@ -1084,7 +1085,7 @@ int cmd_diff(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* the root: every stack hangs under it */
-	if (xdata_str(&d->strs, "") != 0 || child(d, NONE, 0, 0, 0) != 0) {
+	if (dsi_strset__add(&d->strs, "") != 0 || child(d, NONE, 0, 0, 0) != 0) {
 		err = ENOMEM;
 		ret = EXIT_INPUT;
 	}

@@ -121,10 +121,10 @@ static const struct xdata *sort_x;
 static int cmp_func(const void *a, const void *b)
 {
 	const struct xfunc *f = &sort_x->funcs[*(const uint32_t *)a], *g = &sort_x->funcs[*(const uint32_t *)b];
-	int c = strcmp(sort_x->strs[f->name], sort_x->strs[g->name]);
+	int c = strcmp(sort_x->strs.strs[f->name], sort_x->strs.strs[g->name]);
 
 	if (!c)
-		c = strcmp(sort_x->strs[f->dso], sort_x->strs[g->dso]);
+		c = strcmp(sort_x->strs.strs[f->dso], sort_x->strs.strs[g->dso]);
 	if (!c)
 		c = (f->kernel * 2 + f->inlined) - (g->kernel * 2 + g->inlined);
 	return c;
@@ -233,18 +233,18 @@ static void frame(struct flame_svg *svg, const struct flame *fl, uint32_t id, ui
 {
 	const struct node *n = &fl->nodes[id];
 	const struct xfunc *f = n->func == NONE ? NULL : &fl->x->funcs[n->func];
-	const char *name = f ? fl->x->strs[f->name] : "all";
+	const char *name = f ? fl->x->strs.strs[f->name] : "all";
 	uint64_t total = fl->nodes[0].samples;
 	char fill[40], title[4500], where[300] = "";
 
 	colour(fill, sizeof(fill), f, name);
 	if (n->src) {
-		const char *file = fl->x->strs[n->src], *base = strrchr(file, '/');
+		const char *file = fl->x->strs.strs[n->src], *base = strrchr(file, '/');
 
 		snprintf(where, sizeof(where), " %.250s:%u", base ? base + 1 : file, n->line);
 	}
 	snprintf(title, sizeof(title), "%.3700s%s%.400s%s%s %llu %s, %.2f%%", name,
-		 f && f->inlined ? " (inlined)" : f ? " (" : "", f && !f->inlined ? fl->x->strs[f->dso] : "",
+		 f && f->inlined ? " (inlined)" : f ? " (" : "", f && !f->inlined ? fl->x->strs.strs[f->dso] : "",
 		 f && !f->inlined ? ")" : "", where, (unsigned long long)n->samples, fl->x->time_mode != WALK_CPU ? "ns" : "samples",
 		 total ? 100.0 * (double)n->samples / (double)total : 0.0);
 	flame_svg_frame(svg, name, title, NULL, fill, (double)offset, (double)n->samples, depth, f ? f->kernel : 0);

@@ -24,6 +24,7 @@
 #include "util/grow.h"
 #include "util/hashmap.h"
 #include "util/idmap.h"
+#include "util/strset.h"
 #include "util/trie.h"
 #include "util/outbuf.h"
 #include "util/spill.h"
@@ -52,9 +53,7 @@ struct folded {
 		const char *text;      /* printed */
 	} *names;
 	size_t nr_names, cap_names;
-	struct ds_idmap text_ids;  /* text -> index in texts */
-	char **texts;              /* one copy per distinct text */
-	size_t nr_texts, cap_texts;
+	struct dsi_strset texts;   /* one copy per distinct text */
 	/* the last text of each frame identity, direct-mapped: most frames repeat */
 	struct recent_text {
 		const char *sym, *dso, *text;
@@ -67,7 +66,6 @@ struct folded {
 		uint32_t root, leaf;
 	} *memo;
 	size_t nr_memo, cap_memo;
-	size_t text_bytes;         /* of texts[] */
 	char last_comm[256];       /* the last comm seen, and its text (NULL: none) */
 	const char *last_text;
 	size_t tree_max;           /* bytes the tree may hold before it goes to the tally */
@@ -115,11 +113,6 @@ static void memo_keep(struct folded *fo, uint32_t root, uint64_t chain_id, uint3
 	fo->memo[fo->nr_memo++] = (struct leaf_memo){ .chain_id = chain_id, .root = root, .leaf = leaf };
 }
 
-static bool text_eq(const void *ctx, uint32_t id, const void *text)
-{
-	return !strcmp(((const struct folded *)ctx)->texts[id], text);
-}
-
 /*
  * Our copy of @s, the same pointer for the same text: different symbols
  * can print the same (overloads once their argument lists are cut), and
@@ -127,24 +120,7 @@ static bool text_eq(const void *ctx, uint32_t id, const void *text)
  */
 static const char *intern_text(struct folded *fo, const char *s)
 {
-	char **n = dsi_grow(fo->texts, &fo->cap_texts, fo->nr_texts + 1, sizeof(*n), 256);
-	uint64_t k = dsi_hash64(dsi_hash_str(s));
-	uint32_t id;
-
-	if (!n || fo->nr_texts >= NONE - 1)
-		return NULL;
-	fo->texts = n;
-	id = ds_idmap__find(&fo->text_ids, k, text_eq, fo, s);
-	if (id != NONE)
-		return fo->texts[id];
-	if (!(n[fo->nr_texts] = strdup(s)))
-		return NULL;
-	fo->text_bytes += strlen(s) + 1 + 16;   /* and malloc's own */
-	if (ds_idmap__add(&fo->text_ids, k, (uint32_t)fo->nr_texts) < 0) {
-		free(n[fo->nr_texts]);
-		return NULL;
-	}
-	return fo->texts[fo->nr_texts++];
+	return dsi_strset__intern(&fo->texts, s);
 }
 
 static bool name_eq(const void *ctx, uint32_t id, const void *key)
@@ -316,7 +292,7 @@ static size_t tree_bytes(const struct folded *fo)
 {
 	return fo->cap * sizeof(*fo->nodes) + fo->edges.cap * sizeof(*fo->edges.slots) +
 	       fo->cap_names * sizeof(*fo->names) + fo->name_ids.cap * sizeof(*fo->name_ids.slots) +
-	       fo->cap_texts * sizeof(*fo->texts) + fo->text_ids.cap * sizeof(*fo->text_ids.slots) + fo->text_bytes +
+	       dsi_strset__mem(&fo->texts) +
 	       fo->cap_memo * sizeof(*fo->memo) + fo->leaves.cap * sizeof(*fo->leaves.slots);
 }
 
@@ -367,22 +343,18 @@ static int tree_to_tally(struct folded *fo)
 /* An empty tree, its memory freed (its stacks are in the tally). */
 static void tree_reset(struct folded *fo)
 {
-	for (size_t i = 0; i < fo->nr_texts; i++)
-		free(fo->texts[i]);
-	free(fo->texts);
-	dsi_idmap__exit(&fo->text_ids);
+	dsi_strset__exit(&fo->texts);
 	free(fo->names);
 	dsi_idmap__exit(&fo->name_ids);
 	dsi_trie__exit(&fo->edges);
 	dsi_idmap__exit(&fo->leaves);
 	free(fo->memo);
 	free(fo->nodes);
-	fo->texts = NULL;
 	fo->names = NULL;
 	fo->memo = NULL;
 	fo->nodes = NULL;
-	fo->nr_texts = fo->cap_texts = fo->nr_names = fo->cap_names = 0;
-	fo->nr_memo = fo->cap_memo = fo->nr = fo->cap = fo->text_bytes = 0;
+	fo->nr_names = fo->cap_names = 0;
+	fo->nr_memo = fo->cap_memo = fo->nr = fo->cap = 0;
 	fo->check_at = CHECK_EVERY;
 	fo->last_text = NULL;
 	memset(fo->recent, 0, sizeof(fo->recent));

@@ -438,7 +438,7 @@ static bool not_main(const char *path)
 static size_t main_mapping(const struct pprof *pp)
 {
 	const struct xdata *x = pp->x;
-	uint64_t *by_file = calloc(x->nr_strs + 1, sizeof(*by_file));
+	uint64_t *by_file = calloc(x->strs.nr + 1, sizeof(*by_file));
 	uint32_t best = UINT32_MAX, best_exe = UINT32_MAX;
 	size_t main = x->nr_maps;
 
@@ -454,12 +454,12 @@ static size_t main_mapping(const struct pprof *pp)
 				by_file[x->maps[m - 1].file] += pp->st->stack_count[i];
 		}
 	}
-	for (size_t f = 0; f < x->nr_strs; f++) {
+	for (size_t f = 0; f < x->strs.nr; f++) {
 		if (!by_file[f])
 			continue;
 		if (best == UINT32_MAX || by_file[f] > by_file[best])
 			best = (uint32_t)f;
-		if (!not_main(x->strs[f]) && (best_exe == UINT32_MAX || by_file[f] > by_file[best_exe]))
+		if (!not_main(x->strs.strs[f]) && (best_exe == UINT32_MAX || by_file[f] > by_file[best_exe]))
 			best_exe = (uint32_t)f;
 	}
 	if (best_exe != UINT32_MAX)
@@ -481,14 +481,14 @@ static int build_mappings(struct pprof *pp, uint32_t empty)
 
 	size_t main_map = main_mapping(pp);
 
-	pp->map_of_dso = calloc(x->nr_strs + 1, sizeof(*pp->map_of_dso));
-	pp->maps = calloc(x->nr_maps + x->nr_strs + 1, sizeof(*pp->maps));
+	pp->map_of_dso = calloc(x->strs.nr + 1, sizeof(*pp->map_of_dso));
+	pp->maps = calloc(x->nr_maps + x->strs.nr + 1, sizeof(*pp->maps));
 	pp->map_new_id = calloc(x->nr_maps + 1, sizeof(*pp->map_new_id));
 	if (!pp->map_of_dso || !pp->maps || !pp->map_new_id)
 		return ENOMEM;
 	for (size_t m = 0; m < x->nr_maps; m++) {
 		const struct xmap *xm = &x->maps[m];
-		bool has_bid = x->strs[xm->build_id][0] != 0;
+		bool has_bid = x->strs.strs[xm->build_id][0] != 0;
 		/* the main binary's mapping moves to the front, those before it one down */
 		size_t to = m == main_map ? 0 : m < main_map ? m + 1 : m;
 
@@ -503,7 +503,7 @@ static int build_mappings(struct pprof *pp, uint32_t empty)
 		const struct xfunc *f = &x->funcs[e[n - 1].func];
 		uint32_t *m = &pp->map_of_dso[f->dso];
 
-		if (e[n - 1].map || !strcmp(x->strs[f->dso], "[unknown]"))
+		if (e[n - 1].map || !strcmp(x->strs.strs[f->dso], "[unknown]"))
 			continue;
 		if (!*m) {
 			pp->maps[pp->nr_maps] = (struct mapping){ e->ip, e->ip + 1, 0, f->dso, empty };
@@ -680,7 +680,7 @@ static int store_spill(struct store *st)
 	for (size_t i = 0; i < x->nr_samples && !err; i++) {
 		const struct xsample *s = &x->samples[i];
 
-		err = store_add(st, store_event(st, s->evsel_name, 0), s, x->strs[s->comm]);
+		err = store_add(st, store_event(st, s->evsel_name, 0), s, x->strs.strs[s->comm]);
 	}
 	x->nr_samples = st->noted = 0;
 	dsi_idmap__exit(&x->sample_ids);
@@ -720,7 +720,7 @@ static int value_types(struct pprof *pp, uint32_t *period_type, uint32_t *period
 {
 	struct xdata *x = pp->x;
 	size_t first = pp->only_event >= 0 ? (size_t)pp->only_event : 0;
-	const char *ev0 = pp->nr_events ? x->strs[pp->events[first]] : "";
+	const char *ev0 = pp->nr_events ? x->strs.strs[pp->events[first]] : "";
 	uint32_t s_count = xdata_str(x, "count");
 
 	if (one_value(pp)) {
@@ -740,7 +740,7 @@ static int value_types(struct pprof *pp, uint32_t *period_type, uint32_t *period
 	}
 	for (size_t e = 0; e < pp->nr_events; e++) {
 		char buf[512];
-		const char *name = x->strs[pp->events[e]];
+		const char *name = x->strs.strs[pp->events[e]];
 		uint32_t t, u = xdata_str(x, is_clock(name) ? "nanoseconds" : "count");
 
 		snprintf(buf, sizeof(buf), "%s_samples", name);
@@ -763,12 +763,12 @@ static int encode_strings(struct pprof *pp)
 	const struct xdata *x = pp->x;
 	int err;
 
-	for (size_t i = 0; i < x->nr_strs; i++) {
-		pb_bytes(&pp->out, 6, x->strs[i], strlen(x->strs[i]));
+	for (size_t i = 0; i < x->strs.nr; i++) {
+		pb_bytes(&pp->out, 6, x->strs.strs[i], strlen(x->strs.strs[i]));
 		if ((err = pb_drain(pp)))
 			return err;
 	}
-	pp->nr_strings = (uint32_t)x->nr_strs;
+	pp->nr_strings = (uint32_t)x->strs.nr;
 	return 0;
 }
 
@@ -878,14 +878,14 @@ static int write_per_event(struct store *st, const char *output)
 		char path[4096];
 		int fd;
 
-		event_path(path, sizeof(path), output, x->strs[events[e]]);
+		event_path(path, sizeof(path), output, x->strs.strs[events[e]]);
 		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
 			fprintf(stderr, "dstack pprof: %s: %s\n", path, strerror(errno));
 			return EXIT_INPUT;
 		}
 		ret = export_finish("pprof", fd, path, write_profile(st, (int)e, fd));
 		if (ret == EXIT_OK)
-			fprintf(stderr, "dstack pprof: %s: event %s\n", path, x->strs[events[e]]);
+			fprintf(stderr, "dstack pprof: %s: event %s\n", path, x->strs.strs[events[e]]);
 	}
 	return ret;
 }

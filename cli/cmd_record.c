@@ -38,6 +38,7 @@
 #include "util/grow.h"
 #include "util/hashmap.h"
 #include "util/idmap.h"
+#include "util/strset.h"
 #include <strings.h>
 #include "util/outbuf.h"
 
@@ -416,45 +417,22 @@ static void pipe_watch_stop(struct pipe_watch *pw)
 
 struct sink_ctx {
 	struct ds_writer *w;
-	struct ds_idmap build_id_names; /* file name -> index in names: its build id is in the header */
-	char **names;                   /* our copies */
-	size_t nr_names, cap_names;
+	struct dsi_strset build_id_names; /* the files whose build id is in the header */
 	bool vdso32_mapped;             /* an i386 task's [vdso] map was written */
 	int err;
 };
 
-static bool name_eq(const void *ctx, uint32_t id, const void *name)
-{
-	return !strcmp(((const struct sink_ctx *)ctx)->names[id], name);
-}
-
 /* Is @name new (now kept)?  False when it was seen before, or on ENOMEM (its build id then goes unwritten). */
 static bool build_id_name_new(struct sink_ctx *c, const char *name)
 {
-	char **n = dsi_grow(c->names, &c->cap_names, c->nr_names + 1, sizeof(*n), 64);
-	uint64_t k = dsi_hash64(dsi_hash_str(name));
+	size_t before = c->build_id_names.nr;
 
-	if (!n || c->nr_names >= DS_IDMAP_NONE - 1)
-		return false;
-	c->names = n;
-	if (ds_idmap__find(&c->build_id_names, k, name_eq, c, name) != DS_IDMAP_NONE)
-		return false;
-	if (!(n[c->nr_names] = strdup(name)))
-		return false;
-	if (ds_idmap__add(&c->build_id_names, k, (uint32_t)c->nr_names) < 0) {
-		free(n[c->nr_names]);
-		return false;
-	}
-	c->nr_names++;
-	return true;
+	return dsi_strset__add(&c->build_id_names, name) != DS_IDMAP_NONE && c->build_id_names.nr > before;
 }
 
 static void sink_ctx_exit(struct sink_ctx *c)
 {
-	for (size_t i = 0; i < c->nr_names; i++)
-		free(c->names[i]);
-	free(c->names);
-	dsi_idmap__exit(&c->build_id_names);
+	dsi_strset__exit(&c->build_id_names);
 }
 
 /* MMAP2 with a build id (attr.build_id): remember it for the header, once a file name */

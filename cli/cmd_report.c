@@ -16,6 +16,7 @@
 #include "util/grow.h"
 #include "util/hashmap.h"
 #include "util/idmap.h"
+#include "util/strset.h"
 #include "util/trie.h"
 #include "util/outbuf.h"
 #include "header.h"
@@ -196,9 +197,7 @@ struct report {
 	uint32_t *paths;                  /* records: PATH_HEAD words, then n nkeys, addresses, nodes */
 	size_t nr_paths, cap_paths;
 	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
-	struct ds_idmap srcline_ids;      /* srcline or trace text -> index in srclines */
-	char **srclines;                  /* our copies, one per text (source lines, tracepoint texts) */
-	size_t nr_srclines, cap_srclines;
+	struct dsi_strset texts;          /* our copies, one per text (source lines, tracepoint texts, comms) */
 	struct ds_idmap memo_ids;         /* (shape id, evsel, comm, pid) -> index in memo */
 	struct memo *memo;                /* what a sample with that key adds to (no --children) */
 	size_t nr_memo, cap_memo;
@@ -224,7 +223,6 @@ struct report {
 	 * corpus); countless tasks and comms (hostile) get there.
 	 */
 	size_t max_held;
-	size_t text_bytes;                 /* in srclines */
 	bool full;
 	uint64_t unkept;                   /* samples counted in the totals only */
 };
@@ -965,44 +963,18 @@ static size_t leaf_frame(const struct ds_profile_sample *s)
 	return i;
 }
 
-static bool srcline_eq(const void *ctx, uint32_t id, const void *text)
-{
-	return !strcmp(((const struct report *)ctx)->srclines[id], text);
-}
-
-static uint64_t text_key(const char *text)
-{
-	return dsi_hash64(dsi_hash_str(text));
-}
-
 /* @text's copy if there is one (intern_text), else NULL. */
 static const char *find_text(const struct report *r, const char *text)
 {
-	uint32_t id = ds_idmap__find(&r->srcline_ids, text_key(text), srcline_eq, r, text);
+	uint32_t id = dsi_strset__find(&r->texts, text);
 
-	return id == NONE ? NULL : r->srclines[id];
+	return id == NONE ? NULL : dsi_strset__str(&r->texts, id);
 }
 
-/* @text's one copy (srclines); NULL on ENOMEM. */
+/* @text's one copy; NULL on ENOMEM. */
 static const char *intern_text(struct report *r, const char *text)
 {
-	const char *t = find_text(r, text);
-	char **n;
-
-	if (t)
-		return t;
-	n = dsi_grow(r->srclines, &r->cap_srclines, r->nr_srclines + 1, sizeof(*n), 256);
-	if (!n || r->nr_srclines >= NONE - 1)
-		return NULL;
-	r->srclines = n;
-	if (!(n[r->nr_srclines] = strdup(text)))
-		return NULL;
-	if (ds_idmap__add(&r->srcline_ids, text_key(text), (uint32_t)r->nr_srclines) < 0) {
-		free(n[r->nr_srclines]);
-		return NULL;
-	}
-	r->text_bytes += strlen(text) + 1;
-	return r->srclines[r->nr_srclines++];
+	return dsi_strset__intern(&r->texts, text);
 }
 
 /*
@@ -1426,13 +1398,13 @@ static const struct ds_profile_sample *unresolved_hidden(struct report *r, const
 /* What the entries, their call graphs and their indexes hold, in bytes (their arrays' capacities). */
 static size_t report_held(const struct report *r)
 {
-	size_t ids = r->ent_ids.cap + r->nkey_ids.cap + r->path_ids.cap + r->memo_ids.cap + r->srcline_ids.cap;
+	size_t ids = r->ent_ids.cap + r->nkey_ids.cap + r->path_ids.cap + r->memo_ids.cap;
 
 	return r->cap_ents * sizeof(*r->ents) + r->cap_nodes * sizeof(*r->nodes) + r->cap_nrb * sizeof(*r->nrb) +
 	       r->cap_nkeys * sizeof(*r->nkeys) + r->cap_paths * sizeof(*r->paths) + r->cap_memo * sizeof(*r->memo) +
 	       r->cap_etree * sizeof(*r->etree) + r->cap_gcols * sizeof(*r->gcols) + r->cap_fkeys * sizeof(*r->fkeys) +
 	       ids * sizeof(struct ds_idmap_slot) + r->node_trie.cap * sizeof(struct ds_trie_slot) +
-	       r->cap_srclines * sizeof(*r->srclines) + r->text_bytes;
+	       dsi_strset__mem(&r->texts);
 }
 
 /*
@@ -3205,10 +3177,7 @@ static void report_free(struct report *r)
 	for (size_t i = 0; dsi_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	dsi_hashmap__exit(&r->inlined_names);
-	for (size_t i = 0; i < r->nr_srclines; i++)
-		free(r->srclines[i]);
-	free(r->srclines);
-	dsi_idmap__exit(&r->srcline_ids);
+	dsi_strset__exit(&r->texts);
 	dsi_idmap__exit(&r->ent_ids);
 	dsi_trie__exit(&r->node_trie);
 	dsi_idmap__exit(&r->nkey_ids);

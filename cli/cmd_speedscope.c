@@ -193,7 +193,7 @@ static int keep_sample(void *ctx, const struct xsample *xs)
 	struct store *s = ctx;
 
 	if (!s->not_clock && xs->evsel_name + 1 != s->clock_evsel) {
-		if (is_clock(s->x->strs[xs->evsel_name]))
+		if (is_clock(s->x->strs.strs[xs->evsel_name]))
 			s->clock_evsel = xs->evsel_name + 1;
 		else
 			s->not_clock = true;
@@ -379,7 +379,7 @@ static const struct srec *store_at(struct store *s, uint64_t i)
 		if (spill_read(s, s->fd, i, s->buf, n))
 			return NULL;
 		for (size_t j = 0; j < n; j++)
-			if (s->buf[j].stack >= s->x->nr_stacks || s->buf[j].long_comm > s->x->nr_strs ||
+			if (s->buf[j].stack >= s->x->nr_stacks || s->buf[j].long_comm > s->x->strs.nr ||
 			    s->buf[j].comm[sizeof(s->buf[j].comm) - 1]) {
 				spill_failed(s, "reading", EIO);
 				return NULL;
@@ -397,7 +397,7 @@ static void write_profile(struct outbuf *o, struct store *s, const struct srec *
 	const struct srec *r;
 	char name[300];
 
-	snprintf(name, sizeof(name), "%s (%d)", first->long_comm ? x->strs[first->long_comm - 1] : first->comm, first->tid);
+	snprintf(name, sizeof(name), "%s (%d)", first->long_comm ? x->strs.strs[first->long_comm - 1] : first->comm, first->tid);
 	outbuf_puts(o, "{\"type\":\"sampled\",\"name\":");
 	json_string(o, name);
 	outbuf_printf(o, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", unit);
@@ -442,9 +442,9 @@ static int write_speedscope(struct store *s, int fd, const char *title)
 		if (i)
 			outbuf_putc(o, ',');
 		outbuf_puts(o, "{\"name\":");
-		json_string(o, x->strs[x->funcs[i].name]);
+		json_string(o, x->strs.strs[x->funcs[i].name]);
 		outbuf_puts(o, ",\"file\":");
-		json_string(o, x->funcs[i].inlined ? "(inlined)" : x->strs[x->funcs[i].dso]);
+		json_string(o, x->funcs[i].inlined ? "(inlined)" : x->strs.strs[x->funcs[i].dso]);
 		outbuf_putc(o, '}');
 	}
 	outbuf_puts(o, "]},\"profiles\":[");

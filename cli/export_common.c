@@ -28,28 +28,9 @@ static int room(void **arr, size_t nr, size_t *cap, size_t size)
 	return 0;
 }
 
-static bool str_eq(const void *ctx, uint32_t id, const void *s)
-{
-	return !strcmp(((const struct xdata *)ctx)->strs[id], s);
-}
-
 uint32_t xdata_str(struct xdata *x, const char *s)
 {
-	uint64_t k = dsi_hash64(dsi_hash_str(s));
-	uint32_t id;
-
-	if (room((void **)&x->strs, x->nr_strs, &x->cap_strs, sizeof(*x->strs)))
-		return UINT32_MAX;
-	id = ds_idmap__find(&x->str_ids, k, str_eq, x, s);
-	if (id != DS_IDMAP_NONE)
-		return id;
-	if (!(x->strs[x->nr_strs] = strdup(s)))
-		return UINT32_MAX;
-	if (ds_idmap__add(&x->str_ids, k, (uint32_t)x->nr_strs) < 0) {
-		free(x->strs[x->nr_strs]);
-		return UINT32_MAX;
-	}
-	return (uint32_t)x->nr_strs++;
+	return dsi_strset__add(&x->strs, s);
 }
 
 /* The name shown for a frame: its symbol, else "[dso base name]", else "[unknown]". */
@@ -398,9 +379,7 @@ int export_finish(const char *cmd, int fd, const char *output, int write_err)
 
 void xdata_free(struct xdata *x)
 {
-	for (size_t i = 0; i < x->nr_strs; i++)
-		free(x->strs[i]);
-	free(x->strs);
+	dsi_strset__exit(&x->strs);
 	free(x->funcs);
 	free(x->maps);
 	free(x->ents);
@@ -409,7 +388,6 @@ void xdata_free(struct xdata *x)
 	dsi_idmap__exit(&x->stack_ids);
 	dsi_hashmap__exit(&x->chain_stacks);
 	dsi_idmap__exit(&x->sample_ids);
-	dsi_idmap__exit(&x->str_ids);
 	dsi_idmap__exit(&x->func_ids);
 	dsi_idmap__exit(&x->map_ids);
 	memset(x, 0, sizeof(*x));

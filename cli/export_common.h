@@ -18,6 +18,7 @@
 #include "util/hashmap.h"
 #include "util/idmap.h"
 #include "util/outbuf.h"
+#include "util/strset.h"
 #include "samples.h"
 
 struct xfunc {
@@ -61,9 +62,7 @@ struct xsample {
 
 struct xdata {
 	const char *input;          /* the recording's path, as given */
-	char **strs;
-	size_t nr_strs, cap_strs;
-	struct ds_idmap str_ids;    /* string -> id (index in strs) */
+	struct dsi_strset strs;     /* the strings, by id (xdata_str) */
 	struct xfunc *funcs;
 	size_t nr_funcs, cap_funcs;
 	struct ds_idmap func_ids;   /* (name, dso, kernel, inlined) -> index in funcs */

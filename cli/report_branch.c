@@ -15,6 +15,7 @@
 #include "util/grow.h"
 #include "util/hashmap.h"
 #include "util/idmap.h"
+#include "util/strset.h"
 
 #define BV_EVENTS 4096   /* as report's EVENTS_MAX: every event a reader takes from a file */
 
@@ -49,9 +50,7 @@ struct branch_view {
 	struct bentry *v;
 	size_t nr, cap, max;
 	struct ds_idmap ids;          /* bentry (perf's equal entries) -> index in v */
-	char **strs;                  /* our copies of the texts entries keep */
-	size_t nr_strs, cap_strs;
-	struct ds_idmap str_ids;      /* text -> index in strs */
+	struct dsi_strset strs;       /* our copies of the texts entries keep */
 	struct ds_machine *machine;   /* the walk's: threads' newest comms when printing */
 	uint64_t samples[BV_EVENTS], branches[BV_EVENTS];
 	const char *names[BV_EVENTS];
@@ -74,48 +73,20 @@ void branch_view__delete(struct branch_view *bv)
 {
 	if (!bv)
 		return;
-	for (size_t i = 0; i < bv->nr_strs; i++)
-		free(bv->strs[i]);
-	free(bv->strs);
-	dsi_idmap__exit(&bv->str_ids);
+	dsi_strset__exit(&bv->strs);
 	dsi_idmap__exit(&bv->ids);
 	free(bv->v);
 	free(bv);
 }
 
-static bool str_eq(const void *ctx, uint32_t id, const void *key)
-{
-	return !strcmp(((char *const *)ctx)[id], key);
-}
-
 /* Our copy of @s (NULL stays NULL); NULL with *@err on ENOMEM. */
 static const char *keep(struct branch_view *bv, const char *s, int *err)
 {
-	char **n, *c;
-	uint32_t id;
-	bool added;
+	const char *c = s ? dsi_strset__intern(&bv->strs, s) : NULL;
 
-	if (!s)
-		return NULL;
-	if (!(n = dsi_grow(bv->strs, &bv->cap_strs, bv->nr_strs + 1, sizeof(*n), 256)))
-		goto nomem;
-	bv->strs = n;
-	id = ds_idmap__find_or_add(&bv->str_ids, dsi_hash64(dsi_hash_str(s)), str_eq, bv->strs, s,
-				   (uint32_t)bv->nr_strs, &added);
-	if (id == DS_IDMAP_NONE)
-		goto nomem;
-	if (added) {
-		if (!(c = strdup(s))) {
-			/* the id stays in the map, its text must be there: the original's, never compared again */
-			bv->strs[bv->nr_strs++] = (char *)"";
-			goto nomem;
-		}
-		bv->strs[bv->nr_strs++] = c;
-	}
-	return bv->strs[id];
-nomem:
-	*err = -ENOMEM;
-	return NULL;
+	if (s && !c)
+		*err = -ENOMEM;
+	return c;
 }
 
 /*

@@ -40,10 +40,7 @@ void ds_machine__delete(struct ds_machine *m)
 	}
 	free(m->fresh);
 	free(m->exited);
-	for (size_t i = 0; i < m->nr_strings; i++)
-		free(m->strings[i]);
-	free(m->strings);
-	dsi_idmap__exit(&m->string_ids);
+	dsi_strset__exit(&m->strings);
 	dsi_hashmap__exit(&m->threads);
 	dsi_hashmap__exit(&m->map_names);
 	dsi_hashmap__exit(&m->kernel_names);
@@ -53,30 +50,11 @@ void ds_machine__delete(struct ds_machine *m)
 	free(m);
 }
 
-static bool string_eq(const void *ctx, uint32_t id, const void *s)
-{
-	return !strcmp(((const struct ds_machine *)ctx)->strings[id], s);
-}
-
 const char *ds_machine__intern(struct ds_machine *m, const char *s)
 {
-	char **n = dsi_grow(m->strings, &m->cap_strings, m->nr_strings + 1, sizeof(*n), 256);
-	uint64_t k = dsi_hash64(dsi_hash_str(s));
-	uint32_t id;
+	const char *copy = dsi_strset__intern(&m->strings, s);
 
-	if (!n || m->nr_strings >= DS_IDMAP_NONE - 1)
-		return "";
-	m->strings = n;
-	id = ds_idmap__find(&m->string_ids, k, string_eq, m, s);
-	if (id != DS_IDMAP_NONE)
-		return n[id];
-	if (!(n[m->nr_strings] = strdup(s)))
-		return "";
-	if (ds_idmap__add(&m->string_ids, k, (uint32_t)m->nr_strings) < 0) {
-		free(n[m->nr_strings]);
-		return "";
-	}
-	return n[m->nr_strings++];
+	return copy ? copy : "";
 }
 
 unsigned ds_machine__map_name_seq(const struct ds_machine *m, const char *name)

@@ -13,6 +13,7 @@
 #include "dstack/machine.h"
 #include "util/hashmap.h"
 #include "util/idmap.h"
+#include "util/strset.h"
 
 /*
  * The maps of a process, sorted by address and shared by its threads
@@ -68,9 +69,7 @@ struct ds_machine {
 	struct ds_maps *forgotten_maps;
 	int32_t *fresh;                /* ring of the tids of threads made unintroduced (threads.c) */
 	size_t fresh_head, fresh_nr;
-	struct ds_idmap string_ids;    /* string -> index in strings */
-	char **strings;                /* interned: our copies, one per string */
-	size_t nr_strings, cap_strings;
+	struct dsi_strset strings;     /* interned: our copies, one per string */
 	struct ds_hashmap map_names;   /* interned user map name -> its order of first mmap (1, 2, ...) */
 	struct ds_maps kmaps;          /* kernel and module maps */
 	const char *kernel_dso;        /* interned: the kernel image's DSO name (ds_machine__kernel_dso) */

@@ -17,7 +17,7 @@
 #include "dstack/symbols.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
-#include "util/idmap.h"
+#include "util/strset.h"
 #include "symbols/symbols_int.h"
 
 #define MAX_DEPTH 64
@@ -26,49 +26,17 @@ struct ds_srcline_cache {
 	struct ds_hashmap at;        /* file offset -> pool index << 8 | count */
 	struct ds_srcline *pool;
 	size_t nr, cap;
-	struct ds_idmap name_ids;    /* file name -> index in names */
-	char **names;                /* our copies, one per name */
-	size_t nr_names, cap_names;
+	struct dsi_strset names;     /* our copies of the file names, one per name */
 };
 
 void dsi_srcline_cache__free(struct ds_srcline_cache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->nr_names; i++)
-		free(c->names[i]);
-	free(c->names);
-	dsi_idmap__exit(&c->name_ids);
+	dsi_strset__exit(&c->names);
 	dsi_hashmap__exit(&c->at);
 	free(c->pool);
 	free(c);
-}
-
-static bool name_eq(const void *ctx, uint32_t id, const void *s)
-{
-	return !strcmp(((const struct ds_srcline_cache *)ctx)->names[id], s);
-}
-
-/* Our copy of the file name @s, one per name; NULL on ENOMEM. */
-static const char *keep_name(struct ds_srcline_cache *c, const char *s)
-{
-	char **n = dsi_grow(c->names, &c->cap_names, c->nr_names + 1, sizeof(*n), 64);
-	uint64_t k = dsi_hash64(dsi_hash_str(s));
-	uint32_t id;
-
-	if (!n || c->nr_names >= DS_IDMAP_NONE - 1)
-		return NULL;
-	c->names = n;
-	id = ds_idmap__find(&c->name_ids, k, name_eq, c, s);
-	if (id != DS_IDMAP_NONE)
-		return n[id];
-	if (!(n[c->nr_names] = strdup(s)))
-		return NULL;
-	if (ds_idmap__add(&c->name_ids, k, (uint32_t)c->nr_names) < 0) {
-		free(n[c->nr_names]);
-		return NULL;
-	}
-	return n[c->nr_names++];
 }
 
 /* A file of the CU's line table by its index (DW_AT_call_file), NULL if none. */
@@ -209,7 +177,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 			f = symtab_file(img->elf, vaddr);
 		if (!f)
 			return 0;
-		out[0] = (struct ds_srcline){ keep_name(c, f), 0 };
+		out[0] = (struct ds_srcline){ dsi_strset__intern(&c->names, f), 0 };
 		return out[0].file ? 1 : 0;
 	}
 	nc = 0;
@@ -227,7 +195,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 			f = "??";
 		lineno = 0;
 	}
-	out[n++] = (struct ds_srcline){ keep_name(c, f), lineno > 0 ? (unsigned)lineno : 0 };
+	out[n++] = (struct ds_srcline){ dsi_strset__intern(&c->names, f), lineno > 0 ? (unsigned)lineno : 0 };
 	/* from the innermost inlined instance out: where each was called, up to the function */
 	for (size_t i = nc; i-- > 0 && n < MAX_DEPTH;) {
 		int tag = dwarf_tag(&chain[i]);
@@ -241,7 +209,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 		if (!(f = call_file(&cu, &chain[i])) || !dwarf_attr(&chain[i], DW_AT_call_line, &a) ||
 		    dwarf_formudata(&a, &line))
 			break;
-		out[n++] = (struct ds_srcline){ keep_name(c, f), (unsigned)line };
+		out[n++] = (struct ds_srcline){ dsi_strset__intern(&c->names, f), (unsigned)line };
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!out[i].file)
