@@ -9,13 +9,16 @@
  * the parent DS_TRIE_NONE; exit leaves both empty and usable.  The sites
  * moved onto the id map: the machine's interned strings (two names whose
  * hash bits collide stay two strings) and the shape table's frames and
- * shapes (enough of them that hash bits collide).
+ * shapes (enough of them that hash bits collide); the string set every
+ * interning site uses: dense ids in order, one copy per text, find without
+ * adding, exit then reuse.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/hashmap.h"
 #include "util/idmap.h"
+#include "util/strset.h"
 #include "util/trie.h"
 #include "process/machine_int.h"
 
@@ -150,6 +153,39 @@ static void strings(void)
 	}
 	CHECK(ok, "strings found by content (the empty one too)");
 	dsi_idmap__exit(&m);
+}
+
+static void string_set(void)
+{
+	struct dsi_strset set = { 0 };
+	const char *a = "lib45140.so", *b = "lib106742.so";   /* their hash bits collide (machine_intern) */
+	char buf[32];
+	bool ok = true;
+
+	CHECK(dsi_strset__find(&set, "") == DS_IDMAP_NONE, "an empty set finds nothing");
+	CHECK(dsi_strset__add(&set, "") == 0 && dsi_strset__add(&set, a) == 1 && dsi_strset__add(&set, b) == 2,
+	      "ids are dense, in the order texts came (the empty text too)");
+	strcpy(buf, a);
+	CHECK(dsi_strset__add(&set, buf) == 1 && dsi_strset__find(&set, b) == 2 && set.nr == 3,
+	      "a text added again keeps its id; colliding texts stay two");
+	CHECK(dsi_strset__intern(&set, buf) == dsi_strset__str(&set, 1) && dsi_strset__str(&set, 1) != a &&
+	      !strcmp(dsi_strset__str(&set, 1), a), "intern gives our copy, the same pointer each time");
+	CHECK(dsi_strset__find(&set, "main") == DS_IDMAP_NONE && set.nr == 3, "find adds nothing");
+	for (unsigned i = 0; i < MANY && ok; i++) {
+		snprintf(buf, sizeof(buf), "s%u", i);
+		if (dsi_strset__add(&set, buf) != i + 3)
+			ok = false;
+	}
+	for (unsigned i = 0; i < MANY && ok; i++) {
+		snprintf(buf, sizeof(buf), "s%u", i);
+		if (dsi_strset__find(&set, buf) != i + 3 || strcmp(dsi_strset__str(&set, i + 3), buf))
+			ok = false;
+	}
+	CHECK(ok && dsi_strset__mem(&set) > MANY * 4, "%d texts survive growth, each found by content", MANY);
+	dsi_strset__exit(&set);
+	CHECK(!set.nr && !set.strs && dsi_strset__find(&set, a) == DS_IDMAP_NONE && dsi_strset__add(&set, a) == 0,
+	      "exit leaves the set empty and usable");
+	dsi_strset__exit(&set);
 }
 
 static void trie(void)
@@ -292,6 +328,7 @@ int main(void)
 	hash_bits_filter();
 	any_ids();
 	strings();
+	string_set();
 	trie();
 	machine_intern();
 	shapes();
