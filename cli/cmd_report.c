@@ -17,6 +17,7 @@
 #include "util/hashmap.h"
 #include "util/idmap.h"
 #include "util/strset.h"
+#include "util/units.h"
 #include "util/trie.h"
 #include "util/outbuf.h"
 #include "header.h"
@@ -3144,6 +3145,7 @@ static void print_stats(struct report *r, const struct ds_session_stats *st)
 static void report_at_end(struct report *r, struct ds_profile *p, int status)
 {
 	struct ds_profile_stats st;
+	char size[DSI_SIZE_TEXT];
 
 	ds_profile__stats(p, &st);
 	r->lost_samples = st.session.lost_samples;
@@ -3159,13 +3161,13 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 	outbuf_delete(r->out);
 	r->out = NULL;
 	if (r->unkept)
-		fprintf(stderr, "dstack: %s: the report's entries and call graphs reached %zu MiB: %llu of %llu samples "
+		fprintf(stderr, "dstack: %s: the report's entries and call graphs reached %s: %llu of %llu samples "
 			"counted in the totals only, in no entry (memory budget: DSTACK_MEMORY_BUDGET)\n",
-			r->wo.common.input, r->max_held >> 20, (unsigned long long)r->unkept, (unsigned long long)r->seq);
+			r->wo.common.input, dsi_size_text(r->max_held, size), (unsigned long long)r->unkept, (unsigned long long)r->seq);
 	if (r->bv && branch_view__dropped(r->bv))
-		fprintf(stderr, "dstack: %s: the branch view's entries reached %zu MiB: %llu branches counted in the "
+		fprintf(stderr, "dstack: %s: the branch view's entries reached %s: %llu branches counted in the "
 			"totals only, in no entry (memory budget: DSTACK_MEMORY_BUDGET)\n",
-			r->wo.common.input, r->max_held >> 20, (unsigned long long)branch_view__dropped(r->bv));
+			r->wo.common.input, dsi_size_text(r->max_held, size), (unsigned long long)branch_view__dropped(r->bv));
 }
 
 /* The report and everything it holds. */

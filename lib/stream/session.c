@@ -9,6 +9,7 @@
 #include "dstack/log.h"
 #include "dstack/session.h"
 #include "stream/ordered.h"
+#include "util/units.h"
 #include "util/prefault.h"
 #include "format/reader_int.h"
 
@@ -514,16 +515,17 @@ static int run_pipelined(struct ds_session *s, int *ret)
 static void warn_budget(const struct ds_session *s, size_t budget)
 {
 	const struct ds_stitch_stats *st = s->stitcher ? ds_stitcher__stats(s->stitcher) : NULL;
+	char size[DSI_SIZE_TEXT];
 
 	if (s->ordered.nr_early)
-		ds_warn("%s: records waited more than %zu MiB for their FINISHED_ROUND: %llu delivered early, "
+		ds_warn("%s: records waited more than %s for their FINISHED_ROUND: %llu delivered early, "
 			"%llu events delivered out of time order (memory budget: DSTACK_MEMORY_BUDGET)\n",
-			ds_reader__path(s->reader), s->ordered.budget >> 20,
+			ds_reader__path(s->reader), dsi_size_text(s->ordered.budget, size),
 			(unsigned long long)s->ordered.nr_early, (unsigned long long)s->ordered.nr_unordered);
 	if (st && st->released_early)
-		ds_warn("%s: more than %zu MiB held behind samples waiting for deferred callchains: "
+		ds_warn("%s: more than %s held behind samples waiting for deferred callchains: "
 			"%llu samples delivered without their user stack (memory budget: DSTACK_MEMORY_BUDGET)\n",
-			ds_reader__path(s->reader), budget / 2 >> 20, (unsigned long long)st->released_early);
+			ds_reader__path(s->reader), dsi_size_text(budget / 2, size), (unsigned long long)st->released_early);
 }
 
 int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds_event_fn fn, void *ctx)

@@ -59,6 +59,13 @@ report_bounded() {
 	else
 		bad "memory: report by comm of a task per sample under a 4 MiB budget: exit $rc, '$kept' of ${n:-?}: $(head -c 300 "$o/rb.err")"
 	fi
+	# a budget under a MiB is said in KiB, as given, never "0 MiB"
+	DSTACK_MEMORY_BUDGET=384K "$DSTACK" report --stdio --no-children -g none "${sy[@]}" -i "$f" >/dev/null 2>"$o/rb384.err"; rc=$?
+	if [ $rc = 0 ] && grep -q "entries and call graphs reached 384 KiB: " "$o/rb384.err" && ! grep -q " 0 MiB" "$o/rb384.err"; then
+		ok "memory: a 384 KiB budget is said as such: $(grep -o 'reached 384 KiB: [0-9]* of [0-9]*' "$o/rb384.err")"
+	else
+		bad "memory: a 384 KiB budget: exit $rc, said: $(head -c 300 "$o/rb384.err")"
+	fi
 }
 
 memory_suite() {
