@@ -1956,29 +1956,6 @@ static int tree_order(struct entry **list, size_t *nrp, bool collapsed)
 	return 0;
 }
 
-/* @list as perf's collapse leaves it: its duplicates merged, in the order they were made.  0 or -ENOMEM. */
-static int collapse_merged(struct entry **list, size_t *nrp)
-{
-	size_t nr = *nrp;
-	struct rbn *t = malloc(nr * sizeof(*t));
-	struct entry **tmp = malloc(nr * sizeof(*tmp));
-	size_t k = 0;
-
-	if (!t || !tmp) {
-		free(t);
-		free(tmp);
-		return -ENOMEM;
-	}
-	collapsed_tree(t, list, nr, tmp);
-	for (size_t i = 0; i < nr; i++)
-		if (!list[i]->merged)
-			list[k++] = list[i];
-	*nrp = k;
-	free(t);
-	free(tmp);
-	return 0;
-}
-
 /* Room for @more entries (dummies) and their member pairs, without moving them once made.  0 or -ENOMEM. */
 static int group_room(struct report *r, size_t more)
 {
@@ -2771,6 +2748,18 @@ static bool latency_differs(const struct report *r)
 	return false;
 }
 
+/*
+ * Does event @ev's section print its entries in perf's trees' order?  Its
+ * sorts compare by no order there: --children with call graphs (depths
+ * within a thread), and a symbol key without dso (entries with no symbol
+ * by address alone, others by DSO first), so perf's ties are as its trees
+ * leave them.  Otherwise the sort is an order, and a sort gives it.
+ */
+static bool perf_trees(const struct report *r, size_t ev)
+{
+	return (r->children && r->any_callchain) || (r->sym_tree && !group_members(r, ev));
+}
+
 static int print_report(struct report *r)
 {
 	sort_ctx = r;
@@ -2840,13 +2829,7 @@ static int print_report(struct report *r)
 				if (r->ents[i].evsel == r->evsels[ev])
 					list[nr++] = &r->ents[i];
 		}
-		/* (measured: their output order is the sort's, as for any other --no-children report) */
-		if (nr > 1 && r->sym_tree && !(r->children && r->any_callchain) && !group_members(r, ev) &&
-		    collapse_merged(list, &nr)) {
-			free(list);
-			return -ENOMEM;
-		}
-		if (nr > 1 && !(r->children && r->any_callchain && tree_order(list, &nr, group_members(r, ev)) == 0))
+		if (nr > 1 && !(perf_trees(r, ev) && tree_order(list, &nr, group_members(r, ev)) == 0))
 			qsort(list, nr, sizeof(*list), cmp_entry);
 		print_section(r, ev, !printed, list, nr);
 		printed = true;
