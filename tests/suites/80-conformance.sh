@@ -125,7 +125,7 @@ r-sort|report --stdio --no-children -g caller --sort cpu,symbol
 plain|report --stdio -n -g caller,1
 fract|report --stdio --no-children -g fractal,0.5,callee,function,period
 fold|report --stdio --no-children -g folded,0,caller,period
-quiet|report --stdio -q --no-children -g none
+quiet|report --stdio -q --no-children -g none --sort sym,pid
 hdr|report --header-only
 stats|report --stats
 EOF
