@@ -118,6 +118,14 @@ struct report {
 	bool sort_sym_first;               /* the --sort text begins "sym": perf leaves the entry's frame out of its graph */
 	bool no_branch_stack;              /* --no-branch-stack: perf's sample view of branch-stack data, asked for */
 	struct branch_view *bv;            /* perf's branch view (branch_view_wanted), else NULL */
+	/*
+	 * perf's branch view with sort keys of its sample view (pid, comm,
+	 * dso, symbol, cpu; branch_view_wanted): an entry per branch, of
+	 * weight 1, keyed by its sample and its target, in the entries of
+	 * this view (count_branches)
+	 */
+	bool branch_keys;
+	bool branch_latency;               /* branch_keys: perf orders equal counts by latency, shown or not */
 	bool ipc_columns;                  /* the --sort text names "symbol": perf adds its (empty) IPC columns */
 	uint64_t lost_samples;
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
@@ -1449,6 +1457,94 @@ static int count_kept(struct report *r, const struct ds_profile_sample *s, bool 
 	return ret;
 }
 
+/* perf's level of a sample's cpumode, as its symbol column prints it */
+static char cpumode_level(uint16_t cpumode)
+{
+	switch (cpumode) {
+	case DS_MISC_KERNEL: return 'k';
+	case DS_MISC_HYPERVISOR: return 'H';
+	case DS_MISC_GUEST_KERNEL: return 'g';
+	case DS_MISC_GUEST_USER: return 'u';
+	default: return '.';
+	}
+}
+
+/*
+ * A branch's target as perf's branch view takes it for its sample view's
+ * keys (iter_next_branch_entry): the map and symbol of the target, found
+ * as perf's ip__resolve_ams (a user map, else the kernel's), and its
+ * address as sampled, not map-relative.  False when no map holds it.
+ */
+static bool branch_target(const struct ds_profile_sample *s, uint64_t to, struct ds_cc_frame *f)
+{
+	struct ds_resolved res;
+	size_t last;
+
+	*f = (struct ds_cc_frame){ .ip = to, .addr = to, .dso = "[unknown]" };
+	if (!ds_machine__resolve(s->machine, s->thread, DS_MISC_USER, to, &res) &&
+	    !ds_machine__resolve(s->machine, s->thread, DS_MISC_KERNEL, to, &res))
+		return false;
+	last = res.nr_frames ? res.nr_frames - 1 : 0;
+	*f = (struct ds_cc_frame){ .ip = to, .sym = res.frames[0].elf_name ? res.frames[0].elf_name : res.frames[last].name,
+				   .offset = res.frames[last].offset, .sym_size = res.frames[last].size,
+				   .object = res.frames[last].object, .dso = res.dso, .kernel = res.kernel, .addr = res.addr,
+				   .map_start = res.map_start, .map_end = res.map_end, .map_pgoff = res.map_pgoff,
+				   .dso_obj = res.dso_obj };
+	return true;
+}
+
+/*
+ * A sample's branches into the entries (branch_keys): each an entry of
+ * weight 1 keyed by the sample's comm, thread and cpu and by its target;
+ * the symbol column at the sample's level.  The sample counts once in its
+ * event's "Samples", each branch once in its event count.
+ */
+static int count_branches(struct report *r, const struct ds_profile_sample *s)
+{
+	const struct ds_sample *smp = &s->ev->sample;
+	size_t ev = event_index(r, s->evsel);
+	struct ds_profile_sample named;
+
+	if (ev == SIZE_MAX || !smp->branch || !smp->branch_nr || !s->machine)
+		return 0;
+	/* (NULL past the bound, or on ENOMEM: r->error) */
+	const struct ds_profile_sample *k = kept_comm(r, s, &named);
+
+	if (!k && r->error)
+		return r->error;
+	r->machine = s->machine;
+	sort_ctx = r;
+	uint64_t latency = sample_latency(s);
+
+	r->ev_passed[ev]++;
+	r->ev_samples[ev]++;
+	for (uint64_t i = 0; i < smp->branch_nr; i++) {
+		struct ds_cc_frame f;
+		struct entry key, *e;
+
+		r->ev_passed_period[ev]++;
+		r->ev_period[ev]++;
+		r->seq++;
+		if (r->full || !k) {
+			r->unkept++;
+			continue;
+		}
+		/* perf_branch_entry: from, to, flags */
+		branch_target(k, ((const uint64_t *)smp->branch)[3 * i + 1], &f);
+		key_of(r, k, &f, false, &key);
+		key.level = cpumode_level(smp->cpumode);
+		if (!(e = r->sym_tree ? find_entry_tree(r, &key) : find_entry(r, &key)))
+			return r->error = -ENOMEM;
+		e->self++;
+		e->acc++;
+		e->samples++;
+		e->lat_self += latency;
+		if (!(r->seq & 255) && report_held(r) > r->max_held)
+			r->full = true;
+	}
+	return 0;
+}
+
 /* A sample into the branch view: its branches are its entries (no filter hides any: branch_view_wanted). */
 static int branch_sample(struct report *r, const struct ds_profile_sample *s)
 {
@@ -1476,6 +1572,8 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	}
 	if (r->bv)
 		return branch_sample(r, s);
+	if (r->branch_keys)
+		return count_branches(r, s);
 	if (!s->nr_frames && !s->filtered)
 		return 0;
 	/*
@@ -1647,7 +1745,7 @@ static int cmp_entry(const void *pa, const void *pb)
 		return a->lat_acc > b->lat_acc ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
-	if (r->latency && a->lat_self != b->lat_self)
+	if ((r->latency || r->branch_latency) && a->lat_self != b->lat_self)
 		return a->lat_self > b->lat_self ? -1 : 1;
 	/* a group's members, in order, after its leader */
 	for (int k = 1; in_group(r, a->evsel) && k < r->group_size[a->evsel->idx]; k++) {
@@ -2719,7 +2817,11 @@ static void print_section(struct report *r, size_t ev, bool first, struct entry 
 		else if (r->show_period)
 			outbuf_printf(o, "  %12llu", (unsigned long long)e->self);
 		print_entry_columns(r, e, w);
-		if (r->ipc_columns)   /* perf's ipc_null: no branch data, no IPC */
+		if (r->ipc_columns && r->branch_keys)
+			/* perf's ipc_lbr: its IPC and coverage come from annotating the symbol, which its
+			 * stdio report does not do (0 for a symbol, as measured); none without a symbol */
+			outbuf_puts(o, e->sym ? "  0.00  [  0.0%]      " : "  -                   ");
+		else if (r->ipc_columns)   /* perf's ipc_null: no branch data, no IPC */
 			outbuf_puts(o, "  -      -            ");
 		outbuf_putc(o, '\n');
 		if (graph && (r->graph_mode == GM_FLAT || r->graph_mode == GM_FOLDED))
@@ -2763,7 +2865,8 @@ static bool perf_trees(const struct report *r, size_t ev)
 static int print_report(struct report *r)
 {
 	sort_ctx = r;
-	r->latency = r->latency && latency_differs(r);
+	/* (perf's branch view has no latency column) */
+	r->latency = r->latency && !r->branch_keys && latency_differs(r);
 	struct entry **list = malloc((r->nr_ents + 1) * sizeof(*list));
 
 	if (!list)
@@ -3216,14 +3319,24 @@ static void setup_groups(struct report *r)
 	header_for_each_group(r->reader, add_group, r);
 }
 
+/* Are the --sort keys given ones the branch view takes from its sample view (pid, comm, dso, symbol, cpu)? */
+static bool branch_sort_keys(const struct report *r)
+{
+	for (int i = 0; i < r->nr_sort; i++)
+		if (r->sort[i] == SORT_SRCLINE || r->sort[i] == SORT_TRACE)
+			return false;
+	return true;
+}
+
 /*
  * perf report's branch view: for a file with the BRANCH_STACK feature (a
  * pipe's features come after perf decides) and no event sampling user
- * stacks, unless --no-branch-stack.  dstack's has perf's default keys and
- * takes the options that leave its entries as they are; with another it
- * reports the samples, and says so.
+ * stacks, unless --no-branch-stack.  dstack's has perf's default keys
+ * (the view of report_branch.h) and the keys of the sample view that take
+ * a branch's target (branch_keys, set here), and the options that leave
+ * its entries as they are; with another it reports the samples, and says so.
  */
-static bool branch_view_wanted(const struct report *r)
+static bool branch_view_wanted(struct report *r)
 {
 	const struct sample_filter *f = &r->wo.filter;
 
@@ -3233,13 +3346,19 @@ static bool branch_view_wanted(const struct report *r)
 	for (size_t i = 0; i < ds_reader__nr_evsels(r->reader); i++)
 		if (ds_reader__evsel(r->reader, i)->attr.sample_type & DS_SAMPLE_STACK_USER)
 			return false;
-	if (r->sort_given || r->graph_given || r->show_samples || r->show_period || r->hide_unresolved ||
-	    r->relative || r->dsos.n || r->syms.n || f->nr_comms || f->nr_pids || f->nr_tids ||
-	    r->wo.time_mode != DS_PROFILE_CPU) {
+	if ((r->sort_given && !branch_sort_keys(r)) || r->graph_given || r->show_samples || r->show_period ||
+	    r->hide_unresolved || r->relative || r->dsos.n || r->syms.n || f->nr_comms || f->nr_pids ||
+	    f->nr_tids || r->wo.time_mode != DS_PROFILE_CPU) {
 		fprintf(stderr, "dstack report: the recording has branch stacks; perf report shows its branch view, "
-			"which dstack has with its default keys and without -g, -n, --show-total-period, -U, "
-			"--percentage, --comm, --pid, --tid, --dsos or -S: the samples are shown "
-			"(perf report --no-branch-stack)\n");
+			"which dstack has with its default keys or those of pid, comm, dso, symbol and cpu, and "
+			"without -g, -n, --show-total-period, -U, --percentage, --comm, --pid, --tid, --dsos or -S: "
+			"the samples are shown (perf report --no-branch-stack)\n");
+		return false;
+	}
+	if (r->sort_given) {   /* the entries are this view's, of branches; perf has no --children there */
+		r->branch_keys = true;
+		r->branch_latency = r->latency;
+		r->children = false;
 		return false;
 	}
 	return true;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * report's branch view (report_branch.h): perf report's SORT_MODE__BRANCH
- * with its default keys, comm,dso_from,symbol_from,symbol_to,cycles.
- * Measured against perf 7.2 on recordings with branch stacks
+ * with its default keys, comm,dso_from,symbol_from,symbol_to,cycles (the
+ * view with keys of the sample view is cmd_report.c's own entries, one per
+ * branch: count_branches).  Measured against perf 7.2 on recordings with branch stacks
  * (tests/suites/20-report.sh, report_branch_stacks_vs_perf7).
  */
 #include <errno.h>

@@ -236,7 +236,9 @@ report_branch_stacks_vs_perf7() {
 	for cmd in "report --header-only" "report --stdio" "report --stdio -q" "report --stdio --percent-limit 0.5" "report --stdio --time ,$t" \
 		   script "report --stdio --no-branch-stack" "report --stdio --no-branch-stack --no-children" \
 		   "script -F +brstack" "script -F ip,brstacksym" "script -F comm,tid,brstacksym,dso,dsoff" \
-		   "script -F brstack,dso,dsoff" "script -F brstack,brstacksym"; do
+		   "script -F brstack,dso,dsoff" "script -F brstack,brstacksym" "report --stdio --sort dso,sym" \
+		   "report --stdio --sort sym,pid" "report --stdio --sort cpu,comm,dso" "report --stdio --sort dso,symbol" \
+		   "report --stdio --children -q --sort sym"; do
 		# shellcheck disable=SC2086
 		(cd "$ROOT" && "$KVM_PERF7" $cmd "${S[@]}" 2>/dev/null) | grep -v -e 'tips.txt' -e '^#$' >"$o/perf"
 		# shellcheck disable=SC2086
@@ -244,18 +246,18 @@ report_branch_stacks_vs_perf7() {
 		if [ ! -s "$o/perf" ] || ! cmp -s "$o/perf" "$o/dstack" || grep -q 'branch' "$o/err"; then
 			fails=1; bad "$cmd of a recording with branch stacks differs from perf 7.2's: $(diff "$o/perf" "$o/dstack" | head -3 | tr '\n' ' ') $(grep branch "$o/err")"
 		fi
-		case $cmd in report*-q|script*|*--no-branch-stack*|*--header-only) ;; *)
+		case $cmd in report*-q|script*|*--no-branch-stack*|*--header-only|*--sort*) ;; *)
 			grep -q 'Source Symbol  *Target Symbol' "$o/perf" ||
 				{ fails=1; bad "report of branch stacks: perf 7.2 did not show its branch view for '$cmd' (the reshape lost its BRANCH_STACK feature?)"; } ;;
 		esac
 		shown=$((shown + 1))
 	done
-	(cd "$ROOT" && "$DSTACK" report --stdio --sort dso,sym "${S[@]}" 2>"$o/err") >"$o/dstack"
+	(cd "$ROOT" && "$DSTACK" report --stdio --sort dso,srcline "${S[@]}" 2>"$o/err") >"$o/dstack"
 	if ! grep -q "has branch stacks; perf report shows its branch view, which dstack has with its default keys" "$o/err" ||
-	   ! cmp -s "$o/dstack" <(cd "$ROOT" && "$DSTACK" report --stdio --sort dso,sym --no-branch-stack "${S[@]}" 2>/dev/null); then
-		fails=1; bad "report --sort of branch stacks: no warning, or not the sample view: $(tail -1 "$o/err")"
+	   ! cmp -s "$o/dstack" <(cd "$ROOT" && "$DSTACK" report --stdio --sort dso,srcline --no-branch-stack "${S[@]}" 2>/dev/null); then
+		fails=1; bad "report --sort srcline of branch stacks: no warning, or not the sample view: $(tail -1 "$o/err")"
 	fi
-	[ $fails = 0 ] && ok "branch stacks ($said): $shown commands print what perf 7.2 prints (the header, its branch view, -q, --percent-limit, --time, script and its -F brstack, brstacksym, --no-branch-stack); --sort warns and shows the samples"
+	[ $fails = 0 ] && ok "branch stacks ($said): $shown commands print what perf 7.2 prints (the header, its branch view, -q, --percent-limit, --time, script and its -F brstack, brstacksym, --no-branch-stack, --sort by pid, comm, dso, symbol, cpu: the branches' targets); --sort srcline warns and shows the samples"
 }
 
 # The header's sample count scaled as perf's convert_unit(): by 1000 only
