@@ -832,12 +832,28 @@ static void path_set_pending(uint32_t *p, uint64_t v)
 }
 
 /*
- * Path @p's nodes found (made where new) by perf's search from its root,
- * then @period along them.  With @known, the path's nodes are those of an
- * earlier search: as long as this one takes the same way, a node whose
- * children are of one kind leads to the same child (child_at), unsearched.
+ * The address of frame @d of path @p in sample @s, of the path's shape:
+ * where a node's children mix kinds perf compares a frame without a
+ * symbol by address with the frame searched for, so a chain of one shape
+ * (frames by name) can walk another way in another process (ld.so mapped
+ * elsewhere, its functions with and without symbols side by side).
+ * Without @s, the address of the chain that made the path.
  */
-static int path_walk(struct report *r, uint32_t *p, uint64_t period, bool known)
+static uint64_t walk_ip(const uint32_t *p, const struct ds_profile_sample *s, uint32_t d)
+{
+	long from = (int32_t)p[3], to = (int32_t)p[4], i = from <= to ? from + (long)d : from - (long)d;
+
+	return s && i >= 0 && (size_t)i < s->nr_frames ? s->frames[i].ip : path_ip(p, d);
+}
+
+/*
+ * Path @p's nodes found (made where new) by perf's search from its root,
+ * for the chain of sample @s (NULL: the path's own), then @period along
+ * them.  With @known, the path's nodes are those of an earlier search: as
+ * long as this one takes the same way, a node whose children are of one
+ * kind leads to the same child (child_at), unsearched.
+ */
+static int path_walk(struct report *r, uint32_t *p, const struct ds_profile_sample *s, uint64_t period, bool known)
 {
 	uint32_t *keys = path_keys(p), *nodes = path_nodes(p), n = p[0];
 
@@ -846,7 +862,7 @@ static int path_walk(struct report *r, uint32_t *p, uint64_t period, bool known)
 			n = nodes[d];
 			continue;
 		}
-		if ((n = child_at(r, n, keys[d], path_ip(p, d))) == NONE)
+		if ((n = child_at(r, n, keys[d], walk_ip(p, s, d))) == NONE)
 			return -ENOMEM;
 		known = known && n == nodes[d];
 		nodes[d] = n;
@@ -874,9 +890,10 @@ static bool path_mixed(const struct report *r, uint32_t *p)
 	return false;
 }
 
-/* @period along the path at offset @off, as perf's search of each sample would: 0 or -ENOMEM. */
-static int path_add(struct report *r, size_t off, uint64_t period)
+/* Sample @s's period along the path at offset @off, as perf's search of each sample would: 0 or -ENOMEM. */
+static int path_add(struct report *r, size_t off, const struct ds_profile_sample *s)
 {
+	uint64_t period = s->period;
 	uint32_t *p = r->paths + off;
 
 	if (!p[9] && p[8] != r->mix_epoch) {
@@ -885,7 +902,7 @@ static int path_add(struct report *r, size_t off, uint64_t period)
 		p[8] = r->mix_epoch;
 	}
 	if (p[9])
-		return path_walk(r, p, period, true);
+		return path_walk(r, p, s, period, true);
 	path_set_pending(p, path_pending(p) + period);
 	return 0;
 }
@@ -928,7 +945,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 	off = ds_idmap__find(&r->path_ids, k, path_eq, r, &key);
 	if (off != NONE) {
 		*at = off;
-		return path_add(r, off, s->period);
+		return path_add(r, off, s);
 	}
 	p = path_room(r, path_words((uint32_t)len));
 	if (!p)
@@ -946,7 +963,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 	p[4] = (uint32_t)to;
 	p[5] = (uint32_t)len;
 	path_set_pending(p, 0);
-	if (path_walk(r, p, s->period, false) || ds_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
+	if (path_walk(r, p, NULL, s->period, false) || ds_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
 		return -ENOMEM;
 	p[8] = r->mix_epoch;
 	p[9] = path_mixed(r, p);
@@ -1284,7 +1301,7 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 	e->acc += s->period;
 	e->lat_self += sample_latency(s);
 	e->lat_acc += sample_latency(s);
-	if (m->path != SIZE_MAX && path_add(r, m->path, s->period))
+	if (m->path != SIZE_MAX && path_add(r, m->path, s))
 		r->error = -ENOMEM;
 	return true;
 }
@@ -1687,6 +1704,7 @@ static size_t sym_width(const struct entry *e, char *buf, size_t n)
 }
 
 static int cmp_collapsed(const void *pa, const void *pb);
+static int sym_collapsed(const struct entry *a, const struct entry *b);
 
 /* The keys perf compares alike as entries come, collapse and are output: comm, pid, srcline, trace, cpu. */
 static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
@@ -1781,6 +1799,17 @@ static int cmp_entry(const void *pa, const void *pb)
 			return c;
 	}
 	/*
+	 * perf's IPC column is a sort key too, last, where the --sort text says
+	 * "symbol" (ipc_null, ipc_lbr): it compares the symbol as perf's trees
+	 * do, so entries without one tie no more but go by address
+	 */
+	if (r->ipc_columns) {
+		int c = sym_collapsed(a, b);
+
+		if (c)
+			return c;
+	}
+	/*
 	 * Equal by every key shown (one symbol name in two DSOs when dso is no
 	 * key): perf's output tree keeps them in its collapsed order.
 	 */
@@ -1802,6 +1831,33 @@ static int sym_name_cmp(const struct entry *a, const struct entry *b)
  * collapsed (a new one, @pa, goes left of @pb when < 0): comm, pid, dso
  * (none last), symbol by its start (none last, by address), source line.
  */
+/*
+ * perf's symbol key as its trees compare it (sort__sym_cmp): two unknown
+ * symbols by address alone, others by DSO first, then by start and end
+ * (inlined functions by name).  < 0: @a left of @b.
+ */
+static int sym_collapsed(const struct entry *a, const struct entry *b)
+{
+	int c;
+
+	/* two unknown symbols: their addresses alone, not their DSOs */
+	if (!a->sym && !b->sym)
+		return a->start == b->start ? 0 : (int64_t)(a->start - b->start) < 0 ? -1 : 1;
+	if ((c = dso_cmp(a, b)))
+		return c;
+	if (!a->sym != !b->sym)
+		return a->sym ? -1 : 1;
+	if ((a->inlined || b->inlined) && (c = sym_name_cmp(b, a)))
+		return c;   /* perf's: by name where either is inlined, the other way round (a new one left of a greater name) */
+	if ((a->inlined || b->inlined) && a->start <= b->end && a->end >= b->start)
+		return 0;   /* perf's: one name in functions that overlap (or touch) is one (no order) */
+	if (a->start != b->start)   /* perf's difference, signed */
+		return (int64_t)(a->start - b->start) < 0 ? -1 : 1;
+	if (a->end != b->end)
+		return (int64_t)(a->end - b->end) < 0 ? -1 : 1;
+	return strcmp(a->sym, b->sym);
+}
+
 static int cmp_collapsed(const void *pa, const void *pb)
 {
 	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
@@ -1812,29 +1868,10 @@ static int cmp_collapsed(const void *pa, const void *pb)
 
 		switch (r->sort[i]) {
 		case SORT_SYM:
-			/* two unknown symbols: their addresses alone, not their DSOs */
-			if (!a->sym && !b->sym) {
-				if (a->start != b->start)
-					c = (int64_t)(a->start - b->start) < 0 ? -1 : 1;
-				break;
-			}
-			/* fall through */
+			c = sym_collapsed(a, b);
+			break;
 		case SORT_DSO:
 			c = dso_cmp(a, b);
-			if (c || r->sort[i] == SORT_DSO)
-				break;
-			if (!a->sym != !b->sym)
-				c = a->sym ? -1 : 1;
-			else if (a->sym && (a->inlined || b->inlined) && (c = sym_name_cmp(b, a)))
-				;   /* perf's: by name where either is inlined, the other way round (a new one left of a greater name) */
-			else if (a->sym && (a->inlined || b->inlined) && a->start <= b->end && a->end >= b->start)
-				;   /* perf's: one name in functions that overlap (or touch) is one (no order) */
-			else if (a->start != b->start)   /* perf's difference, signed */
-				c = (int64_t)(a->start - b->start) < 0 ? -1 : 1;
-			else if (a->end != b->end)
-				c = (int64_t)(a->end - b->end) < 0 ? -1 : 1;
-			else if (a->sym)
-				c = strcmp(a->sym, b->sym);
 			break;
 		default:
 			c = cmp_plain_key(r->sort[i], a, b);
