@@ -168,6 +168,14 @@ struct ds_thread *ds_machine__thread(struct ds_machine *m, int32_t pid, int32_t 
 			t->pid = pid;
 		return t;
 	}
+	/*
+	 * A thread of a process no record introduced yet (perf record -t: the
+	 * thread's COMM comes before its process's) gets its process leader
+	 * made first, whose maps it shares, as perf's thread__init_maps: the
+	 * MMAPs that come for the process then serve its threads.
+	 */
+	if (pid >= 0 && pid != tid && !machine__find_thread(m, pid) && !ds_machine__thread(m, pid, pid))
+		return NULL;
 	/* (twice at most: the found-last thread goes back once) */
 	for (int i = 0; i < 2 && m->fresh_nr == FRESH_MAX; i++)
 		machine__forget_oldest_fresh(m);

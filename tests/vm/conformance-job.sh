@@ -79,6 +79,14 @@ rec modsysd -a --call-graph fp,defer --no-buildid-mmap -e cpu-clock -c 100000 --
 # attach to a running process (-p), then stop it
 rec attach -e cpu-clock -c 100000 --call-graph fp,defer -p $w -- sleep 0.5
 kill $w; wait $w 2>/dev/null
+# one thread of a running process (-t): perf synthesizes the thread's COMM
+# before its process's, whose maps the thread shares
+if want tidt; then
+	./wlname 1 forever >/dev/null 2>&1 & w=$!
+	sleep 0.5
+	rec tidt -e cpu-clock -c 100000 --call-graph fp,defer -t "$(ls /proc/$w/task | sort -n | tail -1)" -- sleep 0.5
+	kill $w; wait $w 2>/dev/null
+fi
 # chains of one side only: the kernel's (a user sample's chain is empty),
 # the user's (a kernel sample's chain lacks its own ip)
 rec kcc -e cpu-clock -c 200000 --call-graph fp --kernel-callchains -- ./wl mix 5

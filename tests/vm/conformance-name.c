@@ -1,13 +1,17 @@
 /* Conformance workload (the named shape): threads that rename themselves
  * (pthread_setname_np, prctl) while sampled, and a main thread renamed
- * before it starts them: COMM records that are not exec's. */
+ * before it starts them: COMM records that are not exec's.  With a second
+ * argument "forever", the threads go on until the process is killed (a
+ * thread to record with perf record -t, the tidt shape). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 
 static volatile unsigned long sink;
+static int forever;
 
 __attribute__((noinline)) static void spin(unsigned long n)
 {
@@ -30,6 +34,8 @@ static void *thread_main(void *arg)
 	snprintf(name, sizeof(name), "again-%ld", id);
 	prctl(PR_SET_NAME, name);
 	work_a(3000000);
+	while (forever)
+		work_b(3000000);
 	return NULL;
 }
 
@@ -40,6 +46,7 @@ int main(int argc, char **argv)
 
 	if (n > 3)
 		n = 3;
+	forever = argc > 2 && !strcmp(argv[2], "forever");
 	work_a(2000000);
 	prctl(PR_SET_NAME, "renamed-main");
 	for (long i = 0; i < n; i++)
