@@ -29,7 +29,9 @@
 #define NONE UINT32_MAX
 #define GROUP_MAX 8   /* members of an event group shown side by side (perf's group view) */
 #define EVENTS_MAX 4096   /* events a report counts: as many as the reader takes from a file */
-enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_TRACE, SORT_CPU, SORT_MAX };
+/* the sort keys; from SORT_DSO_FROM on, the branch view's (report_branch.h), of a branch's ends */
+enum { SORT_COMM, SORT_DSO, SORT_SYM, SORT_PID, SORT_SRCLINE, SORT_TRACE, SORT_CPU,
+       SORT_DSO_FROM, SORT_DSO_TO, SORT_SYM_FROM, SORT_SYM_TO, SORT_CYCLES, SORT_MAX };
 
 /* What tells call-graph nodes apart (perf's function key): dso and symbol, else address. */
 struct nkey {
@@ -91,6 +93,7 @@ struct entry {
 	bool merged;                   /* --children: merged into an equal entry as perf collapses */
 	bool object;                   /* sym is a data object: perf prints "sym+0xOFF" (obj_off) */
 	uint64_t obj_off;
+	uint32_t br;                   /* the branch view's: its branch's ends (index in r->brs), else NONE */
 };
 
 /* A sample's entry and call-graph path, by what determines them. */
@@ -117,15 +120,17 @@ struct report {
 	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
 	bool sort_sym_first;               /* the --sort text begins "sym": perf leaves the entry's frame out of its graph */
 	bool no_branch_stack;              /* --no-branch-stack: perf's sample view of branch-stack data, asked for */
-	struct branch_view *bv;            /* perf's branch view (branch_view_wanted), else NULL */
 	/*
-	 * perf's branch view with sort keys of its sample view (pid, comm,
-	 * dso, symbol, cpu; branch_view_wanted): an entry per branch, of
-	 * weight 1, keyed by its sample and its target, in the entries of
-	 * this view (count_branches)
+	 * perf's branch view (branch_view_wanted): an entry per branch, of
+	 * weight 1, keyed by its sample, its target (the sample view's keys
+	 * dso and symbol) and its ends (the branch keys, report_branch.h);
+	 * perf's default keys comm,dso_from,symbol_from,symbol_to,cycles
+	 * unless --sort says (count_branches)
 	 */
 	bool branch_keys;
 	bool branch_latency;               /* branch_keys: perf orders equal counts by latency, shown or not */
+	struct branch_ends *brs;           /* the entries' branches (entry.br), and room for a key's */
+	size_t nr_brs, cap_brs;
 	bool ipc_columns;                  /* the --sort text names "symbol": perf adds its (empty) IPC columns */
 	uint64_t lost_samples;
 	bool header, header_only;          /* --header, --header-only: the recording's header first */
@@ -256,6 +261,29 @@ static const char *short_dso(const char *dso);
 static struct report *sort_ctx;   /* the report the comparators and short_dso() work for */
 static int cmp_collapsed(const void *pa, const void *pb);
 
+/* Two branches equal by the branch keys sorted by (dso_from ... cycles) */
+static bool branch_ends_eq(const struct report *r, const struct branch_ends *a, const struct branch_ends *b)
+{
+	return (!uses(r, SORT_DSO_FROM) || branch_dso__eq(&a->from, &b->from)) &&
+	       (!uses(r, SORT_DSO_TO) || branch_dso__eq(&a->to, &b->to)) &&
+	       (!uses(r, SORT_SYM_FROM) || branch_side__eq(&a->from, &b->from)) &&
+	       (!uses(r, SORT_SYM_TO) || branch_side__eq(&a->to, &b->to)) &&
+	       (!uses(r, SORT_CYCLES) || a->cycles == b->cycles);
+}
+
+static uint64_t branch_ends_hash(const struct report *r, const struct branch_ends *b, uint64_t h)
+{
+	if (uses(r, SORT_DSO_FROM))
+		h = dsi_hash_pair(h, b->from.dso ? dsi_hash_str(b->from.dso) : 0);
+	if (uses(r, SORT_DSO_TO))
+		h = dsi_hash_pair(h, b->to.dso ? dsi_hash_str(b->to.dso) : 0);
+	if (uses(r, SORT_SYM_FROM))
+		h = dsi_hash_pair(h, branch_side__hash(&b->from));
+	if (uses(r, SORT_SYM_TO))
+		h = dsi_hash_pair(h, branch_side__hash(&b->to));
+	return uses(r, SORT_CYCLES) ? dsi_hash_pair(h, b->cycles) : h;
+}
+
 static bool entry_eq(const struct report *r, const struct entry *a, const struct entry *b)
 {
 	if (a->evsel != b->evsel)
@@ -282,7 +310,7 @@ static bool entry_eq(const struct report *r, const struct entry *a, const struct
 		return false;
 	if (uses(r, SORT_CPU) && a->cpu != b->cpu)
 		return false;
-	return true;
+	return r->brs ? branch_ends_eq(r, &r->brs[a->br], &r->brs[b->br]) : true;
 }
 
 static uint64_t entry_hash(const struct report *r, const struct entry *e)
@@ -305,7 +333,7 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 		h = dsi_hash_pair(h, (uintptr_t)e->trace);
 	if (uses(r, SORT_CPU))
 		h = dsi_hash_pair(h, (uint64_t)(uint32_t)e->cpu);
-	return h;
+	return r->brs ? branch_ends_hash(r, &r->brs[e->br], h) : h;
 }
 
 /* Our copy of a string interned by the machine (stable pointer during the walk). */
@@ -1038,7 +1066,7 @@ static const char *trace_of(struct report *r, const struct ds_profile_sample *s)
 static void key_of(struct report *r, const struct ds_profile_sample *s, const struct ds_cc_frame *f, bool rel,
 		   struct entry *key)
 {
-	*key = (struct entry){ .evsel = s->evsel, .comm = keeps_comm(r) ? keep(r, s->comm) : NULL, .pid = s->tid,
+	*key = (struct entry){ .br = NONE, .evsel = s->evsel, .comm = keeps_comm(r) ? keep(r, s->comm) : NULL, .pid = s->tid,
 			       .dso = keep(r, f->dso),
 			       .sym = f->cookie ? NULL : keep(r, f->sym), .addr = f->ip, .level = f->kernel ? 'k' : '.' };
 	/* the flat profile names the symbol-table symbol, as perf's does (a
@@ -1430,7 +1458,7 @@ static size_t report_held(const struct report *r)
 	       r->cap_nkeys * sizeof(*r->nkeys) + r->cap_paths * sizeof(*r->paths) + r->cap_memo * sizeof(*r->memo) +
 	       r->cap_etree * sizeof(*r->etree) + r->cap_gcols * sizeof(*r->gcols) + r->cap_fkeys * sizeof(*r->fkeys) +
 	       ids * sizeof(struct ds_idmap_slot) + r->node_trie.cap * sizeof(struct ds_trie_slot) +
-	       dsi_strset__mem(&r->texts);
+	       r->cap_brs * sizeof(*r->brs) + dsi_strset__mem(&r->texts);
 }
 
 /*
@@ -1536,6 +1564,8 @@ static int count_branches(struct report *r, const struct ds_profile_sample *s)
 	r->ev_passed[ev]++;
 	r->ev_samples[ev]++;
 	for (uint64_t i = 0; i < smp->branch_nr; i++) {
+		/* perf_branch_entry: from, to, flags (cycles in bits 4 to 19) */
+		const uint64_t *b = (const uint64_t *)smp->branch + 3 * i;
 		struct ds_cc_frame f;
 		struct entry key, *e;
 
@@ -1546,12 +1576,22 @@ static int count_branches(struct report *r, const struct ds_profile_sample *s)
 			r->unkept++;
 			continue;
 		}
-		/* perf_branch_entry: from, to, flags */
-		branch_target(k, ((const uint64_t *)smp->branch)[3 * i + 1], &f);
+		branch_target(k, b[1], &f);
 		key_of(r, k, &f, false, &key);
 		key.level = cpumode_level(smp->cpumode);
+		/* the ends into the slot past the kept ones: the entry's if it is new */
+		struct branch_ends *brs = r->nr_brs < NONE ? dsi_grow(r->brs, &r->cap_brs, r->nr_brs + 1, sizeof(*brs), 256) : NULL;
+
+		if (!brs)
+			return r->error = -ENOMEM;
+		r->brs = brs;
+		key.br = (uint32_t)r->nr_brs;
+		branch_side__resolve(k, b[0], &r->brs[key.br].from);
+		branch_side__resolve(k, b[1], &r->brs[key.br].to);
+		r->brs[key.br].cycles = (uint16_t)(b[2] >> 4);
 		if (!(e = r->sym_tree ? find_entry_tree(r, &key) : find_entry(r, &key)))
 			return r->error = -ENOMEM;
+		r->nr_brs += e->br == key.br;
 		e->self++;
 		e->acc++;
 		e->samples++;
@@ -1559,19 +1599,6 @@ static int count_branches(struct report *r, const struct ds_profile_sample *s)
 		if (!(r->seq & 255) && report_held(r) > r->max_held)
 			r->full = true;
 	}
-	return 0;
-}
-
-/* A sample into the branch view: its branches are its entries (no filter hides any: branch_view_wanted). */
-static int branch_sample(struct report *r, const struct ds_profile_sample *s)
-{
-	size_t ev = event_index(r, s->evsel);
-
-	if (ev == SIZE_MAX)
-		return 0;
-	r->ev_passed[ev]++;
-	if (branch_view__add(r->bv, s))
-		return r->error = -ENOMEM;
 	return 0;
 }
 
@@ -1587,8 +1614,6 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		r->groups_read = true;
 		setup_groups(r);
 	}
-	if (r->bv)
-		return branch_sample(r, s);
 	if (r->branch_keys)
 		return count_branches(r, s);
 	if (!s->nr_frames && !s->filtered)
@@ -1706,10 +1731,20 @@ static size_t sym_width(const struct entry *e, char *buf, size_t n)
 static int cmp_collapsed(const void *pa, const void *pb);
 static int sym_collapsed(const struct entry *a, const struct entry *b);
 
-/* The keys perf compares alike as entries come, collapse and are output: comm, pid, srcline, trace, cpu. */
+/* The keys perf compares alike as entries come, collapse and are output: comm, pid, srcline, trace, cpu, branch ends. */
 static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
 {
+	const struct branch_ends *ba = sort_ctx->brs ? &sort_ctx->brs[a->br] : NULL;
+	const struct branch_ends *bb = ba ? &sort_ctx->brs[b->br] : NULL;
+
+	if (key >= SORT_DSO_FROM && !ba)
+		return 0;
 	switch (key) {
+	case SORT_DSO_FROM: return branch_dso__cmp(&ba->from, &bb->from);
+	case SORT_DSO_TO: return branch_dso__cmp(&ba->to, &bb->to);
+	case SORT_SYM_FROM: return branch_side__cmp(&ba->from, &bb->from);
+	case SORT_SYM_TO: return branch_side__cmp(&ba->to, &bb->to);
+	case SORT_CYCLES: return (ba->cycles < bb->cycles) - (ba->cycles > bb->cycles);   /* perf's: more first */
 	case SORT_COMM: return a->comm == b->comm ? 0 : strcmp(a->comm, b->comm);
 	case SORT_PID: return (a->pid > b->pid) - (a->pid < b->pid);
 	case SORT_SRCLINE: return strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
@@ -1880,7 +1915,8 @@ static int cmp_collapsed(const void *pa, const void *pb)
 		if (c)
 			return c;
 	}
-	return 0;
+	/* perf's IPC key, last (cmp_entry) */
+	return r->ipc_columns ? sym_collapsed(a, b) : 0;
 }
 
 /* @in's entries into a red-black tree as perf's go, one after the other; its root. */
@@ -2551,13 +2587,28 @@ static const char *thread_comm(const struct report *r, int32_t tid, const char *
 	return t ? ds_thread__comm(t) : fallback;
 }
 
+/* The branch keys' columns in @w widened for @b's ends, as perf sizes them (hists__calc_col_len) */
+static void branch_widths(const struct branch_ends *b, size_t *w)
+{
+	size_t l;
+
+	if ((l = branch_dso__width(&b->from)) > w[SORT_DSO_FROM])
+		w[SORT_DSO_FROM] = l;
+	if ((l = branch_dso__width(&b->to)) > w[SORT_DSO_TO])
+		w[SORT_DSO_TO] = l;
+	if ((l = branch_side__width(&b->from)) > w[SORT_SYM_FROM])
+		w[SORT_SYM_FROM] = l;
+	if ((l = branch_side__width(&b->to)) > w[SORT_SYM_TO])
+		w[SORT_SYM_TO] = l;
+}
+
 /*
  * The sort columns' widths into @w (SORT_MAX entries): each title's, or
  * wider for the longest value of the section's entries, as perf sizes them.
  */
 static void column_widths(const struct report *r, struct entry **list, size_t nr, size_t *w)
 {
-	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11, 12, 3 };
+	static const size_t title_width[SORT_MAX] = { 7, 13, 6, 15, 11, 12, 3, 20, 20, 13, 13, 18 };
 	char buf[SYM_TEXT_MAX];
 
 	memcpy(w, title_width, sizeof(title_width));
@@ -2590,6 +2641,8 @@ static void column_widths(const struct report *r, struct entry **list, size_t nr
 		if (list[i]->trace && (l = strlen(list[i]->trace)) > w[SORT_TRACE] &&
 		    (nr > 1 || list[i]->samples > 1 || (r->children && r->any_callchain)))
 			w[SORT_TRACE] = l;
+		if (r->brs)
+			branch_widths(&r->brs[list[i]->br], w);
 	}
 }
 
@@ -2669,7 +2722,9 @@ static void print_group_title(struct report *r, size_t ev)
 static void print_section_head(struct report *r, size_t ev, bool first, bool children, const size_t *w)
 {
 	static const char *const titles[SORT_MAX] = { "Command", "Shared Object", "Symbol", "    Pid:Command", "Source:Line",
-						      "Trace output", "CPU" };
+						      "Trace output", "CPU", "Source Shared Object",
+						      "Target Shared Object", "Source Symbol", "Target Symbol",
+						      "Basic Block Cycles" };
 	struct outbuf *o = r->out;
 	bool group = group_members(r, ev) != 0;
 	int cols = column_count(r, ev);
@@ -2726,6 +2781,33 @@ static void print_section_head(struct report *r, size_t ev, bool first, bool chi
 	outbuf_puts(o, "\n#\n");
 }
 
+/* Branch key @key's column of branch @b, padded to its width @w[@key] */
+static void branch_column(struct outbuf *o, int key, const struct branch_ends *b, const size_t *w)
+{
+	char buf[SYM_TEXT_MAX];
+
+	switch (key) {
+	case SORT_DSO_FROM:
+	case SORT_DSO_TO: {
+		const struct branch_side *end = key == SORT_DSO_FROM ? &b->from : &b->to;
+
+		report_column_cut(o, end->dso ? end->dso : "[unknown]", w[key]);
+		return;
+	}
+	case SORT_SYM_FROM:
+	case SORT_SYM_TO:
+		branch_side__text(key == SORT_SYM_FROM ? &b->from : &b->to, buf, sizeof(buf));
+		break;
+	default:   /* perf's "%hd" of the cycles, "-" for none */
+		if (b->cycles)
+			snprintf(buf, sizeof(buf), "%d", (int16_t)b->cycles);
+		else
+			strcpy(buf, "-");
+		break;
+	}
+	report_column(o, buf, w[key]);
+}
+
 /* An entry's sort columns, each padded to its width but a last symbol or source line (as perf). */
 static void print_entry_columns(struct report *r, const struct entry *e, const size_t *w)
 {
@@ -2764,6 +2846,9 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 		case SORT_CPU:   /* perf's "%*.*d": zero-padded to the column ("-001" for none) */
 			snprintf(buf, sizeof(buf), "%*.*d", (int)w[SORT_CPU], (int)w[SORT_CPU], e->cpu);
 			report_column(o, buf, last ? 0 : w[SORT_CPU]);
+			break;
+		default:   /* the branch keys: every column padded, the last too, as perf's */
+			branch_column(o, r->col[k], &r->brs[e->br], w);
 			break;
 		}
 	}
@@ -2924,7 +3009,7 @@ static int print_report(struct report *r)
 		else if (r->sort[i] == SORT_SYM && r->syms.n == 1)
 			outbuf_printf(r->out, "# symbol: %s\n", r->syms.v[0]);
 	}
-	if (!r->nr_ents && !any_samples(r) && !(r->bv && branch_view__any(r->bv))) {
+	if (!r->nr_ents && !any_samples(r)) {
 		/* no sample (none recorded, or none on the CPUs or times asked): perf says so and ends there */
 		outbuf_flush(r->out);
 		fprintf(stderr, "Error:\nThe %s data has no samples!\n", r->wo.common.input);
@@ -2933,13 +3018,6 @@ static int print_report(struct report *r)
 	}
 	if (!cli_quiet)
 		outbuf_printf(r->out, "#\n# Total Lost Samples: %llu\n", (unsigned long long)r->lost_samples);
-	if (r->bv) {
-		branch_view__print(r->bv, r->out, r->wo.filter.time_str, r->percent_limit, cli_quiet);
-		if (!cli_quiet)
-			outbuf_puts(r->out, branch_view__any(r->bv) ? "#\n" : "#\n#\n");
-		free(list);
-		return 0;
-	}
 	/* sections in the order of the file's events, as perf's evlist (not of their first samples) */
 	size_t order[sizeof(r->evsels) / sizeof(*r->evsels)];
 
@@ -3022,6 +3100,11 @@ static const struct { const char *name; int key; } sort_names[] = {
 	{ "pid", SORT_PID }, { "comm", SORT_COMM }, { "dso", SORT_DSO }, { "symbol", SORT_SYM },
 	{ "parent", -1 }, { "cpu", SORT_CPU }, { "socket", -1 }, { "srcline", SORT_SRCLINE }, { "srcfile", -1 },
 	{ "local_weight", -1 }, { "weight", -1 }, { "transaction", -1 }, { "trace", SORT_TRACE },
+	/* the branch view's (after all of perf's others: "dso" is dso, "dso_" dso_from) */
+	{ "dso_from", SORT_DSO_FROM }, { "dso_to", SORT_DSO_TO }, { "symbol_from", SORT_SYM_FROM },
+	{ "symbol_to", SORT_SYM_TO }, { "mispredict", -1 }, { "in_tx", -1 }, { "abort", -1 },
+	{ "cycles", SORT_CYCLES }, { "srcline_from", -1 }, { "srcline_to", -1 }, { "ipc_lbr", -1 },
+	{ "addr_from", -1 }, { "addr_to", -1 },
 };
 
 static int sort_key_of(const char *t)
@@ -3048,7 +3131,7 @@ static int parse_sort(struct report *r, const char *v)
 			return -1;
 		}
 		if (k < 0 || r->nr_sort == SORT_MAX) {
-			usage_error("report", "unknown --sort key '%s' (pid, comm, dso, symbol, cpu, srcline, trace)", t);
+			usage_error("report", "unknown --sort key '%s' (pid, comm, dso, symbol, cpu, srcline, trace; with branch stacks dso_from, dso_to, symbol_from, symbol_to, cycles)", t);
 			return -1;
 		}
 		r->sort[r->nr_sort++] = k;
@@ -3272,7 +3355,7 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 
 	ds_profile__stats(p, &st);
 	r->lost_samples = st.session.lost_samples;
-	if (status != EXIT_OK && !r->nr_ents && !r->stats && !(r->bv && branch_view__any(r->bv)))
+	if (status != EXIT_OK && !r->nr_ents && !r->stats)
 		return;
 	r->out = outbuf_new(STDOUT_FILENO);
 	if (r->out && r->stats)
@@ -3284,13 +3367,10 @@ static void report_at_end(struct report *r, struct ds_profile *p, int status)
 	outbuf_delete(r->out);
 	r->out = NULL;
 	if (r->unkept)
-		fprintf(stderr, "dstack: %s: the report's entries and call graphs reached %s: %llu of %llu samples "
+		fprintf(stderr, "dstack: %s: the report's entries and call graphs reached %s: %llu of %llu %s "
 			"counted in the totals only, in no entry (memory budget: DSTACK_MEMORY_BUDGET)\n",
-			r->wo.common.input, dsi_size_text(r->max_held, size), (unsigned long long)r->unkept, (unsigned long long)r->seq);
-	if (r->bv && branch_view__dropped(r->bv))
-		fprintf(stderr, "dstack: %s: the branch view's entries reached %s: %llu branches counted in the "
-			"totals only, in no entry (memory budget: DSTACK_MEMORY_BUDGET)\n",
-			r->wo.common.input, dsi_size_text(r->max_held, size), (unsigned long long)branch_view__dropped(r->bv));
+			r->wo.common.input, dsi_size_text(r->max_held, size), (unsigned long long)r->unkept,
+			(unsigned long long)r->seq, r->branch_keys ? "branches" : "samples");
 }
 
 /* The report and everything it holds. */
@@ -3298,7 +3378,7 @@ static void report_free(struct report *r)
 {
 	uint64_t k, v;
 
-	branch_view__delete(r->bv);
+	free(r->brs);
 	for (size_t i = 0; dsi_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	dsi_hashmap__exit(&r->inlined_names);
@@ -3356,7 +3436,7 @@ static void setup_groups(struct report *r)
 	header_for_each_group(r->reader, add_group, r);
 }
 
-/* Are the --sort keys given ones the branch view takes from its sample view (pid, comm, dso, symbol, cpu)? */
+/* Are the --sort keys given ones the branch view takes (the branch keys, and pid, comm, dso, symbol, cpu)? */
 static bool branch_sort_keys(const struct report *r)
 {
 	for (int i = 0; i < r->nr_sort; i++)
@@ -3365,38 +3445,56 @@ static bool branch_sort_keys(const struct report *r)
 	return true;
 }
 
+/* Does --sort name a key of the branch view alone (dso_from ... cycles)? */
+static int branch_key_given(const struct report *r)
+{
+	for (int i = 0; i < r->nr_sort; i++)
+		if (r->sort[i] >= SORT_DSO_FROM)
+			return r->sort[i];
+	return -1;
+}
+
+static void settle_sort_keys(struct report *r);
+
 /*
  * perf report's branch view: for a file with the BRANCH_STACK feature (a
  * pipe's features come after perf decides) and no event sampling user
- * stacks, unless --no-branch-stack.  dstack's has perf's default keys
- * (the view of report_branch.h) and the keys of the sample view that take
- * a branch's target (branch_keys, set here), and the options that leave
- * its entries as they are; with another it reports the samples, and says so.
+ * stacks, unless --no-branch-stack.  Its entries are branches
+ * (branch_keys, set here; count_branches), with perf's default keys
+ * comm,dso_from,symbol_from,symbol_to,cycles or those --sort gives, and
+ * the options that leave its entries as they are; with another it
+ * reports the samples, and says so.  False when --sort names a branch key
+ * and the view is not taken (perf knows no such key then).
  */
-static bool branch_view_wanted(struct report *r)
+static bool branch_view_setup(struct report *r)
 {
+	static const int defaults[] = { SORT_COMM, SORT_DSO_FROM, SORT_SYM_FROM, SORT_SYM_TO, SORT_CYCLES };
 	const struct sample_filter *f = &r->wo.filter;
+	bool wanted = !r->no_branch_stack && !r->stats && !ds_reader__info(r->reader)->pipe &&
+		      ds_header_info__has_feature(ds_reader__info(r->reader), DS_FEAT_BRANCH_STACK);
 
-	if (r->no_branch_stack || r->stats || ds_reader__info(r->reader)->pipe ||
-	    !ds_header_info__has_feature(ds_reader__info(r->reader), DS_FEAT_BRANCH_STACK))
-		return false;
-	for (size_t i = 0; i < ds_reader__nr_evsels(r->reader); i++)
+	for (size_t i = 0; wanted && i < ds_reader__nr_evsels(r->reader); i++)
 		if (ds_reader__evsel(r->reader, i)->attr.sample_type & DS_SAMPLE_STACK_USER)
-			return false;
+			wanted = false;
+	if (!wanted)
+		return branch_key_given(r) < 0;
 	if ((r->sort_given && !branch_sort_keys(r)) || r->graph_given || r->show_samples || r->show_period ||
 	    r->hide_unresolved || r->relative || r->dsos.n || r->syms.n || f->nr_comms || f->nr_pids ||
 	    f->nr_tids || r->wo.time_mode != DS_PROFILE_CPU) {
 		fprintf(stderr, "dstack report: the recording has branch stacks; perf report shows its branch view, "
-			"which dstack has with its default keys or those of pid, comm, dso, symbol and cpu, and "
+			"which dstack has with its own keys and pid, comm, dso, symbol and cpu, and "
 			"without -g, -n, --show-total-period, -U, --percentage, --comm, --pid, --tid, --dsos or -S: "
 			"the samples are shown (perf report --no-branch-stack)\n");
-		return false;
+		return branch_key_given(r) < 0;
 	}
-	if (r->sort_given) {   /* the entries are this view's, of branches; perf has no --children there */
-		r->branch_keys = true;
-		r->branch_latency = r->latency;
-		r->children = false;
-		return false;
+	r->branch_keys = true;
+	r->branch_latency = r->latency;
+	r->children = false;   /* perf has no cumulative view of branches */
+	if (!r->sort_given) {
+		memcpy(r->sort, defaults, sizeof(defaults));
+		r->nr_sort = (int)(sizeof(defaults) / sizeof(*defaults));
+		r->sort_mask = 0;
+		settle_sort_keys(r);
 	}
 	return true;
 }
@@ -3460,6 +3558,9 @@ static void settle_sort_keys(struct report *r)
 			r->col[r->nr_col++] = r->sort[i];
 	for (int i = 0; i < r->nr_sort; i++)
 		r->sort_mask |= 1u << r->sort[i];
+	/* perf's IPC column is a key of the symbol too (sort__sym_cmp): entries are one only where it is */
+	if (r->ipc_columns)
+		r->sort_mask |= 1u << SORT_SYM;
 	r->sym_tree = uses(r, SORT_SYM) && !uses(r, SORT_DSO);
 }
 
@@ -3511,11 +3612,13 @@ int cmd_report(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		r->latency = has_switch_records(r->reader);
-		if (branch_view_wanted(r) && !(r->bv = branch_view__new(r->max_held, r->latency))) {
-			fprintf(stderr, "dstack report: out of memory\n");
+		if (!branch_view_setup(r)) {
+			/* perf's words: its branch keys are no keys of a report of samples */
+			fprintf(stderr, "dstack report: --sort: a key of the branch view, which the recording has not "
+				"(no branch stacks, or --no-branch-stack and the like)\n");
 			walk_finish(&w);
 			report_free(r);
-			return EXIT_INPUT;
+			return EXIT_USAGE;
 		}
 		if (!r->sort_given && all_tracepoints(r->reader)) {
 			r->nr_sort = 1;

@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report's branch view: what perf report shows by default for a recording
- * made with branch stacks (-b, LBR; the BRANCH_STACK header feature).  An
- * entry per branch, not per sample: keyed by the sample's comm, the
- * source's object, the source's and the target's symbols (an address where
- * there is none) and the branch's cycles, each branch weighing 1.  Columns
- * Command, Source Shared Object, Source Symbol, Target Symbol, Basic Block
- * Cycles; entries by count, then by those keys as perf 7.2 orders them; no
- * call graph.
+ * The ends of a branch as perf report's branch view takes them: what
+ * perf report shows by default for a recording made with branch stacks
+ * (-b, LBR; the BRANCH_STACK header feature), an entry per branch of
+ * weight 1.  Its keys (comm,dso_from,symbol_from,symbol_to,cycles by
+ * default, or those --sort names) are cmd_report.c's entries; this is how
+ * each end is resolved (perf's ip__resolve_ams), told apart, ordered,
+ * sized and printed, as perf 7.2 does.
  *
- * Lifecycle: branch_view__new(), branch_view__add() for each sample the
- * report takes, branch_view__print() once, branch_view__delete().  The view
- * copies every text it keeps: a sample's strings may go with its callback.
- * Memory: past @max_bytes of entries a branch that would make a new entry
- * counts in its event's totals only (branch_view__dropped() says how many).
+ * The strings a branch_side points at live as long as the walk that
+ * resolved it (the machine's names, the symbol tables'): the report is
+ * printed before the walk ends.
  *
  * Who may use it: cmd_report.c.
  */
@@ -24,34 +21,57 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dstack/profile.h"
-#include "util/outbuf.h"
 
-struct branch_view;
+/* One end of a branch as perf resolves it */
+struct branch_side {
+	const char *dso;     /* short name; NULL: in no map ("[unknown]") */
+	const char *sym;     /* symbol-table name; NULL: none */
+	uint64_t start, end; /* the symbol's, in its object (the kernel's: absolute) */
+	uint64_t addr;       /* the branch's address */
+	uint64_t al_addr;    /* in its object (perf's map__map_ip), addr in no map */
+	uint64_t obj_off;    /* a data object's offset as perf prints it */
+	char level;          /* '.', 'k', 'H' (in no map) */
+	bool object;         /* sym is a data object (STT_OBJECT) */
+};
+
+/* A branch's source and target, and its cycles (the branch entry's flags, bits 4 to 19) */
+struct branch_ends {
+	struct branch_side from, to;
+	uint16_t cycles;
+};
 
 /*
- * @latency_order: perf's latency is one of its sort keys, as when an event
- * records context switches (report's latency; not a column here).  NULL on
- * ENOMEM.
+ * @addr as perf resolves a branch's end of sample @s: the cpumode is not
+ * known, so a user map of the thread first, then the kernel's, else none.
  */
-struct branch_view *branch_view__new(size_t max_bytes, bool latency_order);
-void branch_view__delete(struct branch_view *bv);
+void branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out);
 
-/* @s's branch stack into the view (a sample without one adds nothing): 0 or -ENOMEM. */
-int branch_view__add(struct branch_view *bv, const struct ds_profile_sample *s);
-
-/* Did some event get an entry? */
-bool branch_view__any(const struct branch_view *bv);
+/* perf's equal ends (its symbol_from/symbol_to keys): one symbol, or no symbol at one address */
+bool branch_side__eq(const struct branch_side *a, const struct branch_side *b);
+uint64_t branch_side__hash(const struct branch_side *s);
+/* perf's equal objects (dso_from/dso_to): one short name, or none */
+bool branch_dso__eq(const struct branch_side *a, const struct branch_side *b);
 
 /*
- * Each event's section, in the order of the file's events: "# Samples:",
- * the event count, the column titles, the entries at or above
- * @percent_limit (percent).  @time_str: --time as given, or NULL.  @quiet:
- * the entries alone (-q).
+ * perf's comparisons of two ends, as report's comparators take them
+ * (< 0: @a left of @b in perf's trees, and first in its output): symbols
+ * by start and end, none last, two without by address; objects by short
+ * name descending, none first.
  */
-void branch_view__print(struct branch_view *bv, struct outbuf *o, const char *time_str, double percent_limit,
-			bool quiet);
+int branch_side__cmp(const struct branch_side *a, const struct branch_side *b);
+int branch_dso__cmp(const struct branch_side *a, const struct branch_side *b);
 
-/* Branches counted in the totals only, the memory budget reached. */
-uint64_t branch_view__dropped(const struct branch_view *bv);
+/* A symbol column's text as perf's _hist_entry__sym_snprintf: "[k] name", or the address in 16 digits */
+size_t branch_side__text(const struct branch_side *s, char *buf, size_t n);
+
+/* The width perf gives a symbol column for @s (hists__calc_col_len): the name's and "[k] ", or an address's */
+size_t branch_side__width(const struct branch_side *s);
+
+/*
+ * The width perf gives an object column for @s: its name's where the end
+ * has a symbol; one without widens it to an address's 16 digits
+ * (hists__set_unres_dso_col_len).
+ */
+size_t branch_dso__width(const struct branch_side *s);
 
 #endif
