@@ -69,7 +69,7 @@ PY
 # A call-graph node whose children mix frames with and without symbols is
 # searched by perf in no order (a frame without a symbol by address), so a
 # chain of one shape walks another way in a process where the same object
-# is mapped elsewhere.  tests/regress/report/exec-ldso.data: perf 6.1's
+# is mapped elsewhere.  tests/recordings/exec-ldso.data: perf 6.1's
 # pipe recording of `wl exec 4` in the guest, where ld.so's
 # _dl_allocate_tls_init (a symbol) and its unnamed functions are siblings
 # and each exec maps ld.so at another address: perf 7.2 splits that chain
@@ -82,7 +82,7 @@ report_mixed_children_vs_perf7() {
 	fi
 	rm -rf "$o"; mkdir -p "$o/symfs/usr/lib/x86_64-linux-gnu"
 	cp "$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" "$root/usr/lib/x86_64-linux-gnu/libc.so.6" \
-		"$o/symfs/usr/lib/x86_64-linux-gnu/" && : >"$o/kallsyms" && cp "$ROOT/tests/regress/report/exec-ldso.data" "$o/"
+		"$o/symfs/usr/lib/x86_64-linux-gnu/" && : >"$o/kallsyms" && cp "$ROOT/tests/recordings/exec-ldso.data" "$o/"
 	local w=${WORK#"$ROOT"/}
 	local S=(--symfs "$w/out/mixed-children/symfs" --kallsyms "$w/out/mixed-children/kallsyms" -i "$w/out/mixed-children/exec-ldso.data")
 	for c in "--no-children -g caller --sort cpu,symbol" "--no-children -g folded,0,caller,period" "--children"; do
