@@ -299,11 +299,18 @@ int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct
 	const struct ds_header_info *hi = ds_reader__info(rd);
 
 	if (f->by_cpu) {
-		bool any = false;
+		/* perf's rule (perf_session__cpu_bitmap): the first event of each type samples the CPU */
+		bool seen[6] = { false }, all = true;
 
-		for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++)
-			any |= !!(ds_reader__evsel(rd, i)->attr.sample_type & DS_SAMPLE_CPU);
-		if (!any && ds_reader__nr_evsels(rd)) {
+		for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
+			const struct ds_evsel *e = ds_reader__evsel(rd, i);
+
+			if (e->attr.type >= sizeof(seen) / sizeof(*seen) || seen[e->attr.type])
+				continue;
+			seen[e->attr.type] = true;
+			all = all && (e->attr.sample_type & DS_SAMPLE_CPU);
+		}
+		if (!all) {
 			fprintf(stderr, "dstack %s: File does not contain CPU events. Remove -C option to proceed.\n", cmd);
 			return -1;
 		}

@@ -96,6 +96,9 @@ rec swev --switch-events -e cpu-clock -c 500000 -g -- ./wl threads 3
 # tracepoints only (perf report sorts by their text), with dwarf stacks
 rec tpdw -e sched:sched_switch --call-graph dwarf,4096 -- ./wl fork 4
 rec tpraw -e raw_syscalls:sys_enter,raw_syscalls:sys_exit -- ./wl fork 2
+# a sampling event beside tracepoints, which sample the CPU where it does
+# not: -C is refused (perf asks it of each type's first event)
+rec evmix -e cpu-clock -c 200000 -g -e sched:sched_process_fork -e sched:sched_process_exit -- ./wl fork 4
 # a tracepoint with deferred callchains, system wide: the records come on a
 # dummy event, the only one of its type (perf prints their frames bare)
 rec swtd -a -e sched:sched_switch --call-graph fp,defer -- ./wl threads 10
