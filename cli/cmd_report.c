@@ -3293,13 +3293,31 @@ static int parse_args(struct report *r, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* --stats: every sample counts, filters or not (perf's count_sample_event), and LOST_SAMPLES' counts */
+/* One counter read delivered as a sample of its event (ds_profile__split_reads) */
+static int stats_read(void *ctx, const struct ds_evsel *evsel, uint64_t period)
+{
+	struct report *r = ctx;
+
+	(void)period;
+	if (evsel->idx >= 0 && evsel->idx < EVENTS_MAX)
+		r->stat_samples[evsel->idx]++;
+	return 0;
+}
+
+/*
+ * --stats: every sample counts, filters or not (perf's count_sample_event),
+ * and LOST_SAMPLES' counts.  A sample that reads counters (leader
+ * sampling, -e '{a,b}:S') counts as perf delivers it: once for each
+ * counter that grew, under that counter's event.
+ */
 static int stats_event(void *ctx, const struct ds_event *ev)
 {
 	struct report *r = ctx;
 
 	if (!ev->evsel || ev->evsel->idx < 0 || ev->evsel->idx >= EVENTS_MAX)
 		return 0;
+	if (ev->hdr->type == DS_REC_SAMPLE && (ev->evsel->attr.sample_type & DS_SAMPLE_READ))
+		return ds_profile__split_reads(r->profile, ev, stats_read, r);
 	if (ev->hdr->type == DS_REC_SAMPLE)
 		r->stat_samples[ev->evsel->idx]++;
 	else if (ev->hdr->type == DS_REC_LOST_SAMPLES)

@@ -240,6 +240,8 @@ def graph_paths(lines):
             paths[tuple(stack.pop()[1])] += 1
         if stack:
             stack[-1][1].append((None, text.strip()))
+        else:   # a line of no graph (a --stats count, say): itself, so that it is compared too
+            paths[((None, line),)] += 1
     while stack:
         paths[tuple(stack.pop()[1])] += 1
     return paths, sorted_ok
