@@ -1110,10 +1110,9 @@ static bool sample_ip_frame(const struct ds_profile_sample *s, struct ds_cc_fram
 		return false;
 	ds_machine__resolve(s->machine, s->thread, smp->cpumode, smp->ip, &res);
 	last = res.nr_frames ? res.nr_frames - 1 : 0;
-	*f = (struct ds_cc_frame){ .ip = smp->ip, .sym = res.frames[last].name, .offset = res.frames[last].offset,
-				   .dso = res.dso, .kernel = res.kernel, .elf_sym = res.frames[0].elf_name,
-				   .addr = res.addr, .map_start = res.map_start, .map_end = res.map_end,
-				   .map_pgoff = res.map_pgoff, .dso_obj = res.dso_obj };
+	/* the out-of-line function's frame, its symbol's size with it (perf compares symbols by their ends) */
+	*f = ds_resolved__frame(&res, last);
+	f->elf_sym = res.frames[0].elf_name;
 	return true;
 }
 
@@ -1530,11 +1529,8 @@ static bool branch_target(const struct ds_profile_sample *s, uint64_t to, struct
 	    !ds_machine__resolve(s->machine, s->thread, DS_MISC_KERNEL, to, &res))
 		return false;
 	last = res.nr_frames ? res.nr_frames - 1 : 0;
-	*f = (struct ds_cc_frame){ .ip = to, .sym = res.frames[0].elf_name ? res.frames[0].elf_name : res.frames[last].name,
-				   .offset = res.frames[last].offset, .sym_size = res.frames[last].size,
-				   .object = res.frames[last].object, .dso = res.dso, .kernel = res.kernel, .addr = res.addr,
-				   .map_start = res.map_start, .map_end = res.map_end, .map_pgoff = res.map_pgoff,
-				   .dso_obj = res.dso_obj };
+	*f = ds_resolved__frame(&res, last);
+	f->sym = res.frames[0].elf_name ? res.frames[0].elf_name : res.frames[last].name;   /* perf's: the symbol table's */
 	return true;
 }
 

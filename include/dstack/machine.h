@@ -143,6 +143,13 @@ struct ds_cc_frame {
 };
 
 /*
+ * Frame @k (< @r->nr_frames; 0: the innermost of the address's inline
+ * chain) of a resolved address, as a callchain prints it: the one way a
+ * ds_resolved becomes a ds_cc_frame.  Its strings are @r's.
+ */
+struct ds_cc_frame ds_resolved__frame(const struct ds_resolved *r, size_t k);
+
+/*
  * @f's srcline as perf 7.2 prints it (implemented in symbols/srcline.c):
  * "file:line" (the file's base name) from DWARF for frame @depth of the
  * frame's inline chain (0: the innermost; see ds_dso__srcline), else

@@ -236,7 +236,7 @@ static uint16_t context_mode(uint64_t marker, uint16_t cur)
 	}
 }
 
-static struct ds_cc_frame frame_of(const struct ds_resolved *r, size_t k)
+struct ds_cc_frame ds_resolved__frame(const struct ds_resolved *r, size_t k)
 {
 	return (struct ds_cc_frame){ .ip = r->ip, .sym = r->frames[k].name,
 				     .offset = r->frames[k].offset, .dso = r->dso,
@@ -261,7 +261,7 @@ static bool push_resolved(struct ds_machine *m, struct ds_thread *t, uint16_t mo
 		return false;
 	for (size_t k = 0; k < r.nr_frames; k++) {
 		c->src[*n + k] = 0;
-		f[k] = frame_of(&r, k);
+		f[k] = ds_resolved__frame(&r, k);
 	}
 	if (slot && r.nr_frames == 1)
 		frame_cache__store(c, slot, *n, stamp, mode, gen);
