@@ -234,7 +234,8 @@ conf_compare() {
 			fi
 		else
 			conf_row+=$(printf ' %13s' "*${res%%$'\t'*}")
-			if conf_known_class "$cname" || conf_go_first_line "$name" "$cname" "$o"; then
+			if conf_known_class "$cname" || conf_go_first_line "$name" "$cname" "$o" ||
+			   conf_go_blind_inline "$name" "$cname" "$o"; then
 				conf_known=$((conf_known + 1))
 				case $cname in children|plain) [ "$conf_stitched" -gt 0 ] || conf_known_cc=$((conf_known_cc + 1)) ;; esac
 			else
@@ -293,6 +294,40 @@ conf_go_first_line() {
 	case $name:$cname in go:F4|godw:F4) ;; *) return 1 ;; esac
 	diff "$o/$cname.perf" "$o/$cname.dstack" | grep '^<' | grep -qv '^<   go\.go:0$' && return 1
 	echo "info conformance $name $cname: perf's only other lines are go.go:0, addr2line's blind first answer about a Go binary"
+}
+
+# Go's blind inline answer: perf 7.2 takes a frame's inlined functions from
+# binutils' addr2line, whose first answer about most units of a Go binary
+# has no inline frames (conf_go_first_line), and dstack's model of which
+# units is not exact: an address of such a unit whose inlined function
+# addr2line names by the function it is in prints, in dstack, a second
+# frame equal to the first.  On the go shapes, a command whose only
+# differences are lines of dstack that repeat the line next to them is
+# that quirk: counted as known and listed, not failed.
+conf_go_blind_inline() {
+	local name=$1 cname=$2 o=$3 n
+	case $name in go|godw) ;; *) return 1 ;; esac
+	n=$(python3 - "$o/$cname.perf" "$o/$cname.dstack" <<'PY'
+import difflib, sys
+# (the headers and perf's closing tip aside: a frame's line, in a chain or a graph, by its text)
+p = [l for l in open(sys.argv[1], errors='replace').read().split('\n') if not l.startswith('#')]
+d = [l for l in open(sys.argv[2], errors='replace').read().split('\n') if not l.startswith('#')]
+key = lambda l: l.lstrip(' |\t')
+n = 0
+for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, p, d, autojunk=False).get_opcodes():
+    if tag == 'equal':
+        continue
+    if tag != 'insert':
+        sys.exit(1)
+    for j in range(j1, j2):
+        if not key(d[j]) or '--' in d[j] or not ((j > 0 and key(d[j - 1]) == key(d[j])) or
+                                                 (j + 1 < len(d) and key(d[j + 1]) == key(d[j]))):
+            sys.exit(1)
+        n += 1
+sys.exit(1) if not n else print(n)
+PY
+) || return 1
+	echo "info conformance $name $cname: dstack's only other lines ($n) repeat the frame next to them: an inlined frame perf's addr2line leaves out (its blind answer about a Go binary)"
 }
 
 conf_known_note() {
