@@ -121,7 +121,7 @@ struct report {
 	bool sort_sym_first;               /* the --sort text begins "sym": perf leaves the entry's frame out of its graph */
 	bool no_branch_stack;              /* --no-branch-stack: perf's sample view of branch-stack data, asked for */
 	/*
-	 * perf's branch view (branch_view_wanted): an entry per branch, of
+	 * perf's branch view (branch_view_setup): an entry per branch, of
 	 * weight 1, keyed by its sample, its target (the sample view's keys
 	 * dso and symbol) and its ends (the branch keys, report_branch.h);
 	 * perf's default keys comm,dso_from,symbol_from,symbol_to,cycles
@@ -1515,23 +1515,20 @@ static char cpumode_level(uint16_t cpumode)
 
 /*
  * A branch's target as perf's branch view takes it for its sample view's
- * keys (iter_next_branch_entry): the map and symbol of the target, found
- * as perf's ip__resolve_ams (a user map, else the kernel's), and its
- * address as sampled, not map-relative.  False when no map holds it.
+ * keys (iter_next_branch_entry): the map and symbol of the target @res as
+ * branch_side__resolve found it (@mapped: in a map), and its address as
+ * sampled, not map-relative.
  */
-static bool branch_target(const struct ds_profile_sample *s, uint64_t to, struct ds_cc_frame *f)
+static struct ds_cc_frame branch_target(const struct ds_resolved *res, bool mapped)
 {
-	struct ds_resolved res;
-	size_t last;
+	size_t last = res->nr_frames ? res->nr_frames - 1 : 0;
+	struct ds_cc_frame f;
 
-	*f = (struct ds_cc_frame){ .ip = to, .addr = to, .dso = "[unknown]" };
-	if (!ds_machine__resolve(s->machine, s->thread, DS_MISC_USER, to, &res) &&
-	    !ds_machine__resolve(s->machine, s->thread, DS_MISC_KERNEL, to, &res))
-		return false;
-	last = res.nr_frames ? res.nr_frames - 1 : 0;
-	*f = ds_resolved__frame(&res, last);
-	f->sym = res.frames[0].elf_name ? res.frames[0].elf_name : res.frames[last].name;   /* perf's: the symbol table's */
-	return true;
+	if (!mapped)
+		return (struct ds_cc_frame){ .ip = res->ip, .addr = res->ip, .dso = "[unknown]" };
+	f = ds_resolved__frame(res, last);
+	f.sym = res->frames[0].elf_name ? res->frames[0].elf_name : res->frames[last].name;   /* perf's: the symbol table's */
+	return f;
 }
 
 /*
@@ -1572,19 +1569,21 @@ static int count_branches(struct report *r, const struct ds_profile_sample *s)
 			r->unkept++;
 			continue;
 		}
-		branch_target(k, b[1], &f);
-		key_of(r, k, &f, false, &key);
-		key.level = cpumode_level(smp->cpumode);
 		/* the ends into the slot past the kept ones: the entry's if it is new */
 		struct branch_ends *brs = r->nr_brs < NONE ? dsi_grow(r->brs, &r->cap_brs, r->nr_brs + 1, sizeof(*brs), 256) : NULL;
+		struct ds_resolved res;
+		bool mapped;
 
 		if (!brs)
 			return r->error = -ENOMEM;
 		r->brs = brs;
+		branch_side__resolve(k, b[0], &brs[r->nr_brs].from, &res);
+		mapped = branch_side__resolve(k, b[1], &brs[r->nr_brs].to, &res);
+		brs[r->nr_brs].cycles = (uint16_t)(b[2] >> 4);
+		f = branch_target(&res, mapped);
+		key_of(r, k, &f, false, &key);
+		key.level = cpumode_level(smp->cpumode);
 		key.br = (uint32_t)r->nr_brs;
-		branch_side__resolve(k, b[0], &r->brs[key.br].from);
-		branch_side__resolve(k, b[1], &r->brs[key.br].to);
-		r->brs[key.br].cycles = (uint16_t)(b[2] >> 4);
 		if (!(e = r->sym_tree ? find_entry_tree(r, &key) : find_entry(r, &key)))
 			return r->error = -ENOMEM;
 		r->nr_brs += e->br == key.br;
@@ -1727,20 +1726,30 @@ static size_t sym_width(const struct entry *e, char *buf, size_t n)
 static int cmp_collapsed(const void *pa, const void *pb);
 static int sym_collapsed(const struct entry *a, const struct entry *b);
 
-/* The keys perf compares alike as entries come, collapse and are output: comm, pid, srcline, trace, cpu, branch ends. */
-static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
+/* Branch key @key (SORT_DSO_FROM ...) of two entries' branches (report_branch.h) */
+static int cmp_branch_key(int key, const struct entry *a, const struct entry *b)
 {
-	const struct branch_ends *ba = sort_ctx->brs ? &sort_ctx->brs[a->br] : NULL;
-	const struct branch_ends *bb = ba ? &sort_ctx->brs[b->br] : NULL;
+	const struct branch_ends *ba, *bb;
 
-	if (key >= SORT_DSO_FROM && !ba)
+	if (!sort_ctx->brs)
 		return 0;
+	ba = &sort_ctx->brs[a->br];
+	bb = &sort_ctx->brs[b->br];
 	switch (key) {
 	case SORT_DSO_FROM: return branch_dso__cmp(&ba->from, &bb->from);
 	case SORT_DSO_TO: return branch_dso__cmp(&ba->to, &bb->to);
 	case SORT_SYM_FROM: return branch_side__cmp(&ba->from, &bb->from);
 	case SORT_SYM_TO: return branch_side__cmp(&ba->to, &bb->to);
-	case SORT_CYCLES: return (ba->cycles < bb->cycles) - (ba->cycles > bb->cycles);   /* perf's: more first */
+	default: return (ba->cycles < bb->cycles) - (ba->cycles > bb->cycles);   /* perf's: more first */
+	}
+}
+
+/* The keys perf compares alike as entries come, collapse and are output: comm, pid, srcline, trace, cpu, branch ends. */
+static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
+{
+	if (key >= SORT_DSO_FROM)
+		return cmp_branch_key(key, a, b);
+	switch (key) {
 	case SORT_COMM: return a->comm == b->comm ? 0 : strcmp(a->comm, b->comm);
 	case SORT_PID: return (a->pid > b->pid) - (a->pid < b->pid);
 	case SORT_SRCLINE: return strcmp(a->srcline ? a->srcline : "?", b->srcline ? b->srcline : "?");
@@ -1858,11 +1867,6 @@ static int sym_name_cmp(const struct entry *a, const struct entry *b)
 }
 
 /*
- * perf's comparison of entries in its trees of entries as they come and
- * collapsed (a new one, @pa, goes left of @pb when < 0): comm, pid, dso
- * (none last), symbol by its start (none last, by address), source line.
- */
-/*
  * perf's symbol key as its trees compare it (sort__sym_cmp): two unknown
  * symbols by address alone, others by DSO first, then by start and end
  * (inlined functions by name).  < 0: @a left of @b.
@@ -1889,6 +1893,11 @@ static int sym_collapsed(const struct entry *a, const struct entry *b)
 	return strcmp(a->sym, b->sym);
 }
 
+/*
+ * perf's comparison of entries in its trees of entries as they come and
+ * collapsed (a new one, @pa, goes left of @pb when < 0): comm, pid, dso
+ * (none last), symbol by its start (none last, by address), source line.
+ */
 static int cmp_collapsed(const void *pa, const void *pb)
 {
 	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
@@ -3460,12 +3469,12 @@ static bool branch_sort_keys(const struct report *r)
 }
 
 /* Does --sort name a key of the branch view alone (dso_from ... cycles)? */
-static int branch_key_given(const struct report *r)
+static bool branch_key_given(const struct report *r)
 {
 	for (int i = 0; i < r->nr_sort; i++)
 		if (r->sort[i] >= SORT_DSO_FROM)
-			return r->sort[i];
-	return -1;
+			return true;
+	return false;
 }
 
 static void settle_sort_keys(struct report *r);
@@ -3491,7 +3500,7 @@ static bool branch_view_setup(struct report *r)
 		if (ds_reader__evsel(r->reader, i)->attr.sample_type & DS_SAMPLE_STACK_USER)
 			wanted = false;
 	if (!wanted)
-		return branch_key_given(r) < 0;
+		return !branch_key_given(r);
 	if ((r->sort_given && !branch_sort_keys(r)) || r->graph_given || r->show_samples || r->show_period ||
 	    r->hide_unresolved || r->relative || r->dsos.n || r->syms.n || f->nr_comms || f->nr_pids ||
 	    f->nr_tids || r->wo.time_mode != DS_PROFILE_CPU) {
@@ -3499,7 +3508,7 @@ static bool branch_view_setup(struct report *r)
 			"which dstack has with its own keys and pid, comm, dso, symbol and cpu, and "
 			"without -g, -n, --show-total-period, -U, --percentage, --comm, --pid, --tid, --dsos or -S: "
 			"the samples are shown (perf report --no-branch-stack)\n");
-		return branch_key_given(r) < 0;
+		return !branch_key_given(r);
 	}
 	r->branch_keys = true;
 	r->branch_latency = r->latency;

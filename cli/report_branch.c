@@ -10,32 +10,33 @@
 #include "dstack/machine.h"
 #include "util/hashmap.h"
 
-void branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out)
+bool branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out,
+			  struct ds_resolved *res)
 {
-	struct ds_resolved res;
 	const char *short_name;
 	size_t last;
 
 	/* perf's next tries are guest modes, which a host report does not take: level 'H' */
 	*out = (struct branch_side){ .addr = addr, .al_addr = addr, .level = 'H' };
-	if (ds_machine__resolve(s->machine, s->thread, DS_MISC_USER, addr, &res))
+	if (ds_machine__resolve(s->machine, s->thread, DS_MISC_USER, addr, res))
 		out->level = '.';
-	else if (ds_machine__resolve(s->machine, s->thread, DS_MISC_KERNEL, addr, &res))
+	else if (ds_machine__resolve(s->machine, s->thread, DS_MISC_KERNEL, addr, res))
 		out->level = 'k';
 	else
-		return;
-	short_name = ds_machine__dso_short_name(s->machine, res.dso);
-	out->dso = short_name ? short_name : ds_dso__short_name(res.dso, res.kernel, NULL, 0);
-	out->al_addr = res.addr;
-	last = res.nr_frames ? res.nr_frames - 1 : 0;
-	if (res.frames[0].elf_name || res.frames[last].name) {
-		out->sym = res.frames[0].elf_name ? res.frames[0].elf_name : res.frames[last].name;
-		out->start = (res.kernel ? addr : res.addr) - res.frames[last].offset;
-		out->end = out->start + res.frames[last].size;
+		return false;
+	short_name = ds_machine__dso_short_name(s->machine, res->dso);
+	out->dso = short_name ? short_name : ds_dso__short_name(res->dso, res->kernel, NULL, 0);
+	out->al_addr = res->addr;
+	last = res->nr_frames ? res->nr_frames - 1 : 0;
+	if (res->frames[0].elf_name || res->frames[last].name) {
+		out->sym = res->frames[0].elf_name ? res->frames[0].elf_name : res->frames[last].name;
+		out->start = (res->kernel ? addr : res->addr) - res->frames[last].offset;
+		out->end = out->start + res->frames[last].size;
 		/* perf's "+0x" of a data object: its map-relative address less the symbol's absolute start */
-		out->object = res.frames[last].object && !res.kernel;
-		out->obj_off = res.addr - (out->start + res.map_start - res.map_pgoff);
+		out->object = res->frames[last].object && !res->kernel;
+		out->obj_off = res->addr - (out->start + res->map_start - res->map_pgoff);
 	}
+	return true;
 }
 
 bool branch_side__eq(const struct branch_side *a, const struct branch_side *b)

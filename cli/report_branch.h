@@ -43,8 +43,10 @@ struct branch_ends {
 /*
  * @addr as perf resolves a branch's end of sample @s: the cpumode is not
  * known, so a user map of the thread first, then the kernel's, else none.
+ * The resolution itself into *@res: true where a map holds @addr.
  */
-void branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out);
+bool branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out,
+			  struct ds_resolved *res);
 
 /* perf's equal ends (its symbol_from/symbol_to keys): one symbol, or no symbol at one address */
 bool branch_side__eq(const struct branch_side *a, const struct branch_side *b);

@@ -300,7 +300,7 @@ int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct
 
 	if (f->by_cpu) {
 		/* perf's rule (perf_session__cpu_bitmap): the first event of each type samples the CPU */
-		bool seen[6] = { false }, all = true;
+		bool seen[6] = { false }, all = true;   /* by type, up to PERF_TYPE_MAX: those perf asks */
 
 		for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
 			const struct ds_evsel *e = ds_reader__evsel(rd, i);
