@@ -43,6 +43,12 @@ struct common_opts {
  * servers of $DEBUGINFOD_URLS; else the servers named.
  */
 extern const char *cli_debuginfod;
+/*
+ * The debuginfod servers to ask: --debuginfod=URLS's, else
+ * $DEBUGINFOD_URLS (set, it alone turns the lookup on, as for perf);
+ * NULL after --no-debuginfod, or with neither.
+ */
+const char *cli_debuginfod_urls(void);
 
 /*
  * The environment, read here and handed to the library (which reads

@@ -45,7 +45,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
 		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\ncommon options: -i FILE (default perf.data, - for stdin), --symfs DIR, --kallsyms FILE,\n"
-		   "  --debuginfod[=URLS] (debug files of sampled binaries by build-id; default $DEBUGINFOD_URLS),\n"
+		   "  --debuginfod[=URLS] (debug files of sampled binaries by build-id; default $DEBUGINFOD_URLS, which\n"
+		   "  alone turns it on), --no-debuginfod,\n"
 		   "  -q (no progress line on a terminal)\n"
 		   "dstack help COMMAND, dstack COMMAND --help: a command's options; dstack --version\n");
 }
@@ -207,6 +208,18 @@ const char *opt_value(const char *name, int argc, char **argv, int *i)
 }
 
 const char *cli_debuginfod;
+static bool cli_no_debuginfod;
+
+const char *cli_debuginfod_urls(void)
+{
+	const char *env = getenv("DEBUGINFOD_URLS");
+
+	if (cli_no_debuginfod)
+		return NULL;
+	if (cli_debuginfod && *cli_debuginfod)
+		return cli_debuginfod;
+	return env && *env ? env : NULL;
+}
 
 const char *cli_buildid_dir(void)
 {
@@ -270,6 +283,7 @@ int common_opt(struct common_opts *o, int argc, char **argv, int *i)
 	/* --debuginfod alone takes no value: the next argument is not its URLS */
 	if (!strcmp(argv[*i], "--debuginfod") || !strncmp(argv[*i], "--debuginfod=", 13)) {
 		cli_debuginfod = argv[*i][12] ? argv[*i] + 13 : "";
+		cli_no_debuginfod = false;
 		return 1;
 	}
 	if (!strcmp(argv[*i], "-q") || !strcmp(argv[*i], "--quiet")) {
@@ -278,6 +292,7 @@ int common_opt(struct common_opts *o, int argc, char **argv, int *i)
 	}
 	if (!strcmp(argv[*i], "--no-debuginfod")) {
 		cli_debuginfod = NULL;
+		cli_no_debuginfod = true;
 		return 1;
 	}
 	if ((v = opt_value("-i", argc, argv, i)) || (v = opt_value("--input", argc, argv, i))) {

@@ -446,62 +446,54 @@ bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample 
 }
 
 /*
- * --debuginfod: the debug files of the binaries the header lists as
- * sampled (perf's build-id table holds the binaries with samples) that
- * lack symbols or DWARF here, fetched into libdebuginfod's cache before
- * any loads (the symbols look there); one line per binary says what came
- * of it.
+ * debuginfod (ds_symbols_opts.debuginfod): one line per binary asked,
+ * whatever came of it, always (as perf says nothing, a stripped binary's
+ * [unknown] frames would not say why).
  */
-static void fetch_debuginfo(void *ctx, struct ds_profile *p)
+static void debuginfod_done(void *ctx, const struct ds_debuginfod_req *r)
 {
 	const struct walk *w = ctx;
-	const char *cmd = w->cmd, *symfs = w->symfs;
-	const struct ds_header_info *hi = ds_reader__info(ds_profile__reader(p));
-	const char *urls = *cli_debuginfod ? cli_debuginfod : getenv("DEBUGINFOD_URLS");
-	const char *t = getenv("DEBUGINFOD_TIMEOUT");
-	struct ds_debuginfod_opts o = { .urls = urls, .cache_dir = cli_debuginfod_cache(), .path = getenv("PATH"),
-					.timeout_s = t ? (unsigned)strtoul(t, NULL, 10) : 0 };
-	struct ds_debuginfod_req *reqs = calloc(hi->nr_build_ids + 1, sizeof(*reqs));
-	size_t n = 0;
+	char id[2 * 64 + 1];
 
-	if (!urls || !*urls) {
-		fprintf(stderr, "dstack %s: --debuginfod: no server: name one (--debuginfod=URL) or set DEBUGINFOD_URLS\n", cmd);
-		free(reqs);
-		return;
+	for (size_t k = 0; k < r->bid_len; k++)
+		snprintf(id + 2 * k, 3, "%02x", r->build_id[k]);
+	id[2 * r->bid_len] = 0;
+	switch (r->result) {
+	case DS_DI_FETCHED:
+	case DS_DI_CACHED:
+		fprintf(stderr, "dstack %s: debuginfod: %s: debug file %s (%llu KiB, build-id %s)\n", w->cmd, r->path,
+			r->result == DS_DI_FETCHED ? "fetched" : "from the cache",
+			(unsigned long long)(r->size + 1023) / 1024, id);
+		break;
+	case DS_DI_NOT_FOUND:
+		fprintf(stderr, "dstack %s: debuginfod: %s: build-id %s unknown to the servers\n", w->cmd, r->path, id);
+		break;
+	case DS_DI_FAILED:
+		fprintf(stderr, "dstack %s: debuginfod: %s: build-id %s: %s\n", w->cmd, r->path, id, r->why);
+		break;
+	case DS_DI_NOT_ASKED:
+		break;
 	}
-	for (size_t i = 0; reqs && i < hi->nr_build_ids; i++) {
-		const struct ds_build_id_entry *b = &hi->build_ids[i];
+}
 
-		if (b->filename[0] == '/' && ds_debuginfod__wanted(symfs, b->filename, b->data, b->size))
-			reqs[n++] = (struct ds_debuginfod_req){ .path = b->filename, .build_id = b->data, .bid_len = b->size };
-	}
-	if (n)
-		ds_debuginfod__fetch(&o, reqs, n);
-	for (size_t i = 0; i < n; i++) {
-		const struct ds_debuginfod_req *r = &reqs[i];
-		char id[2 * 64 + 1];
+/*
+ * The debuginfod lookup's options into @o: the servers (cli_debuginfod_urls),
+ * libdebuginfod's cache and $DEBUGINFOD_TIMEOUT, read here for the library;
+ * false when it is off (--debuginfod with no server is said).
+ */
+static bool debuginfod_opts(const char *cmd, struct ds_debuginfod_opts *o)
+{
+	const char *urls = cli_debuginfod_urls(), *t = getenv("DEBUGINFOD_TIMEOUT");
 
-		for (size_t k = 0; k < r->bid_len; k++)
-			snprintf(id + 2 * k, 3, "%02x", r->build_id[k]);
-		id[2 * r->bid_len] = 0;
-		switch (r->result) {
-		case DS_DI_FETCHED:
-		case DS_DI_CACHED:
-			fprintf(stderr, "dstack %s: debuginfod: %s: debug file %s (%llu KiB, build-id %s)\n", cmd, r->path,
-				r->result == DS_DI_FETCHED ? "fetched" : "from the cache",
-				(unsigned long long)(r->size + 1023) / 1024, id);
-			break;
-		case DS_DI_NOT_FOUND:
-			fprintf(stderr, "dstack %s: debuginfod: %s: build-id %s unknown to the servers\n", cmd, r->path, id);
-			break;
-		case DS_DI_FAILED:
-			fprintf(stderr, "dstack %s: debuginfod: %s: build-id %s: %s\n", cmd, r->path, id, r->why);
-			break;
-		case DS_DI_NOT_ASKED:
-			break;
-		}
+	if (!urls) {
+		if (cli_debuginfod)
+			fprintf(stderr, "dstack %s: --debuginfod: no server: name one (--debuginfod=URL) or set DEBUGINFOD_URLS\n",
+				cmd);
+		return false;
 	}
-	free(reqs);
+	*o = (struct ds_debuginfod_opts){ .urls = urls, .cache_dir = cli_debuginfod_cache(), .path = getenv("PATH"),
+					  .timeout_s = t ? (unsigned)strtoul(t, NULL, 10) : 0 };
+	return true;
 }
 
 /* -C, --time: dropped; --pid, --tid, --comm: hidden (report counts them) */
@@ -536,10 +528,14 @@ static void walk_error(void *ctx, int err, const char *msg)
 int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 {
 	bool filtering = sample_filter_active(&o->filter);
+	struct ds_debuginfod_opts di;
+	bool di_on = debuginfod_opts(cmd, &di);
 	struct ds_profile_opts po = {
 		.symbols = { .symfs = o->common.symfs, .kallsyms = o->common.kallsyms, .no_inline = o->no_inline,
 			     .no_demangle = o->no_demangle,
-			     .debuginfod_cache = cli_debuginfod ? cli_debuginfod_cache() : NULL },
+			     .debuginfod_cache = di_on ? di.cache_dir : NULL,
+			     .debuginfod = di_on ? &di : NULL, .debuginfod_done = debuginfod_done,
+			     .debuginfod_ctx = w },
 		.max_stack = o->max_stack,
 		.no_frames = !o->max_stack,
 		.time_mode = o->time_mode,
@@ -556,7 +552,6 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 		.memory_budget = cli_memory_budget(),
 		.hook_ctx = w,
 		.filter = filtering ? walk_filter : NULL,
-		.before_symbols = cli_debuginfod ? fetch_debuginfo : NULL,
 		.error = walk_error,
 	};
 

@@ -24,6 +24,8 @@
 
 struct ds_symbols;
 struct ds_dso;
+struct ds_debuginfod_opts;
+struct ds_debuginfod_req;
 
 struct ds_symbols_opts {
 	const char *symfs;        /* root prepended to DSO paths, or NULL */
@@ -36,6 +38,25 @@ struct ds_symbols_opts {
 	 * from there (fetched before by ds_debuginfod__fetch).
 	 */
 	const char *debuginfod_cache;
+	/*
+	 * Debug files asked of debuginfod servers (NULL: never; its strings
+	 * are copied): for a binary that lacks a .symtab or DWARF here and has
+	 * no installed debug file, or that is not found at all, by its
+	 * build-id, whichever record gave it (the header's table, an MMAP2
+	 * record, else the binary's own note).  Asked once per DSO, at its
+	 * first load (its first lookup, on the caller's thread: the lookup
+	 * waits for the answer, within the opts' timeout), or before, for the
+	 * DSOs handed to ds_symbols__debuginfod_ahead().  A fetched file is
+	 * used at once (from @debuginfod_cache, which must be set too); a
+	 * binary not found takes the debug file as its image.
+	 */
+	const struct ds_debuginfod_opts *debuginfod;
+	/*
+	 * What came of each DSO's request (once per DSO asked; NULL: not
+	 * said): @r's path, build-id and result, valid during the call.
+	 */
+	void (*debuginfod_done)(void *ctx, const struct ds_debuginfod_req *r);
+	void *debuginfod_ctx;
 };
 
 /* One printed frame of a resolved address. */
@@ -71,6 +92,15 @@ struct ds_dso *ds_symbols__dso(struct ds_symbols *syms, const char *path,
  */
 struct ds_dso *ds_symbols__dso_file(struct ds_symbols *syms, const char *name, const char *file,
 				    const uint8_t *build_id, size_t bid_len);
+
+/*
+ * The debug files of @dsos (the binaries a recording's header lists as
+ * sampled) asked now, the opts' jobs at once, where they are wanted
+ * (ds_debuginfod__wanted; see ds_symbols_opts.debuginfod), each said
+ * through debuginfod_done; a DSO asked here is not asked again at its
+ * load.  Nothing without ds_symbols_opts.debuginfod.  0, or -ENOMEM.
+ */
+int ds_symbols__debuginfod_ahead(struct ds_symbols *syms, struct ds_dso *const *dsos, size_t n);
 
 /*
  * Changes whenever results handed out before may no longer hold (a file

@@ -714,6 +714,8 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	if (p->o.before_symbols)
 		p->o.before_symbols(p->o.hook_ctx, p);
 	list_build_ids(p, hi);
+	/* the listed binaries' debug files asked at once, before the samples (the others' at their first need) */
+	ds_symbols__debuginfod_ahead(p->syms, p->listed, p->nr_listed);
 	p->uu = ds_user_unwind__new(p->machine, p->syms, hi, p->o.buildid_dir);
 	p->tt = (struct trace_text){ .session = p->session, .machine = p->machine };
 	p->parallelism = 1;

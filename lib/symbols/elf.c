@@ -567,17 +567,23 @@ static bool synth_plt_entries(struct plt_ctx *c, Elf_Scn *relscn, const GElf_Shd
 			      uint64_t hdr, bool lazy)
 {
 	char buf[PLT_NAME_MAX + 1];
-	GElf_Shdr symsh;
-	Elf_Scn *symscn = elf_getscn(c->elf, relsh->sh_link);
-	Elf_Data *symd;
+	GElf_Shdr symsh = { 0 };
+	/*
+	 * No linked symbol table: a static binary stripped (its .rela.plt
+	 * linked to the .symtab strip removed), whose IRELATIVE slots name no
+	 * symbol anyway; its symbols came from its debug file, and the slots
+	 * are named as in the binary before it was stripped.
+	 */
+	Elf_Scn *symscn = relsh->sh_link ? elf_getscn(c->elf, relsh->sh_link) : NULL;
+	Elf_Data *symd = NULL;
 	struct relent *rel;
 	size_t n = 0;
 
-	if (!symscn || !gelf_getshdr(symscn, &symsh) ||
-	    (symsh.sh_type != SHT_DYNSYM && symsh.sh_type != SHT_SYMTAB))
+	if (relsh->sh_link && (!symscn || !gelf_getshdr(symscn, &symsh) ||
+			       (symsh.sh_type != SHT_DYNSYM && symsh.sh_type != SHT_SYMTAB) ||
+			       !(symd = elf_getdata(symscn, NULL))))
 		return true;
-	symd = elf_getdata(symscn, NULL);
-	rel = symd ? read_plt_relocs(c, relscn, relsh, &n) : NULL;
+	rel = read_plt_relocs(c, relscn, relsh, &n);
 	if (!rel)
 		return true;
 	if (lazy && n * ent == plt_size) {
@@ -592,7 +598,9 @@ static bool synth_plt_entries(struct plt_ctx *c, Elf_Scn *relscn, const GElf_Shd
 		foff += hdr;
 	}
 	for (size_t i = 0; i < n; i++, start += ent, foff += ent) {
-		plt_name(c, symd, symsh.sh_link, GELF_R_SYM(rel[i].r.r_info), buf, sizeof(buf));
+		buf[0] = '\0';
+		if (symd)
+			plt_name(c, symd, symsh.sh_link, GELF_R_SYM(rel[i].r.r_info), buf, sizeof(buf));
 		if (!buf[0])
 			ifunc_name(c, &rel[i].r, relsh->sh_type == SHT_RELA, buf, sizeof(buf));
 		if (!buf[0])
@@ -639,7 +647,7 @@ static bool synth_plt(struct plt_ctx *c)
 	relscn = dsi_elf__section(c->elf, ".rela.plt", &relsh, NULL);
 	if (!relscn)
 		relscn = dsi_elf__section(c->elf, ".rel.plt", &relsh, NULL);
-	if (!relscn || (relsh.sh_type != SHT_RELA && relsh.sh_type != SHT_REL) || !relsh.sh_link)
+	if (!relscn || (relsh.sh_type != SHT_RELA && relsh.sh_type != SHT_REL))
 		return true;
 	return synth_plt_entries(c, relscn, &relsh, start, foff, ent, plt.sh_size, hdr, lazy);
 }
@@ -804,8 +812,10 @@ static void find_debug_file(struct ds_elf_image *img, const char *root, const ch
 			n = snprintf(file, sizeof(file), "%s/", dicache);
 			for (size_t i = 0; i < img->bid_len && n + 3 < (int)sizeof(file); i++)
 				n += snprintf(file + n, sizeof(file) - (size_t)n, "%02x", img->build_id[i]);
-			if (n + 11 < (int)sizeof(file) && (strcpy(file + n, "/debuginfo"), try_debug_file(img, file)))
+			if (n + 11 < (int)sizeof(file) && (strcpy(file + n, "/debuginfo"), try_debug_file(img, file))) {
+				img->dbg_fetched = true;
 				return;
+			}
 		}
 	}
 	if (!link || !slash || strchr(link, '/'))
@@ -860,6 +870,7 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 		scn = section_by_type(img->elf, SHT_DYNSYM, &sh);
 	img->bad = scn && sh.sh_type == SHT_DYNSYM ? "its dynamic symbol table (.dynsym) is unreadable"
 					    : "its symbol table (.symtab) is unreadable";
+	img->has_symtab = scn && sh.sh_type == SHT_SYMTAB;
 	if (scn && !load_symtab(sym_elf, scn, &sh, demangle, &rv, &objects, false))
 		goto out;
 	img->bad = "out of memory, or its PLT is unreadable";

@@ -87,6 +87,7 @@
 #include <unistd.h>
 #include <libelf.h>
 
+#include "dstack/debuginfod.h"
 #include "dstack/log.h"
 #include "dstack/symbols.h"
 #include "util/grow.h"
@@ -109,6 +110,7 @@ struct ds_dso {
 	bool mismatch;                 /* a file was found, with another build-id */
 	bool rejected;                 /* a file was found but unusable (corrupt, not regular): warned then */
 	bool warned;
+	bool di_asked;                 /* its debug file was asked of debuginfod (ds_symbols_opts.debuginfod) */
 	char *mismatch_file;           /* the file whose build-id differs (messages name it) */
 	struct ds_elf_image img;
 	struct ds_hashmap cache;       /* file offset -> pool index << 8 | count */
@@ -122,6 +124,11 @@ struct ds_symbols {
 	char *symfs;
 	char *kallsyms;
 	char *debuginfod_cache;
+	/* ds_symbols_opts.debuginfod, its strings our own copies; di_on: it was given */
+	struct ds_debuginfod_opts di;
+	bool di_on;
+	void (*di_done)(void *ctx, const struct ds_debuginfod_req *r);
+	void *di_ctx;
 	bool no_inline, no_demangle;
 	struct ds_intern in;
 	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
@@ -216,6 +223,15 @@ struct ds_symbols *ds_symbols__new(const struct ds_symbols_opts *opts)
 		s->debuginfod_cache = dup_or_null(opts->debuginfod_cache, &fail);
 		s->no_inline = opts->no_inline;
 		s->no_demangle = opts->no_demangle;
+		if (opts->debuginfod) {
+			s->di = *opts->debuginfod;
+			s->di.urls = dup_or_null(opts->debuginfod->urls, &fail);
+			s->di.cache_dir = dup_or_null(opts->debuginfod->cache_dir, &fail);
+			s->di.path = dup_or_null(opts->debuginfod->path, &fail);
+			s->di_on = true;
+			s->di_done = opts->debuginfod_done;
+			s->di_ctx = opts->debuginfod_ctx;
+		}
 	}
 	if (fail) {
 		ds_symbols__delete(s);
@@ -335,6 +351,9 @@ void ds_symbols__delete(struct ds_symbols *s)
 	free(s->symfs);
 	free(s->kallsyms);
 	free(s->debuginfod_cache);
+	free((char *)s->di.urls);
+	free((char *)s->di.cache_dir);
+	free((char *)s->di.path);
 	pthread_mutex_destroy(&s->pf_lock);
 	pthread_cond_destroy(&s->pf_cond);
 	free(s);
@@ -700,16 +719,123 @@ static bool try_file(struct ds_dso *d, const char *file)
  * machine's copy), else the path itself.  Why it is unusable is said at
  * its first use (dso_warn).
  */
-static void dso_load(struct ds_dso *d)
+static void dso_open(struct ds_dso *d)
 {
 	char *full = d->syms->symfs && !d->file ? symfs_file(d->syms, d->path) : NULL;
 
-	d->loaded = true;
 	if (d->file)
 		d->usable = try_file(d, d->file);
 	else
 		d->usable = d->syms->symfs ? full && try_file(d, full) : try_file(d, d->path);
 	free(full);
+}
+
+/* ---- debuginfod (ds_symbols_opts.debuginfod) --------------------------- */
+
+/* @r's outcome, to the caller's hook. */
+static void di_report(struct ds_symbols *s, const struct ds_debuginfod_req *r)
+{
+	if (s->di_done && r->result != DS_DI_NOT_ASKED)
+		s->di_done(s->di_ctx, r);
+}
+
+/*
+ * Whether a debug file would give @d what it lacks: a .symtab or DWARF,
+ * with no installed debug file; or anything at all, its file not found
+ * (a binary whose file was found but is unusable, or of another build-id,
+ * was warned about: it is not what was recorded).
+ */
+static bool dso_wants_debug(const struct ds_dso *d)
+{
+	if (!d->usable)
+		return !d->mismatch && !d->rejected;
+	return !d->img.dbg_elf && !(d->img.has_symtab && d->img.dwarf);
+}
+
+/* libdebuginfod's file for build-id @bid in @cache (malloc'd), or NULL. */
+static char *di_cache_file(const char *cache, const uint8_t *bid, size_t len)
+{
+	char hex[2 * 64 + 1], *file;
+
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	hex[2 * len] = 0;
+	return asprintf(&file, "%s/%s/debuginfo", cache, hex) >= 0 ? file : NULL;
+}
+
+/*
+ * At @d's first load: its debug file asked of the servers when it lacks
+ * one (dso_wants_debug), once, by the build-id the recording gave, else
+ * its file's own; a file fetched is loaded at once (the binary's debug
+ * file, or the image itself when the binary was not found).  One taken
+ * from the cache by the load is said too, as the request would say it.
+ */
+static void dso_debuginfod(struct ds_dso *d)
+{
+	struct ds_symbols *s = d->syms;
+	struct ds_debuginfod_req r = { .path = d->path };
+	uint8_t bid[64];
+	const uint8_t *known;
+	size_t len = 0;
+	bool was_usable = d->usable;
+	char *file;
+
+	if (!s->di_on || d->di_asked || d->path[0] != '/' || d->file)
+		return;
+	known = ds_dso__build_id(d, &len);
+	if (!known || !len || len > sizeof(bid))
+		return;
+	if (!(d->usable && d->img.dbg_fetched) && !dso_wants_debug(d))
+		return;
+	memcpy(bid, known, len);   /* the image's own may go below */
+	d->di_asked = true;
+	r.build_id = bid;
+	r.bid_len = len;
+	ds_debuginfod__fetch(&s->di, &r, 1);   /* taken from the cache already: CACHED, no request */
+	di_report(s, &r);
+	if ((r.result != DS_DI_FETCHED && r.result != DS_DI_CACHED) || (was_usable && d->img.dbg_fetched))
+		return;
+	if (was_usable) {   /* its debug file is in the cache now: the load finds it */
+		dso_unload(d);
+		dso_open(d);
+	} else if (s->di.cache_dir && (file = di_cache_file(s->di.cache_dir, bid, len))) {
+		d->usable = try_file(d, file);
+		free(file);
+	}
+}
+
+int ds_symbols__debuginfod_ahead(struct ds_symbols *s, struct ds_dso *const *dsos, size_t n)
+{
+	struct ds_debuginfod_req *reqs;
+	size_t nr = 0;
+
+	if (!s->di_on || !n)
+		return 0;
+	reqs = calloc(n, sizeof(*reqs));
+	if (!reqs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct ds_dso *d = dsos[i];
+
+		if (d->di_asked || d->loaded || d->file || !d->bid_len ||
+		    !ds_debuginfod__wanted(s->symfs, d->path, d->bid, d->bid_len))
+			continue;
+		d->di_asked = true;
+		reqs[nr++] = (struct ds_debuginfod_req){ .path = d->path, .build_id = d->bid, .bid_len = d->bid_len };
+	}
+	if (nr)
+		ds_debuginfod__fetch(&s->di, reqs, nr);
+	for (size_t i = 0; i < nr; i++)
+		di_report(s, &reqs[i]);
+	free(reqs);
+	return 0;
+}
+
+static void dso_load(struct ds_dso *d)
+{
+	d->loaded = true;
+	dso_open(d);
+	dso_debuginfod(d);
 }
 
 static void dso_warn(struct ds_dso *d)

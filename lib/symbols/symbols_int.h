@@ -217,6 +217,8 @@ struct ds_elf_image {
 	/* a separate debug file (/usr/lib/debug/...) when the binary is stripped */
 	int dbg_fd;
 	Elf *dbg_elf;
+	bool dbg_fetched;          /* that debug file is libdebuginfod's (the @dicache of dsi_elf__load) */
+	bool has_symtab;           /* the symbols came from a .symtab (the file's or its debug file's) */
 	struct ds_strblock *names; /* the made-up "name@plt" names */
 	const char *bad;           /* after a failed dsi_elf__load: what is wrong (a static string) */
 };
