@@ -41,14 +41,14 @@ struct ds_symbols_opts {
 	/*
 	 * Debug files asked of debuginfod servers (NULL: never; its strings
 	 * are copied): for a binary that lacks a .symtab or DWARF here and has
-	 * no installed debug file, or that is not found at all, by its
-	 * build-id, whichever record gave it (the header's table, an MMAP2
-	 * record, else the binary's own note).  Asked once per DSO, at its
+	 * no installed debug file, by its build-id, whichever record gave it
+	 * (the header's table, an MMAP2 record, else the binary's own note).  Asked once per DSO, at its
 	 * first load (its first lookup, on the caller's thread: the lookup
 	 * waits for the answer, within the opts' timeout), or before, for the
 	 * DSOs handed to ds_symbols__debuginfod_ahead().  A fetched file is
-	 * used at once (from @debuginfod_cache, which must be set too); a
-	 * binary not found takes the debug file as its image.
+	 * used at once (from @debuginfod_cache, which must be set too).  A
+	 * binary not found is not asked: a debug file does not give the
+	 * binary's file offsets, which the samples' addresses are.
 	 */
 	const struct ds_debuginfod_opts *debuginfod;
 	/*

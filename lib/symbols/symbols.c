@@ -741,34 +741,20 @@ static void di_report(struct ds_symbols *s, const struct ds_debuginfod_req *r)
 
 /*
  * Whether a debug file would give @d what it lacks: a .symtab or DWARF,
- * with no installed debug file; or anything at all, its file not found
- * (a binary whose file was found but is unusable, or of another build-id,
- * was warned about: it is not what was recorded).
+ * with no installed debug file.  Not for a binary not found: the samples'
+ * file offsets are the binary's, and a debug file's program headers do
+ * not give them (its sections are NOBITS, its segments' offsets moved).
  */
 static bool dso_wants_debug(const struct ds_dso *d)
 {
-	if (!d->usable)
-		return !d->mismatch && !d->rejected;
-	return !d->img.dbg_elf && !(d->img.has_symtab && d->img.dwarf);
-}
-
-/* libdebuginfod's file for build-id @bid in @cache (malloc'd), or NULL. */
-static char *di_cache_file(const char *cache, const uint8_t *bid, size_t len)
-{
-	char hex[2 * 64 + 1], *file;
-
-	for (size_t i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-	hex[2 * len] = 0;
-	return asprintf(&file, "%s/%s/debuginfo", cache, hex) >= 0 ? file : NULL;
+	return d->usable && !d->img.dbg_elf && !(d->img.has_symtab && d->img.dwarf);
 }
 
 /*
  * At @d's first load: its debug file asked of the servers when it lacks
  * one (dso_wants_debug), once, by the build-id the recording gave, else
- * its file's own; a file fetched is loaded at once (the binary's debug
- * file, or the image itself when the binary was not found).  One taken
- * from the cache by the load is said too, as the request would say it.
+ * its file's own; a file fetched is loaded at once.  One taken from the
+ * cache by the load is said too, as the request would say it.
  */
 static void dso_debuginfod(struct ds_dso *d)
 {
@@ -777,9 +763,6 @@ static void dso_debuginfod(struct ds_dso *d)
 	uint8_t bid[64];
 	const uint8_t *known;
 	size_t len = 0;
-	bool was_usable = d->usable;
-	char *file;
-
 	if (!s->di_on || d->di_asked || d->path[0] != '/' || d->file)
 		return;
 	known = ds_dso__build_id(d, &len);
@@ -793,15 +776,11 @@ static void dso_debuginfod(struct ds_dso *d)
 	r.bid_len = len;
 	ds_debuginfod__fetch(&s->di, &r, 1);   /* taken from the cache already: CACHED, no request */
 	di_report(s, &r);
-	if ((r.result != DS_DI_FETCHED && r.result != DS_DI_CACHED) || (was_usable && d->img.dbg_fetched))
+	if ((r.result != DS_DI_FETCHED && r.result != DS_DI_CACHED) || d->img.dbg_fetched)
 		return;
-	if (was_usable) {   /* its debug file is in the cache now: the load finds it */
-		dso_unload(d);
-		dso_open(d);
-	} else if (s->di.cache_dir && (file = di_cache_file(s->di.cache_dir, bid, len))) {
-		d->usable = try_file(d, file);
-		free(file);
-	}
+	/* its debug file is in the cache now: the load finds it */
+	dso_unload(d);
+	dso_open(d);
 }
 
 int ds_symbols__debuginfod_ahead(struct ds_symbols *s, struct ds_dso *const *dsos, size_t n)

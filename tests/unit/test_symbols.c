@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dstack/debuginfod.h"
 #include "dstack/log.h"
 #include "dstack/symbols.h"
 #include "symbols/symbols_int.h"   /* which kallsyms search a file gets */
@@ -297,6 +298,136 @@ static void test_debug_files(const char *symfs, const char *dir)
 		 c, symfs, wl, c, wl, symfs, wl, c, symfs, c), "set up a wrong debug file");
 	CHECK(strcmp(name_at(c, wl, 0x17d2, true), "recurse_b"), "a debug file of another build is not used");
 	CHECK(strcmp(name_at(symfs, "/no/such", 0x17d2, true), "recurse_b"), "control");
+}
+
+/* ds_symbols_opts.debuginfod's hook: the requests said, in order */
+struct di_seen {
+	int n;
+	char paths[8][128];
+	enum ds_debuginfod_result results[8];
+};
+
+static void di_done(void *ctx, const struct ds_debuginfod_req *r)
+{
+	struct di_seen *seen = ctx;
+
+	if (seen->n < 8) {
+		snprintf(seen->paths[seen->n], sizeof(seen->paths[0]), "%s", r->path);
+		seen->results[seen->n] = r->result;
+	}
+	seen->n++;
+}
+
+/* Lines of @file (0 if it is missing). */
+static int lines_of(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	int n = 0, c;
+
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * debuginfod through the symbols (ds_symbols_opts.debuginfod), with a
+ * client of our own on the opts' path (it serves DIR/di/srv/HEX.debug and
+ * logs each request): a stripped binary is asked once, at its first
+ * lookup, by the recorded build-id, and its names come from the answer,
+ * from the cache the next time; a complete or missing one is never asked;
+ * an unknown build-id is said once; a DSO asked ahead is not asked again
+ * at its load.
+ */
+static void test_debuginfod(const char *symfs, const char *dir)
+{
+	const char *wl = "/usr/local/bin/wl";
+	char root[512], bin[512], cache[512], log[512], id[64] = "";
+	struct di_seen seen = { 0 };
+	struct ds_debuginfod_opts di = { .urls = "http://unused", .cache_dir = cache, .path = bin, .timeout_s = 5 };
+	struct ds_symbols_opts o = { .symfs = root, .no_inline = true, .debuginfod_cache = cache, .debuginfod = &di,
+				     .debuginfod_done = di_done, .debuginfod_ctx = &seen };
+	uint8_t bid[20];
+	struct ds_frame f[8];
+	struct ds_symbols *s;
+	struct ds_dso *d;
+	FILE *p;
+
+	snprintf(root, sizeof(root), "%s/di/root", dir);
+	snprintf(bin, sizeof(bin), "%s/di/bin", dir);
+	snprintf(cache, sizeof(cache), "%s/di/cache", dir);
+	snprintf(log, sizeof(log), "%s/di/asked", dir);
+	if (!sh("command -v objcopy >/dev/null")) {
+		printf("SKIPPED: debuginfod: *** no objcopy (binutils) ***\n");
+		return;
+	}
+	CHECK(sh("set -e; mkdir -p %s/usr/local/bin %s %s/di/srv; objcopy --strip-all %s%s %s%s; "
+		 "objcopy --strip-all %s/usr/local/bin/wlxx %s/usr/local/bin/wlxx; "
+		 "id=$(readelf -n %s%s | awk '/Build ID/ {print $3}'); objcopy --only-keep-debug %s%s %s/di/srv/$id.debug; "
+		 "printf '%%s\\n' '#!/bin/sh' 'echo \"$2\" >>%s' "
+		 "'if [ -f %s/di/srv/$2.debug ]; then mkdir -p \"$DEBUGINFOD_CACHE_PATH/$2\"; "
+		 "cp %s/di/srv/$2.debug \"$DEBUGINFOD_CACHE_PATH/$2/debuginfo\"; exit 0; fi' "
+		 "'echo \"Server query failed: No such file or directory\" >&2; exit 2' >%s/debuginfod-find; "
+		 "chmod +x %s/debuginfod-find",
+		 root, bin, dir, symfs, wl, root, wl, symfs, root, symfs, wl, symfs, wl, dir, log, dir, dir, bin, bin),
+	      "set up a stripped binary, its debug file served, a client");
+	{   /* the build-id, as an MMAP2 record gives it */
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd), "readelf -n %s%s | awk '/Build ID/ {print $3}'", symfs, wl);
+		p = popen(cmd, "r");
+		if (!p || !fgets(id, sizeof(id), p))
+			id[0] = 0;
+		if (p)
+			pclose(p);
+	}
+	for (size_t i = 0; i < sizeof(bid); i++)
+		sscanf(id + 2 * i, "%2hhx", &bid[i]);
+	s = ds_symbols__new(&o);
+	d = ds_symbols__dso(s, wl, bid, sizeof(bid));
+	CHECK(seen.n == 0 && lines_of(log) == 0, "nothing asked before the first lookup: %d", seen.n);
+	ds_dso__resolve(d, 0x17d2, f, 8);
+	CHECK(f[0].name && !strcmp(f[0].name, "recurse_b"), "the stripped binary, through the server: %s",
+	      f[0].name ? f[0].name : "[unknown]");
+	ds_dso__resolve(d, 0x16a0, f, 8);
+	CHECK(seen.n == 1 && seen.results[0] == DS_DI_FETCHED && !strcmp(seen.paths[0], wl) && lines_of(log) == 1,
+	      "asked once, fetched, said once: %d said, %d asked", seen.n, lines_of(log));
+	/* a complete binary (the corpus's, with .symtab and DWARF) is not asked */
+	d = ds_symbols__dso(s, "/usr/local/bin/wl-nofp", NULL, 0);
+	ds_dso__resolve(d, 0x17d2, f, 8);
+	CHECK(seen.n == 1 && lines_of(log) == 1, "a complete binary is not asked");
+	/* a build-id the server does not know: said once, frames unknown */
+	d = ds_symbols__dso(s, "/usr/local/bin/wlxx", NULL, 0);
+	ds_dso__resolve(d, 0x17d2, f, 8);
+	ds_dso__resolve(d, 0x16a0, f, 8);
+	CHECK(seen.n == 2 && seen.results[1] == DS_DI_NOT_FOUND && lines_of(log) == 2 && !f[0].name,
+	      "an unknown build-id: said once (%d), asked once (%d)", seen.n, lines_of(log));
+	ds_symbols__delete(s);
+	/* the next run: from the cache, said so, no request; a missing binary is not asked */
+	seen.n = 0;
+	s = ds_symbols__new(&o);
+	d = ds_symbols__dso(s, wl, bid, sizeof(bid));
+	ds_dso__resolve(d, 0x17d2, f, 8);
+	CHECK(f[0].name && !strcmp(f[0].name, "recurse_b") && seen.n == 1 && seen.results[0] == DS_DI_CACHED &&
+	      lines_of(log) == 2, "the debug file from the cache, no request: %s, %d said, %d asked",
+	      f[0].name ? f[0].name : "[unknown]", seen.n, lines_of(log));
+	d = ds_symbols__dso(s, "/usr/local/bin/wl-gone", bid, sizeof(bid));
+	ds_dso__resolve(d, 0x17d2, f, 8);
+	CHECK(seen.n == 1 && lines_of(log) == 2, "a missing binary is not asked: %d said", seen.n);
+	/* asked ahead (a header's table): not again at its load */
+	d = ds_symbols__dso(s, "/usr/local/bin/wlxx", NULL, 0);
+	{
+		uint8_t xid[20] = { 1, 2, 3 };
+
+		ds_dso__set_build_id(d, xid, sizeof(xid));
+	}
+	CHECK(!ds_symbols__debuginfod_ahead(s, &d, 1) && seen.n == 2 && lines_of(log) == 3, "asked ahead");
+	ds_dso__resolve(d, 0x17d2, f, 8);
+	CHECK(seen.n == 2 && lines_of(log) == 3, "not asked again at its load: %d said, %d asked", seen.n, lines_of(log));
+	ds_symbols__delete(s);
+	sh("rm -rf %s/di", dir);
 }
 
 static void test_kernel(const char *kallsyms)
@@ -858,6 +989,7 @@ int main(int argc, char **argv)
 	test_jit(dir);
 	test_hostile(argv[1], dir);
 	test_debug_files(argv[1], dir);
+	test_debuginfod(argv[1], dir);
 	sh("rm -rf %s/byid %s/bylink %s/other", dir, dir, dir);
 	cleanup(dir);
 	printf("%d passed, %d failed\n", passed, failed);
