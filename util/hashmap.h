@@ -5,10 +5,10 @@
  * shift deletion (no tombstones), so every operation is O(1) expected and a
  * map that has grown never allocates again in the steady state.
  *
- * A slot is its key and value, 16 bytes: key 0 marks a free slot, and the
- * key 0 itself (a tid, a chunk number) is kept beside the table.  Slots
- * with a flag were 24 bytes; the report's call-graph map, probed at random,
- * is a third smaller and misses the cache less.
+ * A slot is its key and value, 16 bytes, with no flag: key 0 marks a free
+ * slot, and the key 0 itself (a tid, a chunk number) is kept beside the
+ * table, so that a map probed at random misses the cache less
+ * (docs/performance.md).
  *
  * Lifecycle: zero-initialise (struct ds_hashmap m = {0}) or call
  * dsi_hashmap__init(); dsi_hashmap__exit() frees the table.  Keys are any u64;

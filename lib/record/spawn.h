@@ -3,12 +3,11 @@
  * Starting a helper thread where it can run at once.
  *
  * Linux queues a new thread on a CPU of the scheduler's choosing, often
- * its creator's, even with another CPU idle: on a 2-vCPU VM the symbols'
- * helper then shared the main thread's CPU until the next balancing tick
- * while the other vCPU stayed halted.  Starting it on the caller's allowed
- * CPUs but the caller's own, and giving it back the whole set as its first
- * act, puts it on an idle CPU from the first instruction and leaves it
- * free to move after (docs/performance.md).
+ * its creator's, even with another CPU idle, where it waits for the next
+ * balancing tick.  Starting it on the caller's allowed CPUs but the
+ * caller's own, and giving it back the whole set as its first act, puts it
+ * on an idle CPU from the first instruction and leaves it free to move
+ * after (docs/performance.md).
  */
 #ifndef DSTACK_SPAWN_H
 #define DSTACK_SPAWN_H
