@@ -450,6 +450,34 @@ bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample 
  * whatever came of it, always (as perf says nothing, a stripped binary's
  * [unknown] frames would not say why).
  */
+/* Whether the binary @path of build-id @id was said already in this run (diff reads two inputs). */
+static bool debuginfod_said(const char *path, const char *id)
+{
+	static char **said;
+	static size_t n, cap;
+	char *key;
+
+	if (asprintf(&key, "%s %s", id, path) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(said[i], key)) {
+			free(key);
+			return true;
+		}
+	if (n == cap) {
+		char **grown = realloc(said, (cap ? 2 * cap : 16) * sizeof(*said));
+
+		if (!grown) {
+			free(key);
+			return false;
+		}
+		said = grown;
+		cap = cap ? 2 * cap : 16;
+	}
+	said[n++] = key;   /* kept to the exit */
+	return false;
+}
+
 static void debuginfod_done(void *ctx, const struct ds_debuginfod_req *r)
 {
 	const struct walk *w = ctx;
@@ -458,6 +486,8 @@ static void debuginfod_done(void *ctx, const struct ds_debuginfod_req *r)
 	for (size_t k = 0; k < r->bid_len; k++)
 		snprintf(id + 2 * k, 3, "%02x", r->build_id[k]);
 	id[2 * r->bid_len] = 0;
+	if (debuginfod_said(r->path, id))
+		return;
 	switch (r->result) {
 	case DS_DI_FETCHED:
 	case DS_DI_CACHED:

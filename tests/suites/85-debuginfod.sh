@@ -180,6 +180,12 @@ debuginfod_suite() {
 		if cmp -s "$g/script" "$vm/p7.script" && grep -q common_work "$g/script"; then
 			ok "debuginfod (guest): script through the server equals perf 7.2's on the unstripped binary ($(wc -l <"$g/script") lines)"
 		else bad "debuginfod (guest): script differs from perf 7.2's on the unstripped binary: $(diff "$g/script" "$vm/p7.script" | head -4)"; fi
+		# diff reads two inputs: each binary still said once
+		DEBUGINFOD_CACHE_PATH="$g/cache" "$DSTACK" diff --symfs "$o/sf" --debuginfod="$di_url" "$rec" "$rec" >"$g/diff" 2>"$g/diff.err"
+		if [ "$(grep -c "/job/prog: debug file from the cache" "$g/diff.err")" = 1 ] && di_once "$g/diff.err" &&
+		   grep -q common_work "$g/diff"; then
+			ok "debuginfod (guest): diff of two inputs: each binary said once ($(grep -c debuginfod: "$g/diff.err") lines)"
+		else bad "debuginfod (guest): diff: $(head -3 "$g/diff.err")"; fi
 		# DEBUGINFOD_URLS alone turns it on; --no-debuginfod off (no line, no request)
 		DEBUGINFOD_URLS=$di_url DEBUGINFOD_CACHE_PATH="$g/cache-env" "$DSTACK" script -i "$rec" --symfs "$o/sf" >"$g/env" 2>"$g/env.err"
 		before=$(di_requests "$di_url")
