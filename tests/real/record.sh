@@ -49,7 +49,7 @@ prog_cmd() {
 	node) echo "node --perf-basic-prof $src/tests/real/work.js" ;;
 	gcc) echo "gcc -O2 -g -c -I$src/include -I$src -I$src/lib -D_GNU_SOURCE -o $out/reader.o $src/lib/format/reader.c" ;;
 	gxx) echo "g++ -O1 -c -o $out/wlxx.o $src/tests/corpus/wlxx.cc" ;;
-	go) echo "env GOCACHE=$out/go/cache GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on go build -o $out/go/realgo ." ;;
+	go) echo "env GOCACHE=$out/go/cache GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on go build -buildvcs=false -o $out/go/realgo ." ;;
 	rustc) echo "rustc -C opt-level=1 -C debuginfo=0 -o $out/rs $src/tests/vm/conformance-rs.rs" ;;
 	nofp) echo "$out/nofp 25000" ;;
 	esac

@@ -59,7 +59,7 @@ real_compare() {
 		*) bad "real $label: report --children differs from perf 7.2's: ${rep#*$'\t'}"; rep="!${rep%%$'\t'*}" ;;
 		esac
 	fi
-	real_rows+=("$(printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %7s %7s %9s %10s  %s' "${label%%.*}" "${label#*.}" \
+	real_rows+=("$(printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %7s %7s %9s %10s  %s' "${label%.*}" "${label##*.}" \
 		"${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "${7:-?}" "${8:-?}" "${9:-?}" "${10:-?}" "${11:-?}" "$rep")")
 	if [ $rc -eq 0 ] && [ $# -ge 11 ] && [ "$2" -gt 0 ]; then
 		ok "real $label: $2 samples: $3 equal to perf 7.2's, $4 deeper (each added frame a return address in mapped code; $5 where perf printed no user frame), $6 stitched, $7 vDSO frames perf left unnamed"
