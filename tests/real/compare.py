@@ -25,8 +25,10 @@ Each sample is one of:
              does not), dstack's user frames the record's own.
   vdso       the same addresses; perf names a vDSO frame [unknown] (perf 7.2
              reading with --symfs finds no image of the recording machine's
-             vDSO), dstack names it as the image's symbol table does
-             ($REAL_VDSO_DIR: the build-id cache dstack record kept it in)
+             vDSO) or from its own machine's vDSO (/tmp/perf-vdso.so-XXXXXX,
+             another kernel's image), dstack names it as the recording
+             kernel's image's symbol table does ($REAL_VDSO_DIR: the
+             build-id cache dstack record kept it in)
   names      the same addresses, another symbol or object name somewhere
   shorter    dstack's frames are a prefix of perf's
   diverging  the first differing frame has another address
@@ -211,15 +213,17 @@ def vdso_symbols():
     (a build-id cache dstack record kept them in)"""
     res = []
     base = os.environ.get('REAL_VDSO_DIR')
-    if not base or not os.path.isdir(base + '/[vdso]'):
-        return res
-    for bid in os.listdir(base + '/[vdso]'):
-        out = subprocess.run(['readelf', '-sW', base + '/[vdso]/' + bid + '/vdso'], stdout=subprocess.PIPE,
+    images = []
+    for kind in ('[vdso]', '[vdso32]', '[vdsox32]'):
+        if base and os.path.isdir(base + '/' + kind):
+            images += [(kind, base + '/' + kind + '/' + bid + '/vdso') for bid in os.listdir(base + '/' + kind)]
+    for kind, image in images:
+        out = subprocess.run(['readelf', '-sW', image], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True).stdout
         for line in out.split('\n'):
             f = line.split()
             if len(f) >= 8 and f[3] == 'FUNC':
-                res.append((int(f[1], 16), int(f[2]), f[7].split('@')[0]))
+                res.append((kind, int(f[1], 16), int(f[2]), f[7].split('@')[0]))
     return res
 
 
@@ -231,17 +235,26 @@ def vdso_named_right(pf, df):
     no image of the recording machine's vDSO), dstack named it: right if a
     function symbol of the vDSO image covers the frame's offset"""
     global VDSO
-    perf_vdso = df[2] == pf[2] or pf[2].startswith('/tmp/perf-vdso.so-')
-    if not (df[2].startswith('[vdso]') and perf_vdso and pf[1] == '[unknown]'):
+    # perf: no name (no image), or a name from the image of the machine
+    # reading the file (its own vDSO, copied to /tmp/perf-vdso.so-XXXXXX),
+    # which is not the recording kernel's
+    perf_vdso = (df[2] == pf[2] and pf[1] == '[unknown]') or pf[2].startswith('/tmp/perf-vdso.so-')
+    if not (df[2].startswith('[vdso') and perf_vdso):
         return False
-    m = re.match(r'^\[vdso\]\+0x([0-9a-f]+)$', df[2])
+    m = re.match(r'^(\[vdso(?:32|x32)?\])\+0x([0-9a-f]+)$', df[2])
+    if m and df[1] == '[unknown]' and pf[2].startswith('/tmp/perf-vdso.so-'):
+        # dstack has no image of the recording kernel's vDSO for this
+        # recording (docs/unwinding.md) and says so; perf's name, if any,
+        # is from another kernel's image
+        return True
     n = re.match(r'^(.*)\+0x([0-9a-f]+)$', df[1])
     if not m or not n:
         return False
     if VDSO is None:
         VDSO = vdso_symbols()
-    off = int(m.group(1), 16)
-    return any(s <= off < s + z and name == n.group(1) and off - s == int(n.group(2), 16) for s, z, name in VDSO)
+    kind, off = m.group(1), int(m.group(2), 16)
+    return any(k == kind and s <= off < s + z and name == n.group(1) and off - s == int(n.group(2), 16)
+               for k, s, z, name in VDSO)
 
 
 def classify(p, d, maps, recs):
@@ -289,6 +302,10 @@ def main():
     unverified = 0
     extra_frames = 0
     if [(s[1], s[2]) for s in P] != [(s[1], s[2]) for s in D]:
+        # perf 7.2 prints a deferred sample when its task's record comes,
+        # dstack in time order: the same samples, paired by (tid, time, n-th)
+        P, D = sorted(P, key=sample_key(P)), sorted(D, key=sample_key(D))
+    if [(s[1], s[2]) for s in P] != [(s[1], s[2]) for s in D]:
         pk, dk = Counter((s[1], s[2]) for s in P), Counter((s[1], s[2]) for s in D)
         print('%s: the outputs hold other samples: perf %d, dstack %d, only perf\'s: %s, only dstack\'s: %s' % (
             label, len(P), len(D), list((pk - dk).items())[:2], list((dk - pk).items())[:2]))
@@ -333,6 +350,15 @@ def main():
         for e in ex:
             print('  %s: %s' % (cls, e))
     sys.exit(1 if fails else 0)
+
+
+def sample_key(samples_):
+    """a sort key of a sample list: (tid, time, its rank among equal ones)"""
+    rank, seen = {}, Counter()
+    for s in samples_:
+        seen[(s[1], s[2])] += 1
+        rank[id(s)] = seen[(s[1], s[2])]
+    return lambda s: (int(s[1]), s[2], rank[id(s)])
 
 
 def pid_of(head):
