@@ -29,6 +29,11 @@ Each sample is one of:
              another kernel's image), dstack names it as the recording
              kernel's image's symbol table does ($REAL_VDSO_DIR: the
              build-id cache dstack record kept it in)
+  perf-unmapped  diverging where perf's frame is an address in no mapping
+             of the process ([unknown] object, e.g. fffffffffffffffb: a value
+             perf's walk made up) and each of dstack's frames from there
+             passes the deeper check; or shorter where every frame perf
+             has beyond dstack's is such an address
   names      the same addresses, another symbol or object name somewhere
   shorter    dstack's frames are a prefix of perf's
   diverging  the first differing frame has another address
@@ -185,6 +190,30 @@ def check_extra(frame, pid, maps, leaf):
     return None
 
 
+def perf_went_wild(p, d, pid, maps):
+    """perf's first differing frame is an address in no executable mapping
+    of the process, in no object ([unknown]: a value perf's walk made up,
+    kernel frames being [kernel.kallsyms]'s), and dstack's frames from there
+    each pass check_extra"""
+    n = min(len(p), len(d))
+    i = next((i for i in range(n) if p[i][0] != d[i][0]), n)
+    if i == 0 or i >= n:
+        return False
+    f = p[i]
+    if f[0] is None or f[2] != '[unknown]' or maps.find(pid, f[0]) is not None:
+        return False
+    return check_rest(d[i:], pid, maps)
+
+
+def perf_tail_wild(p, d, pid, maps):
+    """every frame perf has beyond dstack's is in no object and no mapping"""
+    return all(f[0] is not None and f[2] == '[unknown]' and maps.find(pid, f[0]) is None for f in p[len(d):])
+
+
+def check_rest(frames, pid, maps):
+    return all(check_extra(f, pid, maps, False) is None for f in frames if is_user(f))
+
+
 def key(f):
     return (f[0], f[1], f[2])
 
@@ -330,6 +359,13 @@ def main():
                 if not ps[4] or not any(is_user(f) for f in ps[4]):
                     counts['deeper-from-empty'] += 1
                 note = None
+        elif cls == 'shorter' and perf_tail_wild(ps[4], ds[4], pid, maps):
+            # dstack stopped where perf went on only with made-up values
+            cls, note = 'perf-unmapped', None
+        elif cls == 'diverging' and perf_went_wild(ps[4], ds[4], pid, maps):
+            # perf's walk produced a return address in no mapping (e.g.
+            # fffffffffffffffb), dstack's frames from there are checked
+            cls, note = 'perf-unmapped', None
         elif cls == 'stitched':
             want = recs.get((ds[1], note))
             got = ['%x' % f[0] for f in ds[4] if is_user(f)]
@@ -343,9 +379,10 @@ def main():
             examples[cls].append('%s tid %s time %s: %s\n      perf:   %s\n      dstack: %s' % (
                 ds[0], ds[1], ds[2], note, frames_text(ps[4]), frames_text(ds[4])))
     fails = sum(counts[c] for c in ('names', 'shorter', 'diverging', 'deeper-bad'))
-    print('%s %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
-                                             counts['deeper-from-empty'], counts['stitched'], counts['vdso'], counts['names'],
-                                             counts['shorter'], counts['diverging'], counts['deeper-bad']))
+    print('%s %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
+                                                counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
+                                                counts['perf-unmapped'], counts['names'],
+                                                counts['shorter'], counts['diverging'], counts['deeper-bad']))
     for cls, ex in examples.items():
         for e in ex:
             print('  %s: %s' % (cls, e))
