@@ -619,11 +619,14 @@ static void path(struct v0 *d, bool in_value)
 	d->depth--;
 }
 
+static size_t without_llvm_suffix(const char *s);
+
 /* "_R..." in v0's short form; NULL when @s is no v0 name or does not parse */
 static char *demangle_v0(const char *s)
 {
 	struct v0 *d;
 	const char *suffix;
+	size_t end;
 	char *ret = NULL;
 
 	if (strncmp(s, "_R", 2) || (s[2] >= '0' && s[2] <= '9'))   /* an encoding version: none known */
@@ -632,10 +635,12 @@ static char *demangle_v0(const char *s)
 	if (!d)
 		return NULL;
 	d->s = s + 2;
-	d->len = strlen(d->s);
-	suffix = strchr(d->s, '.');   /* a vendor suffix (".llvm.1234") */
-	if (suffix)
-		d->len = (size_t)(suffix - d->s);
+	/* a vendor suffix: ".llvm.<hex>" alone is dropped, as rustc-demangle
+	 * does; any other (".cold", ".llvm.123.cold" of a BOLTed library) is
+	 * printed after the name, as perf 7.2 prints it */
+	end = without_llvm_suffix(d->s);
+	suffix = memchr(d->s, '.', end);
+	d->len = suffix ? (size_t)(suffix - d->s) : end;
 	if (peek(d) >= 'A' && peek(d) <= 'Z') {
 		path(d, true);
 		if (!d->bad && d->pos < d->len) {   /* the instantiating crate: not shown */
@@ -647,8 +652,8 @@ static char *demangle_v0(const char *s)
 		d->bad = true;
 	}
 	if (!d->bad && d->pos == d->len) {
-		if (suffix && strncmp(suffix, ".llvm.", 6))
-			puts_(d, suffix);
+		if (suffix)
+			put(d, suffix, end - (size_t)(suffix - d->s));
 		if (!d->bad) {
 			d->out[d->n] = 0;
 			ret = strdup(d->out);

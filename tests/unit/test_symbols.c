@@ -939,6 +939,13 @@ static void test_demangle_rust(void)
 		{ "_ZN4core3ops8function6FnOnce40call_once$u7b$$u7b$vtable.shim$u7d$$u7d$17h0123456789abcdefE",
 		  "core::ops::function::FnOnce::call_once{{vtable.shim}}" },
 		{ "_ZN3foo3barEv", "foo::bar()" },
+		/* BOLTed librustc_driver (rustc 1.95): a ".llvm.N" that is not the
+		 * whole suffix stays, as perf 7.2 printed it (suite 90, rustc) */
+		{ "_RNvNtNtNtCsjrHSEGnQ3l9_3std3sys6random5linux9getrandom.llvm.3643936799275306673.cold",
+		  "std::sys::random::linux::getrandom.llvm.3643936799275306673.cold" },
+		{ "_RNvNtNtNtCsjrHSEGnQ3l9_3std3sys6random5linux9getrandom.llvm.3643936799275306673",
+		  "std::sys::random::linux::getrandom" },
+		{ "_RNvNtNtNtCsjrHSEGnQ3l9_3std3sys6random5linux9getrandom.cold", "std::sys::random::linux::getrandom.cold" },
 	};
 	static const char *const broken[] = {
 		"_RNvB0_3foo", "_RNvCs_3foo5", "_RINvC3fooE", "_R", "_RC999999999999999999999x", "_RNvC3fooBzzzzzzzzzzzz_",

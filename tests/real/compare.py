@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""tests/suites/90-real.sh: one recording's stacks, dstack's against perf 7.2's,
+sample for sample.
+
+  compare.py LABEL PERF_SCRIPT DSTACK_SCRIPT MMAPS [ROOT] [NOMERGE]
+
+PERF_SCRIPT and DSTACK_SCRIPT: `script -F +dsoff` of the same file by perf
+7.2 and by dstack (--no-inline both, or neither).  MMAPS: dstack's
+`script --show-mmap-events` lines of that file (the maps, to read a frame's
+code from its file; paths under ROOT when given: the guest's binaries).
+NOMERGE: dstack's --no-merge-callchains script of a deferred recording.
+
+Each sample is one of:
+  equal      the same frames: addresses, symbols (with offsets) and objects
+  deeper     perf's frames are a prefix of dstack's (perf stopped, dstack
+             walked on); every frame dstack adds is checked: it lies in an
+             executable mapping, and where its code is in a file, the bytes
+             before its address are a call instruction (a return address:
+             what a CFI or frame-pointer step yields, not a value the walk
+             made up); a JIT frame (a perf map's or anonymous code) must be
+             named by the map.  A frame failing that makes the sample
+             "deeper-bad", which fails.  "deeper-stitched": a deferred
+             sample perf left with its bare cookie whose record came before
+             it (the documented difference: dstack stitches it, perf 7.2
+             does not), dstack's user frames the record's own.
+  vdso       the same addresses; perf names a vDSO frame [unknown] (perf 7.2
+             reading with --symfs finds no image of the recording machine's
+             vDSO) or from its own machine's vDSO (/tmp/perf-vdso.so-XXXXXX,
+             another kernel's image), dstack names it as the recording
+             kernel's image's symbol table does ($REAL_VDSO_DIR: the
+             build-id cache dstack record kept it in)
+  perf-unmapped  diverging where perf's frame is an address in no mapping
+             of the process ([unknown] object, e.g. fffffffffffffffb: a value
+             perf's walk made up) and each of dstack's frames from there
+             passes the deeper check; or shorter where every frame perf
+             has beyond dstack's is such an address
+  names      the same addresses, another symbol or object name somewhere
+  shorter    dstack's frames are a prefix of perf's
+  diverging  the first differing frame has another address
+Prints one line "LABEL N equal deeper ... " (counts), then up to 3 examples
+of each failing class; exit 1 if any sample is names/shorter/diverging/
+deeper-bad or the two outputs hold other samples.
+"""
+import bisect
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+
+HEAD = re.compile(r'^(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?(\d+\.\d+):')
+FRAME = re.compile(r'^\s+([0-9a-f]+) (.*) \((.*?)\)$')
+DSOFF = re.compile(r'^(.*)\+0x([0-9a-f]+)$')
+MMAP = re.compile(r' (\d+)/(\d+): \[0x([0-9a-f]+)\((0x[0-9a-f]+)\) @ (0x[0-9a-f]+|0)[^\]]*\]: (\S+) (.*)$')
+
+
+def read(path):
+    with open(path, errors='replace') as f:
+        return f.read()
+
+
+def samples(text):
+    """[(head, tid, time, [(addr, sym, dso, off)])]: sym as printed, dso
+    without the +0xOFF of dsoff, off that offset (None for inlined and
+    unknown objects)"""
+    res = []
+    for block in text.split('\n\n'):
+        lines = [l for l in block.split('\n') if l.strip()]
+        if not lines:
+            continue
+        m = HEAD.match(lines[0])
+        if not m or 'PERF_RECORD_' in lines[0]:
+            continue
+        tid = m.group(3) or m.group(2)
+        frames = []
+        for l in lines[1:]:
+            f = FRAME.match(l)
+            if not f:
+                frames.append((None, l.strip(), '', None))
+                continue
+            dso, off = f.group(3), None
+            d = DSOFF.match(dso)
+            if d and not dso.startswith('['):
+                dso, off = d.group(1), int(d.group(2), 16)
+            frames.append((int(f.group(1), 16), f.group(2), dso, off))
+        res.append((lines[0].split(':')[0].strip(), tid, m.group(4), lines[0], frames))
+    return res
+
+
+class Maps:
+    """each pid's executable mappings from the MMAP/MMAP2 lines"""
+
+    def __init__(self, text, root):
+        self.by_pid = {}
+        self.root = root
+        self.files = {}
+        for line in text.split('\n'):
+            m = MMAP.search(line)
+            if not m:
+                continue
+            pid, start, size = int(m.group(1)), int(m.group(3), 16), int(m.group(4), 16)
+            pgoff, prot, path = int(m.group(5), 16), m.group(6), m.group(7).strip()
+            if 'x' not in prot and 'PERF_RECORD_MMAP ' not in line:
+                continue
+            self.by_pid.setdefault(pid, []).append((start, start + size, pgoff, path))
+        for v in self.by_pid.values():
+            v.sort()
+
+    def find(self, pid, addr):
+        v = self.by_pid.get(pid, [])
+        i = bisect.bisect_right(v, (addr, float('inf'))) - 1
+        # the newest mapping that holds addr (a later mmap over an older one)
+        best = None
+        for s, e, pg, path in v[max(0, i - 64):i + 1]:
+            if s <= addr < e:
+                best = (s, e, pg, path)
+        return best
+
+    def code_before(self, path, off, n=8):
+        """the n bytes of path's file before offset off (None: not readable)"""
+        full = (self.root or '') + path
+        if full not in self.files:
+            try:
+                self.files[full] = open(full, 'rb')
+            except OSError:
+                self.files[full] = None
+        f = self.files[full]
+        if f is None or off < n:
+            return None
+        f.seek(off - n)
+        b = f.read(n)
+        return b if len(b) == n else None
+
+
+def modrm_len(modrm, sib):
+    """length of an instruction of opcode byte, ModRM (and SIB), no immediate"""
+    mod, rm = modrm >> 6, modrm & 7
+    n = 2
+    if mod == 3:
+        return n
+    if rm == 4:
+        n += 1
+        if mod == 0 and (sib & 7) == 5:
+            n += 4
+    elif mod == 0 and rm == 5:
+        n += 4
+    return n + (1 if mod == 1 else 4 if mod == 2 else 0)
+
+
+def after_call(b):
+    """Do the bytes b end with a call instruction (e8 rel32, or ff /2 with
+    any ModRM form, x86_64 and i386)?"""
+    if b[-5] == 0xe8:
+        return True
+    for k in range(2, 8):
+        if b[-k] == 0xff and (b[-k + 1] >> 3) & 7 == 2:
+            sib = b[-k + 2] if k > 2 else 0
+            if modrm_len(b[-k + 1], sib) == k:
+                return True
+    return False
+
+
+def check_extra(frame, pid, maps, leaf):
+    """None if frame is a return address in mapped code (leaf: the
+    sample's own user address, which is no return address, only mapped),
+    else why not"""
+    addr, sym, dso, _ = frame
+    if addr is None:
+        return 'a frame without an address'
+    m = maps.find(pid, addr)
+    if m is None:
+        return '%x in no executable mapping' % addr
+    start, _, pgoff, path = m
+    if path.startswith('//anon') or path.startswith('[') or path.startswith('/tmp/perf-') or path == '':
+        # JIT or anonymous code: no file to read; a perf map must name it
+        if path.startswith('[vdso'):
+            return None
+        return None if not sym.startswith('[unknown]') else '%x in anonymous code no perf map names' % addr
+    if path.startswith('/memfd:') or path.endswith('(deleted)'):
+        return None if not sym.startswith('[unknown]') else '%x in unnamed code of %s' % (addr, path)
+    if leaf:
+        return None
+    # perf prints a caller's frame of a dwarf-mode walk at its return
+    # address - 1 (libdw's pc of a frame that is no activation), dstack too
+    b = maps.code_before(path, addr - start + pgoff + RA_BIAS)
+    if b is None:
+        return '%x: %s unreadable' % (addr, path)
+    if not after_call(b):
+        return '%x (%s %s+0x%x) follows no call instruction (%s)' % (addr, sym, path, addr - start + pgoff, b.hex())
+    return None
+
+
+def perf_went_wild(p, d, pid, maps):
+    """perf's first differing frame is an address in no executable mapping
+    of the process, in no object ([unknown]: a value perf's walk made up,
+    kernel frames being [kernel.kallsyms]'s), and dstack's frames from there
+    each pass check_extra"""
+    n = min(len(p), len(d))
+    i = next((i for i in range(n) if p[i][0] != d[i][0]), n)
+    if i == 0 or i >= n:
+        return False
+    f = p[i]
+    if f[0] is None or f[2] != '[unknown]' or maps.find(pid, f[0]) is not None:
+        return False
+    return check_rest(d[i:], pid, maps)
+
+
+def perf_tail_wild(p, d, pid, maps):
+    """every frame perf has beyond dstack's is in no object and no mapping"""
+    return all(f[0] is not None and f[2] == '[unknown]' and maps.find(pid, f[0]) is None for f in p[len(d):])
+
+
+def check_rest(frames, pid, maps):
+    return all(check_extra(f, pid, maps, False) is None for f in frames if is_user(f))
+
+
+def key(f):
+    return (f[0], f[1], f[2])
+
+
+def is_user(f):
+    return f[0] is not None and f[0] < 0x800000000000
+
+
+def deferred_records(text):
+    """{(tid, cookie): [frames]} from dstack's --no-merge-callchains script"""
+    recs = {}
+    for head, tid, time, line, frames in samples(text):
+        pass
+    for block in text.split('\n\n'):
+        lines = [l for l in block.split('\n') if l.strip()]
+        if not lines:
+            continue
+        m = re.search(r'\s(\d+)\s+(?:\[\d+\]\s+)?\d+\.\d+: DEFERRED CALLCHAIN \[cookie: ([0-9a-f]+)\]', lines[0])
+        if m:
+            recs[(m.group(1), m.group(2))] = [FRAME.match(l).group(1) for l in lines[1:] if FRAME.match(l)]
+    return recs
+
+
+def vdso_symbols():
+    """[(start, size, name)] of the vDSO images under $REAL_VDSO_DIR
+    (a build-id cache dstack record kept them in)"""
+    res = []
+    base = os.environ.get('REAL_VDSO_DIR')
+    images = []
+    for kind in ('[vdso]', '[vdso32]', '[vdsox32]'):
+        if base and os.path.isdir(base + '/' + kind):
+            images += [(kind, base + '/' + kind + '/' + bid + '/vdso') for bid in os.listdir(base + '/' + kind)]
+    for kind, image in images:
+        out = subprocess.run(['readelf', '-sW', image], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        for line in out.split('\n'):
+            f = line.split()
+            if len(f) >= 8 and f[3] == 'FUNC':
+                res.append((kind, int(f[1], 16), int(f[2]), f[7].split('@')[0]))
+    return res
+
+
+VDSO = None
+
+
+def vdso_named_right(pf, df):
+    """perf printed [unknown] for a vDSO frame (perf 7.2 with --symfs finds
+    no image of the recording machine's vDSO), dstack named it: right if a
+    function symbol of the vDSO image covers the frame's offset"""
+    global VDSO
+    # perf: no name (no image), or a name from the image of the machine
+    # reading the file (its own vDSO, copied to /tmp/perf-vdso.so-XXXXXX),
+    # which is not the recording kernel's
+    perf_vdso = (df[2] == pf[2] and pf[1] == '[unknown]') or pf[2].startswith('/tmp/perf-vdso.so-')
+    if not (df[2].startswith('[vdso') and perf_vdso):
+        return False
+    m = re.match(r'^(\[vdso(?:32|x32)?\])\+0x([0-9a-f]+)$', df[2])
+    if m and df[1] == '[unknown]' and pf[2].startswith('/tmp/perf-vdso.so-'):
+        # dstack has no image of the recording kernel's vDSO for this
+        # recording (docs/unwinding.md) and says so; perf's name, if any,
+        # is from another kernel's image
+        return True
+    n = re.match(r'^(.*)\+0x([0-9a-f]+)$', df[1])
+    if not m or not n:
+        return False
+    if VDSO is None:
+        VDSO = vdso_symbols()
+    kind, off = m.group(1), int(m.group(2), 16)
+    return any(k == kind and s <= off < s + z and name == n.group(1) and off - s == int(n.group(2), 16)
+               for k, s, z, name in VDSO)
+
+
+def classify(p, d, maps, recs):
+    """(class, note) of one sample: p perf's frames, d dstack's"""
+    pa = [f[0] for f in p]
+    da = [f[0] for f in d]
+    if pa == da:
+        if [key(f) for f in p] == [key(f) for f in d]:
+            return 'equal', None
+        diff = [i for i in range(len(p)) if key(p[i]) != key(d[i])]
+        if all(vdso_named_right(p[i], d[i]) for i in diff):
+            return 'vdso', None
+        i = diff[0]
+        return 'names', 'frame %d: perf %s, dstack %s' % (i, p[i][1:3], d[i][1:3])
+    n = min(len(pa), len(da))
+    i = next((i for i in range(n) if pa[i] != da[i]), n)
+    # a deferred sample perf left with its cookie: the frames before the
+    # cookie equal, dstack's user frames those of the record with that cookie
+    if recs is not None and p and p[-1][1].startswith('[unknown]') and p[-1][2] == '[unknown]' and i == len(p) - 1:
+        return 'stitched', '%x' % p[-1][0]
+    if i == len(pa):
+        return 'deeper', i
+    if i == len(da):
+        return 'shorter', 'perf goes on at frame %d: %x %s' % (i, pa[i], p[i][1])
+    return 'diverging', 'frame %d: perf %x %s (%s), dstack %x %s (%s)' % (
+        i, pa[i] or 0, p[i][1], p[i][2], da[i] or 0, d[i][1], d[i][2])
+
+
+RA_BIAS = 0
+
+
+def main():
+    global RA_BIAS
+    label, perf_path, ds_path, mmaps = sys.argv[1:5]
+    RA_BIAS = 1 if label.endswith('.dwarf') else 0
+    root = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else None
+    recs = deferred_records(read(sys.argv[6])) if len(sys.argv) > 6 else None
+    P, D = samples(read(perf_path)), samples(read(ds_path))
+    maps = Maps(read(mmaps), root)
+    pids = {}
+    for line in read(mmaps).split('\n'):
+        pass
+    counts = Counter()
+    examples = {}
+    unverified = 0
+    extra_frames = 0
+    if [(s[1], s[2]) for s in P] != [(s[1], s[2]) for s in D]:
+        # perf 7.2 prints a deferred sample when its task's record comes,
+        # dstack in time order: the same samples, paired by (tid, time, n-th)
+        P, D = sorted(P, key=sample_key(P)), sorted(D, key=sample_key(D))
+    if [(s[1], s[2]) for s in P] != [(s[1], s[2]) for s in D]:
+        pk, dk = Counter((s[1], s[2]) for s in P), Counter((s[1], s[2]) for s in D)
+        print('%s: the outputs hold other samples: perf %d, dstack %d, only perf\'s: %s, only dstack\'s: %s' % (
+            label, len(P), len(D), list((pk - dk).items())[:2], list((dk - pk).items())[:2]))
+        sys.exit(1)
+    for ps, ds in zip(P, D):
+        cls, note = classify(ps[4], ds[4], maps, recs)
+        pid = pid_of(ds[3])
+        if cls == 'deeper':
+            why = None
+            user = [i for i, f in enumerate(ds[4]) if is_user(f)]
+            leaf_addr = ds[4][user[0]][0] if user else None
+            for i, f in enumerate(ds[4][note:], note):
+                extra_frames += 1
+                # the leaf, and the frames inlined at its address
+                leaf = user and f[0] == leaf_addr and all(g[0] == leaf_addr for g in ds[4][user[0]:i + 1])
+                why = check_extra(f, pid, maps, leaf)
+                if why:
+                    break
+            if why:
+                cls, note = 'deeper-bad', why
+            else:
+                if not ps[4] or not any(is_user(f) for f in ps[4]):
+                    counts['deeper-from-empty'] += 1
+                note = None
+        elif cls == 'shorter' and perf_tail_wild(ps[4], ds[4], pid, maps):
+            # dstack stopped where perf went on only with made-up values
+            cls, note = 'perf-unmapped', None
+        elif cls == 'diverging' and perf_went_wild(ps[4], ds[4], pid, maps):
+            # perf's walk produced a return address in no mapping (e.g.
+            # fffffffffffffffb), dstack's frames from there are checked
+            cls, note = 'perf-unmapped', None
+        elif cls == 'stitched':
+            want = recs.get((ds[1], note))
+            got = ['%x' % f[0] for f in ds[4] if is_user(f)]
+            if want is None or [w.lstrip('0') or '0' for w in want] != got:
+                cls, note = 'diverging', 'perf left cookie %s, dstack\'s user frames are not its record\'s (%s)' % (
+                    note, 'no record' if want is None else 'record %s' % want[:3])
+            else:
+                note = None
+        counts[cls] += 1
+        if note is not None and len(examples.setdefault(cls, [])) < 3:
+            examples[cls].append('%s tid %s time %s: %s\n      perf:   %s\n      dstack: %s' % (
+                ds[0], ds[1], ds[2], note, frames_text(ps[4]), frames_text(ds[4])))
+    fails = sum(counts[c] for c in ('names', 'shorter', 'diverging', 'deeper-bad'))
+    print('%s %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
+                                                counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
+                                                counts['perf-unmapped'], counts['names'],
+                                                counts['shorter'], counts['diverging'], counts['deeper-bad']))
+    for cls, ex in examples.items():
+        for e in ex:
+            print('  %s: %s' % (cls, e))
+    sys.exit(1 if fails else 0)
+
+
+def sample_key(samples_):
+    """a sort key of a sample list: (tid, time, its rank among equal ones)"""
+    rank, seen = {}, Counter()
+    for s in samples_:
+        seen[(s[1], s[2])] += 1
+        rank[id(s)] = seen[(s[1], s[2])]
+    return lambda s: (int(s[1]), s[2], rank[id(s)])
+
+
+def pid_of(head):
+    m = HEAD.match(head)
+    return int(m.group(2)) if m else -1
+
+
+def frames_text(frames):
+    return ' | '.join('%x %s (%s)' % (f[0] or 0, f[1], f[2]) for f in frames[:14]) + (' ...' if len(frames) > 14 else '')
+
+
+if __name__ == '__main__':
+    main()
