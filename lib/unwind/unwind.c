@@ -581,7 +581,11 @@ static bool is_vdso(const struct ds_map *map)
  * first page (the data segment of binutils' i386 and PIE links, one page
  * on) reports the binary again elsewhere, and the walk fails there.  Only
  * a bad return address lands in such a segment (a frame whose CFI misses
- * a push, glibc's i386 memcpy), so the walk rightly ends before it.
+ * a push, glibc's i386 memcpy), so the walk rightly ends before it.  An
+ * executable segment so placed (lld puts text a page past its file
+ * offset) is reported all the same: perf prints the frame, then looks its
+ * CFI up a page off and reads a wrong slot as the return address; ours
+ * walks it by its own rows.
  */
 static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, uint64_t look, uint64_t vaddr)
 {
@@ -719,7 +723,6 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 	for (;;) {
 		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, sp = w.regs[w.sp];
 		struct frame fr;
-
 		uint64_t ip;
 
 		if ((end = find_frame(u, find, ctx, look, &fr)) >= 0)
