@@ -558,8 +558,8 @@ static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, 
 {
 	uint64_t base;
 
-	if (d->first_page == UINT64_MAX || is_vdso(map))
-		return true;
+	if (d->first_page == UINT64_MAX || is_vdso(map) || dsi_dso__is_jitdump(map->dso))
+		return true;   /* (a jitdump's code: its image is made to lie where its map says) */
 	base = map->name && !strncmp(map->name, "/tmp/jitted-", 12) ? map->start : map->start - map->pgoff;
 	return look - vaddr + d->first_page == base;
 }
