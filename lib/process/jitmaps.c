@@ -59,7 +59,7 @@ int dsi_machine__jitdump_mmap(struct ds_machine *m, uint32_t pid, const char *pa
 }
 
 /* The name perf inject gives the ELF file of @c: in the dump's recorded directory. */
-static const char *jitted_name(struct ds_machine *m, const struct dsi_jitdump *jd, const struct dsi_jit_code *c,
+static const char *jitted_name(struct ds_machine *m, const struct dsi_jitdump *jd, const struct ds_jit_code *c,
 			       const char *recorded_dir, size_t dir_len)
 {
 	char buf[4200];
@@ -72,7 +72,7 @@ static const char *jitted_name(struct ds_machine *m, const struct dsi_jitdump *j
 
 static int map_code(struct ds_machine *m, const struct dsi_jit_pending *p)
 {
-	const struct dsi_jit_code *c = p->code;
+	const struct ds_jit_code *c = p->code;
 	const char *rec = p->jd->recorded;
 	const char *slash = strrchr(rec, '/');
 	const char *name = slash ? jitted_name(m, p->jd, c, rec, (size_t)(slash - rec))

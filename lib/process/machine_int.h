@@ -102,7 +102,7 @@ struct dsi_jit_pending {
 	uint64_t time, seq;            /* when it is mapped; ties in dump order */
 	int32_t pid;
 	const struct dsi_jitdump *jd;
-	const struct dsi_jit_code *code;
+	const struct ds_jit_code *code;
 };
 
 /*

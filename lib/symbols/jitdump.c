@@ -13,6 +13,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,9 +123,9 @@ static bool user_range(const struct dsi_jitdump *jd, uint64_t addr, uint64_t siz
 	return size && addr < top && size <= top - addr;
 }
 
-static struct dsi_jit_code *new_code(struct dsi_jitdump *jd)
+static struct ds_jit_code *new_code(struct dsi_jitdump *jd)
 {
-	struct dsi_jit_code *v = dsi_grow(jd->codes, &jd->cap, jd->nr + 1, sizeof(*v), 256);
+	struct ds_jit_code *v = dsi_grow(jd->codes, &jd->cap, jd->nr + 1, sizeof(*v), 256);
 
 	if (!v)
 		return NULL;
@@ -143,7 +144,7 @@ static int read_load(struct dsi_jitdump *jd, struct win *w, uint64_t off, uint32
 {
 	const uint8_t *p = win_get(w, off, LOAD_FIXED);
 	uint64_t addr, csize, name_max;
-	struct dsi_jit_code *c;
+	struct ds_jit_code *c;
 
 	if (size < LOAD_FIXED || !p) {
 		say(jd, off, "code load record of %u bytes, smaller than its fields: skipped", size);
@@ -198,7 +199,7 @@ static int read_load(struct dsi_jitdump *jd, struct win *w, uint64_t off, uint32
 }
 
 /* The code load a move names by its index (the latest before it), or NULL. */
-static const struct dsi_jit_code *load_of(const struct dsi_jitdump *jd, uint64_t index)
+static const struct ds_jit_code *load_of(const struct dsi_jitdump *jd, uint64_t index)
 {
 	for (size_t i = jd->nr; i-- > 0;)
 		if (!jd->codes[i].move && jd->codes[i].index == index)
@@ -210,8 +211,8 @@ static int read_move(struct dsi_jitdump *jd, struct win *w, uint64_t off, uint32
 		     const struct unwind_state *u)
 {
 	const uint8_t *p = win_get(w, off, MOVE_FIXED);
-	const struct dsi_jit_code *load;
-	struct dsi_jit_code *c;
+	const struct ds_jit_code *load;
+	struct ds_jit_code *c;
 	uint64_t addr, csize, index;
 
 	if (size < MOVE_FIXED || !p) {
@@ -447,7 +448,7 @@ static uint64_t align(uint64_t v, uint64_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct dsi_jit_code *c, uint8_t **out, size_t *out_len,
+int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint8_t **out, size_t *out_len,
 		     uint8_t bid_out[20])
 {
 	uint64_t text = DSI_JIT_TEXT_OFFSET, eh = align(text + c->size, 8), eh_size = 0, hdr_size = 0;
@@ -528,4 +529,88 @@ int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct dsi_jit_code *c,
 	*out = b;
 	*out_len = (size_t)total;
 	return 0;
+}
+
+/* ---- the API ------------------------------------------------------------------ */
+
+struct ds_jitdump {
+	struct dsi_jitdump jd;
+};
+
+bool ds_jitdump__is_marker(const char *path, uint32_t pid)
+{
+	return dsi_jitdump__name_matches(path, pid);
+}
+
+struct ds_jitdump *ds_jitdump__open(const char *path)
+{
+	struct ds_jitdump *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	if (dsi_jitdump__read(&d->jd, path) == -ENOMEM) {
+		dsi_jitdump__exit(&d->jd);
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return d;
+}
+
+void ds_jitdump__close(struct ds_jitdump *d)
+{
+	if (d) {
+		dsi_jitdump__exit(&d->jd);
+		free(d);
+	}
+}
+
+const char *ds_jitdump__problem(const struct ds_jitdump *d)
+{
+	return d->jd.problem;
+}
+
+size_t ds_jitdump__nr_codes(const struct ds_jitdump *d)
+{
+	return d->jd.nr;
+}
+
+const struct ds_jit_code *ds_jitdump__code(const struct ds_jitdump *d, size_t i)
+{
+	return i < d->jd.nr ? &d->jd.codes[i] : NULL;
+}
+
+int ds_jitdump__write_elf(const struct ds_jitdump *d, size_t i, const char *path, uint8_t bid[20])
+{
+	uint8_t *buf;
+	size_t len, done = 0;
+	int fd, err;
+
+	if (i >= d->jd.nr)
+		return -EINVAL;
+	if ((err = dsi_jitdump__elf(&d->jd, &d->jd.codes[i], &buf, &len, bid)))
+		return err;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		free(buf);
+		return err;
+	}
+	while (done < len) {
+		ssize_t n = write(fd, buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)n;
+	}
+	free(buf);
+	if (close(fd) && !err)
+		err = -errno;
+	if (err)
+		unlink(path);
+	return err;
 }

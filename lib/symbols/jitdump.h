@@ -22,26 +22,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "dstack/jitdump.h"
 
 #define DSI_JIT_MAX_CODES (1u << 20)
 #define DSI_JIT_NAME_MAX 4096           /* a longer symbol name is cut */
 /* Where perf 7.2's jitted ELF puts .text: after the ELF header and its one program header. */
-#define DSI_JIT_TEXT_OFFSET 0x80u
+#define DSI_JIT_TEXT_OFFSET DS_JIT_TEXT_OFFSET
 
-/* One code load (or move) of a dump, in file order. */
-struct dsi_jit_code {
-	uint64_t time;             /* the record's timestamp: the code is mapped from then on */
-	uint64_t addr, size;       /* the code's addresses (a move's new ones) */
-	uint64_t map_len;          /* the map perf inject makes: size, or ALIGN_8(size) + unwinding's mapped size */
-	uint64_t index;            /* code_index: names jitted-PID-INDEX.so */
-	uint32_t pid, tid;
-	const char *name;          /* the symbol (owned by the dump, NUL-terminated, cut at DSI_JIT_NAME_MAX) */
-	uint64_t code_off;         /* file offset of the code bytes (a move: its load's; UINT64_MAX: no load) */
-	uint64_t unw_off;          /* file offset of the unwinding data (.eh_frame then .eh_frame_hdr) */
-	uint64_t unw_size, unw_hdr_size;   /* unw_size 0: none */
-	uint64_t rec_off;          /* the record's own offset (messages) */
-	bool move;
-};
+/* A code load or move is the API's struct ds_jit_code (dstack/jitdump.h). */
 
 struct dsi_jitdump {
 	char *path;                /* the file read (under the symfs) */
@@ -51,7 +39,7 @@ struct dsi_jitdump {
 	bool swap;                 /* written in the other byte order */
 	uint32_t pid, elf_mach, version;
 	uint64_t flags;
-	struct dsi_jit_code *codes;
+	struct ds_jit_code *codes;
 	size_t nr, cap;
 	uint64_t nr_problems;      /* records skipped or reads ended (problem names the first) */
 	char problem[512];         /* "" or the one line said about the file */
@@ -81,7 +69,7 @@ bool dsi_jitdump__name_matches(const char *path, uint32_t pid);
  * 0, or -errno (the code's bytes cannot be read: -EIO; -ENOMEM).
  * @bid (20 bytes) receives the build-id when not NULL.
  */
-int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct dsi_jit_code *c, uint8_t **buf, size_t *len,
+int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint8_t **buf, size_t *len,
 		     uint8_t bid[20]);
 
 /*
@@ -97,6 +85,6 @@ const struct dsi_jitdump *dsi_symbols__jitdump(struct ds_symbols *syms, const ch
  * object for the same name (a move maps its load's); NULL on ENOMEM.
  */
 struct ds_dso *dsi_symbols__jit_dso(struct ds_symbols *syms, const char *name, const struct dsi_jitdump *jd,
-				    const struct dsi_jit_code *c);
+				    const struct ds_jit_code *c);
 
 #endif

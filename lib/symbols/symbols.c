@@ -123,7 +123,7 @@ struct ds_dso {
 	 * load (jit_elf, owned); no file is looked for.
 	 */
 	const struct dsi_jitdump *jd;
-	const struct dsi_jit_code *jit;
+	const struct ds_jit_code *jit;
 	uint8_t *jit_elf;
 };
 
@@ -1147,7 +1147,7 @@ const struct dsi_jitdump *dsi_symbols__jitdump(struct ds_symbols *s, const char 
 }
 
 struct ds_dso *dsi_symbols__jit_dso(struct ds_symbols *s, const char *name, const struct dsi_jitdump *jd,
-				    const struct dsi_jit_code *c)
+				    const struct ds_jit_code *c)
 {
 	struct ds_dso *d = ds_symbols__dso(s, name, NULL, 0);
 
