@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include "dstack/jitdump.h"
 
-#define DSI_JIT_MAX_CODES (1u << 20)
+#define DSI_JIT_MAX_CODES (1u << 18)   /* ~800 bytes each once mapped (its DSO, map, name): ~200 MiB at most */
 #define DSI_JIT_NAME_MAX 4096           /* a longer symbol name is cut */
 /* Where perf 7.2's jitted ELF puts .text: after the ELF header and its one program header. */
 #define DSI_JIT_TEXT_OFFSET DS_JIT_TEXT_OFFSET

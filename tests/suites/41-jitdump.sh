@@ -167,8 +167,6 @@ PY
 #!/bin/sh
 perf record -q -F 999 -k mono --call-graph dwarf -o /out/py.data python3.14 -X perf_jit /job/work.py
 mkdir -p /out/tmp && cp /tmp/jit-*.dump /out/tmp/
-# perf record's build-id cache: the vDSO image the walks go through
-cp -r "${HOME:-/root}/.debug" /out/debug 2>/dev/null
 SH
 	chmod +x "$job/run.sh"
 	if ! kvm_run_job 300 "$job" "$out" "$o/run.log" || [ ! -s "$out/py.data" ] || ! ls "$out"/tmp/jit-*.dump >/dev/null 2>&1; then
@@ -188,7 +186,7 @@ SH
 	rm -f "$groot/tmp/$name" "$groot/tmp/jitted-$pid-"*.so
 	jitdump_same "CPython 3.14 -X perf_jit (dwarf): dstack script of the raw file vs perf 7.2 script of perf inject --jit's" \
 		"$o/p7.txt" "$o/ds.txt"
-	if PERF_BUILDID_DIR="$o/out/debug" "$DSTACK" inject --jit --symfs "$o/symfs" -i "$out/py.data" -o "$out/py.dsinj.data" 2>"$o/dsinject.err"; then
+	if "$DSTACK" inject --jit --symfs "$o/symfs" -i "$out/py.data" -o "$out/py.dsinj.data" 2>"$o/dsinject.err"; then
 		cp "$o/symfs/tmp/jitted-$pid-"*.so "$groot/tmp/"
 		(cd "$out" && "$KVM_PERF7" script --kallsyms kallsyms -i py.dsinj.data) >"$o/p7ds.txt" 2>"$o/p7ds.err"
 		rm -f "$groot/tmp/jitted-$pid-"*.so
@@ -204,7 +202,7 @@ SH
 jitdump_py_raw() {
 	local o=$1 pre=$2 f=ds.txt
 	[ -n "$pre" ] && f=asan.txt
-	if ! PERF_BUILDID_DIR="$o/out/debug" "$DSTACK" script --symfs "$o/symfs" --kallsyms "$o/out/kallsyms" -i "$o/out/py.data" >"$o/$f" 2>"$o/$f.err"; then
+	if ! "$DSTACK" script --symfs "$o/symfs" --kallsyms "$o/out/kallsyms" -i "$o/out/py.data" >"$o/$f" 2>"$o/$f.err"; then
 		bad "jitdump ${pre}CPython: dstack script failed: $(tail -3 "$o/$f.err")"
 	elif [ -n "$pre" ]; then
 		if cmp -s "$o/ds.txt" "$o/$f"; then
