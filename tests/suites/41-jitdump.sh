@@ -10,8 +10,8 @@
 #    our own for dstack.
 # Checked: dstack script on the raw file prints what perf 7.2 script prints
 # on perf inject --jit's file (every line; a vDSO frame perf7's chroot
-# cannot name aside), perf 7.2 reads dstack inject --jit's file the same
-# way, and damaged dumps (cut inside a record, a record size past the end,
+# cannot name aside), so does dstack on perf's injected file, perf 7.2
+# reads dstack inject --jit's file the same way, and damaged dumps (cut inside a record, a record size past the end,
 # code outside any process's addresses, the other byte order) give one line
 # naming the file and the offset and keep every sample and address.
 # node's frames are compared without inline expansion (perf's addr2line
@@ -66,6 +66,9 @@ JS
 		(cd "$nd" && "$KVM_PERF7" inject --jit -i node.data -o node.p7inj.data) >"$o/p7inject.log" 2>&1
 		(cd "$nd" && "$KVM_PERF7" script --no-inline --symfs /host --kallsyms kallsyms -i node.p7inj.data) >"$o/p7.txt" 2>"$o/p7.err"
 		if jitdump_same "node: dstack script of the raw file vs perf 7.2 script of perf inject --jit's" "$o/p7.txt" "$o/ds.txt"; then
+			"$DSTACK" script --no-inline --kallsyms "$nd/kallsyms" -i "$nd/node.p7inj.data" >"$o/dsp7.txt" 2>"$o/dsp7.err"
+			jitdump_same "node: dstack script of perf inject --jit's file (perf's jitted files) vs perf 7.2's" \
+				"$o/p7.txt" "$o/dsp7.txt"
 			rm -f "$nd"/jitted-*.so
 			if "$DSTACK" inject --jit -i "$nd/node.data" -o "$nd/node.dsinj.data" 2>"$o/dsinject.err"; then
 				(cd "$nd" && "$KVM_PERF7" script --no-inline --symfs /host --kallsyms kallsyms -i node.dsinj.data) >"$o/p7ds.txt" 2>"$o/p7ds.err"
@@ -183,9 +186,14 @@ SH
 	cp "$dump" "$groot/tmp/$name"
 	(cd "$out" && "$KVM_PERF7" inject --jit -i py.data -o py.p7inj.data) >"$o/p7inject.log" 2>&1
 	(cd "$out" && "$KVM_PERF7" script --kallsyms kallsyms -i py.p7inj.data) >"$o/p7.txt" 2>"$o/p7.err"
+	cp "$groot/tmp/jitted-$pid-"*.so "$o/symfs/tmp/" 2>/dev/null
 	rm -f "$groot/tmp/$name" "$groot/tmp/jitted-$pid-"*.so
+	"$DSTACK" script --symfs "$o/symfs" --kallsyms "$out/kallsyms" -i "$out/py.p7inj.data" >"$o/dsp7.txt" 2>"$o/dsp7.err"
+	rm -f "$o/symfs/tmp/jitted-"*.so
 	jitdump_same "CPython 3.14 -X perf_jit (dwarf): dstack script of the raw file vs perf 7.2 script of perf inject --jit's" \
 		"$o/p7.txt" "$o/ds.txt"
+	jitdump_same "CPython 3.14 -X perf_jit (dwarf): dstack script of perf inject --jit's file (perf's jitted files) vs perf 7.2's" \
+		"$o/p7.txt" "$o/dsp7.txt"
 	if "$DSTACK" inject --jit --symfs "$o/symfs" -i "$out/py.data" -o "$out/py.dsinj.data" 2>"$o/dsinject.err"; then
 		cp "$o/symfs/tmp/jitted-$pid-"*.so "$groot/tmp/"
 		(cd "$out" && "$KVM_PERF7" script --kallsyms kallsyms -i py.dsinj.data) >"$o/p7ds.txt" 2>"$o/p7ds.err"
