@@ -69,6 +69,19 @@ JS
 			"$DSTACK" script --no-inline --kallsyms "$nd/kallsyms" -i "$nd/node.p7inj.data" >"$o/dsp7.txt" 2>"$o/dsp7.err"
 			jitdump_same "node: dstack script of perf inject --jit's file (perf's jitted files) vs perf 7.2's" \
 				"$o/p7.txt" "$o/dsp7.txt"
+			# the report's keys: the DSO is the jitted file's, the symbol the dump's
+			(cd "$nd" && "$KVM_PERF7" report --stdio --no-children --sort dso,sym -g none --symfs /host \
+				--kallsyms kallsyms -i node.p7inj.data) 2>/dev/null | grep -v '^#' | grep . >"$o/p7.report"
+			"$DSTACK" report --stdio --no-children --sort dso,sym -g none --kallsyms "$nd/kallsyms" \
+				-i "$nd/node.data" 2>/dev/null | grep -v '^#' | grep . >"$o/ds.report"
+			# (the JIT code's entries: the others are suite 80's, and perf7 names no vDSO symbol)
+			grep ' jitted-' "$o/p7.report" >"$o/p7.report.jit"
+			grep ' jitted-' "$o/ds.report" >"$o/ds.report.jit"
+			if [ -s "$o/ds.report.jit" ] && cmp -s "$o/p7.report.jit" "$o/ds.report.jit"; then
+				ok "jitdump node: report --sort dso,sym of the raw file: its $(wc -l <"$o/ds.report.jit") entries of JIT code as perf 7.2's of perf inject --jit's (same order, same shares)"
+			else
+				bad "jitdump node: report --sort dso,sym's JIT entries differ from perf 7.2's: $(diff "$o/p7.report.jit" "$o/ds.report.jit" | head -6)"
+			fi
 			rm -f "$nd"/jitted-*.so
 			if "$DSTACK" inject --jit -i "$nd/node.data" -o "$nd/node.dsinj.data" 2>"$o/dsinject.err"; then
 				(cd "$nd" && "$KVM_PERF7" script --no-inline --symfs /host --kallsyms kallsyms -i node.dsinj.data) >"$o/p7ds.txt" 2>"$o/p7ds.err"
