@@ -31,10 +31,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cli.h"
 #include "dstack/event.h"
+#include "dstack/jitdump.h"
 #include "dstack/session.h"
 #include "dstack/writer.h"
 #include "util/outbuf.h"
@@ -59,6 +62,12 @@ struct inject {
 	struct ds_symbols *syms;
 	struct ds_machine *machine;
 	struct ds_user_unwind *uu;
+	/* --jit: the jitdumps' code as perf inject --jit writes it */
+	bool jit;
+	const char *symfs;
+	struct {
+		uint64_t dumps, codes, elf_failed;
+	} jit_n;
 	struct {
 		uint64_t samples, stitched, unresolved, truncated, unwound;
 		uint64_t deferred_dropped, other_dropped, unknown_evsel;
@@ -299,6 +308,162 @@ static int inject_sample(struct inject *inj, const struct ds_event *ev)
 	return write_sample(inj, ev, ips, s->callchain_nr - 2);
 }
 
+/* ---- --jit ---------------------------------------------------------------- */
+
+/*
+ * The sample_id_all trailer of a record of @ev's event for pid/tid at
+ * @time, into @out: @ev's own fields (its event's id, cpu) but those.
+ * Its size.
+ */
+static size_t jit_sample_id(const struct ds_event *ev, uint32_t pid, uint32_t tid, uint64_t time, uint8_t *out)
+{
+	uint64_t t = ev->evsel->attr.sample_type;
+	const struct ds_sample *s = &ev->sample;
+	size_t n = 0;
+
+	if (!DS_ATTR_FLAG(&ev->evsel->attr, DS_ATTR_SAMPLE_ID_ALL))
+		return 0;
+	if (t & DS_SAMPLE_TID) {
+		memcpy(out + n, &pid, 4);
+		memcpy(out + n + 4, &tid, 4);
+		n += 8;
+	}
+	if (t & DS_SAMPLE_TIME) {
+		memcpy(out + n, &time, 8);
+		n += 8;
+	}
+	if (t & DS_SAMPLE_ID) {
+		memcpy(out + n, &s->id, 8);
+		n += 8;
+	}
+	if (t & DS_SAMPLE_STREAM_ID) {
+		memcpy(out + n, &s->stream_id, 8);
+		n += 8;
+	}
+	if (t & DS_SAMPLE_CPU) {
+		uint32_t cpu[2] = { s->has_cpu ? s->cpu : 0, 0 };
+
+		memcpy(out + n, cpu, 8);
+		n += 8;
+	}
+	if (t & DS_SAMPLE_IDENTIFIER) {
+		memcpy(out + n, &s->id, 8);
+		n += 8;
+	}
+	return n;
+}
+
+/*
+ * The MMAP2 record perf inject --jit writes for code @c, its ELF file
+ * @file (as the output names it; @written, where it lies here): user
+ * misc, pgoff DS_JIT_TEXT_OFFSET, the file's device and inode, its mode
+ * as prot and MAP_SHARED (perf's fields), at the code's timestamp.
+ */
+static int jit_write_mmap2(struct inject *inj, const struct ds_event *ev, uint32_t pid, const struct ds_jit_code *c,
+			   const char *file, const char *written)
+{
+	uint8_t *r = inj->rec;
+	size_t name = strlen(file) + 1, name_pad = (name + 7) & ~(size_t)7, size = 8 + 64 + name_pad;
+	uint32_t tid = c->pid == pid ? c->tid : pid;
+	struct stat st;
+
+	if (size + 64 > MAX_RECORD_SIZE)
+		return 0;   /* a name no record holds: (cannot be: the dump's directory is a recorded path) */
+	if (stat(written, &st))
+		memset(&st, 0, sizeof(st));
+	memset(r, 0, size);
+	uint32_t u32[2] = { pid, tid };
+	uint64_t u64[3] = { c->addr, c->map_len, DS_JIT_TEXT_OFFSET };
+	uint32_t dev[2] = { major(st.st_dev), minor(st.st_dev) };
+	uint64_t ino[2] = { st.st_ino, 1 };
+	uint32_t prot[2] = { st.st_mode, MAP_SHARED };
+
+	memcpy(r + 8, u32, 8);
+	memcpy(r + 16, u64, 24);
+	memcpy(r + 40, dev, 8);
+	memcpy(r + 48, ino, 16);
+	memcpy(r + 64, prot, 8);
+	memcpy(r + 72, file, name);
+	size += jit_sample_id(ev, pid, tid, c->time, r + size);
+	struct ds_event_header h = { .type = DS_REC_MMAP2, .misc = DS_MISC_USER, .size = (uint16_t)size };
+
+	memcpy(r, &h, sizeof(h));
+	return ds_writer__write(inj->w, r, size);
+}
+
+/*
+ * The mmap @me of a jitdump, as perf inject --jit takes it: each code load
+ * written as DIR/jitted-PID-INDEX.so (DIR the dump's directory: as
+ * recorded in the records, under --symfs for the files) and mapped by an
+ * MMAP2 at its time; a move maps its load's file anew.  The dump's own
+ * mmap is not copied.  1 done, 0 not a dump that can be read (the record
+ * is copied), or -errno of a failed write.
+ */
+static int jit_inject_dump(struct inject *inj, const struct ds_event *ev, const struct ds_mmap_event *me)
+{
+	char *path = NULL, file[4200], written[4200];
+	struct ds_jitdump *jd;
+	const char *slash = strrchr(me->filename, '/');
+	int dir_len = slash ? (int)(slash - me->filename) : 1, wdir_len, err = 0;
+	const char *dir = slash ? me->filename : ".";
+
+	if (asprintf(&path, "%s%s", inj->symfs && slash ? inj->symfs : "", me->filename) < 0)
+		return -ENOMEM;
+	jd = ds_jitdump__open(path);
+	if (!jd) {
+		free(path);
+		return -ENOMEM;
+	}
+	if (ds_jitdump__problem(jd)[0] && !inj->machine)   /* (a machine reading it says it itself) */
+		fprintf(stderr, "dstack inject: %s\n", ds_jitdump__problem(jd));
+	if (!ds_jitdump__nr_codes(jd)) {
+		ds_jitdump__close(jd);
+		free(path);
+		return 0;
+	}
+	const char *wslash = strrchr(path, '/');
+
+	wdir_len = wslash ? (int)(wslash - path) : 1;
+	inj->jit_n.dumps++;
+	for (size_t i = 0; !err && i < ds_jitdump__nr_codes(jd); i++) {
+		const struct ds_jit_code *c = ds_jitdump__code(jd, i);
+		uint8_t bid[20];
+
+		snprintf(file, sizeof(file), "%.*s/jitted-%u-%llu.so", dir_len, dir, c->pid, (unsigned long long)c->index);
+		snprintf(written, sizeof(written), "%.*s/jitted-%u-%llu.so", wdir_len, wslash ? path : ".", c->pid,
+			 (unsigned long long)c->index);
+		if (!c->move) {
+			int werr = ds_jitdump__write_elf(jd, i, written, bid);
+
+			if (werr) {
+				if (!inj->jit_n.elf_failed++)
+					fprintf(stderr, "dstack inject: %s: %s: its code keeps no symbol\n", written,
+						strerror(-werr));
+				continue;
+			}
+			err = ds_writer__add_build_id(inj->w, (int32_t)me->pid, DS_MISC_USER, bid, 20, file);
+		}
+		if (!err)
+			err = jit_write_mmap2(inj, ev, me->pid, c, file, written);
+		inj->jit_n.codes++;
+	}
+	ds_jitdump__close(jd);
+	free(path);
+	return err ? err : 1;
+}
+
+/* An MMAP/MMAP2 of a jitdump under --jit: injected (1), else 0, or -errno. */
+static int jit_maybe(struct inject *inj, const struct ds_event *ev)
+{
+	struct ds_mmap_event me;
+	const char *why;
+
+	if ((ev->hdr->misc & DS_MISC_CPUMODE_MASK) != DS_MISC_USER || ds_mmap__parse(ev->evsel, ev->hdr, &me, &why) ||
+	    !ds_jitdump__is_marker(me.filename, me.pid))
+		return 0;
+	return jit_inject_dump(inj, ev, &me);
+}
+
 /* A FINISHED_ROUND now and then lets perf flush its queue; only while times grow. */
 static int maybe_round(struct inject *inj, const struct ds_event *ev)
 {
@@ -337,8 +502,11 @@ static int on_event(void *ctx, const struct ds_event *ev)
 		inj->n.unknown_evsel++;
 		return 0;
 	}
-	if (inj->machine && type != DS_REC_SAMPLE && (err = ds_machine__process(inj->machine, ev)))
+	/* (samples too: a jitdump's code is mapped at the first record of its time) */
+	if (inj->machine && (err = ds_machine__process(inj->machine, ev)))
 		return err;
+	if (inj->jit && (type == DS_REC_MMAP || type == DS_REC_MMAP2) && (err = jit_maybe(inj, ev)))
+		return err < 0 ? err : maybe_round(inj, ev);
 	err = type == DS_REC_SAMPLE ? inject_sample(inj, ev)
 				    : ds_writer__write(inj->w, ev->hdr, ev->hdr->size);
 	return err ? err : maybe_round(inj, ev);
@@ -418,13 +586,16 @@ static int finish_output(struct inject *inj, struct ds_session *s, const char *o
 	if (werr || cret)
 		return EXIT_OUTPUT;   /* no success line after a failed write */
 	print_summary(inj, out);
+	if (inj->jit)
+		fprintf(stderr, "dstack inject: %llu jitdumps, %llu code records mapped by jitted ELF files\n",
+			(unsigned long long)inj->jit_n.dumps, (unsigned long long)inj->jit_n.codes);
 	if (inj->unwind)
 		fprintf(stderr, "dstack inject: %llu samples unwound from their stack copies, the copies dropped\n",
 			(unsigned long long)inj->n.unwound);
 	return failed ? EXIT_INPUT : EXIT_OK;
 }
 
-static int run(struct ds_session *s, const char *out, const struct common_opts *co)
+static int run(struct ds_session *s, const char *out, const struct common_opts *co, bool jit)
 {
 	struct inject *inj = calloc(1, sizeof(*inj));
 	struct ds_session_opts so = { 0 };
@@ -436,6 +607,8 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 		return EXIT_INPUT;
 	}
 	inj->r = ds_session__reader(s);
+	inj->jit = jit;
+	inj->symfs = co->symfs;
 	for (size_t i = 0; i < ds_reader__nr_evsels(inj->r); i++)
 		inj->unwind |= has_copy(ds_reader__evsel(inj->r, i));
 	if (inj->unwind && !setup_unwinding(inj, co)) {
@@ -463,7 +636,7 @@ int cmd_inject(int argc, char **argv)
 {
 	struct common_opts co = { .input = "-" };
 	const char *out = "-", *v;
-	bool merge = false;
+	bool merge = false, jit = false;
 	char *err = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -483,11 +656,15 @@ int cmd_inject(int argc, char **argv)
 			merge = true;
 			continue;
 		}
-		usage_error("inject", "unknown option '%s' (usage: dstack inject --merge [-i IN] [-o OUT])", argv[i]);
+		if (!strcmp(argv[i], "--jit") || !strcmp(argv[i], "-j")) {
+			jit = true;
+			continue;
+		}
+		usage_error("inject", "unknown option '%s' (usage: dstack inject --merge|--jit [-i IN] [-o OUT])", argv[i]);
 		return EXIT_USAGE;
 	}
-	if (!merge) {
-		usage_error("inject", "nothing to do: --merge is the only mode (usage: dstack inject --merge [-i IN] [-o OUT])");
+	if (!merge && !jit) {
+		usage_error("inject", "nothing to do: give --merge or --jit (usage: dstack inject --merge|--jit [-i IN] [-o OUT])");
 		return EXIT_USAGE;
 	}
 	if (!strcmp(out, "-") && isatty(STDOUT_FILENO)) {
@@ -505,7 +682,7 @@ int cmd_inject(int argc, char **argv)
 		free(err);
 		return EXIT_INPUT;
 	}
-	int ret = run(s, out, &co);
+	int ret = run(s, out, &co, jit);
 
 	ds_session__close(s);
 	return ret;

@@ -66,13 +66,15 @@ static const struct {
 		  "Every record: file offset, type, size and fields (like perf report -D).\n"
 		  "  -i, --input FILE|-   input (default perf.data; - for stdin)\n"
 		  "  -h, --help           this text\n" },
-	{ "inject", "usage: dstack inject --merge [-i IN|-] [-o OUT|-]\n"
+	{ "inject", "usage: dstack inject --merge|--jit [-i IN|-] [-o OUT|-]\n"
 		    "Rewrite a recording with classic callchains (the stitched user part in place,\n"
 		    "deferred records dropped), for readers older than Linux 6.19's perf.\n"
-		    "  --merge              the rewrite (the only mode)\n"
+		    "  --merge              the rewrite (done in either mode)\n"
+		    "  -j, --jit            also as perf inject --jit: each jitdump's code written as\n"
+		    "                       jitted-PID-N.so beside the dump (under --symfs), mapped by MMAP2s\n"
 		    "  -i, --input IN|-     input (default stdin)\n"
 		    "  -o, --output OUT|-   output (default stdout, not a terminal)\n"
-		    "  --symfs DIR, --kallsyms FILE  accepted, unused\n"
+		    "  --symfs DIR, --kallsyms FILE  binaries (and jitdumps) under DIR, kernel symbols\n"
 		    "  -h, --help           this text\n" },
 	{ "record", "usage: dstack record [OPTIONS] [--] CMD ARGS... | -a | -p PID | -t TID\n"
 		    "Record a profile (deferred user callchains where the kernel has them).\n"
@@ -133,7 +135,7 @@ static const char *const perf_only_record[] = {
 };
 static const char *const perf_only_inject[] = {
 	"-b", "--build-ids", "--buildid-all", "--known-build-ids", "-s", "--sched-stat", "-v", "--verbose",
-	"--itrace", "--strip", "-j", "--jit", "-f", "--force", "--vm-time-correlation", "--guest-data",
+	"--itrace", "--strip", "-f", "--force", "--vm-time-correlation", "--guest-data",
 	"--vmlinux", "--kallsyms-path", "--convert-callchain",
 };
 

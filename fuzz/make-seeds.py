@@ -128,3 +128,31 @@ for i, name in enumerate([
         b'_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17ha86af84d9cc65291E.llvm.1352',
         b'_ZN4shop6BasketIdE4fillEi']):
     put('demangle', 'name%d' % i, name)
+
+# jitdump: a header, then (as CPython's -X perf_jit writes them) unwinding
+# info before each code load, a debug-info record, a move and a close, in
+# both byte orders; and a cut one
+def jitdump(e):
+    def rec(rid, ts, body):
+        return struct.pack(e + 'IIQ', rid, 16 + len(body), ts) + body
+    # a CIE and an FDE for push %rbp; mov %rsp,%rbp; ... (x86_64), then a 20-byte .eh_frame_hdr
+    eh = bytes.fromhex('1400000000000000017a5200017810011b0c070890010000'
+                       '1c0000001c000000d0ffffff0c00000000440e108602430d06430c070800000000')
+    hdr = b'\x01\x1b\x03\x3b' + struct.pack(e + 'iIii', -60, 1, -72, -32)
+    unw = struct.pack(e + 'QQQ', len(eh) + len(hdr), len(hdr), len(eh) + len(hdr)) + eh + hdr
+    code = bytes([0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0xc3, 0x90, 0x90, 0x90, 0x90])
+    out = struct.pack(e + 'IIIIIIQQ', 0x4A695444, 1, 40, 62, 0, 4242, 123, 0)
+    for i in range(3):
+        addr = 0x7f0000001000 + 0x20 * i
+        out += rec(4, 1000 + 10 * i, unw)
+        out += rec(0, 1001 + 10 * i, struct.pack(e + 'IIQQQQ', 4242, 4242, addr, addr, len(code), i)
+                   + b'py::f%d:/x.py\0' % i + code)
+    dbg = struct.pack(e + 'QQ', 0x7f0000001000, 2) + struct.pack(e + 'Qii', 0x7f0000001000, 3, 0) + b'/x.py\0' \
+        + struct.pack(e + 'Qii', 0x7f0000001004, 4, 0) + b'\xff\0'
+    out += rec(2, 1040, dbg)
+    out += rec(1, 1050, struct.pack(e + 'IIQQQQQ', 4242, 4242, 0, 0x7f0000001000, 0x7f0000009000, len(code), 0))
+    out += rec(3, 1060, b'')
+    return out
+put('jitdump', 'cpython-le', jitdump('<'))
+put('jitdump', 'cpython-be', jitdump('>'))
+put('jitdump', 'cut', jitdump('<')[:150])

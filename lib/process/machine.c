@@ -47,6 +47,7 @@ void ds_machine__delete(struct ds_machine *m)
 	dsi_hashmap__exit(&m->listed_modules);
 	dsi_maps__exit(&m->kmaps);
 	dsi_callchain_cache__delete(m->callchains);
+	dsi_machine__jit_exit(m);
 	free(m);
 }
 
@@ -66,8 +67,14 @@ unsigned ds_machine__map_name_seq(const struct ds_machine *m, const char *name)
 
 int ds_machine__process(struct ds_machine *m, const struct ds_event *ev)
 {
+	int err;
+
 	if (!ev->evsel)
 		return 0;
+	/* JIT code mapped before the first record of its time (perf inject --jit's MMAP2 come first) */
+	if (m->jit_next < m->jit_nr && m->jit_q[m->jit_next].time <= ev->sample.time &&
+	    (err = dsi_machine__jit_advance(m, ev->sample.time)))
+		return err;
 	switch (ev->hdr->type) {
 	case DS_REC_COMM: return dsi_machine__process_comm(m, ev);
 	case DS_REC_FORK: return dsi_machine__process_fork(m, ev);

@@ -86,7 +86,38 @@ struct ds_machine {
 	uint64_t maps_dropped;         /* task MMAP records not kept past it */
 	int32_t *exited;               /* tids that exited since the last release of their maps (fewer than threads) */
 	size_t nr_exited, cap_exited;
+	/*
+	 * The code of the jitdumps seen (process/jitmaps.c), each to be
+	 * mapped at its timestamp as perf inject --jit's MMAP2 records are:
+	 * sorted by time from jit_next on.
+	 */
+	struct dsi_jit_pending *jit_q;
+	size_t jit_nr, jit_next, jit_cap;
+	uint64_t jit_seq;
 };
+
+/* ---- jitmaps.c ---- */
+
+struct dsi_jit_pending {
+	uint64_t time, seq;            /* when it is mapped; ties in dump order */
+	int32_t pid;
+	const struct dsi_jitdump *jd;
+	const struct ds_jit_code *code;
+};
+
+/*
+ * An MMAP of a jitdump (jit-PID.dump, as perf detects it) at @time: its
+ * code queued to be mapped at its timestamps.  0 (also when the dump
+ * cannot be read: said once), -ENOMEM.
+ */
+int dsi_machine__jitdump_mmap(struct ds_machine *m, uint32_t pid, const char *path, uint64_t time);
+/* Map the queued code whose time is <= @time (DS_NO_TIME: all). 0 or -ENOMEM. */
+int dsi_machine__jit_advance(struct ds_machine *m, uint64_t time);
+/* The machine's queue freed. */
+void dsi_machine__jit_exit(struct ds_machine *m);
+/* Insert @nm into @t's maps (maps.c's insertion, counted against the budget). */
+struct ds_thread;
+int dsi_machine__insert_user_map(struct ds_machine *m, struct ds_thread *t, const struct ds_map *nm);
 
 /* ---- maps.c ---- */
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "util/grow.h"
 #include "process/machine_int.h"
+#include "symbols/jitdump.h"
 
 /* ---- the sorted maps, in chunks -------------------------------------------- */
 
@@ -399,13 +400,26 @@ int dsi_machine__process_mmap(struct ds_machine *m, const struct ds_event *ev)
 		snprintf(name, sizeof(name), "/tmp/perf-%u.map", me.pid);
 		nm.name = ds_machine__intern(m, name);
 	}
-	if (machine__note_map_name(m, nm.name))
-		return -ENOMEM;
+	if (m->syms && dsi_jitdump__name_matches(me.filename, me.pid)) {
+		int err = dsi_machine__jitdump_mmap(m, me.pid, me.filename, ev->sample.time);
+
+		if (err)
+			return err;
+	}
 	if (!is_special(me.filename))
 		nm.dso = ds_symbols__dso(m->syms, me.filename, me.has_build_id ? me.build_id : NULL,
 					 me.has_build_id ? me.build_id_size : 0);
 	t = ds_machine__thread(m, (int32_t)me.pid, (int32_t)me.tid);
 	if (!t)
+		return -ENOMEM;
+	return dsi_machine__insert_user_map(m, t, &nm);
+}
+
+int dsi_machine__insert_user_map(struct ds_machine *m, struct ds_thread *t, const struct ds_map *map)
+{
+	struct ds_map nm = *map;
+
+	if (machine__note_map_name(m, nm.name))
 		return -ENOMEM;
 	/*
 	 * perf forgets a thread at its EXIT: what it maps after (an exec's

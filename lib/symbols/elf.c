@@ -100,6 +100,19 @@ int dsi_elf__open(struct ds_elf_image *img, const char *path)
 	return 0;
 }
 
+int dsi_elf__open_memory(struct ds_elf_image *img, void *buf, size_t len)
+{
+	memset(img, 0, sizeof(*img));
+	img->fd = -1;
+	img->dbg_fd = -1;
+	img->elf = elf_memory(buf, len);
+	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF) {
+		dsi_elf__close(img);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 void dsi_elf__close(struct ds_elf_image *img)
 {
 	if (img->dwarf)

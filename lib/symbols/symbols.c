@@ -94,6 +94,7 @@
 #include "util/hashmap.h"
 #include "record/spawn.h"
 #include "symbols/symbols_int.h"
+#include "symbols/jitdump.h"
 
 #define MAX_INLINE 32   /* deeper inline chains are cut (perf has no limit) */
 
@@ -118,6 +119,22 @@ struct ds_dso {
 	size_t pool_nr, pool_cap;
 	struct ds_dwarf_cache dw;      /* DWARF names and scopes (zeroed: empty) */
 	struct ds_srcline_cache *srclines; /* symbols/srcline.c's, NULL until asked */
+	/*
+	 * A code load of a jitdump (dsi_symbols__jit_dso): its image is the
+	 * ELF perf inject --jit would write, built in memory at the first
+	 * load (jit_elf, owned); no file is looked for.
+	 */
+	const struct dsi_jitdump *jd;
+	const struct ds_jit_code *jit;
+	uint8_t *jit_elf;
+};
+
+/* A jitdump read (dsi_symbols__jitdump), by the path its MMAP recorded. */
+struct jitdump_node {
+	struct jitdump_node *next;
+	char *recorded;
+	bool ok;                       /* read (maybe with a problem said); false: not found or unreadable */
+	struct dsi_jitdump jd;
 };
 
 struct ds_symbols {
@@ -151,6 +168,7 @@ struct ds_symbols {
 	bool kernel_foreign;           /* the running kernel's kallsyms, another kernel recorded: not used */
 	bool kernel_bid_checked;
 	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
+	struct jitdump_node *jitdumps; /* every jitdump read, newest first */
 	/*
 	 * The helper thread ("dstack-syms"): the kernel's symbols first, if
 	 * asked for (it owns s->kernel until kernel_done), then the binaries
@@ -251,6 +269,8 @@ static void dso_unload(struct ds_dso *d)
 	d->srclines = NULL;
 	d->pool_nr = 0;
 	d->usable = false;
+	free(d->jit_elf);   /* after the image that read it */
+	d->jit_elf = NULL;
 }
 
 static void dso_free(struct ds_dso *d)
@@ -345,6 +365,14 @@ void ds_symbols__delete(struct ds_symbols *s)
 		}
 	}
 	dsi_hashmap__exit(&s->jit);
+	while (s->jitdumps) {
+		struct jitdump_node *next = s->jitdumps->next;
+
+		dsi_jitdump__exit(&s->jitdumps->jd);
+		free(s->jitdumps->recorded);
+		free(s->jitdumps);
+		s->jitdumps = next;
+	}
 	prefetch_stop(s);   /* a kernel preload nobody needed: no warning if it failed */
 	dsi_kallsyms__exit(&s->kernel);
 	dsi_intern__exit(&s->in);
@@ -713,6 +741,24 @@ static bool try_file(struct ds_dso *d, const char *file)
 	return true;
 }
 
+/* A jitdump's code: its image built from the dump (the helper never loads one: no warning here). */
+static bool jitdump_load(struct ds_dso *d)
+{
+	struct ds_symbols *s = d->syms;
+	size_t len;
+
+	if (dsi_jitdump__elf(d->jd, d->jit, &d->jit_elf, &len, NULL))
+		return false;
+	if (dsi_elf__open_memory(&d->img, d->jit_elf, len) ||
+	    !dsi_elf__load(&d->img, !s->no_demangle, NULL, d->path, NULL)) {
+		dsi_elf__close(&d->img);
+		free(d->jit_elf);
+		d->jit_elf = NULL;
+		return false;
+	}
+	return true;
+}
+
 /*
  * Open the DSO's file: under the symfs when there is one (perf 7.2 looks
  * nowhere else then: a file the symfs lacks is no symbols, not this
@@ -721,9 +767,12 @@ static bool try_file(struct ds_dso *d, const char *file)
  */
 static void dso_open(struct ds_dso *d)
 {
-	char *full = d->syms->symfs && !d->file ? symfs_file(d->syms, d->path) : NULL;
+	char *full = d->syms->symfs && !d->file && !d->jit ? symfs_file(d->syms, d->path) : NULL;
 
-	if (d->file)
+	if (d->jit) {
+		d->usable = jitdump_load(d);
+		d->warned = true;   /* its dump's problems were said when it was read */
+	} else if (d->file)
 		d->usable = try_file(d, d->file);
 	else
 		d->usable = d->syms->symfs ? full && try_file(d, full) : try_file(d, d->path);
@@ -763,7 +812,7 @@ static void dso_debuginfod(struct ds_dso *d)
 	uint8_t bid[64];
 	const uint8_t *known;
 	size_t len = 0;
-	if (!s->di_on || d->di_asked || d->path[0] != '/' || d->file)
+	if (!s->di_on || d->di_asked || d->path[0] != '/' || d->file || d->jit)
 		return;
 	known = ds_dso__build_id(d, &len);
 	if (!known || !len || len > sizeof(bid))
@@ -1174,4 +1223,47 @@ bool ds_symbols__jit(struct ds_symbols *s, int pid, uint64_t addr, struct ds_fra
 	if (!found)
 		*v = (uint64_t)(uintptr_t)jit_load(s, pid);
 	return *v && textsyms_frame((const struct ds_textsyms *)(uintptr_t)*v, addr, frame);
+}
+
+/* ---- jitdumps ------------------------------------------------------------ */
+
+const struct dsi_jitdump *dsi_symbols__jitdump(struct ds_symbols *s, const char *recorded)
+{
+	struct jitdump_node *n;
+	char *file;
+
+	for (n = s->jitdumps; n; n = n->next)
+		if (!strcmp(n->recorded, recorded))
+			return n->ok ? &n->jd : NULL;
+	if (!(n = calloc(1, sizeof(*n))) || !(n->recorded = strdup(recorded))) {
+		free(n);
+		return NULL;
+	}
+	n->next = s->jitdumps;
+	s->jitdumps = n;
+	file = s->symfs ? symfs_file(s, recorded) : strdup(recorded);
+	if (!file)
+		return NULL;
+	n->ok = dsi_jitdump__read(&n->jd, file) == 0 && (n->jd.recorded = strdup(recorded));
+	if (n->jd.problem[0])
+		ds_warn("%s\n", n->jd.problem);
+	free(file);
+	return n->ok ? &n->jd : NULL;
+}
+
+struct ds_dso *dsi_symbols__jit_dso(struct ds_symbols *s, const char *name, const struct dsi_jitdump *jd,
+				    const struct ds_jit_code *c)
+{
+	struct ds_dso *d = ds_symbols__dso(s, name, NULL, 0);
+
+	if (d && !d->loaded && !d->file && !d->jit) {
+		d->jd = jd;
+		d->jit = c;
+	}
+	return d;
+}
+
+bool dsi_dso__is_jitdump(const struct ds_dso *d)
+{
+	return d && d->jit;
 }

@@ -249,6 +249,8 @@ void dsi_srcline_cache__free(struct ds_srcline_cache *c);
 /* Where @d's line cache hangs, for symbols/srcline.c (freed with the image). */
 struct ds_srcline_cache **dsi_dso__srclines(struct ds_dso *d);
 
+/* The ELF image in @buf (kept by the caller until dsi_elf__close): 0, or -ENOEXEC. */
+int dsi_elf__open_memory(struct ds_elf_image *img, void *buf, size_t len);
 bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, const char *path,
 		  const char *dicache);
 void dsi_elf__close(struct ds_elf_image *img);
@@ -275,6 +277,8 @@ Elf_Scn *dsi_elf__section(Elf *elf, const char *name, GElf_Shdr *shdr, size_t *i
  */
 struct ds_dso;
 const struct ds_elf_image *dsi_dso__image(struct ds_dso *d);
+/* Whether @d is the code of a jitdump (symbols/jitdump.h), whose image is built in memory; false for NULL. */
+bool dsi_dso__is_jitdump(const struct ds_dso *d);
 
 /* ---- DWARF inline chains ---------------------------------------------- */
 

@@ -591,7 +591,15 @@ static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, 
 {
 	uint64_t base;
 
-	if (d->first_page == UINT64_MAX || is_vdso(map) || in_text(d, vaddr))
+	/*
+	 * A jitdump's code (its image made to lie where its map says), and
+	 * perf 7.2's own jitted images (a PT_LOAD of .text at 0x80): perf
+	 * reports those at the map's start, 0x80 off, misses their CFI and
+	 * walks on by the frame pointer; the CFI read where it lies gives
+	 * the frames perf prints of CPython's trampolines
+	 */
+	if (d->first_page == UINT64_MAX || is_vdso(map) || in_text(d, vaddr) ||
+	    dsi_dso__is_jitdump(map->dso) || (map->name && !strncmp(map->name, "/tmp/jitted-", 12)))
 		return true;
 	base = map->name && !strncmp(map->name, "/tmp/jitted-", 12) ? map->start : map->start - map->pgoff;
 	return look - vaddr + d->first_page == base;

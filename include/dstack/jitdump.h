@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstack jitdump: the jit-PID.dump files JIT runtimes write for perf
+ * (CPython's -X perf_jit, node's --perf-prof, Java's and .NET's agents).
+ *
+ * Reading a recording (ds_profile, ds_machine) needs none of this: a
+ * process's mmap of its jitdump is seen and its code mapped at each code
+ * load's timestamp, named and unwound as perf inject --jit's output would
+ * be.  This is for writing what perf inject --jit writes: one ELF file per
+ * code load (jitted-PID-N.so: .text, one symbol, the dump's .eh_frame and
+ * .eh_frame_hdr where it has them, a build-id), and the facts of the MMAP2
+ * record that maps it.
+ *
+ * Ownership: a ds_jitdump owns its codes and their names until
+ * ds_jitdump__close().  Every dump is hostile: sizes are checked against
+ * the file and fields against their records; what was wrong (the first
+ * problem, naming the file and the offset) is ds_jitdump__problem()'s one
+ * line, and everything before a record that cannot be framed is kept.
+ */
+#ifndef DSTACK_JITDUMP_PUBLIC_H
+#define DSTACK_JITDUMP_PUBLIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ds_jitdump;
+
+/* One code load or move of a dump, in file order. */
+struct ds_jit_code {
+	uint64_t time;             /* the record's timestamp (CLOCK_MONOTONIC): mapped from then on */
+	uint64_t addr, size;       /* the code (a move: its new address) */
+	uint64_t map_len;          /* the MMAP2's length: size, or ALIGN_8(size) + the unwinding's mapped size */
+	uint64_t index;            /* code_index: names jitted-PID-INDEX.so */
+	uint32_t pid, tid;
+	const char *name;          /* the symbol (owned by the dump) */
+	bool move;                 /* JIT_CODE_MOVE (its load's image, mapped anew) */
+	/* where its bytes lie in the file (ds_jitdump__write_elf reads them) */
+	uint64_t code_off, unw_off, unw_size, unw_hdr_size, rec_off;
+};
+
+/* The file offset where perf's jitted ELF puts .text, the MMAP2's pgoff. */
+#define DS_JIT_TEXT_OFFSET 0x80u
+
+/* Whether @path is a jitdump perf would inject for @pid's mmap: "jit-PID.dump", PID == @pid (any for 0). */
+bool ds_jitdump__is_marker(const char *path, uint32_t pid);
+
+/*
+ * Read @path.  NULL only without memory (errno ENOMEM); a file that cannot
+ * be read gives a dump with no codes and a problem line.
+ */
+struct ds_jitdump *ds_jitdump__open(const char *path);
+void ds_jitdump__close(struct ds_jitdump *jd);
+/* "" or the one line about what was wrong with the file. */
+const char *ds_jitdump__problem(const struct ds_jitdump *jd);
+size_t ds_jitdump__nr_codes(const struct ds_jitdump *jd);
+/* Code @i (< nr_codes), valid until close. */
+const struct ds_jit_code *ds_jitdump__code(const struct ds_jitdump *jd, size_t i);
+/*
+ * Write code @i's ELF file to @path (created or truncated, mode 0644), as
+ * perf inject --jit writes it; its 20-byte build-id into @bid if not NULL.
+ * 0, or -errno (-EIO: the dump no longer holds the code's bytes).
+ */
+int ds_jitdump__write_elf(const struct ds_jitdump *jd, size_t i, const char *path, uint8_t bid[20]);
+
+#endif

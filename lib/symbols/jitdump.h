@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jitdump files (jit-PID.dump: CPython's -X perf_jit, node's --perf-prof,
+ * Java's and .NET's agents), read directly: their code loads and moves,
+ * each with the unwinding information (.eh_frame, .eh_frame_hdr) that came
+ * before it, and the ELF image perf inject --jit writes for a code load
+ * (jitted-PID-N.so), built in memory for the symbols and the unwinder or
+ * written out by dstack inject --jit.  Internal to the library: symbols.c
+ * keeps the dumps, process/maps.c maps their code at its timestamps.
+ *
+ * Every byte of a dump is hostile: each record's size is checked against
+ * the file, each field against its record; the first problem is kept as
+ * one line (dsi_jitdump.problem) naming the file and the record's offset.
+ * A record that cannot be framed (a size past the end, smaller than its
+ * prefix) ends the read with everything before it kept; a record that is
+ * framed but wrong (code past its record, addresses no process has) is
+ * skipped.  At most DSI_JIT_MAX_CODES code records are kept.
+ */
+#ifndef DSTACK_JITDUMP_H
+#define DSTACK_JITDUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "dstack/jitdump.h"
+
+#define DSI_JIT_MAX_CODES (1u << 18)   /* ~800 bytes each once mapped (its DSO, map, name): ~200 MiB at most */
+#define DSI_JIT_NAME_MAX 4096           /* a longer symbol name is cut */
+/* Where perf 7.2's jitted ELF puts .text: after the ELF header and its one program header. */
+#define DSI_JIT_TEXT_OFFSET DS_JIT_TEXT_OFFSET
+
+/* A code load or move is the API's struct ds_jit_code (dstack/jitdump.h). */
+
+struct dsi_jitdump {
+	char *path;                /* the file read (under the symfs) */
+	char *recorded;            /* the path its MMAP recorded (dsi_symbols__jitdump's; NULL: path) */
+	int fd;                    /* kept open: code bytes are read when an image is built */
+	uint64_t file_size;
+	bool swap;                 /* written in the other byte order */
+	uint32_t pid, elf_mach, version;
+	uint64_t flags;
+	struct ds_jit_code *codes;
+	size_t nr, cap;
+	uint64_t nr_problems;      /* records skipped or reads ended (problem names the first) */
+	char problem[512];         /* "" or the one line said about the file */
+	struct ds_strblock *names;
+};
+
+/*
+ * Read the dump at @path (opened as a regular file).  0 with *@jd filled
+ * (maybe with a problem line and fewer codes); -errno when it cannot be
+ * opened (problem set too) or no memory.  dsi_jitdump__exit frees it.
+ */
+int dsi_jitdump__read(struct dsi_jitdump *jd, const char *path);
+void dsi_jitdump__exit(struct dsi_jitdump *jd);
+
+/*
+ * Whether @path names a jitdump as perf detects one: its base name is
+ * "jit-PID.dump" with PID decimal and equal to @pid (any when @pid is 0,
+ * a system-wide synthesized map).
+ */
+bool dsi_jitdump__name_matches(const char *path, uint32_t pid);
+
+/*
+ * The ELF image perf inject --jit writes for code record @c of @jd
+ * (ET_DYN, one PT_LOAD of .text at DSI_JIT_TEXT_OFFSET, .eh_frame and
+ * .eh_frame_hdr where the dump gave them, one function symbol, a GNU
+ * build-id from the code's bytes and address), malloc'd into *@buf.
+ * 0, or -errno (the code's bytes cannot be read: -EIO; -ENOMEM).
+ * @bid (20 bytes) receives the build-id when not NULL.
+ */
+int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint8_t **buf, size_t *len,
+		     uint8_t bid[20]);
+
+/*
+ * The dump whose MMAP recorded @recorded, read once (under the symfs) and
+ * kept by @syms; its problem line said then.  NULL if it cannot be read.
+ */
+struct ds_symbols;
+struct ds_dso;
+const struct dsi_jitdump *dsi_symbols__jitdump(struct ds_symbols *syms, const char *recorded);
+/*
+ * The DSO named @name (perf's jitted-PID-N.so path) of code @c of @jd:
+ * its symbols and CFI are the image dsi_jitdump__elf builds.  The same
+ * object for the same name (a move maps its load's); NULL on ENOMEM.
+ */
+struct ds_dso *dsi_symbols__jit_dso(struct ds_symbols *syms, const char *name, const struct dsi_jitdump *jd,
+				    const struct ds_jit_code *c);
+
+#endif

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Checks of suite 41 (jitdump read directly, dstack inject --jit).
+
+  jitdump_check.py same REF OTHER        perf 7.2's script text against dstack's: equal line for
+                                         line, but a vDSO frame perf7's chroot cannot name
+                                         ("[unknown] ([vdso])"), and a walk dstack ends where
+                                         perf's goes on through a vDSO frame (no image of the
+                                         recording's); prints the counts
+  jitdump_check.py mutate KIND IN OUT    a damaged copy of dump IN: trunc (cut inside the middle
+                                         code load), size (that record's size past the end),
+                                         addr (its code in the kernel's half), swap (the whole
+                                         dump in the other byte order); prints the record's offset
+  jitdump_check.py kept GOOD BAD         BAD's samples are GOOD's, every frame at the same address,
+                                         every frame outside JIT code the same line
+"""
+import re
+import struct
+import sys
+
+FRAME = re.compile(r'^\s*([0-9a-f]+) (.*) \((.*)\)$')
+
+
+def blocks(path):
+    return [b.strip('\n') for b in open(path, errors='replace').read().split('\n\n') if b.strip('\n')]
+
+
+def vdso_norm(line):
+    m = FRAME.match(line)
+    if m and m.group(3) == '[vdso]':
+        return '%s ([vdso])' % m.group(1)
+    return line
+
+
+def same(ref, oth):
+    a, b = blocks(ref), blocks(oth)
+    if len(a) != len(b):
+        print('samples differ: %d vs %d' % (len(a), len(b)))
+        return 1
+    frames = jitted = vdso = vdso_stop = 0
+    for x, y in zip(a, b):
+        xl, yl = x.split('\n'), y.split('\n')
+        if len(yl) < len(xl) and xl[:len(yl)] == yl and vdso_norm(xl[len(yl)]).endswith(' ([vdso])'):
+            # dstack's walk ends at a vDSO frame: a recording of another kernel whose header names
+            # no vDSO image (perf 7.2's build-id mmaps), where perf7 unwinds with its own process's
+            # image (docs/unwinding.md); nothing of JIT code
+            vdso_stop += 1
+            xl = yl
+        if len(xl) != len(yl):
+            print('a stack differs in depth:\n%s\n---\n%s' % (x, y))
+            return 1
+        for p, q in zip(xl, yl):
+            if p != q:
+                if vdso_norm(p) != vdso_norm(q):
+                    print('differs:\n  %s\n  %s\nin\n%s' % (p, q, x))
+                    return 1
+                vdso += 1
+        frames += len(xl) - 1
+        jitted += sum('/jitted-' in l for l in xl[1:])
+    if not jitted:
+        print('no JIT frame at all: nothing was checked')
+        return 1
+    print('%d samples, %d frames, %d in JIT code, equal (%d vDSO frames perf7 cannot name, '
+          '%d walks dstack ends at a vDSO it has no image of)' % (len(a), frames, jitted, vdso, vdso_stop))
+    return 0
+
+
+def records(d):
+    swap = d[:4] == b'DTiJ' and False
+    e = '<' if struct.unpack('<I', d[:4])[0] == 0x4A695444 else '>'
+    off = struct.unpack(e + 'I', d[8:12])[0]
+    out = []
+    while off + 16 <= len(d):
+        i, sz, _ = struct.unpack(e + 'IIQ', d[off:off + 16])
+        if sz < 16:
+            break
+        out.append((off, i, sz))
+        off += sz
+    return e, out
+
+
+def swapped(d):
+    """The dump as a writer of the other byte order writes it."""
+    e, recs = records(d)
+    o = '>' if e == '<' else '<'
+    b = bytearray(d)
+    def conv(off, fmt):
+        vals = struct.unpack_from(e + fmt, d, off)
+        struct.pack_into(o + fmt, b, off, *vals)
+    conv(0, 'IIIIIIQQ')
+    for off, i, sz in recs:
+        conv(off, 'IIQ')
+        if i == 0:
+            conv(off + 16, 'IIQQQQ')
+        elif i == 1:
+            conv(off + 16, 'IIQQQQQ')
+        elif i == 4:
+            conv(off + 16, 'QQQ')
+        elif i == 2:
+            conv(off + 16, 'QQ')
+            n = struct.unpack_from(e + 'Q', d, off + 24)[0]
+            p = off + 32
+            for _ in range(n):
+                if p + 16 > off + sz:
+                    break
+                conv(p, 'Qii')
+                p = d.index(b'\0', p + 16) + 1
+    return bytes(b)
+
+
+def mutate(kind, src, dst):
+    d = open(src, 'rb').read()
+    e, recs = records(d)
+    loads = [r for r in recs if r[1] == 0]
+    off = loads[len(loads) // 2][0]
+    if kind == 'trunc':
+        out = d[:off + 30]
+    elif kind == 'size':
+        b = bytearray(d)
+        struct.pack_into(e + 'I', b, off + 4, 0x7fffffff)
+        out = bytes(b)
+    elif kind == 'addr':
+        b = bytearray(d)
+        struct.pack_into(e + 'Q', b, off + 32, 0xffffffffffff0000)
+        out = bytes(b)
+    elif kind == 'swap':
+        out = swapped(d)
+    else:
+        raise SystemExit('unknown mutation ' + kind)
+    open(dst, 'wb').write(out)
+    print('%#x' % off)
+    return 0
+
+
+def kept(good, bad):
+    a, b = blocks(good), blocks(bad)
+    if len(a) != len(b):
+        print('samples differ: %d vs %d' % (len(a), len(b)))
+        return 1
+    ja = jb = 0
+    for x, y in zip(a, b):
+        xl, yl = x.split('\n'), y.split('\n')
+        if xl[0] != yl[0] or len(xl) != len(yl):
+            print('a sample changed:\n%s\n---\n%s' % (x, y))
+            return 1
+        for p, q in zip(xl[1:], yl[1:]):
+            if p.split()[0] != q.split()[0]:
+                print('an address changed: %s / %s' % (p, q))
+                return 1
+            if '/jitted-' not in p and p != q:
+                print('a frame outside JIT code changed: %s / %s' % (p, q))
+                return 1
+        ja += sum('/jitted-' in l for l in xl)
+        jb += sum('/jitted-' in l for l in yl)
+    print('%d samples kept, every address kept; %d of %d JIT frames still named' % (len(a), jb, ja))
+    return 0
+
+
+if __name__ == '__main__':
+    cmd = sys.argv[1]
+    if cmd == 'same':
+        sys.exit(same(sys.argv[2], sys.argv[3]))
+    if cmd == 'mutate':
+        sys.exit(mutate(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if cmd == 'kept':
+        sys.exit(kept(sys.argv[2], sys.argv[3]))
+    raise SystemExit(__doc__)
