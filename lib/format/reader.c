@@ -473,7 +473,7 @@ bool ds_header_info__has_feature(const struct ds_header_info *hi, int feat)
 	return feat >= 0 && feat < DS_FEAT_BITS && (hi->features[feat / 64] >> (feat % 64) & 1);
 }
 
-void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len)
+void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len, uint64_t off)
 {
 	struct cursor c = { p, len, 0 };
 	struct ds_header_info *in = &r->info;
@@ -483,6 +483,7 @@ void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, 
 	free(r->feat_raw[feat]);
 	r->feat_raw[feat] = malloc(len ? len : 1);
 	r->feat_len[feat] = r->feat_raw[feat] ? len : 0;
+	r->feat_off[feat] = off;
 	if (r->feat_raw[feat])
 		memcpy(r->feat_raw[feat], p, len);
 	switch (feat) {
@@ -552,7 +553,7 @@ static void read_features(struct ds_reader *r, const struct ds_file_header *h)
 				r->path, (unsigned long long)s.offset, f, (unsigned long long)s.size);
 			continue;
 		}
-		dsi_reader__parse_feature(r, f, p, s.size);
+		dsi_reader__parse_feature(r, f, p, s.size, s.offset);
 	}
 	free(secs);
 }
@@ -1033,7 +1034,7 @@ static int absorb_record(struct ds_reader *r, uint64_t off, const uint8_t *p, ui
 
 			memcpy(&feat, p + 8, 8);
 			if (feat > 0 && feat < DS_FEAT_BITS)
-				dsi_reader__parse_feature(r, (int)feat, p + 16, size - 16);
+				dsi_reader__parse_feature(r, (int)feat, p + 16, size - 16, off + 16);
 		}
 		break;
 	case DS_REC_HEADER_BUILD_ID:
