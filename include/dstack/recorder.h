@@ -2,8 +2,9 @@
 /*
  * dstack recorder: opens perf events (per CPU or per task), maps their ring
  * buffers and hands every kernel record, whole and in order per buffer, to a
- * sink callback.  It knows nothing of perf.data: `dstack record` feeds the
- * sink into a ds_writer.
+ * sink callback.  It knows nothing of perf.data but the header it asks a
+ * ds_writer to write (ds_recorder__write_header): `dstack record` feeds
+ * the sink into that writer.
  *
  * Lifecycle:
  *   r = ds_recorder__new(&opts, &err);        opens the events (command: forks
@@ -86,6 +87,7 @@ struct ds_recorder_stats {
 	int exec_errno;
 };
 
+/* One whole kernel record of @len bytes (its header.size), 8-byte aligned, valid during the call. */
 typedef int (*ds_record_sink)(void *ctx, const void *record, size_t len);
 
 struct ds_recorder;
@@ -97,6 +99,19 @@ size_t ds_recorder__nr_attrs(const struct ds_recorder *r);
 /* The attr, the smallest size that holds its fields, its ids and name. */
 void ds_recorder__attr(const struct ds_recorder *r, size_t i, const struct ds_attr **attr,
 		       uint32_t *attr_size, const uint64_t **ids, size_t *nr_ids, const char **name);
+struct ds_writer;
+/*
+ * The recording's header as perf record writes it, into @w (before its
+ * first record): the attrs, ids and names of the recorder's events, and
+ * the features that describe the machine and the command: OSRELEASE,
+ * ARCH, HOSTNAME, NRCPUS, CPUDESC (uname, sysconf, /proc/cpuinfo) and
+ * CMDLINE ("dstack", then @argv's @argc words).  The features are written
+ * even when an attr fails.  0 or the writer's first error (its message
+ * in ds_writer__error(); e.g. -E2BIG: a word too long for a header
+ * string; the writer stays failed).
+ */
+int ds_recorder__write_header(const struct ds_recorder *r, struct ds_writer *w, int argc, const char *const *argv);
+
 /*
  * NULL, or what the recording falls short of, one line each: deferred
  * callchains not used (the kernel lacks them), their system-wide receiver

@@ -849,7 +849,7 @@ static size_t put_trailer(const struct ds_recorder *r, uint8_t *buf, size_t off,
 static int synth_comm(struct ds_recorder *r, ds_record_sink sink, void *ctx, pid_t pid, pid_t tid)
 {
 	char path[64], comm[32] = "";
-	uint8_t buf[128];
+	_Alignas(8) uint8_t buf[128];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -873,7 +873,7 @@ static int synth_comm(struct ds_recorder *r, ds_record_sink sink, void *ctx, pid
 static int synth_maps(struct ds_recorder *r, ds_record_sink sink, void *ctx, pid_t pid)
 {
 	char path[64], line[4352];
-	uint8_t buf[4608];
+	_Alignas(8) uint8_t buf[4608];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -931,7 +931,7 @@ static int synth_kernel(struct ds_recorder *r, ds_record_sink sink, void *ctx)
 	fclose(f);
 	if (!text)
 		return 0;  /* kptr_restrict hides addresses: no kernel map to offer */
-	uint8_t buf[128] = { 0 };
+	_Alignas(8) uint8_t buf[128] = { 0 };
 	const char *name = "[kernel.kallsyms]_text";
 	size_t nl = (strlen(name) + 1 + 7) & ~(size_t)7;
 	uint32_t pt[2] = { (uint32_t)-1, 0 };

@@ -336,6 +336,81 @@ static void test_errors(const char *dir)
 	}
 }
 
+/*
+ * CMDLINE through the writer: its words read back as written (perf's
+ * padded strings, counted), and a word too long for a header string
+ * refused with E2BIG and a message, the writer failed from then on (so
+ * that a recording whose header could not be written says so).
+ */
+static void test_cmdline(const char *dir)
+{
+	char path[512], *err = NULL, *big;
+	const char *argv[] = { "dstack", "record", "-g", "--", "sh", "-c", "echo 'a b'" };
+	struct ds_attr a, b;
+	const uint64_t ids[] = { 100 };
+	uint64_t rec[8];
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/cmdline.data", dir);
+	struct ds_writer *w = ds_writer__open(path, false, &err);
+
+	CHECK(w != NULL, "open: %s", err ? err : "?");
+	free(err);
+	if (!w)
+		return;
+	make_attrs(&a, &b);
+	CHECK(ds_writer__add_attr(w, &a, ds_attr__min_size(&a), ids, 1, "cpu-clock") == 0, "attr");
+	CHECK(ds_writer__feature_cmdline(w, 7, argv) == 0, "cmdline: %s", ds_writer__error(w));
+	n = make_record(rec, 0);
+	CHECK(ds_writer__write(w, rec, n) == 0, "record");
+	CHECK(ds_writer__close(w) == 0, "close");
+	struct ds_reader *rd = ds_reader__open(path, &err);
+
+	CHECK(rd != NULL, "read back: %s", err ? err : "?");
+	free(err);
+	if (rd) {
+		const char *want = "dstack record -g -- sh -c echo 'a b'";
+		const char *got = ds_reader__info(rd)->cmdline;
+		uint64_t len = 0;
+		const uint8_t *p = ds_reader__feature(rd, DS_FEAT_CMDLINE, &len);
+		uint32_t nr = 0, first = 0;
+
+		CHECK(got && !strcmp(got, want), "cmdline read back: '%s'", got ? got : "(none)");
+		if (p && len >= 8) {
+			memcpy(&nr, p, 4);
+			memcpy(&first, p + 4, 4);
+		}
+		CHECK(nr == 7 && first == 64 && len == 4 + 7 * (4 + 64), "layout: %u words, first of %u bytes, %llu in all",
+		      nr, first, (unsigned long long)len);
+		ds_reader__close(rd);
+	}
+	unlink(path);
+
+	/* a word past the 1 MiB a header string may hold */
+	w = ds_writer__open(path, false, &err);
+	free(err);
+	big = malloc((1u << 20) + 2);
+	if (!w || !big) {
+		CHECK(0, "setting up the E2BIG case");
+		free(big);
+		if (w)
+			ds_writer__close(w);
+		return;
+	}
+	memset(big, 'x', (1u << 20) + 1);
+	big[(1u << 20) + 1] = 0;
+	const char *bad[] = { "dstack", big };
+
+	CHECK(ds_writer__add_attr(w, &a, ds_attr__min_size(&a), ids, 1, "cpu-clock") == 0, "attr");
+	CHECK(ds_writer__feature_cmdline(w, 2, bad) == -E2BIG, "a word of 1 MiB + 1 refused with E2BIG");
+	CHECK(strstr(ds_writer__error(w), "command line word too long") && strstr(ds_writer__error(w), path),
+	      "E2BIG's message names the file and why: '%s'", ds_writer__error(w));
+	CHECK(ds_writer__feature_cmdline(w, 1, argv) == -E2BIG, "the writer stays failed");
+	CHECK(ds_writer__close(w) == -E2BIG, "close returns E2BIG");
+	free(big);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/dstack-writer-XXXXXX";
@@ -354,6 +429,7 @@ int main(int argc, char **argv)
 	round_trip(dir, true, true);
 	test_unfinished(dir);
 	test_errors(dir);
+	test_cmdline(dir);
 	rmdir(dir);
 	printf("test_writer: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
