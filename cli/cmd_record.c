@@ -427,7 +427,7 @@ static bool build_id_name_new(struct sink_ctx *c, const char *name)
 {
 	size_t before = c->build_id_names.nr;
 
-	return dsi_strset__add(&c->build_id_names, name) != DS_IDMAP_NONE && c->build_id_names.nr > before;
+	return dsi_strset__add(&c->build_id_names, name) != DSI_IDMAP_NONE && c->build_id_names.nr > before;
 }
 
 static void sink_ctx_exit(struct sink_ctx *c)

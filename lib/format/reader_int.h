@@ -41,7 +41,7 @@ struct ds_reader {
 	struct ds_header_info info;
 	struct ds_evsel **evsels;
 	size_t nr_evsels;
-	struct ds_hashmap ids;   /* sample id -> evsel index */
+	struct dsi_hashmap ids;   /* sample id -> evsel index */
 	int id_pos, is_pos;      /* u64 slots: from sample start / from record end */
 	bool named;
 	uint64_t pos, end;       /* next record, end of the data section: the current part's, in its file */

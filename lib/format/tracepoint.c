@@ -98,7 +98,7 @@ struct ds_tp_set {
 	size_t nr_printk;
 	struct ds_tp_event **events;
 	size_t nr_events;
-	struct ds_hashmap by_id;  /* id -> index */
+	struct dsi_hashmap by_id;  /* id -> index */
 };
 
 /* ---- small helpers ---------------------------------------------------- */

@@ -34,7 +34,7 @@ struct trace_text {
 
 /* Counter reads (ds_profile__split_reads): by sample id. */
 struct read_split {
-	struct ds_hashmap ids;           /* sample id -> index + 1 into counters */
+	struct dsi_hashmap ids;           /* sample id -> index + 1 into counters */
 	struct read_counter {
 		const struct ds_evsel *evsel;
 		uint64_t last;

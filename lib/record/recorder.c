@@ -82,8 +82,8 @@ struct ds_recorder {
 	struct ds_recorder_stats st;
 	uint64_t sample_type;   /* BASE_SAMPLE_TYPE (+ CPU) common to every event */
 	size_t trailer_bytes;   /* sample_id_all: TID TIME [CPU] IDENTIFIER */
-	struct ds_hashmap cookies;     /* hash(tid, cookie) -> 1 seen in a sample, 2 record seen */
-	struct ds_hashmap known_tids;  /* system-wide defer sink: target tids (FORK, samples) */
+	struct dsi_hashmap cookies;     /* hash(tid, cookie) -> 1 seen in a sample, 2 record seen */
+	struct dsi_hashmap known_tids;  /* system-wide defer sink: target tids (FORK, samples) */
 	uint32_t last_sample_tid;      /* the last tid set in known_tids by a sample */
 	uint8_t *bounce;               /* for records that wrap around the ring end */
 	uint8_t *held;                 /* defer records of not yet known tids, within one pass */

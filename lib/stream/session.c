@@ -37,7 +37,7 @@ struct handoff {
 	const struct ds_event_header *hdr;
 	struct ds_evsel *evsel;
 	uint64_t offset;
-	struct ds_arena_chunk *chunk;       /* the record's memory: a copy ... */
+	struct dsi_arena_chunk *chunk;       /* the record's memory: a copy ... */
 	struct ds_source_window *win;       /* ... or where it lies in the input */
 };
 
@@ -229,7 +229,7 @@ static struct batch *pl_slot(struct pipeline *pl)
 }
 
 static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, struct ds_evsel *evsel,
-		   uint64_t offset, struct ds_arena_chunk *chunk, struct ds_source_window *win)
+		   uint64_t offset, struct dsi_arena_chunk *chunk, struct ds_source_window *win)
 {
 	struct pipeline *pl = s->pl;
 	struct batch *b;
@@ -261,7 +261,7 @@ static int deliver_handoff(void *ctx, const struct ds_ordered_item *it)
 {
 	struct ds_session *s = ctx;
 	const struct ds_event_header *hdr = it->hdr;
-	struct ds_arena_chunk *chunk = it->chunk;
+	struct dsi_arena_chunk *chunk = it->chunk;
 	struct ds_source_window *win = it->win;
 
 	if (dsi_ordered__kept(&s->ordered, *dsi_reader__pinned_bytes(s->reader)) > s->ordered.budget) {
@@ -338,7 +338,7 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	time = ds_evsel__record_time(evsel, hdr);
 	if (time == DS_NO_TIME) {
 		if (s->pl) {   /* the consumer reads it later: a copy that lasts */
-			struct ds_arena_chunk *chunk;
+			struct dsi_arena_chunk *chunk;
 			const struct ds_event_header *copy = dsi_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
 
 			return copy ? pl_push(s, copy, evsel, rec->offset, chunk, NULL) : -ENOMEM;

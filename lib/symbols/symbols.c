@@ -111,7 +111,7 @@ struct ds_dso {
 	bool warned;
 	char *mismatch_file;           /* the file whose build-id differs (messages name it) */
 	struct ds_elf_image img;
-	struct ds_hashmap cache;       /* file offset -> pool index << 8 | count */
+	struct dsi_hashmap cache;       /* file offset -> pool index << 8 | count */
 	struct ds_frame *pool;
 	size_t pool_nr, pool_cap;
 	struct ds_dwarf_cache dw;      /* DWARF names and scopes (zeroed: empty) */
@@ -124,7 +124,7 @@ struct ds_symbols {
 	char *debuginfod_cache;
 	bool no_inline, no_demangle;
 	struct ds_intern in;
-	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
+	struct dsi_hashmap dsos;        /* path hash -> struct ds_dso * chain */
 	struct ds_dso *all;
 	struct ds_kallsyms kernel;
 	uint64_t generation;           /* bumped when resolved results become stale */
@@ -143,7 +143,7 @@ struct ds_symbols {
 	bool kernel_ok;
 	bool kernel_foreign;           /* the running kernel's kallsyms, another kernel recorded: not used */
 	bool kernel_bid_checked;
-	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
+	struct dsi_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
 	/*
 	 * The helper thread ("dstack-syms"): the kernel's symbols first, if
 	 * asked for (it owns s->kernel until kernel_done), then the binaries
@@ -155,7 +155,7 @@ struct ds_symbols {
 	pthread_mutex_t pf_lock;
 	pthread_cond_t pf_cond;        /* something was queued or finished */
 	bool kernel_queued, kernel_done;
-	struct ds_hashmap pf_files;    /* path hash of the file -> struct prefetch * chain */
+	struct dsi_hashmap pf_files;    /* path hash of the file -> struct prefetch * chain */
 	struct prefetch *pf_all;       /* every request, for freeing */
 	struct prefetch *pf_head, *pf_tail; /* queued, oldest first */
 	size_t pf_busy;                /* requests queued or loading */
