@@ -534,7 +534,7 @@ static int write_off_cpu_formats(struct ds_writer *w)
 {
 	static const char *const tps[] = { "sched:sched_switch" };
 	size_t len;
-	void *td = ds_tp_tracing_data(tps, 1, &len);
+	void *td = ds_tracefs__tracing_data(tps, 1, &len);
 	int ret;
 
 	if (!td) {

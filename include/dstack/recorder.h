@@ -72,7 +72,7 @@ struct ds_recorder_opts {
 	 * RAW data and the callchain: deferred where the kernel has them), and
 	 * SWITCH records on the tracking event, so that a task's switch back in
 	 * is in the file even when only the task is recorded.  The caller writes
-	 * the tracing data (ds_tp_tracing_data) so that readers know the format.
+	 * the tracing data (ds_tracefs__tracing_data) so that readers know the format.
 	 */
 	bool off_cpu;
 };

@@ -85,7 +85,7 @@ bool ds_tp_event__field_str(const struct ds_tp_event *ev, const char *name, cons
 /* ---- recording: the running kernel's tracefs ---- */
 
 /* The ID of tracefs event SYS:NAME (its perf attr config): 0, or -errno. */
-int ds_tp_tracefs_id(const char *sys, const char *name, uint64_t *id);
+int ds_tracefs__event_id(const char *sys, const char *name, uint64_t *id);
 
 /*
  * A tracing-data blob, as perf record writes it (HEADER_TRACING_DATA), for
@@ -94,6 +94,6 @@ int ds_tp_tracefs_id(const char *sys, const char *name, uint64_t *id);
  * kallsyms, printk and saved-cmdlines sections.  malloc'd; NULL and errno
  * when tracefs cannot be read.
  */
-void *ds_tp_tracing_data(const char *const *events, size_t nr, size_t *len);
+void *ds_tracefs__tracing_data(const char *const *events, size_t nr, size_t *len);
 
 #endif

@@ -2323,7 +2323,7 @@ static char *tracefs_read(const char *rel, size_t *len)
 	return NULL;
 }
 
-int ds_tp_tracefs_id(const char *sys, const char *name, uint64_t *id)
+int ds_tracefs__event_id(const char *sys, const char *name, uint64_t *id)
 {
 	char rel[256], *text;
 	size_t len;
@@ -2378,7 +2378,7 @@ static bool out_file(struct out *o, const char *name, const char *rel)
 	return true;
 }
 
-void *ds_tp_tracing_data(const char *const *events, size_t nr, size_t *len)
+void *ds_tracefs__tracing_data(const char *const *events, size_t nr, size_t *len)
 {
 	struct out o = { 0 };
 	uint8_t endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__, lsize = (uint8_t)sizeof(long);

@@ -65,7 +65,7 @@ struct ds_profile {
 	struct ds_user_unwind *uu;
 	struct trace_text tt;
 	struct read_split reads;
-	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* ds_profile_perf_callchain's, for script_comms */
+	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* ds_event__perf_callchain's, for script_comms */
 	char comm_buf[24];               /* a script comm (":TID") not interned: transient_comms */
 	/* the event callback behind the progress hook */
 	ds_event_fn ev_fn;
@@ -386,7 +386,7 @@ static uint64_t script_time(const struct ds_thread *t, const struct ds_event *ev
  * a new thread named ":TID" (perf report keeps the thread).  @buf holds
  * that name.
  */
-const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
+const char *ds_thread__script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
 {
 	uint64_t when;
 
@@ -402,7 +402,7 @@ const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *e
 	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
 }
 
-const uint64_t *ds_profile_perf_callchain(const struct ds_event *ev, uint64_t buf[DS_PROFILE_CHAIN_MAX], uint64_t *nr)
+const uint64_t *ds_event__perf_callchain(const struct ds_event *ev, uint64_t buf[DS_PROFILE_CHAIN_MAX], uint64_t *nr)
 {
 	const struct ds_sample *s = &ev->sample;
 	uint64_t n = s->callchain_nr;
@@ -417,7 +417,7 @@ const uint64_t *ds_profile_perf_callchain(const struct ds_event *ev, uint64_t bu
 	return buf;
 }
 
-struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev)
+struct ds_thread *ds_machine__script_event_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev)
 {
 	struct ds_thread *st;
 
@@ -440,7 +440,7 @@ static const char *sample_comm(struct ds_profile *w, struct ds_thread *t, const 
 	const struct ds_sample *s = &ev->sample;
 
 	if (w->o.script_comms)
-		return kept_comm(w, ds_profile_script_comm(t, ev, w->comm_buf));
+		return kept_comm(w, ds_thread__script_comm(t, ev, w->comm_buf));
 	if (ev->record_time)
 		return kept_comm(w, ds_thread__comm_at(t, ev->record_time));
 	return kept_comm(w, s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time));
@@ -470,14 +470,14 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	uint64_t unwound_nr = 0;
 	size_t nr;
 	/* perf script's: none after the thread's EXIT */
-	struct ds_thread *t = w->o.script_comms ? ds_profile_script_thread(w->machine, ws->thread, ev) : ws->thread;
+	struct ds_thread *t = w->o.script_comms ? ds_machine__script_event_thread(w->machine, ws->thread, ev) : ws->thread;
 
 	if ((unwound = ds_user_unwind__chain(w->uu, t, ev, w->max_stack, &unwound_nr))) {
 		ds_machine__callchain(w->machine, t, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
 	} else if (s->callchain) {
 		uint64_t n = s->callchain_nr;
 		/* script's names and cookies: perf script's (a given-up cookie is an address) */
-		const uint64_t *ips = w->o.script_comms ? ds_profile_perf_callchain(ev, w->perf_chain, &n) : s->callchain;
+		const uint64_t *ips = w->o.script_comms ? ds_event__perf_callchain(ev, w->perf_chain, &n) : s->callchain;
 
 		/* (a stack copy's unwind keeps its innermost frames either way, as perf's) */
 		ds_machine__callchain(w->machine, t, ips, n, w->max_stack,

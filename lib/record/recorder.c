@@ -488,7 +488,7 @@ static int open_off_cpu_event(struct ds_recorder *r, char **errmsg)
 	uint64_t id = 0;
 	int err;
 
-	if ((err = ds_tp_tracefs_id("sched", "sched_switch", &id))) {
+	if ((err = ds_tracefs__event_id("sched", "sched_switch", &id))) {
 		set_err(errmsg, "--off-cpu: cannot read the id of sched:sched_switch from tracefs "
 			"(/sys/kernel/tracing/events/sched/sched_switch/id): %s", strerror(-err));
 		return err;
