@@ -29,6 +29,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include "cli.h"
+#include "dstack/log.h"
 #include "dstack/recorder.h"
 #include "dstack/event.h"
 #include "dstack/session.h"
@@ -502,25 +503,26 @@ static int count_only(void *ctx, const struct ds_event *ev)
 static void print_summary(const char *path, const struct ds_recorder_stats *st)
 {
 	struct stat sb;
-	char *err = NULL;
 	if (stat(path, &sb) < 0)
 		sb.st_size = 0;
-	struct ds_session *s = ds_session__open(path, &err);
+	struct ds_session *s = ds_session__open(path);
 	if (!s) {
 		fprintf(stderr, "[ perf record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
 			(double)sb.st_size / (1024.0 * 1024.0), path, (unsigned long long)st->samples);
-		fprintf(stderr, "dstack record: cannot read %s back: %s\n", path, err ? err : strerror(errno));
-		free(err);
+		fprintf(stderr, "dstack record: cannot read %s back: %s\n", path, ds_errmsg());
 		return;
 	}
 	struct ds_session_opts so = { .memory_budget = cli_memory_budget() };
 	int ret = ds_session__run(s, &so, count_only, NULL);
+	char why[640];
+
+	snprintf(why, sizeof(why), "%s", ret ? ds_errmsg() : "");
 	const struct ds_stitch_stats *ss = ds_session__stitch_stats(s);
 	fprintf(stderr, "[ perf record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
 		(double)sb.st_size / (1024.0 * 1024.0), path,
 		(unsigned long long)(ss ? ss->samples : st->samples));
 	if (ret)
-		fprintf(stderr, "dstack record: reading %s back: %s\n", path, ds_session__error(s));
+		fprintf(stderr, "dstack record: reading %s back: %s\n", path, why);
 	if (ss && (ss->records || ss->deferred_samples))
 		fprintf(stderr, "[ dstack record: %llu deferred records, %llu samples stitched, %llu unresolved ]\n",
 			(unsigned long long)ss->records,
@@ -554,7 +556,7 @@ static int write_header(struct ds_writer *w, const struct ds_recorder *r, const 
 	int ret = ds_recorder__write_header(r, w, argc, (const char *const *)argv);
 
 	if (ret)
-		fprintf(stderr, "dstack record: %s\n", ds_writer__error(w));
+		fprintf(stderr, "dstack record: %s\n", ds_errmsg());
 	if (!ret && a->ro.off_cpu)
 		ret = write_off_cpu_formats(w);
 	return ret;
@@ -682,10 +684,9 @@ static void print_events(const struct ds_recorder *r)
 }
 
 /* An error of the recorder's or the writer's opening, as "dstack record: WHY"; frees @err. */
-static void open_failed(char *err)
+static void open_failed(void)
 {
-	fprintf(stderr, "dstack record: %s\n", err ? err : strerror(errno));
-	free(err);
+	fprintf(stderr, "dstack record: %s\n", ds_errmsg());
 }
 
 int cmd_record(int argc, char **argv)
@@ -693,7 +694,6 @@ int cmd_record(int argc, char **argv)
 	struct record_args a = { 0 };
 	struct sink_ctx c = { 0 };
 	struct ds_recorder *r;
-	char *err = NULL;
 	int ret = parse_args(&a, argc, argv), exit_code;
 	bool pipe;
 
@@ -701,18 +701,18 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	pipe = !strcmp(a.output, "-");
 	a.ro.command_stdout_to_stderr = pipe;
-	r = ds_recorder__new(&a.ro, &err);
+	r = ds_recorder__new(&a.ro);
 	if (!r) {
-		open_failed(err);
+		open_failed();
 		return EXIT_INPUT;
 	}
 	if (ds_recorder__fallback(r) && !a.quiet)
 		fprintf(stderr, "%s\n", ds_recorder__fallback(r));
 	if (a.verbose)
 		print_events(r);
-	c.w = ds_writer__open(a.output, pipe, &err);
+	c.w = ds_writer__open(a.output, pipe);
 	if (!c.w) {
-		open_failed(err);
+		open_failed();
 		ds_recorder__free(r);
 		return EXIT_INPUT;
 	}

@@ -237,7 +237,7 @@ static void for_each_rec(const struct ds_reader *rd, int feat, feat_rec_fn *fn, 
 	while ((err = ds_feat_iter__next(it, &rec)) > 0)
 		fn(ctx, &rec);
 	if (err < 0)
-		ds_warn("%s: %s\n", ds_reader__path(rd), ds_feat_iter__error(it));
+		ds_warn("%s: %s\n", ds_reader__path(rd), ds_errmsg());
 	ds_feat_iter__delete(it);
 }
 
@@ -614,21 +614,19 @@ void header_print(FILE *f, const char *path, const struct ds_reader *rd)
 
 int header_print_only(const char *cmd, const char *input)
 {
-	char *err = NULL;
-	struct ds_reader *rd = ds_reader__open(input, &err);
+	struct ds_reader *rd = ds_reader__open(input);
 	struct ds_record rec;
 	int ret = 0;
 
 	if (!rd) {
-		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : "cannot open the input");
-		free(err);
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
 		return EXIT_INPUT;
 	}
 	/* a pipe's features are records ahead of its first kernel event */
 	while (ds_reader__info(rd)->pipe && (ret = ds_reader__next(rd, &rec)) > 0 && rec.hdr->type >= 64)
 		;
 	if (ret < 0)
-		fprintf(stderr, "dstack %s: %s\n", cmd, ds_reader__error(rd));
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
 	header_print(stdout, input, rd);
 	ds_reader__close(rd);
 	if (fflush(stdout) || ferror(stdout)) {

@@ -118,11 +118,10 @@ static inline int fz_event(void *ctx, const struct ds_event *ev)
  */
 static inline void fz_run_path(const char *path, bool no_stitch, size_t budget, bool perf_order)
 {
-	char *err = NULL;
-	struct ds_session *s = ds_session__open(path, &err);
+	struct ds_session *s = ds_session__open(path);
 
 	if (!s) {
-		free(err);
+		(void)ds_errmsg();
 		return;
 	}
 	struct ds_symbols_opts so = { .symfs = fz_dir, .kallsyms = fz_kallsyms };
@@ -134,8 +133,8 @@ static inline void fz_run_path(const char *path, bool no_stitch, size_t budget, 
 		struct ds_session_opts opts = { .no_stitch = no_stitch, .sideband = fz_sideband, .sideband_ctx = m,
 						.memory_budget = budget, .stitch.perf_order = perf_order };
 
-		ds_session__run(s, &opts, fz_event, &c);
-		(void)ds_session__error(s);
+		if (ds_session__run(s, &opts, fz_event, &c) < 0)
+			(void)ds_errmsg();
 		(void)ds_session__stats(s);
 	}
 	ds_machine__delete(m);

@@ -14,7 +14,7 @@
  *   while ((err = ds_feat_iter__next(it, &rec)) > 0)
  *           printf("%s = %u\n", rec.pmu.name, rec.pmu.type);
  *   if (err < 0)
- *           fprintf(stderr, "%s\n", ds_feat_iter__error(it));
+ *           fprintf(stderr, "%s\n", ds_errmsg());
  *   ds_feat_iter__delete(it);
  *
  * Which features give which records (all others, e.g. TRACING_DATA,
@@ -45,17 +45,18 @@
  * or ds_feat_iter__delete(); the iterator reads the reader's copy of the
  * section and lives no longer than the reader.
  *
- * Errors: ds_feat_iter__new() returns NULL and sets errno (ENOENT: the
- * recording has no such feature; EINVAL: no feature of that number;
- * ENOMEM).  ds_feat_iter__next() returns 1 (a record), 0 (the end) or
- * -EBADMSG (the section is damaged: no more records); the message is then
- * in ds_feat_iter__error(), as "header feature NAME at offset 0xN: what".
+ * Errors (dstack/log.h): ds_feat_iter__new() returns NULL and sets errno
+ * (ENOENT: the recording has no such feature; EINVAL: no feature of that
+ * number; ENOMEM).  ds_feat_iter__next() returns 1 (a record), 0 (the end)
+ * or -EBADMSG (the section is damaged: no more records, the same error
+ * again); ds_errmsg() then says "header feature NAME at offset 0xN: what".
  */
 #ifndef DSTACK_FEATURES_H
 #define DSTACK_FEATURES_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "dstack/log.h"
 #include "dstack/reader.h"
 
 /* Features perf 7.2 names: 1..DS_FEAT_NR_NAMED-1 (beyond DS_FEAT_MAX_KNOWN: 7.x's) */
@@ -116,7 +117,6 @@ struct ds_feat_iter;
 
 struct ds_feat_iter *ds_feat_iter__new(const struct ds_reader *rd, int feat);
 int ds_feat_iter__next(struct ds_feat_iter *it, struct ds_feat_rec *rec);
-const char *ds_feat_iter__error(const struct ds_feat_iter *it);
 void ds_feat_iter__delete(struct ds_feat_iter *it);
 
 #endif

@@ -13,13 +13,16 @@
  *	struct ds_profile *p = ds_profile__open("perf.data", &opts);
  *
  *	if (!p)
- *		return -errno;              // why: logged (see opts.error)
+ *		return -errno;              // why: ds_errmsg()
  *	err = ds_profile__for_each_sample(p, on_sample, ctx);
  *	...                                 // the names handed over still valid
  *	ds_profile__close(p);               // and now no more
  *
- * Errors are negative errno values; why an open or a run failed goes to
- * opts.error, else to the log (dstack/log.h).
+ * Errors are negative errno values (NULL and errno for the open); why an
+ * open or a run failed is in ds_errmsg() (dstack/log.h), as for the whole
+ * API.  For the callers written before that convention it also still goes
+ * to opts.error, else to the log: a transition, to go once they read
+ * ds_errmsg().
  *
  * Lifetimes: everything the profile hands out (the sample, its frames,
  * events and threads) is owned by the profile.  The sample and its frame
@@ -146,7 +149,9 @@ struct ds_profile_opts {
 	 * returned, @msg the input's reason, else strerror(-@err) (never
 	 * NULL).  A run stopped by a callback's error is reported too; a
 	 * callback that said why itself returns -ECANCELED.  NULL: logged as
-	 * a warning ("PATH: MSG"), but for -ECANCELED.
+	 * a warning ("PATH: MSG"), but for -ECANCELED.  (Transitional: the
+	 * same message is in ds_errmsg(); this hook and the warning go once
+	 * its callers read that.)
 	 */
 	void (*error)(void *ctx, int err, const char *msg);
 };

@@ -7,7 +7,7 @@
  * the sink into that writer.
  *
  * Lifecycle:
- *   r = ds_recorder__new(&opts, &err);        opens the events (command: forks
+ *   r = ds_recorder__new(&opts);              opens the events (command: forks
  *                                             the child, which waits before exec)
  *   ds_recorder__attr(r, i, ...)              the attrs and ids, for the file header
  *   ds_recorder__synthesize(r, sink, ctx)     COMM/MMAP2 of existing tasks, kernel MMAP
@@ -23,9 +23,9 @@
  * events are disabled first, the tracking events stay open for up to
  * opts.defer_grace_ms so the records of pending cookies still arrive.
  *
- * Errors: NULL + errno from the constructor with a message in *errmsg
- * (malloc'd, the caller frees); run returns 0 or a negative errno (the
- * sink's own negative return stops the run and is returned).
+ * Errors (dstack/log.h): NULL + errno from the constructor, ds_errmsg()
+ * saying why; run returns 0 or a negative errno (the sink's own negative
+ * return stops the run and is returned).
  */
 #ifndef DSTACK_RECORDER_H
 #define DSTACK_RECORDER_H
@@ -92,7 +92,7 @@ typedef int (*ds_record_sink)(void *ctx, const void *record, size_t len);
 
 struct ds_recorder;
 
-struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char **errmsg);
+struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts);
 void ds_recorder__free(struct ds_recorder *r);
 
 size_t ds_recorder__nr_attrs(const struct ds_recorder *r);
@@ -106,9 +106,9 @@ struct ds_writer;
  * the features that describe the machine and the command: OSRELEASE,
  * ARCH, HOSTNAME, NRCPUS, CPUDESC (uname, sysconf, /proc/cpuinfo) and
  * CMDLINE ("dstack", then @argv's @argc words).  The features are written
- * even when an attr fails.  0 or the writer's first error (its message
- * in ds_writer__error(); e.g. -E2BIG: a word too long for a header
- * string; the writer stays failed).
+ * even when an attr fails.  0 or the writer's first error (ds_errmsg()
+ * says why; e.g. -E2BIG: a word too long for a header string; the
+ * writer stays failed).
  */
 int ds_recorder__write_header(const struct ds_recorder *r, struct ds_writer *w, int argc, const char *const *argv);
 

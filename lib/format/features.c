@@ -18,6 +18,7 @@
 #include <string.h>
 #include "dstack/features.h"
 #include "format/reader_int.h"
+#include "util/error.h"
 
 /* perf's feature names; 32..34 are 7.x's, named as perf prints them */
 static const char *const feat_names[DS_FEAT_NR_NAMED] = {
@@ -98,7 +99,7 @@ static int bad_at(struct ds_feat_iter *it, uint64_t at, const char *fmt, ...)
 	va_end(ap);
 	it->err = -EBADMSG;
 	it->done = true;
-	return it->err;
+	return dsi_error_keep(it->err, it->errbuf);
 }
 
 static uint64_t room(const struct ds_feat_iter *it)
@@ -597,7 +598,7 @@ static int next_listed(struct ds_feat_iter *it, struct ds_feat_rec *rec)
 	}
 }
 
-int ds_feat_iter__next(struct ds_feat_iter *it, struct ds_feat_rec *rec)
+static int iter_next(struct ds_feat_iter *it, struct ds_feat_rec *rec)
 {
 	if (it->done)
 		return it->err;
@@ -620,6 +621,13 @@ int ds_feat_iter__next(struct ds_feat_iter *it, struct ds_feat_rec *rec)
 	}
 }
 
+int ds_feat_iter__next(struct ds_feat_iter *it, struct ds_feat_rec *rec)
+{
+	int ret = iter_next(it, rec);
+
+	return ret < 0 ? dsi_error_keep(ret, it->errbuf) : ret;
+}
+
 struct ds_feat_iter *ds_feat_iter__new(const struct ds_reader *rd, int feat)
 {
 	struct ds_feat_iter *it;
@@ -629,16 +637,21 @@ struct ds_feat_iter *ds_feat_iter__new(const struct ds_reader *rd, int feat)
 
 	if (feat <= 0 || feat >= DS_FEAT_BITS) {
 		errno = EINVAL;
+		dsi_error(-EINVAL, "%s: header feature %d does not exist", ds_reader__path(rd), feat);
 		return NULL;
 	}
 	p = ds_reader__feature(rd, feat, &len);
 	if (!p) {
 		errno = ENOENT;
+		dsi_error(-ENOENT, "%s: the recording has no header feature %s", ds_reader__path(rd),
+			  feat < DS_FEAT_NR_NAMED ? feat_names[feat] : "of that number");
 		return NULL;
 	}
 	it = calloc(1, sizeof(*it));
-	if (!it)
+	if (!it) {
+		dsi_error(-ENOMEM, "out of memory");
 		return NULL;
+	}
 	it->feat = feat;
 	it->sec = (struct bytes){ p, len };
 	it->base = rd->feat_off[feat];
@@ -649,15 +662,11 @@ struct ds_feat_iter *ds_feat_iter__new(const struct ds_reader *rd, int feat)
 		err = read_btfs(it);
 	if (err) {
 		ds_feat_iter__delete(it);
+		dsi_error(err, "out of memory");
 		errno = -err;
 		return NULL;
 	}
 	return it;
-}
-
-const char *ds_feat_iter__error(const struct ds_feat_iter *it)
-{
-	return it->errbuf;
 }
 
 void ds_feat_iter__delete(struct ds_feat_iter *it)

@@ -15,6 +15,7 @@
 #include "dstack/log.h"
 #include "dstack/reader.h"
 #include "util/grow.h"
+#include "util/error.h"
 #include "util/hashmap.h"
 #include "format/reader_int.h"
 #include "format/source.h"
@@ -46,7 +47,7 @@ int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fm
 	return r->errcode;
 }
 
-const char *ds_reader__error(const struct ds_reader *r) { return r->err; }
+const char *dsi_reader__errmsg(const struct ds_reader *r) { return r->err; }
 const char *ds_reader__path(const struct ds_reader *r) { return r->path; }
 
 const char *ds_reader__locate(const struct ds_reader *r, uint64_t *off)
@@ -852,15 +853,15 @@ static int next_part(struct ds_reader *r)
 	return open_part(r, i);
 }
 
-struct ds_reader *ds_reader__open(const char *path, char **errmsg)
+struct ds_reader *ds_reader__open(const char *path)
 {
 	struct ds_reader *r = calloc(1, sizeof(*r));
 	int err;
 
-	if (errmsg)
-		*errmsg = NULL;
-	if (!r)
+	if (!r) {
+		dsi_error(-ENOMEM, "%s: out of memory", path);
 		return NULL;
+	}
 	r->path = strdup(path);
 	err = !r->path ? -ENOMEM : list_parts(r, path);
 	if (!err) {
@@ -872,9 +873,7 @@ struct ds_reader *ds_reader__open(const char *path, char **errmsg)
 		const char *what = err == -EISDIR ? "Is a directory (a perf.data directory holds a file 'data')"
 						  : strerror(-err);
 
-		if (errmsg && asprintf(errmsg, "%s: %s", r->parts && r->parts[0].path ? r->parts[0].path : path,
-				       what) < 0)
-			*errmsg = NULL;
+		dsi_error(err, "%s: %s", r->parts && r->parts[0].path ? r->parts[0].path : path, what);
 		ds_reader__close(r);
 		errno = -err;
 		return NULL;
@@ -883,8 +882,7 @@ struct ds_reader *ds_reader__open(const char *path, char **errmsg)
 	if (!err && r->nr_parts > 1)
 		place_parts(r);
 	if (err) {
-		if (errmsg)
-			*errmsg = strdup(r->err);
+		dsi_error_keep(err, r->err);
 		ds_reader__close(r);
 		errno = -err;
 		return NULL;
@@ -1286,7 +1284,7 @@ static int deliver_record(struct ds_reader *r, struct ds_record *rec, uint64_t o
 	return 1;
 }
 
-int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
+static int reader_next(struct ds_reader *r, struct ds_record *rec)
 {
 	struct ds_event_header h;
 	const uint8_t *p;
@@ -1320,4 +1318,11 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		if (err)
 			return err;
 	}
+}
+
+int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
+{
+	int ret = reader_next(r, rec);
+
+	return ret < 0 ? dsi_error_keep(ret, r->errcode ? r->err : NULL) : ret;
 }

@@ -70,6 +70,8 @@ struct ds_reader {
 
 __attribute__((format(printf, 4, 5)))
 int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...);
+/* The reader's first error, "FILE: offset 0xN: what" ("" while none). */
+const char *dsi_reader__errmsg(const struct ds_reader *r);
 void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len, uint64_t off);
 int dsi_reader__add_build_id(struct ds_reader *r, const uint8_t *p, size_t len);
 

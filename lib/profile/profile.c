@@ -15,6 +15,8 @@
 #include "dstack/offcpu.h"
 #include "dstack/profile.h"
 #include "dstack/tracepoint.h"
+#include "stream/session_int.h"
+#include "util/error.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 
@@ -92,9 +94,14 @@ static size_t max_maps(const struct ds_profile *p)
 	return (p->o.memory_budget ? p->o.memory_budget : DS_DEFAULT_MEMORY_BUDGET) / MAP_COST;
 }
 
-/* Why open or a run failed, to the error hook or the log. */
+/*
+ * Why open or a run failed: for ds_errmsg() (the convention), and, for the
+ * callers that still take it so, to the error hook or the log.
+ */
 static void say_error(const struct ds_profile_opts *o, const char *path, int err, const char *msg)
 {
+	if (err != -ECANCELED)
+		dsi_error_keep(err, msg);
 	if (o->error)
 		o->error(o->hook_ctx, err, msg);
 	else if (err != -ECANCELED)
@@ -115,14 +122,12 @@ static const struct ds_tp_event *trace_text_event(struct trace_text *tt, const s
 	if (ev->evsel->attr.type != DS_PERF_TYPE_TRACEPOINT)
 		return NULL;
 	if (in->tracing_data != tt->parsed) {
-		char err[256] = "";
-
 		ds_tp_set__delete(tt->set);
 		tt->parsed = in->tracing_data;
-		tt->set = ds_tp_set__parse(in->tracing_data, (size_t)in->tracing_data_size, err, sizeof(err));
+		tt->set = ds_tp_set__parse(in->tracing_data, (size_t)in->tracing_data_size);
 		if (!tt->set && !tt->warned) {
 			ds_warn("%s: %s; tracepoint fields not printed\n",
-				ds_reader__path(ds_session__reader(tt->session)), err);
+				ds_reader__path(ds_session__reader(tt->session)), ds_errmsg());
 			tt->warned = true;
 		}
 	}
@@ -645,16 +650,14 @@ static struct ds_profile *open_out_of_memory(struct ds_profile *p, const struct 
 /* The input's session; when it cannot be opened: said, @p closed, errno set, false. */
 static bool open_session(struct ds_profile *p, const struct ds_profile_opts *opts, const char *path)
 {
-	char *err = NULL;
 	int saved;
 
-	p->session = ds_session__open(path, &err);
+	p->session = ds_session__open(path);
 	if (p->session)
 		return true;
 	saved = errno;
-	say_error(opts, path, saved ? -saved : -EINVAL, err ? err : strerror(saved));
+	say_error(opts, path, saved ? -saved : -EINVAL, *ds_errmsg() ? ds_errmsg() : strerror(saved));
 	saved = saved ? saved : EINVAL;
-	free(err);
 	ds_profile__close(p);
 	errno = saved;
 	return false;
@@ -818,7 +821,7 @@ static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 			max_maps(p),
 			(unsigned long long)ds_machine__maps_dropped(p->machine));
 	if (ret) {
-		const char *msg = ds_session__error(p->session);
+		const char *msg = dsi_session__errmsg(p->session);
 
 		say_error(&p->o, p->path, ret, *msg ? msg : strerror(-ret));
 	}

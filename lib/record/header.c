@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include "dstack/recorder.h"
 #include "dstack/writer.h"
+#include "util/error.h"
 
 static int write_attrs(struct ds_writer *w, const struct ds_recorder *r)
 {
@@ -58,7 +59,7 @@ static int write_cmdline(struct ds_writer *w, int argc, const char *const *argv)
 	int ret;
 
 	if (!words)
-		return -ENOMEM;
+		return dsi_error(-ENOMEM, "out of memory");
 	words[0] = "dstack";
 	for (int i = 0; i < argc; i++)
 		words[i + 1] = argv[i];

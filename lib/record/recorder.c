@@ -30,6 +30,7 @@
 
 #include "dstack/recorder.h"
 #include "dstack/tracepoint.h"
+#include "util/error.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 
@@ -745,13 +746,13 @@ static int add_targets(struct ds_recorder *r, char **errmsg)
 	}
 }
 
-struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char **errmsg)
+/* The recorder's opening; *@errmsg (malloc'd) says why it failed. */
+static struct ds_recorder *recorder_new(const struct ds_recorder_opts *opts, char **errmsg)
 {
 	struct ds_recorder *r = calloc(1, sizeof(*r));
 	int err;
 
-	if (errmsg)
-		*errmsg = NULL;
+	*errmsg = NULL;
 	if (!r) {
 		errno = ENOMEM;
 		return NULL;
@@ -771,11 +772,23 @@ struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char *
 		goto fail;
 	return r;
 fail:
-	if (errmsg && !*errmsg)
-		set_err(errmsg, "%s", strerror(-err));
 	ds_recorder__free(r);
 	errno = -err;
 	return NULL;
+}
+
+struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts)
+{
+	char *msg = NULL;
+	struct ds_recorder *r = recorder_new(opts, &msg);
+	int e = errno;
+
+	if (!r) {
+		dsi_error_keep(-e, msg);
+		free(msg);
+		errno = e;
+	}
+	return r;
 }
 
 void ds_recorder__free(struct ds_recorder *r)

@@ -66,14 +66,12 @@ static int write_file(const char *name, const struct feat *f, size_t nr, char *p
 	struct ds_attr a = { .type = 1, .sample_period = 1000, .sample_type = DS_SAMPLE_IP | DS_SAMPLE_TID };
 	uint64_t rec[3] = { 0 }, id = 1;
 	struct ds_event_header h = { .type = DS_REC_SAMPLE, .misc = DS_MISC_USER, .size = 24 };
-	char *err = NULL;
 	struct ds_writer *w;
 	int ret = 0;
 
 	snprintf(path, size, "%s/%s.data", dir, name);
-	w = ds_writer__open(path, false, &err);
-	CHECK(w != NULL, "open %s: %s", path, err ? err : "?");
-	free(err);
+	w = ds_writer__open(path, false);
+	CHECK(w != NULL, "open %s: %s", path, ds_errmsg());
 	if (!w)
 		return -1;
 	ret |= ds_writer__add_attr(w, &a, ds_attr__min_size(&a), &id, 1, "cpu-clock");
@@ -92,11 +90,9 @@ static int write_file(const char *name, const struct feat *f, size_t nr, char *p
 
 static struct ds_reader *open_file(const char *path)
 {
-	char *err = NULL;
-	struct ds_reader *rd = ds_reader__open(path, &err);
+	struct ds_reader *rd = ds_reader__open(path);
 
-	CHECK(rd != NULL, "reading %s back: %s", path, err ? err : "?");
-	free(err);
+	CHECK(rd != NULL, "reading %s back: %s", path, ds_errmsg());
 	return rd;
 }
 
@@ -129,7 +125,7 @@ static size_t collect(struct ds_reader *rd, int feat, struct ds_feat_rec *out, s
 		n++;
 	}
 	*end = err;
-	snprintf(errmsg, errsize, "%s", err < 0 ? ds_feat_iter__error(it) : "");
+	snprintf(errmsg, errsize, "%s", err < 0 ? ds_errmsg() : "");
 	ds_feat_iter__delete(it);
 	return n;
 }

@@ -77,13 +77,11 @@ static int write_file(const char *path, bool pipe, bool late)
 	const uint64_t ids_a[] = { 100 }, ids_b[] = { 101 };
 	const char *argv[] = { "dstack", "record", "--", "./my prog" };
 	uint64_t rec[8], clockid = 1;
-	char *err = NULL;
 	int ret = 0;
 
-	struct ds_writer *w = ds_writer__open(path, pipe, &err);
+	struct ds_writer *w = ds_writer__open(path, pipe);
 
-	CHECK(w != NULL, "open %s: %s", path, err ? err : "?");
-	free(err);
+	CHECK(w != NULL, "open %s: %s", path, ds_errmsg());
 	if (!w)
 		return -1;
 	make_attrs(&a, &b);
@@ -100,7 +98,7 @@ static int write_file(const char *path, bool pipe, bool late)
 		ret |= ds_writer__add_build_id(w, -1, DS_MISC_USER, bid2, 8, "/usr/lib/libfoo.so");
 		ret |= ds_writer__feature(w, DS_FEAT_CLOCKID, &clockid, 8);
 	}
-	CHECK(ret == 0, "setting up the writer: %s", ds_writer__error(w));
+	CHECK(ret == 0, "setting up the writer: %s", ds_errmsg());
 	for (int i = 0; i < NR_RECORDS && !ret; i++) {
 		size_t n = make_record(rec, i);
 
@@ -110,7 +108,7 @@ static int write_file(const char *path, bool pipe, bool late)
 			ret |= ds_writer__feature(w, DS_FEAT_CLOCKID, &clockid, 8);
 		}
 	}
-	CHECK(ret == 0, "writing records: %s", ds_writer__error(w));
+	CHECK(ret == 0, "writing records: %s", ds_errmsg());
 	ret |= ds_writer__feature_sample_time(w, 1000, 1000 + NR_RECORDS - 1);
 	CHECK(ds_writer__data_bytes(w) >= (uint64_t)NR_RECORDS * 40, "data bytes %llu",
 	      (unsigned long long)ds_writer__data_bytes(w));
@@ -187,7 +185,7 @@ static void check_records(struct ds_reader *r, const char *what, bool upto)
 		}
 		i++;
 	}
-	CHECK(ret == 0, "%s: reader error %s", what, ds_reader__error(r));
+	CHECK(ret == 0, "%s: reader error %s", what, ds_errmsg());
 	CHECK(bad == 0, "%s: %d records differ", what, bad);
 	CHECK(wrong_evsel == 0, "%s: %d samples mapped to the wrong event", what, wrong_evsel);
 	if (upto)
@@ -199,16 +197,14 @@ static void check_records(struct ds_reader *r, const char *what, bool upto)
 static void round_trip(const char *dir, bool pipe, bool late)
 {
 	char path[4096], what[64];
-	char *err = NULL;
 
 	snprintf(what, sizeof(what), "%s%s", pipe ? "pipe" : "file", late ? " (late build-id)" : "");
 	snprintf(path, sizeof(path), "%s/rt-%d-%d.data", dir, pipe, late);
 	if (write_file(path, pipe, late))
 		return;
-	struct ds_reader *r = ds_reader__open(path, &err);
+	struct ds_reader *r = ds_reader__open(path);
 
-	CHECK(r != NULL, "%s: reading back: %s", what, err ? err : "?");
-	free(err);
+	CHECK(r != NULL, "%s: reading back: %s", what, ds_errmsg());
 	if (!r)
 		return;
 	if (pipe) { /* pipe-mode attrs and features arrive as records */
@@ -248,14 +244,14 @@ static void test_min_size(void)
 /* A writer that never closes (a recorder killed) leaves a file readers take to its end. */
 static void test_unfinished(const char *dir)
 {
-	char path[4096], *err = NULL;
+	char path[4096];
 	struct ds_attr a, b;
 	const uint64_t ids_a[] = { 100 }, ids_b[] = { 101 };
 	uint64_t rec[8];
 	int ret = 0;
 
 	snprintf(path, sizeof(path), "%s/unfinished.data", dir);
-	struct ds_writer *w = ds_writer__open(path, false, NULL);
+	struct ds_writer *w = ds_writer__open(path, false);
 
 	if (!w) {
 		CHECK(0, "open %s", path);
@@ -268,10 +264,9 @@ static void test_unfinished(const char *dir)
 		ret = ds_writer__write(w, rec, make_record(rec, i));
 	CHECK(ret == 0, "unfinished: writing");
 
-	struct ds_reader *r = ds_reader__open(path, &err);
+	struct ds_reader *r = ds_reader__open(path);
 
-	CHECK(r != NULL, "unfinished: open: %s", err ? err : "?");
-	free(err);
+	CHECK(r != NULL, "unfinished: open: %s", ds_errmsg());
 	if (r) {
 		check_records(r, "unfinished", true);
 		ds_reader__close(r);
@@ -282,7 +277,7 @@ static void test_unfinished(const char *dir)
 
 static void test_errors(const char *dir)
 {
-	char path[4096], *err = NULL;
+	char path[4096];
 	struct ds_attr a, b;
 	const uint64_t ids[] = { 100 };
 	uint64_t rec[8];
@@ -290,12 +285,11 @@ static void test_errors(const char *dir)
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/no/such/dir/x.data", dir);
-	CHECK(ds_writer__open(path, false, &err) == NULL && errno == ENOENT && err && strstr(err, path),
-	      "open in a missing directory: %s", err ? err : "no message");
-	free(err);
+	CHECK(ds_writer__open(path, false) == NULL && errno == ENOENT && strstr(ds_errmsg(), path),
+	      "open in a missing directory: %s", ds_errmsg());
 
 	snprintf(path, sizeof(path), "%s/err.data", dir);
-	struct ds_writer *w = ds_writer__open(path, false, NULL);
+	struct ds_writer *w = ds_writer__open(path, false);
 
 	if (!w) {
 		CHECK(0, "open %s", path);
@@ -303,17 +297,17 @@ static void test_errors(const char *dir)
 	}
 	make_attrs(&a, &b);
 	CHECK(ds_writer__add_attr(w, &a, 60, ids, 1, NULL) == -EINVAL, "attr size 60 refused");
-	w = (ds_writer__close(w), ds_writer__open(path, false, NULL));
+	w = (ds_writer__close(w), ds_writer__open(path, false));
 	CHECK(ds_writer__feature(w, 0, "x", 1) == -EINVAL, "feature 0 refused");
-	w = (ds_writer__close(w), ds_writer__open(path, false, NULL));
+	w = (ds_writer__close(w), ds_writer__open(path, false));
 	ds_writer__add_attr(w, &a, 64, ids, 1, NULL);
 	n = make_record(rec, 0);
 	CHECK(ds_writer__write(w, rec, n - 8) == -EINVAL, "a length other than header.size refused");
-	CHECK(strstr(ds_writer__error(w), path) != NULL, "message names the file: %s", ds_writer__error(w));
+	CHECK(strstr(ds_errmsg(), path) != NULL, "message names the file: %s", ds_errmsg());
 	CHECK(ds_writer__write(w, rec, n) == -EINVAL, "a failed writer stays failed");
 	CHECK(ds_writer__close(w) == -EINVAL, "close returns the first error");
 
-	w = ds_writer__open(path, false, NULL);
+	w = ds_writer__open(path, false);
 	ds_writer__add_attr(w, &a, 64, ids, 1, NULL);
 	ds_writer__write(w, rec, n);
 	CHECK(ds_writer__add_attr(w, &b, 64, ids, 1, NULL) == -EBUSY, "attr after the first record refused");
@@ -322,13 +316,13 @@ static void test_errors(const char *dir)
 
 	/* a full disk: the error sticks, close reports it */
 	if (access("/dev/full", W_OK) == 0) {
-		w = ds_writer__open("/dev/full", false, NULL);
+		w = ds_writer__open("/dev/full", false);
 		CHECK(w != NULL, "open /dev/full");
 		if (w) {
 			ret = ds_writer__add_attr(w, &a, 64, ids, 1, NULL);
 			for (int i = 0; i < NR_RECORDS && !ret; i++)
 				ret = ds_writer__write(w, rec, make_record(rec, i));
-			CHECK(ret == -ENOSPC, "disk full: %d %s", ret, ds_writer__error(w));
+			CHECK(ret == -ENOSPC, "disk full: %d %s", ret, ds_errmsg());
 			CHECK(ds_writer__close(w) == -ENOSPC, "disk full: close");
 		}
 	} else {
@@ -344,7 +338,7 @@ static void test_errors(const char *dir)
  */
 static void test_cmdline(const char *dir)
 {
-	char path[512], *err = NULL, *big;
+	char path[512], *big;
 	const char *argv[] = { "dstack", "record", "-g", "--", "sh", "-c", "echo 'a b'" };
 	struct ds_attr a, b;
 	const uint64_t ids[] = { 100 };
@@ -352,22 +346,20 @@ static void test_cmdline(const char *dir)
 	size_t n;
 
 	snprintf(path, sizeof(path), "%s/cmdline.data", dir);
-	struct ds_writer *w = ds_writer__open(path, false, &err);
+	struct ds_writer *w = ds_writer__open(path, false);
 
-	CHECK(w != NULL, "open: %s", err ? err : "?");
-	free(err);
+	CHECK(w != NULL, "open: %s", ds_errmsg());
 	if (!w)
 		return;
 	make_attrs(&a, &b);
 	CHECK(ds_writer__add_attr(w, &a, ds_attr__min_size(&a), ids, 1, "cpu-clock") == 0, "attr");
-	CHECK(ds_writer__feature_cmdline(w, 7, argv) == 0, "cmdline: %s", ds_writer__error(w));
+	CHECK(ds_writer__feature_cmdline(w, 7, argv) == 0, "cmdline: %s", ds_errmsg());
 	n = make_record(rec, 0);
 	CHECK(ds_writer__write(w, rec, n) == 0, "record");
 	CHECK(ds_writer__close(w) == 0, "close");
-	struct ds_reader *rd = ds_reader__open(path, &err);
+	struct ds_reader *rd = ds_reader__open(path);
 
-	CHECK(rd != NULL, "read back: %s", err ? err : "?");
-	free(err);
+	CHECK(rd != NULL, "read back: %s", ds_errmsg());
 	if (rd) {
 		const char *want = "dstack record -g -- sh -c echo 'a b'";
 		const char *got = ds_reader__info(rd)->cmdline;
@@ -387,8 +379,7 @@ static void test_cmdline(const char *dir)
 	unlink(path);
 
 	/* a word past the 1 MiB a header string may hold */
-	w = ds_writer__open(path, false, &err);
-	free(err);
+	w = ds_writer__open(path, false);
 	big = malloc((1u << 20) + 2);
 	if (!w || !big) {
 		CHECK(0, "setting up the E2BIG case");
@@ -403,8 +394,8 @@ static void test_cmdline(const char *dir)
 
 	CHECK(ds_writer__add_attr(w, &a, ds_attr__min_size(&a), ids, 1, "cpu-clock") == 0, "attr");
 	CHECK(ds_writer__feature_cmdline(w, 2, bad) == -E2BIG, "a word of 1 MiB + 1 refused with E2BIG");
-	CHECK(strstr(ds_writer__error(w), "command line word too long") && strstr(ds_writer__error(w), path),
-	      "E2BIG's message names the file and why: '%s'", ds_writer__error(w));
+	CHECK(strstr(ds_errmsg(), "command line word too long") && strstr(ds_errmsg(), path),
+	      "E2BIG's message names the file and why: '%s'", ds_errmsg());
 	CHECK(ds_writer__feature_cmdline(w, 1, argv) == -E2BIG, "the writer stays failed");
 	CHECK(ds_writer__close(w) == -E2BIG, "close returns E2BIG");
 	free(big);
