@@ -383,21 +383,24 @@ static bool setup_unwinding(struct inject *inj, const struct common_opts *co)
  */
 static int finish_output(struct inject *inj, struct ds_session *s, const char *out, int ret)
 {
-	bool failed;
+	bool failed, werr;
 	int cret;
 
 	if (!inj->set_up)
 		set_up(inj);
 	copy_build_ids(inj);
-	failed = ret || ds_session__stats(s)->bad_records;
-	cret = ds_writer__close(inj->w);   /* the writer's first error, whenever it came */
-	inj->w = NULL;
-	if (cret) {
-		output_failed_as(ds_errmsg());   /* it names the file and the error */
-		return EXIT_OUTPUT;   /* no success line after a failed write */
-	}
-	if (ret < 0)
+	werr = ds_writer__status(inj->w) < 0;   /* a write failed (it stopped the session) */
+	if (inj->run_msg[0] && !werr)
 		fprintf(stderr, "dstack inject: %s\n", inj->run_msg);
+	failed = ret || ds_session__stats(s)->bad_records;
+	if (werr)
+		output_failed_as(ds_errmsg());   /* the writer's: it names the file and the error */
+	cret = ds_writer__close(inj->w);
+	inj->w = NULL;
+	if (cret && !werr)
+		output_failed(strcmp(out, "-") ? out : "stdout", -cret);
+	if (werr || cret)
+		return EXIT_OUTPUT;   /* no success line after a failed write */
 	print_summary(inj, out);
 	if (inj->unwind)
 		fprintf(stderr, "dstack inject: %llu samples unwound from their stack copies, the copies dropped\n",

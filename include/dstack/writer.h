@@ -58,6 +58,11 @@ struct ds_writer;
 struct ds_writer *ds_writer__open(const char *path, bool pipe);
 /* Finalise and free (also after errors). 0 or the first error of the writer's life. */
 int ds_writer__close(struct ds_writer *w);
+/*
+ * 0 while the writer is well, else its first error (it stays failed),
+ * ds_errmsg() saying it again: whether a write failed before close.
+ */
+int ds_writer__status(const struct ds_writer *w);
 
 /*
  * Add an event: @attr_size bytes of @attr (64..sizeof(struct ds_attr), a

@@ -72,6 +72,11 @@ static int failed(const struct ds_writer *w)
 	return dsi_error_keep(w->err, w->errbuf);
 }
 
+int ds_writer__status(const struct ds_writer *w)
+{
+	return w->err ? failed(w) : 0;
+}
+
 __attribute__((format(printf, 3, 4)))
 static int fail(struct ds_writer *w, int code, const char *fmt, ...)
 {

@@ -296,6 +296,7 @@ static void test_errors(const char *dir)
 		return;
 	}
 	make_attrs(&a, &b);
+	CHECK(ds_writer__status(w) == 0, "a new writer's status is 0");
 	CHECK(ds_writer__add_attr(w, &a, 60, ids, 1, NULL) == -EINVAL, "attr size 60 refused");
 	w = (ds_writer__close(w), ds_writer__open(path, false));
 	CHECK(ds_writer__feature(w, 0, "x", 1) == -EINVAL, "feature 0 refused");
@@ -305,6 +306,9 @@ static void test_errors(const char *dir)
 	CHECK(ds_writer__write(w, rec, n - 8) == -EINVAL, "a length other than header.size refused");
 	CHECK(strstr(ds_errmsg(), path) != NULL, "message names the file: %s", ds_errmsg());
 	CHECK(ds_writer__write(w, rec, n) == -EINVAL, "a failed writer stays failed");
+	ds_writer__open("/nonexistent-dir/x.data", false);   /* another failure in between */
+	CHECK(ds_writer__status(w) == -EINVAL && strstr(ds_errmsg(), path) && strstr(ds_errmsg(), "in its header"),
+	      "status: the first error, its message said again: %s", ds_errmsg());
 	CHECK(ds_writer__close(w) == -EINVAL, "close returns the first error");
 
 	w = ds_writer__open(path, false);
