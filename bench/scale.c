@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dstack/log.h"
 #include "dstack/abi.h"
 #include "dstack/event.h"
 #include "dstack/reader.h"
@@ -288,11 +289,10 @@ int main(int argc, char **argv)
 	if (hdr.data.offset > len || hdr.data.size > len - hdr.data.offset)
 		die("data section outside the file", argv[1]);
 
-	char *err = NULL;
 	struct plan pl = { .tmin = UINT64_MAX, .cmin = UINT64_MAX };
-	pl.r = ds_reader__open(argv[1], &err);
+	pl.r = ds_reader__open(argv[1]);
 	if (!pl.r)
-		die(err ? err : "cannot open", argv[1]);
+		die(ds_errmsg(), argv[1]);
 
 	unsigned char *data = in + hdr.data.offset;
 	scan(&pl, data, hdr.data.size);

@@ -96,11 +96,11 @@ struct diff {
 	struct dsi_strset strs;      /* the texts of nodes and entries, by id */
 	struct dnode *nodes;
 	size_t nr, cap;
-	struct ds_idmap edges;       /* (parent, name, dso, flags) -> index in nodes */
+	struct dsi_idmap edges;       /* (parent, name, dso, flags) -> index in nodes */
 	struct side side[2];
 	int cur;                     /* the side being read */
 	/* per recording: the leaf of each (chain id, comm node), and the ids of each frame with a symbol */
-	struct ds_idmap memo_ids, frame_ids;
+	struct dsi_idmap memo_ids, frame_ids;
 	struct memo *memo;
 	size_t nr_memo, cap_memo;
 	struct frame_names *frames;
@@ -132,7 +132,7 @@ static uint32_t child(struct diff *d, uint32_t parent, uint32_t name, uint32_t d
 	if (!nn || d->nr >= NONE - 1)
 		return NONE;
 	d->nodes = nn;
-	id = ds_idmap__find_or_add(&d->edges, node_key(parent, name, dso, flags), node_eq, d, &key,
+	id = dsi_idmap__find_or_add(&d->edges, node_key(parent, name, dso, flags), node_eq, d, &key,
 				   (uint32_t)d->nr, &added);
 	if (added) {
 		if (parent != NONE) {
@@ -169,9 +169,9 @@ static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name
 	const char *n = f->sym;
 
 	if (f->sym) {
-		uint32_t id = ds_idmap__find(&d->frame_ids, k, frame_names_eq, d, &key);
+		uint32_t id = dsi_idmap__find(&d->frame_ids, k, frame_names_eq, d, &key);
 
-		if (id != DS_IDMAP_NONE) {
+		if (id != DSI_IDMAP_NONE) {
 			*name = d->frames[id].name;
 			*dso = d->frames[id].dso_id;
 			return 0;
@@ -191,10 +191,10 @@ static int frame_ids(struct diff *d, const struct ds_cc_frame *f, uint32_t *name
 	if (f->sym) {
 		struct frame_names *fn = dsi_grow(d->frames, &d->cap_frames, d->nr_frames + 1, sizeof(*fn), 1024);
 
-		if (!fn || d->nr_frames >= DS_IDMAP_NONE - 1)
+		if (!fn || d->nr_frames >= DSI_IDMAP_NONE - 1)
 			return -ENOMEM;
 		d->frames = fn;
-		if (ds_idmap__add(&d->frame_ids, k, (uint32_t)d->nr_frames) < 0)
+		if (dsi_idmap__add(&d->frame_ids, k, (uint32_t)d->nr_frames) < 0)
 			return -ENOMEM;
 		key.name = *name;
 		key.dso_id = *dso;
@@ -213,7 +213,7 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 /* The leaf memoised for @key's chain under its comm's node, NONE if there is none. */
 static uint32_t memo_find(const struct diff *d, const struct memo *key)
 {
-	return ds_idmap__find(&d->memo_ids, dsi_hash_pair(key->chain_id, key->root), memo_eq, d, key);
+	return dsi_idmap__find(&d->memo_ids, dsi_hash_pair(key->chain_id, key->root), memo_eq, d, key);
 }
 
 /* Memoise @key (not found by memo_find just before); 0 or -ENOMEM. */
@@ -225,10 +225,10 @@ static int memo_add(struct diff *d, const struct memo *key)
 	}
 	struct memo *m = dsi_grow(d->memo, &d->cap_memo, d->nr_memo + 1, sizeof(*m), 1024);
 
-	if (!m || d->nr_memo >= DS_IDMAP_NONE - 1)
+	if (!m || d->nr_memo >= DSI_IDMAP_NONE - 1)
 		return -ENOMEM;
 	d->memo = m;
-	if (ds_idmap__add(&d->memo_ids, dsi_hash_pair(key->chain_id, key->root), (uint32_t)d->nr_memo) < 0)
+	if (dsi_idmap__add(&d->memo_ids, dsi_hash_pair(key->chain_id, key->root), (uint32_t)d->nr_memo) < 0)
 		return -ENOMEM;
 	d->memo[d->nr_memo++] = *key;
 	return 0;
@@ -317,7 +317,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	if (s->chain_id) {
 		uint32_t id = memo_find(d, &mk);
 
-		if (id != DS_IDMAP_NONE) {
+		if (id != DSI_IDMAP_NONE) {
 			add_weight(d, d->memo[id].leaf, w);
 			return 0;
 		}
@@ -508,7 +508,7 @@ struct dentry {
 struct dreport {
 	struct dentry *e;
 	size_t nr, cap;
-	struct ds_idmap ids;        /* (comm, dso, name, flags) -> index in e */
+	struct dsi_idmap ids;        /* (comm, dso, name, flags) -> index in e */
 };
 
 static bool dentry_eq(const void *ctx, uint32_t id, const void *key)
@@ -533,7 +533,7 @@ static struct dentry *entry(struct diff *d, struct dreport *r, uint32_t comm, co
 	if (!ne || r->nr >= NONE - 1)
 		return NULL;
 	r->e = ne;
-	id = ds_idmap__find_or_add(&r->ids, dsi_hash_pair(dsi_hash_pair(comm, dso), (uint64_t)name << 8 | flags),
+	id = dsi_idmap__find_or_add(&r->ids, dsi_hash_pair(dsi_hash_pair(comm, dso), (uint64_t)name << 8 | flags),
 				   dentry_eq, r, &key, (uint32_t)r->nr, &added);
 	if (id == NONE)
 		return NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cli.h"
 #include "util/outbuf.h"
+#include "dstack/log.h"
 #include "dstack/event.h"
 #include "dstack/reader.h"
 #include "dstack/unwind.h"
@@ -197,7 +198,6 @@ int cmd_dump(int argc, char **argv)
 {
 	struct common_opts co = { .input = "perf.data" };
 	struct ds_record rec;
-	char *err = NULL;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
@@ -206,12 +206,11 @@ int cmd_dump(int argc, char **argv)
 		usage_error("dump", "unknown option '%s' (usage: dstack dump [-i FILE])", argv[i]);
 		return EXIT_USAGE;
 	}
-	struct ds_reader *r = ds_reader__open(co.input, &err);
+	struct ds_reader *r = ds_reader__open(co.input);
 	const char *last_file = NULL;
 
 	if (!r) {
-		fprintf(stderr, "dstack dump: %s\n", err ? err : strerror(errno));
-		free(err);
+		fprintf(stderr, "dstack dump: %s\n", ds_errmsg());
 		return EXIT_INPUT;
 	}
 	for (size_t i = 0; i < ds_reader__nr_evsels(r); i++) {
@@ -245,7 +244,7 @@ int cmd_dump(int argc, char **argv)
 	if (fflush(stdout))
 		output_failed("stdout", errno);
 	if (ret < 0)
-		fprintf(stderr, "dstack dump: %s\n", ds_reader__error(r));
+		fprintf(stderr, "dstack dump: %s\n", ds_errmsg());   /* the reader's: nothing failed since */
 	ds_reader__close(r);
 	return ret < 0 ? EXIT_INPUT : EXIT_OK;
 }

@@ -42,7 +42,7 @@ struct flame {
 	size_t cap_weights;
 	struct node *nodes;
 	size_t nr, cap;
-	struct ds_trie edges;   /* (parent, func) -> node */
+	struct dsi_trie edges;   /* (parent, func) -> node */
 	uint32_t *scratch;      /* sorting children */
 };
 
@@ -56,7 +56,7 @@ static uint32_t child(struct flame *fl, uint32_t parent, uint32_t func)
 	if (!n || fl->nr >= NONE - 1)
 		return NONE;
 	fl->nodes = n;
-	id = ds_trie__child(&fl->edges, parent, func, (uint32_t)fl->nr, &added);
+	id = dsi_trie__child(&fl->edges, parent, func, (uint32_t)fl->nr, &added);
 	if (added) {
 		fl->nodes[fl->nr] = (struct node){ func, parent, NONE, fl->nodes[parent].first_child, 0, 0, 0, 0 };
 		fl->nodes[parent].first_child = (uint32_t)fl->nr++;

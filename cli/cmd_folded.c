@@ -45,8 +45,8 @@ struct folded {
 	bool period;
 	struct fnode *nodes;
 	size_t nr, cap;
-	struct ds_trie edges;      /* (parent, text) -> node */
-	struct ds_idmap name_ids;  /* frame identity -> index in names */
+	struct dsi_trie edges;      /* (parent, text) -> node */
+	struct dsi_idmap name_ids;  /* frame identity -> index in names */
 	struct frame_name {
 		const void *sym, *dso; /* interned: compared as pointers */
 		uint8_t kind;          /* kernel * 2 + inlined */
@@ -60,7 +60,7 @@ struct folded {
 		uint8_t flags;
 	} recent[1024];
 	/* (comm node, chain id) -> index in memo: a repeated chain is one lookup */
-	struct ds_idmap leaves;
+	struct dsi_idmap leaves;
 	struct leaf_memo {
 		uint64_t chain_id;
 		uint32_t root, leaf;
@@ -91,7 +91,7 @@ static uint64_t memo_hash(uint32_t root, uint64_t chain_id)
 static uint32_t memo_leaf(struct folded *fo, uint32_t root, uint64_t chain_id)
 {
 	struct leaf_memo key = { .chain_id = chain_id, .root = root };
-	uint32_t id = ds_idmap__find(&fo->leaves, memo_hash(root, chain_id), memo_eq, fo, &key);
+	uint32_t id = dsi_idmap__find(&fo->leaves, memo_hash(root, chain_id), memo_eq, fo, &key);
 
 	return id == NONE ? NONE : fo->memo[id].leaf;
 }
@@ -108,7 +108,7 @@ static void memo_keep(struct folded *fo, uint32_t root, uint64_t chain_id, uint3
 	if (!n || fo->nr_memo >= NONE - 1)
 		return;
 	fo->memo = n;
-	if (ds_idmap__add(&fo->leaves, memo_hash(root, chain_id), (uint32_t)fo->nr_memo) < 0)
+	if (dsi_idmap__add(&fo->leaves, memo_hash(root, chain_id), (uint32_t)fo->nr_memo) < 0)
 		return;
 	fo->memo[fo->nr_memo++] = (struct leaf_memo){ .chain_id = chain_id, .root = root, .leaf = leaf };
 }
@@ -138,7 +138,7 @@ static uint64_t name_hash(const struct frame_name *n)
 /* The text remembered for @key (its identity), NULL if none. */
 static const char *name_find(const struct folded *fo, const struct frame_name *key)
 {
-	uint32_t id = ds_idmap__find(&fo->name_ids, name_hash(key), name_eq, fo, key);
+	uint32_t id = dsi_idmap__find(&fo->name_ids, name_hash(key), name_eq, fo, key);
 
 	return id == NONE ? NULL : fo->names[id].text;
 }
@@ -151,7 +151,7 @@ static const char *name_keep(struct folded *fo, const struct frame_name *key, co
 	if (!n || !text || fo->nr_names >= NONE - 1)
 		return NULL;
 	fo->names = n;
-	if (ds_idmap__add(&fo->name_ids, name_hash(key), (uint32_t)fo->nr_names) < 0)
+	if (dsi_idmap__add(&fo->name_ids, name_hash(key), (uint32_t)fo->nr_names) < 0)
 		return NULL;
 	n[fo->nr_names] = *key;
 	n[fo->nr_names++].text = text;
@@ -248,7 +248,7 @@ static uint32_t node_for(struct folded *fo, uint32_t parent, const char *text)
 		return NONE;
 	fo->nodes = n;
 	/* texts are interned: a pointer is a text */
-	id = ds_trie__child(&fo->edges, parent, (uintptr_t)text, (uint32_t)fo->nr, &added);
+	id = dsi_trie__child(&fo->edges, parent, (uintptr_t)text, (uint32_t)fo->nr, &added);
 	if (added)
 		fo->nodes[fo->nr++] = (struct fnode){ .text = text, .parent = parent };
 	return id;

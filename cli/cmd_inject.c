@@ -36,6 +36,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cli.h"
+#include "dstack/log.h"
 #include "dstack/event.h"
 #include "dstack/jitdump.h"
 #include "dstack/session.h"
@@ -47,6 +48,7 @@
 #define MAX_RECORD_SIZE 65528u  /* largest 8-byte multiple a u16 size holds */
 
 struct inject {
+	char run_msg[640];              /* why the session's run failed (ds_errmsg() then) */
 	struct ds_reader *r;
 	struct ds_writer *w;
 	bool set_up;
@@ -574,13 +576,14 @@ static int finish_output(struct inject *inj, struct ds_session *s, const char *o
 	if (!inj->set_up)
 		set_up(inj);
 	copy_build_ids(inj);
-	werr = ds_writer__error(inj->w)[0] != 0;
-	if (ds_session__error(s)[0] && !werr)
-		fprintf(stderr, "dstack inject: %s\n", ds_session__error(s));
+	werr = ds_writer__status(inj->w) < 0;   /* a write failed (it stopped the session) */
+	if (inj->run_msg[0] && !werr)
+		fprintf(stderr, "dstack inject: %s\n", inj->run_msg);
 	failed = ret || ds_session__stats(s)->bad_records;
 	if (werr)
-		output_failed_as(ds_writer__error(inj->w));   /* it names the file and the error */
+		output_failed_as(ds_errmsg());   /* the writer's: it names the file and the error */
 	cret = ds_writer__close(inj->w);
+	inj->w = NULL;
 	if (cret && !werr)
 		output_failed(strcmp(out, "-") ? out : "stdout", -cret);
 	if (werr || cret)
@@ -599,7 +602,6 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 {
 	struct inject *inj = calloc(1, sizeof(*inj));
 	struct ds_session_opts so = { 0 };
-	char *err = NULL;
 	int ret;
 
 	if (!inj) {
@@ -616,16 +618,17 @@ static int run(struct ds_session *s, const char *out, const struct common_opts *
 		inject_free(inj);
 		return EXIT_INPUT;
 	}
-	inj->w = ds_writer__open(out, false, &err);
+	inj->w = ds_writer__open(out, false);
 	if (!inj->w) {
-		fprintf(stderr, "dstack inject: %s\n", err ? err : strerror(errno));
-		free(err);
+		fprintf(stderr, "dstack inject: %s\n", ds_errmsg());
 		inject_free(inj);
 		return EXIT_INPUT;
 	}
 	so.memory_budget = cli_memory_budget();
 	progress_init_input(&inj->progress, "inject", inj->r);
 	ret = ds_session__run(s, &so, on_event, inj);
+	if (ret < 0)
+		snprintf(inj->run_msg, sizeof(inj->run_msg), "%s", ds_errmsg());
 	progress_done(&inj->progress);
 	ret = finish_output(inj, s, out, ret);
 	inject_free(inj);
@@ -637,7 +640,6 @@ int cmd_inject(int argc, char **argv)
 	struct common_opts co = { .input = "-" };
 	const char *out = "-", *v;
 	bool merge = false, jit = false;
-	char *err = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		int c = common_opt(&co, argc, argv, &i);
@@ -675,11 +677,10 @@ int cmd_inject(int argc, char **argv)
 		usage_error("inject", "the output %s is the input: write to another file", out);
 		return EXIT_USAGE;
 	}
-	struct ds_session *s = ds_session__open(co.input, &err);
+	struct ds_session *s = ds_session__open(co.input);
 
 	if (!s) {
-		fprintf(stderr, "dstack inject: %s\n", err ? err : strerror(errno));
-		free(err);
+		fprintf(stderr, "dstack inject: %s\n", ds_errmsg());
 		return EXIT_INPUT;
 	}
 	int ret = run(s, out, &co, jit);

@@ -145,7 +145,7 @@ struct pprof {
 	struct xdata *x;
 	struct store *st;
 	struct pb out, msg, sub, packed;
-	struct ds_idmap locs;        /* (ip, func chain, map) -> location id */
+	struct dsi_idmap locs;        /* (ip, func chain, map) -> location id */
 	uint64_t *loc_key_off;       /* location id - 1 -> (ents offset << 16 | length) */
 	size_t nr_locs, cap_locs;
 	struct mapping *maps;        /* x->maps first, then the DSO spans */
@@ -258,12 +258,12 @@ static uint64_t location_id(struct pprof *pp, size_t off, size_t n)
 	uint32_t id;
 	bool added;
 
-	if (!nk || pp->nr_locs >= DS_IDMAP_NONE - 1)
+	if (!nk || pp->nr_locs >= DSI_IDMAP_NONE - 1)
 		return 0;
 	pp->loc_key_off = nk;
-	id = ds_idmap__find_or_add(&pp->locs, chain_hash(key.e, n), same_chain, pp, &key,
+	id = dsi_idmap__find_or_add(&pp->locs, chain_hash(key.e, n), same_chain, pp, &key,
 				   (uint32_t)pp->nr_locs + 1, &added);
-	if (id == DS_IDMAP_NONE)
+	if (id == DSI_IDMAP_NONE)
 		return 0;
 	if (added)
 		pp->loc_key_off[pp->nr_locs++] = (uint64_t)off << 16 | n;

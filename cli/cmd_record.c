@@ -29,6 +29,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include "cli.h"
+#include "dstack/log.h"
 #include "dstack/recorder.h"
 #include "dstack/event.h"
 #include "dstack/session.h"
@@ -427,7 +428,7 @@ static bool build_id_name_new(struct sink_ctx *c, const char *name)
 {
 	size_t before = c->build_id_names.nr;
 
-	return dsi_strset__add(&c->build_id_names, name) != DS_IDMAP_NONE && c->build_id_names.nr > before;
+	return dsi_strset__add(&c->build_id_names, name) != DSI_IDMAP_NONE && c->build_id_names.nr > before;
 }
 
 static void sink_ctx_exit(struct sink_ctx *c)
@@ -436,44 +437,22 @@ static void sink_ctx_exit(struct sink_ctx *c)
 }
 
 /* MMAP2 with a build id (attr.build_id): remember it for the header, once a file name */
-static void note_build_id(struct sink_ctx *c, const uint8_t *rec, size_t len)
+static void note_build_id(struct sink_ctx *c, const struct ds_event_header *hdr, const struct ds_mmap_event *m)
 {
-	struct ds_event_header h;
-	memcpy(&h, rec, sizeof(h));
-	if (h.type != DS_REC_MMAP2 || !(h.misc & DS_MISC_MMAP_BUILD_ID) || len <= 73)
-		return;
-	const char *name = (const char *)rec + 72;
-	size_t max = len - 72;
-	if (!memchr(name, 0, max))
-		return;
-	uint8_t bid_size = rec[40];
-	if (bid_size == 0 || bid_size > 20)
-		return;
-	if (!build_id_name_new(c, name))
+	if (hdr->type != DS_REC_MMAP2 || !m->has_build_id || !m->build_id_size || !build_id_name_new(c, m->filename))
 		return;
 	/* perf files build ids under the machine's pid: -1 for the host */
-	ds_writer__add_build_id(c->w, -1, h.misc & DS_MISC_CPUMODE_MASK, rec + 44, bid_size, name);
+	ds_writer__add_build_id(c->w, -1, hdr->misc & DS_MISC_CPUMODE_MASK, m->build_id, m->build_id_size,
+				m->filename);
 }
 
 /*
  * An MMAP or MMAP2 of "[vdso]" below 4 GiB: an i386 task's vDSO (a
  * 64-bit task's lies high), the image perf names "[vdso32]".
  */
-static void note_vdso32(struct sink_ctx *c, const uint8_t *rec, size_t len)
+static void note_vdso32(struct sink_ctx *c, const struct ds_mmap_event *m)
 {
-	struct ds_event_header h;
-	uint64_t addr, size;
-	size_t name_at;
-
-	memcpy(&h, rec, sizeof(h));
-	if (h.type != DS_REC_MMAP && h.type != DS_REC_MMAP2)
-		return;
-	name_at = h.type == DS_REC_MMAP ? 40 : 72;
-	if (len < name_at + sizeof("[vdso]") || memcmp(rec + name_at, "[vdso]", sizeof("[vdso]")))
-		return;
-	memcpy(&addr, rec + 16, sizeof(addr));
-	memcpy(&size, rec + 24, sizeof(size));
-	if (addr < (1ULL << 32) && size <= (1ULL << 32) - addr)
+	if (!strcmp(m->filename, "[vdso]") && m->start < (1ULL << 32) && m->len <= (1ULL << 32) - m->start)
 		c->vdso32_mapped = true;
 }
 
@@ -499,65 +478,19 @@ static void keep_vdso(struct sink_ctx *c, enum ds_vdso_kind kind, bool quiet)
 static int sink(void *ctx, const void *rec, size_t len)
 {
 	struct sink_ctx *c = ctx;
-	note_build_id(c, rec, len);
-	note_vdso32(c, rec, len);
+	struct ds_event_header h;
+	struct ds_mmap_event m;
+	const char *why;
+
+	memcpy(&h, rec, sizeof(h));
+	if ((h.type == DS_REC_MMAP || h.type == DS_REC_MMAP2) && !ds_mmap__parse(NULL, rec, &m, &why)) {
+		note_build_id(c, &h, &m);
+		note_vdso32(c, &m);
+	}
 	int err = ds_writer__write(c->w, rec, len);
 	if (err && !c->err)
 		c->err = err;
 	return err;
-}
-
-static void put_string(uint8_t **p, const char *s)
-{
-	uint32_t len = (uint32_t)((strlen(s) + 1 + 63) & ~(size_t)63);
-	memcpy(*p, &len, 4);
-	memset(*p + 4, 0, len);
-	memcpy(*p + 4, s, strlen(s));
-	*p += 4 + len;
-}
-
-static void write_features(struct ds_writer *w, int argc, char **argv)
-{
-	struct utsname u;
-	char host[256] = "", desc[256] = "";
-	if (uname(&u) == 0) {
-		ds_writer__feature_string(w, DS_FEAT_OSRELEASE, u.release);
-		ds_writer__feature_string(w, DS_FEAT_ARCH, u.machine);
-	}
-	if (gethostname(host, sizeof(host) - 1) == 0)
-		ds_writer__feature_string(w, DS_FEAT_HOSTNAME, host);
-	long online = sysconf(_SC_NPROCESSORS_ONLN), conf = sysconf(_SC_NPROCESSORS_CONF);
-	ds_writer__feature_nrcpus(w, (uint32_t)(conf > 0 ? conf : 1), (uint32_t)(online > 0 ? online : 1));
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[512];
-	while (f && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-		if (colon && !strncmp(line, "model name", 10)) {
-			snprintf(desc, sizeof(desc), "%s", colon + 2);
-			desc[strcspn(desc, "\n")] = 0;
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	ds_writer__feature_string(w, DS_FEAT_CPUDESC, desc[0] ? desc : u.machine);
-
-	/* CMDLINE: u32 nr, then nr perf strings; perf writes its own path first */
-	size_t sz = 4;
-	for (int i = 0; i < argc; i++)
-		sz += 4 + strlen(argv[i]) + 64;
-	sz += 4 + 64 + 16;
-	uint8_t *buf = malloc(sz), *p;
-	if (!buf)
-		return;
-	uint32_t nr = (uint32_t)argc + 1;
-	memcpy(buf, &nr, 4);
-	p = buf + 4;
-	put_string(&p, "dstack");
-	for (int i = 0; i < argc; i++)
-		put_string(&p, argv[i]);
-	ds_writer__feature(w, DS_FEAT_CMDLINE, buf, (size_t)(p - buf));
-	free(buf);
 }
 
 static int count_only(void *ctx, const struct ds_event *ev)
@@ -570,25 +503,26 @@ static int count_only(void *ctx, const struct ds_event *ev)
 static void print_summary(const char *path, const struct ds_recorder_stats *st)
 {
 	struct stat sb;
-	char *err = NULL;
 	if (stat(path, &sb) < 0)
 		sb.st_size = 0;
-	struct ds_session *s = ds_session__open(path, &err);
+	struct ds_session *s = ds_session__open(path);
 	if (!s) {
 		fprintf(stderr, "[ perf record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
 			(double)sb.st_size / (1024.0 * 1024.0), path, (unsigned long long)st->samples);
-		fprintf(stderr, "dstack record: cannot read %s back: %s\n", path, err ? err : strerror(errno));
-		free(err);
+		fprintf(stderr, "dstack record: cannot read %s back: %s\n", path, ds_errmsg());
 		return;
 	}
 	struct ds_session_opts so = { .memory_budget = cli_memory_budget() };
 	int ret = ds_session__run(s, &so, count_only, NULL);
+	char why[640];
+
+	snprintf(why, sizeof(why), "%s", ret ? ds_errmsg() : "");
 	const struct ds_stitch_stats *ss = ds_session__stitch_stats(s);
 	fprintf(stderr, "[ perf record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
 		(double)sb.st_size / (1024.0 * 1024.0), path,
 		(unsigned long long)(ss ? ss->samples : st->samples));
 	if (ret)
-		fprintf(stderr, "dstack record: reading %s back: %s\n", path, ds_session__error(s));
+		fprintf(stderr, "dstack record: reading %s back: %s\n", path, why);
 	if (ss && (ss->records || ss->deferred_samples))
 		fprintf(stderr, "[ dstack record: %llu deferred records, %llu samples stitched, %llu unresolved ]\n",
 			(unsigned long long)ss->records,
@@ -597,30 +531,12 @@ static void print_summary(const char *path, const struct ds_recorder_stats *st)
 	ds_session__close(s);
 }
 
-/* The recorder's attrs and ids into the file header.  0 or a negative errno. */
-static int write_attrs(struct ds_writer *w, const struct ds_recorder *r)
-{
-	int ret = 0;
-
-	for (size_t i = 0; i < ds_recorder__nr_attrs(r) && !ret; i++) {
-		const struct ds_attr *attr;
-		uint32_t size;
-		const uint64_t *ids;
-		size_t nr;
-		const char *name;
-
-		ds_recorder__attr(r, i, &attr, &size, &ids, &nr, &name);
-		ret = ds_writer__add_attr(w, attr, size, ids, nr, name);
-	}
-	return ret;
-}
-
 /* --off-cpu: sched_switch's format from tracefs, as HEADER_TRACING_DATA.  0 or a negative errno. */
 static int write_off_cpu_formats(struct ds_writer *w)
 {
 	static const char *const tps[] = { "sched:sched_switch" };
 	size_t len;
-	void *td = ds_tp_tracing_data(tps, 1, &len);
+	void *td = ds_tracefs__tracing_data(tps, 1, &len);
 	int ret;
 
 	if (!td) {
@@ -637,9 +553,10 @@ static int write_off_cpu_formats(struct ds_writer *w)
 static int write_header(struct ds_writer *w, const struct ds_recorder *r, const struct record_args *a,
 			int argc, char **argv)
 {
-	int ret = write_attrs(w, r);
+	int ret = ds_recorder__write_header(r, w, argc, (const char *const *)argv);
 
-	write_features(w, argc, argv);
+	if (ret)
+		fprintf(stderr, "dstack record: %s\n", ds_errmsg());
 	if (!ret && a->ro.off_cpu)
 		ret = write_off_cpu_formats(w);
 	return ret;
@@ -767,10 +684,9 @@ static void print_events(const struct ds_recorder *r)
 }
 
 /* An error of the recorder's or the writer's opening, as "dstack record: WHY"; frees @err. */
-static void open_failed(char *err)
+static void open_failed(void)
 {
-	fprintf(stderr, "dstack record: %s\n", err ? err : strerror(errno));
-	free(err);
+	fprintf(stderr, "dstack record: %s\n", ds_errmsg());
 }
 
 int cmd_record(int argc, char **argv)
@@ -778,7 +694,6 @@ int cmd_record(int argc, char **argv)
 	struct record_args a = { 0 };
 	struct sink_ctx c = { 0 };
 	struct ds_recorder *r;
-	char *err = NULL;
 	int ret = parse_args(&a, argc, argv), exit_code;
 	bool pipe;
 
@@ -786,18 +701,18 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	pipe = !strcmp(a.output, "-");
 	a.ro.command_stdout_to_stderr = pipe;
-	r = ds_recorder__new(&a.ro, &err);
+	r = ds_recorder__new(&a.ro);
 	if (!r) {
-		open_failed(err);
+		open_failed();
 		return EXIT_INPUT;
 	}
 	if (ds_recorder__fallback(r) && !a.quiet)
 		fprintf(stderr, "%s\n", ds_recorder__fallback(r));
 	if (a.verbose)
 		print_events(r);
-	c.w = ds_writer__open(a.output, pipe, &err);
+	c.w = ds_writer__open(a.output, pipe);
 	if (!c.w) {
-		open_failed(err);
+		open_failed();
 		ds_recorder__free(r);
 		return EXIT_INPUT;
 	}

@@ -172,7 +172,7 @@ struct report {
 
 	struct entry *ents;
 	size_t nr_ents, cap_ents;
-	struct ds_idmap ent_ids;          /* entry (by entry_eq) -> index in ents */
+	struct dsi_idmap ent_ids;          /* entry (by entry_eq) -> index in ents */
 	/*
 	 * Sorted by symbol but not by DSO: perf compares two entries without a
 	 * symbol by address alone, others by DSO first, which is no order, so
@@ -201,18 +201,18 @@ struct report {
 	struct rbn *nrb;                  /* by node index: its place in its parent's tree of children */
 	size_t cap_nrb;
 	uint32_t mix_epoch;               /* counts the nodes whose children came to mix kinds (path_add) */
-	struct ds_trie node_trie;         /* (parent, nkey) -> index in nodes, the first made */
+	struct dsi_trie node_trie;         /* (parent, nkey) -> index in nodes, the first made */
 	struct nkey *nkeys;
 	size_t nr_nkeys, cap_nkeys;
-	struct ds_idmap nkey_ids;         /* nkey -> index in nkeys */
+	struct dsi_idmap nkey_ids;         /* nkey -> index in nkeys */
 	uint32_t *fkeys;                  /* machine frame id -> nkey index + 1 (0: not yet) */
 	size_t cap_fkeys;
-	struct ds_idmap path_ids;         /* (root, shape id, range) -> offset in paths */
+	struct dsi_idmap path_ids;         /* (root, shape id, range) -> offset in paths */
 	uint32_t *paths;                  /* records: PATH_HEAD words, then n nkeys, addresses, nodes */
 	size_t nr_paths, cap_paths;
-	struct ds_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
+	struct dsi_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
 	struct dsi_strset texts;          /* our copies, one per text (source lines, tracepoint texts, comms) */
-	struct ds_idmap memo_ids;         /* (shape id, evsel, comm, pid) -> index in memo */
+	struct dsi_idmap memo_ids;         /* (shape id, evsel, comm, pid) -> index in memo */
 	struct memo *memo;                /* what a sample with that key adds to (no --children) */
 	size_t nr_memo, cap_memo;
         /* library string -> our copy (the library's die with the walk) */
@@ -420,7 +420,7 @@ static uint32_t intern_nkey(struct report *r, const struct nkey *key)
 				     : dsi_hash64((uintptr_t)key->dso * 0x9e3779b97f4a7c15ULL ^
 						  (key->sym ? (uintptr_t)key->sym ^ key->inlined : key->ip) *
 						  0xc2b2ae3d27d4eb4fULL);
-	id = ds_idmap__find_or_add(&r->nkey_ids, k, nkey_eq, r, key, (uint32_t)r->nr_nkeys, &added);
+	id = dsi_idmap__find_or_add(&r->nkey_ids, k, nkey_eq, r, key, (uint32_t)r->nr_nkeys, &added);
 	if (added)
 		r->nkeys[r->nr_nkeys++] = *key;
 	return id;
@@ -582,7 +582,7 @@ static uint32_t child_at(struct report *r, uint32_t parent, uint32_t key, uint64
 	uint8_t kinds;
 	bool left = false, added;
 
-	if (!mixed(r->nodes[parent].kinds) && (x = ds_trie__find(&r->node_trie, parent, key)) != NONE)
+	if (!mixed(r->nodes[parent].kinds) && (x = dsi_trie__find(&r->node_trie, parent, key)) != NONE)
 		return x;
 	for (x = r->nodes[parent].kids_root; x != NONE;) {
 		int c = chain_match(&r->nkeys[r->nodes[x].key], r->nodes[x].ip, &r->nkeys[key], ip);
@@ -595,7 +595,7 @@ static uint32_t child_at(struct report *r, uint32_t parent, uint32_t key, uint64
 	}
 	/* room first: a node added to the trie is made (a second child of one
 	 * key stays out of the trie: it is found by walking) */
-	if (!node_room(r) || ds_trie__child(&r->node_trie, parent, key, (uint32_t)r->nr_nodes, &added) == NONE)
+	if (!node_room(r) || dsi_trie__child(&r->node_trie, parent, key, (uint32_t)r->nr_nodes, &added) == NONE)
 		return NONE;
 	z = new_node(r, parent, key);
 	r->nodes[z].ip = ip;
@@ -667,7 +667,7 @@ static struct entry *find_entry(struct report *r, const struct entry *key)
 	if (!e || r->nr_ents >= NONE - 1 || !node_room(r))
 		return NULL;
 	r->ents = e;
-	id = ds_idmap__find_or_add(&r->ent_ids, entry_hash(r, key), entry_id_eq, r, key, (uint32_t)r->nr_ents,
+	id = dsi_idmap__find_or_add(&r->ent_ids, entry_hash(r, key), entry_id_eq, r, key, (uint32_t)r->nr_ents,
 				   &added);
 	if (id == NONE)
 		return NULL;
@@ -970,7 +970,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 	/* (paths past 2^32 words have offsets the id map cannot hold: the graph takes them at once) */
 	if (!s->shape_id || (uint64_t)len > (UINT32_MAX - PATH_HEAD) / 4 || r->nr_paths >= NONE)
 		return add_chain_nodes(r, e, s, from, to, s->period);
-	off = ds_idmap__find(&r->path_ids, k, path_eq, r, &key);
+	off = dsi_idmap__find(&r->path_ids, k, path_eq, r, &key);
 	if (off != NONE) {
 		*at = off;
 		return path_add(r, off, s);
@@ -991,7 +991,7 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 	p[4] = (uint32_t)to;
 	p[5] = (uint32_t)len;
 	path_set_pending(p, 0);
-	if (path_walk(r, p, NULL, s->period, false) || ds_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
+	if (path_walk(r, p, NULL, s->period, false) || dsi_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
 		return -ENOMEM;
 	p[8] = r->mix_epoch;
 	p[9] = path_mixed(r, p);
@@ -1256,7 +1256,7 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
  */
 static struct memo *memo_find(struct report *r, const struct ds_profile_sample *s)
 {
-	uint32_t id = ds_idmap__find(&r->memo_ids, memo_hash(r, s), memo_eq, r, s);
+	uint32_t id = dsi_idmap__find(&r->memo_ids, memo_hash(r, s), memo_eq, r, s);
 
 	return id == NONE ? NULL : &r->memo[id];
 }
@@ -1269,7 +1269,7 @@ static void memo_add(struct report *r, const struct ds_profile_sample *s, const 
 	if (!m || r->nr_memo >= NONE - 1)
 		return;   /* no memo: the next repeat takes the long way, same result */
 	r->memo = m;
-	if (ds_idmap__add(&r->memo_ids, k, (uint32_t)r->nr_memo) < 0)
+	if (dsi_idmap__add(&r->memo_ids, k, (uint32_t)r->nr_memo) < 0)
 		return;
 	r->memo[r->nr_memo++] = (struct memo){ .shape_id = s->shape_id, .evsel = s->evsel, .comm = memo_comm(r, s),
 					       .pid = memo_pid(r, s), .cc = !s->ip_only, .ent = (uint32_t)(e - r->ents),
@@ -1456,7 +1456,7 @@ static size_t report_held(const struct report *r)
 	return r->cap_ents * sizeof(*r->ents) + r->cap_nodes * sizeof(*r->nodes) + r->cap_nrb * sizeof(*r->nrb) +
 	       r->cap_nkeys * sizeof(*r->nkeys) + r->cap_paths * sizeof(*r->paths) + r->cap_memo * sizeof(*r->memo) +
 	       r->cap_etree * sizeof(*r->etree) + r->cap_gcols * sizeof(*r->gcols) + r->cap_fkeys * sizeof(*r->fkeys) +
-	       ids * sizeof(struct ds_idmap_slot) + r->node_trie.cap * sizeof(struct ds_trie_slot) +
+	       ids * sizeof(struct dsi_idmap_slot) + r->node_trie.cap * sizeof(struct dsi_trie_slot) +
 	       r->cap_brs * sizeof(*r->brs) + dsi_strset__mem(&r->texts);
 }
 

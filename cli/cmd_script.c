@@ -93,7 +93,7 @@ struct script {
 	int data_src_width;         /* perf pads the data source to the widest seen so far */
 	uint8_t ip_opts[ST_NR];
 	uint8_t koff[ST_NR];        /* PO_KOFF where the type's fields have dsoff and no kernel symbols were read */
-	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* a sample's chain as perf reads it (ds_profile_perf_callchain) */
+	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* a sample's chain as perf reads it (ds_event__perf_callchain) */
 	uint32_t *line_of;         /* FRAME_CACHE_SLOTS: index + 1 into lines, 0 none; NULL: no cache */
 	struct frame_line *lines;
 	size_t nr_lines, cap_lines;
@@ -172,7 +172,7 @@ static void print_start(struct script *sc, const struct ds_event *ev, const stru
 
 	if (fl & SF(COMM)) {
 		char buf[24];
-		const char *comm = ds_profile_script_comm(t, ev, buf);
+		const char *comm = ds_thread__script_comm(t, ev, buf);
 
 		/* the callchain below says the rest: no column */
 		if ((fl & SF(IP)) && (evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN) && sc->use_callchain) {
@@ -818,7 +818,7 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 		return;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	print_start(sc, ev, evsel, t);
-	t = ds_profile_script_thread(sc->machine, t, ev);   /* its addresses' (none after its EXIT) */
+	t = ds_machine__script_event_thread(sc->machine, t, ev);   /* its addresses' (none after its EXIT) */
 	if (fl & SF(PERIOD)) {
 		outbuf_dec(o, period, 10, ' ');
 		outbuf_putc(o, ' ');
@@ -852,7 +852,7 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 			print_callchain(sc, t, unwound, unwound_nr, true, opts);
 		} else if (s->callchain && sc->use_callchain) {
 			uint64_t n;
-			const uint64_t *ips = ds_profile_perf_callchain(ev, sc->perf_chain, &n);
+			const uint64_t *ips = ds_event__perf_callchain(ev, sc->perf_chain, &n);
 
 			outbuf_putc(o, '\n');
 			print_callchain(sc, t, ips, n, false, opts);
@@ -888,7 +888,7 @@ static void print_deferred(struct script *sc, const struct ds_event *ev)
 		return;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	print_start(sc, ev, ev->evsel, t);
-	t = ds_profile_script_thread(sc->machine, t, ev);
+	t = ds_machine__script_event_thread(sc->machine, t, ev);
 	outbuf_puts(sc->out, "DEFERRED CALLCHAIN [cookie: ");
 	outbuf_hex(sc->out, d.cookie, 0);
 	outbuf_putc(sc->out, ']');
@@ -1001,7 +1001,7 @@ static bool symbol_wanted(struct script *sc, const struct ds_event *ev)
 	const struct ds_sample *s = &ev->sample;
 	struct ds_thread *t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
 	struct ds_resolved r;
-	const struct ds_frame *fr = own_frame(sc, ds_profile_script_thread(sc->machine, t, ev), ev, &r);
+	const struct ds_frame *fr = own_frame(sc, ds_machine__script_event_thread(sc->machine, t, ev), ev, &r);
 	const char *name = fr->elf_name ? fr->elf_name : fr->name;
 
 	return name && in_list(sc->symbols, name);
@@ -1019,7 +1019,7 @@ static bool wanted(struct script *sc, const struct ds_event *ev)
 	if (!sc->filtering)
 		return true;
 	t = ds_machine__thread(sc->machine, (int32_t)s->pid, (int32_t)s->tid);
-	comm = ds_profile_script_comm(t, ev, buf);
+	comm = ds_thread__script_comm(t, ev, buf);
 	return sample_filter_wanted(&sc->filter, s, comm);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli.h"
 #include "util/outbuf.h"
+#include "dstack/log.h"
 #include "dstack/event.h"
 #include "dstack/session.h"
 #include "samples.h"
@@ -153,7 +154,7 @@ static void print_stats(const struct ds_session *s)
 int cmd_stat(int argc, char **argv)
 {
 	struct common_opts co = { .input = "perf.data" };
-	char *err = NULL;
+	char why[640] = "";
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
@@ -162,11 +163,10 @@ int cmd_stat(int argc, char **argv)
 		usage_error("stat", "unknown option '%s' (usage: dstack stat [-i FILE])", argv[i]);
 		return EXIT_USAGE;
 	}
-	struct ds_session *s = ds_session__open(co.input, &err);
+	struct ds_session *s = ds_session__open(co.input);
 
 	if (!s) {
-		fprintf(stderr, "dstack stat: %s\n", err ? err : strerror(errno));
-		free(err);
+		fprintf(stderr, "dstack stat: %s\n", ds_errmsg());
 		return EXIT_INPUT;
 	}
 	struct ds_session_opts so = { .memory_budget = cli_memory_budget() };
@@ -174,12 +174,13 @@ int cmd_stat(int argc, char **argv)
 
 	progress_init_input(&progress, "stat", ds_session__reader(s));
 	ret = ds_session__run(s, &so, count_only, &progress);
+	snprintf(why, sizeof(why), "%s", ret ? ds_errmsg() : "");
 	progress_done(&progress);
 	print_stats(s);
 	if (fflush(stdout) || ferror(stdout))
 		output_failed("stdout", errno);
 	if (ret)
-		fprintf(stderr, "dstack stat: %s\n", ds_session__error(s));
+		fprintf(stderr, "dstack stat: %s\n", why);
 	if (!ret && ds_session__stats(s)->bad_records)
 		ret = -EINVAL;
 	/* a second pass, through threads, maps and binaries, for the unwinding

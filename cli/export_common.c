@@ -69,7 +69,7 @@ static uint32_t func_id(struct xdata *x, const struct ds_cc_frame *f)
 	if (key.name == UINT32_MAX || key.dso == UINT32_MAX ||
 	    room((void **)&x->funcs, x->nr_funcs, &x->cap_funcs, sizeof(*x->funcs)))
 		return UINT32_MAX;
-	id = ds_idmap__find_or_add(&x->func_ids, dsi_hash_pair(dsi_hash_pair(key.name, key.dso),
+	id = dsi_idmap__find_or_add(&x->func_ids, dsi_hash_pair(dsi_hash_pair(key.name, key.dso),
 							      (uint64_t)f->kernel * 2 + f->inlined),
 				   func_eq, x, &key, (uint32_t)x->nr_funcs, &added);
 	if (added)
@@ -113,12 +113,12 @@ static uint32_t map_id(struct xdata *x, const struct ds_cc_frame *f)
 	if (key.file == UINT32_MAX ||
 	    room((void **)&x->maps, x->nr_maps, &x->cap_maps, sizeof(*x->maps)))
 		return UINT32_MAX;
-	id = ds_idmap__find(&x->map_ids, k, map_eq, x, &key);
-	if (id != DS_IDMAP_NONE)
+	id = dsi_idmap__find(&x->map_ids, k, map_eq, x, &key);
+	if (id != DSI_IDMAP_NONE)
 		return id + 1;
 	/* (the build id's string is made after the file's, as ids are numbered in order) */
 	key.build_id = build_id_str(x, f->dso_obj);
-	if (key.build_id == UINT32_MAX || ds_idmap__add(&x->map_ids, k, (uint32_t)x->nr_maps) < 0)
+	if (key.build_id == UINT32_MAX || dsi_idmap__add(&x->map_ids, k, (uint32_t)x->nr_maps) < 0)
 		return UINT32_MAX;
 	x->maps[x->nr_maps] = key;
 	return (uint32_t)x->nr_maps++ + 1;
@@ -168,7 +168,7 @@ static uint32_t intern_stack(struct xdata *x, size_t off)
 
 	if (room((void **)&x->stacks, x->nr_stacks, &x->cap_stacks, sizeof(*x->stacks)))
 		return UINT32_MAX;
-	id = ds_idmap__find_or_add(&x->stack_ids, dsi_hash64(ents_hash(e, len)), stack_eq, x, &off,
+	id = dsi_idmap__find_or_add(&x->stack_ids, dsi_hash64(ents_hash(e, len)), stack_eq, x, &off,
 				   (uint32_t)x->nr_stacks, &added);
 	if (added)
 		x->stacks[x->nr_stacks++] = (struct xstack){ off, len };
@@ -265,9 +265,9 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 		return x->sample_sink(x->sink_ctx, &xs);
 	}
 	if (x->aggregate) {
-		uint32_t id = ds_idmap__find(&x->sample_ids, key, sample_eq, x, &xs);
+		uint32_t id = dsi_idmap__find(&x->sample_ids, key, sample_eq, x, &xs);
 
-		if (id != DS_IDMAP_NONE) {
+		if (id != DSI_IDMAP_NONE) {
 			x->samples[id].count++;
 			x->samples[id].period += xs.period;
 			return 0;
@@ -278,7 +278,7 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	if (!n || (x->aggregate && x->nr_samples >= UINT32_MAX - 1))
 		return -ENOMEM;
 	x->samples = n;
-	if (x->aggregate && ds_idmap__add(&x->sample_ids, key, (uint32_t)x->nr_samples) < 0)
+	if (x->aggregate && dsi_idmap__add(&x->sample_ids, key, (uint32_t)x->nr_samples) < 0)
 		return -ENOMEM;
 	x->samples[x->nr_samples++] = xs;
 	if (x->samples_full && x->nr_samples >= x->max_samples)

@@ -65,16 +65,16 @@ struct xdata {
 	struct dsi_strset strs;     /* the strings, by id (xdata_str) */
 	struct xfunc *funcs;
 	size_t nr_funcs, cap_funcs;
-	struct ds_idmap func_ids;   /* (name, dso, kernel, inlined) -> index in funcs */
+	struct dsi_idmap func_ids;   /* (name, dso, kernel, inlined) -> index in funcs */
 	struct xmap *maps;
 	size_t nr_maps, cap_maps;
-	struct ds_idmap map_ids;    /* (start, end, pgoff, file) -> index in maps */
+	struct dsi_idmap map_ids;    /* (start, end, pgoff, file) -> index in maps */
 	struct xent *ents;
 	size_t nr_ents, cap_ents;
 	struct xstack *stacks;
 	size_t nr_stacks, cap_stacks;
-	struct ds_idmap stack_ids;      /* a stack's entries -> index in stacks */
-	struct ds_hashmap chain_stacks; /* machine chain id -> index in stacks */
+	struct dsi_idmap stack_ids;      /* a stack's entries -> index in stacks */
+	struct dsi_hashmap chain_stacks; /* machine chain id -> index in stacks */
 	bool aggregate;                 /* set before export_collect: equal samples merge */
 	/*
 	 * Set before export_collect to keep the samples elsewhere (speedscope
@@ -92,7 +92,7 @@ struct xdata {
 	 */
 	bool comm_to_sink;
 	const char *sink_comm;
-	struct ds_idmap sample_ids;     /* aggregating: (stack, comm, event, pid, tid, cpu) -> index in samples */
+	struct dsi_idmap sample_ids;     /* aggregating: (stack, comm, event, pid, tid, cpu) -> index in samples */
 	/*
 	 * Set before export_collect to bound the samples kept: when
 	 * nr_samples reaches max_samples, samples_full(full_ctx) is called

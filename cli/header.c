@@ -6,6 +6,7 @@
  * one block per header feature in feature order, then the features the
  * file lacks.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,73 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "dstack/abi.h"
+#include "dstack/features.h"
+#include "dstack/log.h"
 #include "cli.h"
 #include "header.h"
-
-/* perf's feature names; 33 and 34 are 7.x's, named as perf prints them */
-static const char *const feat_names[] = {
-	[DS_FEAT_TRACING_DATA] = "TRACING_DATA", [DS_FEAT_BUILD_ID] = "BUILD_ID",
-	[DS_FEAT_HOSTNAME] = "HOSTNAME", [DS_FEAT_OSRELEASE] = "OSRELEASE", [DS_FEAT_VERSION] = "VERSION",
-	[DS_FEAT_ARCH] = "ARCH", [DS_FEAT_NRCPUS] = "NRCPUS", [DS_FEAT_CPUDESC] = "CPUDESC",
-	[DS_FEAT_CPUID] = "CPUID", [DS_FEAT_TOTAL_MEM] = "TOTAL_MEM", [DS_FEAT_CMDLINE] = "CMDLINE",
-	[DS_FEAT_EVENT_DESC] = "EVENT_DESC", [DS_FEAT_CPU_TOPOLOGY] = "CPU_TOPOLOGY",
-	[DS_FEAT_NUMA_TOPOLOGY] = "NUMA_TOPOLOGY", [DS_FEAT_BRANCH_STACK] = "BRANCH_STACK",
-	[DS_FEAT_PMU_MAPPINGS] = "PMU_MAPPINGS", [DS_FEAT_GROUP_DESC] = "GROUP_DESC",
-	[DS_FEAT_AUXTRACE] = "AUXTRACE", [DS_FEAT_STAT] = "STAT", [DS_FEAT_CACHE] = "CACHE",
-	[DS_FEAT_SAMPLE_TIME] = "SAMPLE_TIME", [DS_FEAT_MEM_TOPOLOGY] = "MEM_TOPOLOGY",
-	[DS_FEAT_CLOCKID] = "CLOCKID", [DS_FEAT_DIR_FORMAT] = "DIR_FORMAT",
-	[DS_FEAT_BPF_PROG_INFO] = "BPF_PROG_INFO", [DS_FEAT_BPF_BTF] = "BPF_BTF",
-	[DS_FEAT_COMPRESSED] = "COMPRESSED", [DS_FEAT_CPU_PMU_CAPS] = "CPU_PMU_CAPS",
-	[DS_FEAT_CLOCK_DATA] = "CLOCK_DATA", [DS_FEAT_HYBRID_TOPOLOGY] = "HYBRID_TOPOLOGY",
-	[DS_FEAT_PMU_CAPS] = "PMU_CAPS", [32] = "CPU_DOMAIN_INFO", [33] = "E_MACHINE", [34] = "CLN_SIZE",
-};
-#define NR_FEATS ((int)(sizeof(feat_names) / sizeof(*feat_names)))
-
-/* A feature's bytes, read in order; reads past the end give 0 and set bad. */
-struct fcur {
-	const uint8_t *p;
-	uint64_t len, pos;
-	bool bad;
-};
-
-static uint32_t cur_u32(struct fcur *c)
-{
-	uint32_t v = 0;
-
-	if (c->len - c->pos < 4 || c->pos > c->len) {
-		c->bad = true;
-		return 0;
-	}
-	memcpy(&v, c->p + c->pos, 4);
-	c->pos += 4;
-	return v;
-}
-
-/* perf's string: u32 length (padded), then the bytes, NUL-terminated within */
-static void cur_str(struct fcur *c, char *buf, size_t size)
-{
-	uint32_t n = cur_u32(c);
-	size_t k = 0;
-
-	buf[0] = 0;
-	if (c->bad || n > c->len - c->pos) {
-		c->bad = true;
-		return;
-	}
-	for (; k < n && k + 1 < size && c->p[c->pos + k]; k++)
-		buf[k] = (char)c->p[c->pos + k];
-	buf[k] = 0;
-	c->pos += n;
-}
-
-/* A cursor on the recording's feature @feat (empty, reads fail, when it has none). */
-static struct fcur feature_cur(const struct ds_reader *rd, int feat)
-{
-	uint64_t len = 0;
-	const uint8_t *p = ds_reader__feature(rd, feat, &len);
-
-	return (struct fcur){ p, p ? len : 0, 0, false };
-}
 
 struct bit_name { int bit; const char *name; };
 
@@ -278,149 +216,151 @@ static void print_events(FILE *f, const struct ds_reader *rd)
 	}
 }
 
-static void print_usec(FILE *f, const char *what, uint64_t t)
+/*
+ * A feature's records, each to @fn; a damaged section is warned about
+ * (its offset named) after the records before the damage.
+ */
+typedef void feat_rec_fn(void *ctx, const struct ds_feat_rec *rec);
+
+static void for_each_rec(const struct ds_reader *rd, int feat, feat_rec_fn *fn, void *ctx)
 {
-	fprintf(f, "# %s : %" PRIu64 ".%06" PRIu64 "\n", what, t / 1000000000u, t % 1000000000u / 1000);
+	struct ds_feat_iter *it = ds_feat_iter__new(rd, feat);
+	struct ds_feat_rec rec;
+	int err;
+
+	if (!it) {
+		if (errno != ENOENT)
+			ds_warn("%s: header feature %s: %s\n", ds_reader__path(rd), ds_feature__name(feat),
+				strerror(errno));
+		return;
+	}
+	while ((err = ds_feat_iter__next(it, &rec)) > 0)
+		fn(ctx, &rec);
+	if (err < 0)
+		ds_warn("%s: %s\n", ds_reader__path(rd), ds_errmsg());
+	ds_feat_iter__delete(it);
 }
 
-static void print_strings(FILE *f, struct fcur *c, const char *sep, const char *none)
-{
-	uint32_t n = cur_u32(c);
-	char buf[4096];
+struct feat_print {
+	FILE *f;
+	const struct ds_reader *rd;
+	int feat;
+	unsigned n;                     /* records printed */
+	uint32_t prog_subs;             /* BPF_PROG_INFO: the current program's subprograms */
+	bool found;                     /* a search's answer */
+	const char *want;
+	char value[64];
+};
 
-	if (!n && none)
-		fputs(none, f);
-	for (uint32_t i = 0; i < n && !c->bad; i++) {
-		cur_str(c, buf, sizeof(buf));
-		fprintf(f, "%s%s", i && sep ? sep : "", buf);
-		if (!sep)
-			fputc(' ', f);
-	}
+/* "# cmdline : a b c " (each word followed by a blank) */
+static void print_word(void *ctx, const struct ds_feat_rec *rec)
+{
+	struct feat_print *fp = ctx;
+
+	fprintf(fp->f, "%s ", rec->str);
 }
 
-/* One PMU's capabilities ("name=value" pairs) as perf prints them: "# PMU pmu capabilities: ...". */
-static void print_caps(FILE *f, struct fcur *c, uint32_t n, const char *pmu)
+/* One PMU's capabilities as perf prints them: "# PMU pmu capabilities: a=b, c=d" */
+static void print_cap(void *ctx, const struct ds_feat_rec *rec)
 {
-	char name[256], value[256];
+	struct feat_print *fp = ctx;
 
-	fprintf(f, "# %s pmu capabilities: ", pmu);
-	if (!n)
-		fputs("not available", f);
-	for (uint32_t i = 0; i < n && !c->bad; i++) {
-		cur_str(c, name, sizeof(name));
-		cur_str(c, value, sizeof(value));
-		fprintf(f, "%s%s=%s", i ? ", " : "", name, value);
+	if (rec->type == DS_FEAT_REC_PMU_CAPS) {
+		if (fp->n)
+			fputc('\n', fp->f);
+		fprintf(fp->f, "# %s pmu capabilities: %s", rec->pmu_caps.pmu, rec->pmu_caps.nr_caps ? "" : "not available");
+		fp->n = 1;
+		fp->prog_subs = 0;
+		return;
 	}
-	fputc('\n', f);
+	fprintf(fp->f, "%s%s=%s", fp->prog_subs++ ? ", " : "", rec->cap.name, rec->cap.value);
 }
 
-/* HEADER_PMU_CAPS: per PMU, its capabilities then its name (the name comes last in the file). */
-static void print_pmu_caps(FILE *f, struct fcur *c)
+static void print_pmu_caps(FILE *f, const struct ds_reader *rd, int feat)
 {
-	uint32_t nr_pmu = cur_u32(c);
-	char pmu[256];
+	struct feat_print fp = { .f = f, .rd = rd, .feat = feat };
 
-	for (uint32_t p = 0; p < nr_pmu && !c->bad; p++) {
-		struct fcur at = *c;
-		uint32_t n = cur_u32(c);
-
-		for (uint32_t i = 0; i < 2 * n && !c->bad; i++)
-			cur_str(c, pmu, sizeof(pmu));
-		cur_str(c, pmu, sizeof(pmu));
-		if (c->bad)
-			return;
-		n = cur_u32(&at);
-		print_caps(f, &at, n, pmu);
-	}
+	for_each_rec(rd, feat, print_cap, &fp);
+	if (fp.n)
+		fputc('\n', f);
 }
 
-/* Does the recording's PMU mappings feature name @pmu? */
-static bool has_pmu_mapping(const struct ds_reader *rd, const char *pmu)
+static void find_pmu(void *ctx, const struct ds_feat_rec *rec)
 {
-	struct fcur c = feature_cur(rd, DS_FEAT_PMU_MAPPINGS);
-	uint32_t n = cur_u32(&c);
-	char name[256];
+	struct feat_print *fp = ctx;
 
-	for (uint32_t i = 0; i < n && !c.bad; i++) {
-		cur_u32(&c);
-		cur_str(&c, name, sizeof(name));
-		if (!c.bad && !strcmp(name, pmu))
-			return true;
-	}
-	return false;
+	fp->found |= !strcmp(rec->pmu.name, fp->want);
 }
 
-/* The cpu PMU's capability @cap (from HEADER_CPU_PMU_CAPS) into @value; false if none. */
-static bool cpu_pmu_cap(const struct ds_reader *rd, const char *cap, char *value, size_t n)
+/* The cpu PMU's capability @want (CPU_PMU_CAPS), its value in fp->value. */
+static void find_cap(void *ctx, const struct ds_feat_rec *rec)
 {
-	struct fcur c = feature_cur(rd, DS_FEAT_CPU_PMU_CAPS);
-	uint32_t nr = cur_u32(&c);
-	char name[256];
+	struct feat_print *fp = ctx;
 
-	for (uint32_t i = 0; i < nr && !c.bad; i++) {
-		cur_str(&c, name, sizeof(name));
-		cur_str(&c, value, n);
-		if (!c.bad && !strcmp(name, cap))
-			return true;
+	if (rec->type == DS_FEAT_REC_CAP && !fp->found && !strcmp(rec->cap.name, fp->want)) {
+		snprintf(fp->value, sizeof(fp->value), "%s", rec->cap.value);
+		fp->found = true;
 	}
-	return false;
 }
 
 /* perf's note after the PMUs' capabilities on an AMD machine whose core PMU has no precise events. */
 static void print_amd_note(FILE *f, const struct ds_reader *rd, const struct ds_header_info *hi)
 {
-	char v[64];
+	struct feat_print pmu = { .want = "ibs_op" }, cap = { .want = "max_precise" };
 	bool x86 = hi->arch && (!strcmp(hi->arch, "x86_64") || !strcmp(hi->arch, "x86") ||
 				(hi->arch[0] == 'i' && !strcmp(hi->arch + 2, "86")));
 
-	if (x86 && has_pmu_mapping(rd, "ibs_op") && cpu_pmu_cap(rd, "max_precise", v, sizeof(v)) && atoi(v) == 0)
+	if (!x86)
+		return;
+	for_each_rec(rd, DS_FEAT_PMU_MAPPINGS, find_pmu, &pmu);
+	if (pmu.found)
+		for_each_rec(rd, DS_FEAT_CPU_PMU_CAPS, find_cap, &cap);
+	if (pmu.found && cap.found && atoi(cap.value) == 0)
 		fputs("# AMD systems uses ibs_op// PMU for some precise events, e.g.: cycles:p, see the 'perf list' "
 		      "man page for further details.\n", f);
 }
 
-static void print_pmu_mappings(FILE *f, struct fcur *c)
+static void print_pmu(void *ctx, const struct ds_feat_rec *rec)
 {
-	uint32_t n = cur_u32(c);
-	char name[256];
+	struct feat_print *fp = ctx;
+
+	fprintf(fp->f, "%s%s = %" PRIu32, fp->n++ ? ", " : "", rec->pmu.name, rec->pmu.type);
+}
+
+static void print_pmu_mappings(FILE *f, const struct ds_reader *rd)
+{
+	struct feat_print fp = { .f = f, .rd = rd };
 
 	fputs("# pmu mappings: ", f);
-	for (uint32_t i = 0; i < n && !c->bad; i++) {
-		uint32_t type = cur_u32(c);
-
-		cur_str(c, name, sizeof(name));
-		fprintf(f, "%s%s = %" PRIu32, i ? ", " : "", name, type);
-	}
-	if (!n)
+	for_each_rec(rd, DS_FEAT_PMU_MAPPINGS, print_pmu, &fp);
+	if (!fp.n)
 		fputs("not available", f);
 	fputc('\n', f);
 }
 
-void header_for_each_group(const struct ds_reader *rd, header_group_fn *fn, void *ctx)
+struct group_each {
+	header_group_fn *fn;
+	void *ctx;
+};
+
+static void each_group(void *ctx, const struct ds_feat_rec *rec)
 {
-	struct fcur c = feature_cur(rd, DS_FEAT_GROUP_DESC);
-	uint32_t n = cur_u32(&c);
-	char name[256];
+	struct group_each *g = ctx;
 
-	for (uint32_t i = 0; i < n && !c.bad; i++) {
-		uint32_t leader, members;
-
-		cur_str(&c, name, sizeof(name));
-		leader = cur_u32(&c);
-		members = cur_u32(&c);
-		if (!c.bad)
-			fn(ctx, name, leader, members);
-	}
+	g->fn(g->ctx, rec->group.name, rec->group.leader, rec->group.nr_members);
 }
 
-struct group_print {
-	FILE *f;
-	const struct ds_reader *rd;
-};
+void header_for_each_group(const struct ds_reader *rd, header_group_fn *fn, void *ctx)
+{
+	struct group_each g = { fn, ctx };
+
+	for_each_rec(rd, DS_FEAT_GROUP_DESC, each_group, &g);
+}
 
 /* "# group: NAME{a,b}" per group of more than one event (perf names an unnamed group "{anon_group}") */
 static void print_group(void *ctx, const char *name, uint32_t leader, uint32_t members)
 {
-	struct group_print *g = ctx;
+	struct feat_print *g = ctx;
 
 	if (members < 2 || leader >= ds_reader__nr_evsels(g->rd))
 		return;
@@ -430,16 +370,41 @@ static void print_group(void *ctx, const char *name, uint32_t leader, uint32_t m
 	fputs("}\n", g->f);
 }
 
-/* A feature that is one string: "# hostname : NAME" and the like. */
-static void print_string_feature(FILE *f, int feat, struct fcur *c)
+/* HEADER_BPF_PROG_INFO as perf prints it: a program of one function on one line, else one per subprogram */
+static void print_bpf(void *ctx, const struct ds_feat_rec *rec)
 {
-	static const char *const what[] = { [DS_FEAT_HOSTNAME] = "hostname", [DS_FEAT_OSRELEASE] = "os release",
-					    [DS_FEAT_VERSION] = "perf version", [DS_FEAT_ARCH] = "arch",
-					    [DS_FEAT_CPUDESC] = "cpudesc", [DS_FEAT_CPUID] = "cpuid" };
-	char buf[4096];
+	struct feat_print *fp = ctx;
 
-	cur_str(c, buf, sizeof(buf));
-	fprintf(f, "# %s : %s\n", what[feat], buf);
+	if (rec->type == DS_FEAT_REC_BPF_PROG) {
+		fp->n++;
+		fp->prog_subs = rec->bpf_prog.nr_subprogs;
+		if (rec->bpf_prog.valid && fp->prog_subs != 1)
+			fprintf(fp->f, "# bpf_prog_info %u:\n", rec->bpf_prog.id);
+		return;
+	}
+	if (fp->prog_subs == 1)
+		fprintf(fp->f, "# bpf_prog_info %u: %s addr 0x%" PRIx64 " size %u\n", rec->bpf_subprog.prog_id,
+			rec->bpf_subprog.name, rec->bpf_subprog.addr, rec->bpf_subprog.size);
+	else
+		fprintf(fp->f, "# \tsub_prog %u: %s addr 0x%" PRIx64 " size %u\n", rec->bpf_subprog.index,
+			rec->bpf_subprog.name, rec->bpf_subprog.addr, rec->bpf_subprog.size);
+}
+
+static void print_btf(void *ctx, const struct ds_feat_rec *rec)
+{
+	struct feat_print *fp = ctx;
+
+	fp->n++;
+	fprintf(fp->f, "# btf info of id %u\n", rec->btf.id);
+}
+
+static void print_bpf_feature(FILE *f, const struct ds_reader *rd, int feat)
+{
+	struct feat_print fp = { .f = f, .rd = rd };
+
+	for_each_rec(rd, feat, feat == DS_FEAT_BPF_BTF ? print_btf : print_bpf, &fp);
+	if (!fp.n)
+		fputs(feat == DS_FEAT_BPF_BTF ? "# btf info empty\n" : "# bpf_prog_info empty\n", f);
 }
 
 /* A feature perf only announces: its details with -I, or its mere presence. */
@@ -456,25 +421,14 @@ static void print_feature_note(FILE *f, int feat)
 		fputs("# contains stat data\n", f);
 		break;
 	default:
-		fprintf(f, "# %s info available, use -I to display\n", feat_names[feat]);
+		fprintf(f, "# %s info available, use -I to display\n", ds_feature__name(feat));
 		break;
 	}
 }
 
-/* HEADER_SAMPLE_TIME: the first and last samples' times and the span between. */
-static void print_sample_time(FILE *f, const struct ds_header_info *hi)
+static void print_usec(FILE *f, const char *what, uint64_t t)
 {
-	print_usec(f, "time of first sample", hi->first_sample_time);
-	print_usec(f, "time of last sample", hi->last_sample_time);
-	fprintf(f, "# sample duration : %10.3f ms\n",
-		(double)(hi->last_sample_time - hi->first_sample_time) / 1e6);
-}
-
-static uint64_t cur_u64(struct fcur *c)
-{
-	uint64_t lo = cur_u32(c), hi = cur_u32(c);
-
-	return lo | hi << 32;
+	fprintf(f, "# %s : %" PRIu64 ".%06" PRIu64 "\n", what, t / 1000000000u, t % 1000000000u / 1000);
 }
 
 /* perf's name of a clock (its clockid table: the first name of a number) */
@@ -490,25 +444,16 @@ static const char *clockid_name(uint32_t id)
 	}
 }
 
-/* CLOCKID (record -k): the clock's resolution, as perf prints it */
-static void print_clockid(FILE *f, struct fcur *c)
-{
-	uint64_t res_ns = cur_u64(c);
-
-	if (!c->bad)
-		fprintf(f, "# clockid frequency: %" PRIu64 " MHz\n", res_ns * 1000);
-}
-
 /* CLOCK_DATA: the clock and a reference time of day, as perf prints them (version 1 only, as perf reads it) */
-static void print_clock_data(FILE *f, struct fcur *c)
+static void print_clock_data(FILE *f, const struct ds_feat_rec *rec)
 {
-	uint32_t version = cur_u32(c), id = cur_u32(c);
-	uint64_t tod = cur_u64(c), clk = cur_u64(c);
+	uint32_t id = rec->clock_data.clockid;
+	uint64_t tod = rec->clock_data.tod_ns, clk = rec->clock_data.clock_ns;
 	time_t sec = (time_t)(tod / 1000000000ULL);
 	char date[64] = "<error>";
 	struct tm tm;
 
-	if (c->bad || version != 1)
+	if (rec->clock_data.version != 1)
 		return;
 	if (localtime_r(&sec, &tm))
 		strftime(date, sizeof(date), "%F %T", &tm);
@@ -518,91 +463,98 @@ static void print_clock_data(FILE *f, struct fcur *c)
 		(long)(clk / 1000000000ULL), (long)(clk % 1000000000ULL), clockid_name(id));
 }
 
+/* A feature that is one record: "# hostname : NAME" and the like. */
+static void print_single(void *ctx, const struct ds_feat_rec *rec)
+{
+	static const char *const what[] = { [DS_FEAT_HOSTNAME] = "hostname", [DS_FEAT_OSRELEASE] = "os release",
+					    [DS_FEAT_VERSION] = "perf version", [DS_FEAT_ARCH] = "arch",
+					    [DS_FEAT_CPUDESC] = "cpudesc", [DS_FEAT_CPUID] = "cpuid" };
+	struct feat_print *fp = ctx;
+	FILE *f = fp->f;
+
+	switch (fp->feat) {
+	case DS_FEAT_HOSTNAME: case DS_FEAT_OSRELEASE: case DS_FEAT_VERSION: case DS_FEAT_ARCH:
+	case DS_FEAT_CPUDESC: case DS_FEAT_CPUID:
+		fprintf(f, "# %s : %s\n", what[fp->feat], rec->str);
+		break;
+	case DS_FEAT_NRCPUS:
+		fprintf(f, "# nrcpus online : %u\n# nrcpus avail : %u\n", rec->nrcpus.online, rec->nrcpus.avail);
+		break;
+	case DS_FEAT_TOTAL_MEM:
+		fprintf(f, "# total memory : %" PRIu64 " kB\n", rec->u64);
+		break;
+	case DS_FEAT_SAMPLE_TIME:   /* the first and last samples' times and the span between */
+		print_usec(f, "time of first sample", rec->sample_time.first);
+		print_usec(f, "time of last sample", rec->sample_time.last);
+		fprintf(f, "# sample duration : %10.3f ms\n",
+			(double)(rec->sample_time.last - rec->sample_time.first) / 1e6);
+		break;
+	case DS_FEAT_COMPRESSED:
+		fprintf(f, "# compressed : %s, level = %u, ratio = %u\n",
+			rec->compressed.type == DS_COMP_ZSTD ? "Zstd" : "Unknown", rec->compressed.level,
+			rec->compressed.ratio);
+		break;
+	case DS_FEAT_E_MACHINE:
+		fprintf(f, "# e_machine : %u\n#   e_flags : %u\n", rec->e_machine.machine, rec->e_machine.flags);
+		break;
+	case DS_FEAT_CLN_SIZE:
+		fprintf(f, "# cacheline size: %" PRIu64 "\n", rec->u64);
+		break;
+	case DS_FEAT_DIR_FORMAT:
+		fprintf(f, "# directory data version : %" PRIu64 "\n", rec->u64);
+		break;
+	case DS_FEAT_CLOCKID:   /* record -k: the clock's resolution, as perf prints it */
+		fprintf(f, "# clockid frequency: %" PRIu64 " MHz\n", rec->u64 * 1000);
+		break;
+	case DS_FEAT_CLOCK_DATA:
+		print_clock_data(f, rec);
+		break;
+	}
+}
+
 /* One feature's block; features perf prints only with -I are announced. */
 static void print_feature(FILE *f, const struct ds_reader *rd, int feat)
 {
-	const struct ds_header_info *hi = ds_reader__info(rd);
-	struct fcur c = feature_cur(rd, feat);
+	struct feat_print fp = { .f = f, .rd = rd, .feat = feat };
+	uint64_t len = 0;
 
 	/* nothing to read (an older perf's end-of-features mark in a pipe, whose id a newer perf has
 	 * given to a feature): perf fails to read it and prints nothing; but BRANCH_STACK and STAT
 	 * have no body, their presence is what they say */
-	if (!c.len && feat != DS_FEAT_BRANCH_STACK && feat != DS_FEAT_STAT)
+	if ((!ds_reader__feature(rd, feat, &len) || !len) && feat != DS_FEAT_BRANCH_STACK && feat != DS_FEAT_STAT)
 		return;
 	switch (feat) {
-	case DS_FEAT_HOSTNAME: case DS_FEAT_OSRELEASE: case DS_FEAT_VERSION: case DS_FEAT_ARCH:
-	case DS_FEAT_CPUDESC: case DS_FEAT_CPUID:
-		print_string_feature(f, feat, &c);
-		break;
-	case DS_FEAT_NRCPUS:
-		fprintf(f, "# nrcpus online : %u\n# nrcpus avail : %u\n", hi->nr_cpus_online, hi->nr_cpus_avail);
-		break;
-	case DS_FEAT_TOTAL_MEM:
-		fprintf(f, "# total memory : %" PRIu64 " kB\n", hi->total_mem);
-		break;
 	case DS_FEAT_CMDLINE:
 		fputs("# cmdline : ", f);
-		print_strings(f, &c, NULL, NULL);
+		for_each_rec(rd, feat, print_word, &fp);
 		fputc('\n', f);
 		break;
 	case DS_FEAT_EVENT_DESC:
 		print_events(f, rd);
 		break;
 	case DS_FEAT_CPU_TOPOLOGY: case DS_FEAT_NUMA_TOPOLOGY: case DS_FEAT_CACHE: case DS_FEAT_MEM_TOPOLOGY:
-	case DS_FEAT_HYBRID_TOPOLOGY: case 32: case DS_FEAT_BRANCH_STACK: case DS_FEAT_AUXTRACE: case DS_FEAT_STAT:
+	case DS_FEAT_HYBRID_TOPOLOGY: case DS_FEAT_CPU_DOMAIN_INFO: case DS_FEAT_BRANCH_STACK: case DS_FEAT_AUXTRACE:
+	case DS_FEAT_STAT:
 		print_feature_note(f, feat);
 		break;
 	case DS_FEAT_PMU_MAPPINGS:
-		print_pmu_mappings(f, &c);
+		print_pmu_mappings(f, rd);
 		break;
-	case DS_FEAT_GROUP_DESC: {
-		struct group_print g = { f, rd };
-
-		header_for_each_group(rd, print_group, &g);
+	case DS_FEAT_GROUP_DESC:
+		header_for_each_group(rd, print_group, &fp);
 		break;
-	}
-	case DS_FEAT_SAMPLE_TIME:
-		print_sample_time(f, hi);
-		break;
-	case DS_FEAT_BPF_PROG_INFO: {
-		struct fcur btf = feature_cur(rd, DS_FEAT_BPF_BTF);
-
-		header_print_bpf_progs(f, c.p, c.len, btf.p, btf.len);
-		break;
-	}
-	case DS_FEAT_BPF_BTF:
-		header_print_btfs(f, c.p, c.len);
-		break;
-	case DS_FEAT_COMPRESSED:
-		fprintf(f, "# compressed : %s, level = %u, ratio = %u\n", hi->comp_type == DS_COMP_ZSTD ? "Zstd" : "Unknown",
-			hi->comp_level, hi->comp_ratio);
+	case DS_FEAT_BPF_PROG_INFO: case DS_FEAT_BPF_BTF:
+		print_bpf_feature(f, rd, feat);
 		break;
 	case DS_FEAT_CPU_PMU_CAPS:
-		print_caps(f, &c, cur_u32(&c), "cpu");
+		print_pmu_caps(f, rd, feat);
 		break;
 	case DS_FEAT_PMU_CAPS:
-		print_pmu_caps(f, &c);
-		print_amd_note(f, rd, hi);
+		print_pmu_caps(f, rd, feat);
+		print_amd_note(f, rd, ds_reader__info(rd));
 		break;
-	case 33: {
-		uint32_t machine = cur_u32(&c), eflags = cur_u32(&c);
-
-		fprintf(f, "# e_machine : %u\n#   e_flags : %u\n", machine, eflags);
-		break;
-	}
-	case 34:
-		fprintf(f, "# cacheline size: %u\n", cur_u32(&c));
-		break;
-	case DS_FEAT_DIR_FORMAT:
-		fprintf(f, "# directory data version : %" PRIu64 "\n", cur_u64(&c));
-		break;
-	case DS_FEAT_CLOCKID:
-		print_clockid(f, &c);
-		break;
-	case DS_FEAT_CLOCK_DATA:
-		print_clock_data(f, &c);
-		break;
-	default:   /* tracing data, build-ids, group details: perf prints them with -I only or not at all */
+	default:   /* the one-record features; tracing data, build-ids: perf prints them with -I only or not at all */
+		for_each_rec(rd, feat, print_single, &fp);
 		break;
 	}
 }
@@ -634,14 +586,14 @@ void header_print_features(FILE *f, const struct ds_reader *rd)
 {
 	const struct ds_header_info *hi = ds_reader__info(rd);
 
-	for (int feat = 1; feat < NR_FEATS; feat++)
+	for (int feat = 1; feat < DS_FEAT_NR_NAMED; feat++)
 		if (ds_header_info__has_feature(hi, feat))
 			print_feature(f, rd, feat);
 	if (!hi->pipe) {
 		fputs("# missing features: ", f);
-		for (int feat = 1; feat < NR_FEATS; feat++)
+		for (int feat = 1; feat < DS_FEAT_NR_NAMED; feat++)
 			if (!ds_header_info__has_feature(hi, feat))
-				fprintf(f, "%s ", feat_names[feat]);
+				fprintf(f, "%s ", ds_feature__name(feat));
 		fputc('\n', f);
 	}
 }
@@ -662,21 +614,19 @@ void header_print(FILE *f, const char *path, const struct ds_reader *rd)
 
 int header_print_only(const char *cmd, const char *input)
 {
-	char *err = NULL;
-	struct ds_reader *rd = ds_reader__open(input, &err);
+	struct ds_reader *rd = ds_reader__open(input);
 	struct ds_record rec;
 	int ret = 0;
 
 	if (!rd) {
-		fprintf(stderr, "dstack %s: %s\n", cmd, err ? err : "cannot open the input");
-		free(err);
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
 		return EXIT_INPUT;
 	}
 	/* a pipe's features are records ahead of its first kernel event */
 	while (ds_reader__info(rd)->pipe && (ret = ds_reader__next(rd, &rec)) > 0 && rec.hdr->type >= 64)
 		;
 	if (ret < 0)
-		fprintf(stderr, "dstack %s: %s\n", cmd, ds_reader__error(rd));
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
 	header_print(stdout, input, rd);
 	ds_reader__close(rd);
 	if (fflush(stdout) || ferror(stdout)) {

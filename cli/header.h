@@ -23,15 +23,6 @@ typedef void header_group_fn(void *ctx, const char *name, uint32_t leader, uint3
 void header_for_each_group(const struct ds_reader *rd, header_group_fn *fn, void *ctx);
 
 /*
- * HEADER_BPF_PROG_INFO's programs (@p, @len bytes), named from
- * HEADER_BPF_BTF's blobs (@btf, NULL if none), as perf prints them
- * (cli/header_bpf.c).
- */
-void header_print_bpf_progs(FILE *f, const uint8_t *p, uint64_t len, const uint8_t *btf, uint64_t btf_len);
-/* HEADER_BPF_BTF's blobs by id, as perf prints them. */
-void header_print_btfs(FILE *f, const uint8_t *p, uint64_t len);
-
-/*
  * --header-only: @input's header, read without its samples (a pipe up to
  * its first event, so that its features are in); the exit status.
  */

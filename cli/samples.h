@@ -71,7 +71,7 @@ struct walk_opts {
 	 * totals); --time and -C drop samples outright, as in perf.
 	 */
 	bool keep_filtered;
-	/* samples named as perf script names them (ds_profile_script_comm): folded is script's output collapsed */
+	/* samples named as perf script names them (ds_thread__script_comm): folded is script's output collapsed */
 	bool script_comms;
 	/* the sample's comm valid during the callback only (ds_profile_opts.transient_comms): the sink keeps its text */
 	bool transient_comms;

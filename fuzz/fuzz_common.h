@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "dstack/features.h"
 #include "dstack/log.h"
 #include "dstack/machine.h"
 #include "dstack/session.h"
@@ -110,6 +111,28 @@ static inline int fz_event(void *ctx, const struct ds_event *ev)
 	return 0;
 }
 
+/* Every header feature the reader kept, decoded record by record (the strings touched). */
+static inline void fz_features(const struct ds_reader *rd)
+{
+	for (int feat = 1; feat < DS_FEAT_NR_NAMED; feat++) {
+		struct ds_feat_iter *it = ds_feat_iter__new(rd, feat);
+		struct ds_feat_rec rec;
+		volatile size_t sum = 0;
+
+		while (it && ds_feat_iter__next(it, &rec) > 0)
+			if (rec.type == DS_FEAT_REC_STRING || rec.type == DS_FEAT_REC_PMU_CAPS)
+				sum += strlen(rec.type == DS_FEAT_REC_STRING ? rec.str : rec.pmu_caps.pmu);
+			else if (rec.type == DS_FEAT_REC_CAP)
+				sum += strlen(rec.cap.name) + strlen(rec.cap.value);
+			else if (rec.type == DS_FEAT_REC_PMU || rec.type == DS_FEAT_REC_GROUP)
+				sum += strlen(rec.type == DS_FEAT_REC_PMU ? rec.pmu.name : rec.group.name);
+			else if (rec.type == DS_FEAT_REC_BPF_SUBPROG)
+				sum += strlen(rec.bpf_subprog.name);
+		ds_feat_iter__delete(it);
+		(void)sum;
+	}
+}
+
 /*
  * The `dstack script` pipeline on @path, stitched or not; under a memory
  * budget of @budget bytes (0: the default): a tiny one sends every input
@@ -118,11 +141,10 @@ static inline int fz_event(void *ctx, const struct ds_event *ev)
  */
 static inline void fz_run_path(const char *path, bool no_stitch, size_t budget, bool perf_order)
 {
-	char *err = NULL;
-	struct ds_session *s = ds_session__open(path, &err);
+	struct ds_session *s = ds_session__open(path);
 
 	if (!s) {
-		free(err);
+		(void)ds_errmsg();
 		return;
 	}
 	struct ds_symbols_opts so = { .symfs = fz_dir, .kallsyms = fz_kallsyms };
@@ -134,9 +156,10 @@ static inline void fz_run_path(const char *path, bool no_stitch, size_t budget, 
 		struct ds_session_opts opts = { .no_stitch = no_stitch, .sideband = fz_sideband, .sideband_ctx = m,
 						.memory_budget = budget, .stitch.perf_order = perf_order };
 
-		ds_session__run(s, &opts, fz_event, &c);
-		(void)ds_session__error(s);
+		if (ds_session__run(s, &opts, fz_event, &c) < 0)
+			(void)ds_errmsg();
 		(void)ds_session__stats(s);
+		fz_features(ds_session__reader(s));
 	}
 	ds_machine__delete(m);
 	ds_symbols__delete(syms);

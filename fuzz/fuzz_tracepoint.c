@@ -56,7 +56,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ds_tp_event *ev;
 	struct ds_tp_set *set;
-	char err[128];
 	uint64_t v;
 	char s[32];
 
@@ -71,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ds_tp_event__delete(ev);
 	}
 	/* as a tracing-data blob */
-	set = ds_tp_set__parse(data, size, err, sizeof(err));
+	set = ds_tp_set__parse(data, size);
 	for (uint64_t id = 0; set && id < 4; id++) {
 		const struct ds_tp_event *e = ds_tp_set__find(set, id);
 

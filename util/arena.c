@@ -10,17 +10,17 @@
  * burst, or a compaction that emptied many) go back to the allocator */
 #define SPARE_CHUNKS 8
 
-struct ds_arena_chunk {
-	struct ds_arena_chunk *next;
+struct dsi_arena_chunk {
+	struct dsi_arena_chunk *next;
 	size_t size, used;
 	size_t populated;             /* bytes of data prefaulted (kept when reused) */
 	size_t live;
 	_Alignas(8) unsigned char data[];
 };
 
-static struct ds_arena_chunk *new_chunk(struct ds_arena *a, size_t need)
+static struct dsi_arena_chunk *new_chunk(struct dsi_arena *a, size_t need)
 {
-	struct ds_arena_chunk *c = NULL;
+	struct dsi_arena_chunk *c = NULL;
 
 	if (need <= CHUNK_SIZE && a->free) {
 		c = a->free;
@@ -44,7 +44,7 @@ static struct ds_arena_chunk *new_chunk(struct ds_arena *a, size_t need)
 	return c;
 }
 
-static void retire(struct ds_arena *a, struct ds_arena_chunk *c)
+static void retire(struct dsi_arena *a, struct dsi_arena_chunk *c)
 {
 	a->bytes_live -= c->size;
 	if (c->size == CHUNK_SIZE && a->nr_free < SPARE_CHUNKS) {
@@ -56,13 +56,13 @@ static void retire(struct ds_arena *a, struct ds_arena_chunk *c)
 	}
 }
 
-void *dsi_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_arena_chunk **chunk)
+void *dsi_arena__copy(struct dsi_arena *a, const void *src, size_t len, struct dsi_arena_chunk **chunk)
 {
 	size_t need = (len + 7) & ~(size_t)7;
-	struct ds_arena_chunk *c = a->cur;
+	struct dsi_arena_chunk *c = a->cur;
 
 	if (!c || c->size - c->used < need) {
-		struct ds_arena_chunk *n = new_chunk(a, need);
+		struct dsi_arena_chunk *n = new_chunk(a, need);
 
 		if (!n)
 			return NULL;
@@ -88,7 +88,7 @@ void *dsi_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds
 	return p;
 }
 
-void dsi_arena__release(struct ds_arena *a, struct ds_arena_chunk *c)
+void dsi_arena__release(struct dsi_arena *a, struct dsi_arena_chunk *c)
 {
 	if (--c->live)
 		return;
@@ -98,9 +98,9 @@ void dsi_arena__release(struct ds_arena *a, struct ds_arena_chunk *c)
 		retire(a, c);
 }
 
-void dsi_arena__exit(struct ds_arena *a)
+void dsi_arena__exit(struct dsi_arena *a)
 {
-	struct ds_arena_chunk *c, *n;
+	struct dsi_arena_chunk *c, *n;
 
 	for (c = a->free; c; c = n) {
 		n = c->next;

@@ -14,19 +14,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ds_arena_chunk;
+struct dsi_arena_chunk;
 
-struct ds_arena {
-	struct ds_arena_chunk *cur;   /* being filled */
-	struct ds_arena_chunk *free;  /* empty, ready for reuse */
+struct dsi_arena {
+	struct dsi_arena_chunk *cur;   /* being filled */
+	struct dsi_arena_chunk *free;  /* empty, ready for reuse */
 	unsigned nr_free;
 	size_t bytes_live;            /* chunk bytes currently held */
 	size_t bytes_peak;
 };
 
 /* Copy @len bytes of @src into the arena; *@chunk receives the owner to release. NULL on ENOMEM. */
-void *dsi_arena__copy(struct ds_arena *a, const void *src, size_t len, struct ds_arena_chunk **chunk);
-void dsi_arena__release(struct ds_arena *a, struct ds_arena_chunk *chunk);
-void dsi_arena__exit(struct ds_arena *a);
+void *dsi_arena__copy(struct dsi_arena *a, const void *src, size_t len, struct dsi_arena_chunk **chunk);
+void dsi_arena__release(struct dsi_arena *a, struct dsi_arena_chunk *chunk);
+void dsi_arena__exit(struct dsi_arena *a);
 
 #endif

@@ -38,7 +38,7 @@ static inline void *dsi_grow(void *p, size_t *cap, size_t need, size_t size, siz
 	}
 	if (ncap > SIZE_MAX / size)
 		return NULL;
-	if (ncap * size < DS_POPULATE_MIN) {
+	if (ncap * size < DSI_POPULATE_MIN) {
 		n = realloc(p, ncap * size);
 	} else {
 		/*

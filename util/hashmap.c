@@ -4,7 +4,7 @@
 #include "util/hashmap.h"
 #include "util/prefault.h"
 
-void dsi_hashmap__init(struct ds_hashmap *m)
+void dsi_hashmap__init(struct dsi_hashmap *m)
 {
 	m->slots = NULL;
 	m->cap = 0;
@@ -13,25 +13,25 @@ void dsi_hashmap__init(struct ds_hashmap *m)
 	m->zero_val = 0;
 }
 
-void dsi_hashmap__exit(struct ds_hashmap *m)
+void dsi_hashmap__exit(struct dsi_hashmap *m)
 {
 	free(m->slots);
 	dsi_hashmap__init(m);
 }
 
-static size_t slot_of(const struct ds_hashmap *m, uint64_t key)
+static size_t slot_of(const struct dsi_hashmap *m, uint64_t key)
 {
 	return dsi_hash64(key) & (m->cap - 1);
 }
 
-uint64_t *dsi_hashmap__find(const struct ds_hashmap *m, uint64_t key)
+uint64_t *dsi_hashmap__find(const struct dsi_hashmap *m, uint64_t key)
 {
 	if (!key)
 		return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
 	if (!m->cap)
 		return NULL;
 	for (size_t i = slot_of(m, key);; i = (i + 1) & (m->cap - 1)) {
-		struct ds_hashmap_slot *s = &m->slots[i];
+		struct dsi_hashmap_slot *s = &m->slots[i];
 
 		if (s->key == key)
 			return &s->val;
@@ -40,13 +40,13 @@ uint64_t *dsi_hashmap__find(const struct ds_hashmap *m, uint64_t key)
 	}
 }
 
-static int grow(struct ds_hashmap *m)
+static int grow(struct dsi_hashmap *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 16;
-	struct ds_hashmap_slot *old = m->slots;
+	struct dsi_hashmap_slot *old = m->slots;
 	size_t ocap = m->cap;
 	/* slots are written all over: populated in one call, not a fault per page */
-	struct ds_hashmap_slot *ns = dsi_calloc_populated(ncap, sizeof(*ns));
+	struct dsi_hashmap_slot *ns = dsi_calloc_populated(ncap, sizeof(*ns));
 
 	if (!ns)
 		return -ENOMEM;
@@ -65,7 +65,7 @@ static int grow(struct ds_hashmap *m)
 	return 0;
 }
 
-uint64_t *dsi_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, bool *found)
+uint64_t *dsi_hashmap__upsert(struct dsi_hashmap *m, uint64_t key, uint64_t init, bool *found)
 {
 	bool dummy;
 
@@ -83,7 +83,7 @@ uint64_t *dsi_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init,
 	if ((m->len + 1) * 2 > m->cap && grow(m))
 		return NULL;
 	for (size_t i = slot_of(m, key);; i = (i + 1) & (m->cap - 1)) {
-		struct ds_hashmap_slot *s = &m->slots[i];
+		struct dsi_hashmap_slot *s = &m->slots[i];
 
 		if (s->key == key) {
 			*found = true;
@@ -99,7 +99,7 @@ uint64_t *dsi_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init,
 	}
 }
 
-int dsi_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val)
+int dsi_hashmap__set(struct dsi_hashmap *m, uint64_t key, uint64_t val)
 {
 	uint64_t *v = dsi_hashmap__upsert(m, key, val, NULL);
 
@@ -109,7 +109,7 @@ int dsi_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val)
 	return 0;
 }
 
-bool dsi_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old)
+bool dsi_hashmap__del(struct dsi_hashmap *m, uint64_t key, uint64_t *old)
 {
 	size_t mask = m->cap - 1, i;
 
@@ -133,7 +133,7 @@ bool dsi_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old)
 		*old = m->slots[i].val;
 	/* backward-shift: pull later members of the probe run into the hole */
 	for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
-		struct ds_hashmap_slot *s = &m->slots[j];
+		struct dsi_hashmap_slot *s = &m->slots[j];
 
 		if (!s->key)
 			break;
@@ -150,7 +150,7 @@ bool dsi_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old)
 }
 
 /* *@iter: 0 is key 0's turn, i + 1 slot i's */
-bool dsi_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val)
+bool dsi_hashmap__next(const struct dsi_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val)
 {
 	if (*iter == 0) {
 		(*iter)++;
@@ -163,7 +163,7 @@ bool dsi_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, 
 		}
 	}
 	for (; *iter - 1 < m->cap; (*iter)++) {
-		const struct ds_hashmap_slot *s = &m->slots[*iter - 1];
+		const struct dsi_hashmap_slot *s = &m->slots[*iter - 1];
 
 		if (s->key) {
 			if (key)

@@ -10,7 +10,7 @@
  * table, so that a map probed at random misses the cache less
  * (docs/performance.md).
  *
- * Lifecycle: zero-initialise (struct ds_hashmap m = {0}) or call
+ * Lifecycle: zero-initialise (struct dsi_hashmap m = {0}) or call
  * dsi_hashmap__init(); dsi_hashmap__exit() frees the table.  Keys are any u64;
  * the map owns nothing the values point to.  A value pointer stays valid
  * until the next insertion or deletion.
@@ -24,13 +24,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ds_hashmap_slot {
+struct dsi_hashmap_slot {
 	uint64_t key;   /* 0: free */
 	uint64_t val;
 };
 
-struct ds_hashmap {
-	struct ds_hashmap_slot *slots;
+struct dsi_hashmap {
+	struct dsi_hashmap_slot *slots;
 	size_t cap;   /* 0 or a power of two */
 	size_t len;   /* keys in slots (key 0 not counted) */
 	bool has_zero;
@@ -73,24 +73,24 @@ static inline uint64_t dsi_hash_pair(uint64_t a, uint64_t b)
 	return dsi_hash64(a ^ dsi_hash64(b + 0x9e3779b97f4a7c15ULL));
 }
 
-void dsi_hashmap__init(struct ds_hashmap *m);
-void dsi_hashmap__exit(struct ds_hashmap *m);
+void dsi_hashmap__init(struct dsi_hashmap *m);
+void dsi_hashmap__exit(struct dsi_hashmap *m);
 /* Pointer to the value for @key, or NULL. */
-uint64_t *dsi_hashmap__find(const struct ds_hashmap *m, uint64_t key);
+uint64_t *dsi_hashmap__find(const struct dsi_hashmap *m, uint64_t key);
 /* Insert or overwrite. 0 or -ENOMEM. */
-int dsi_hashmap__set(struct ds_hashmap *m, uint64_t key, uint64_t val);
+int dsi_hashmap__set(struct dsi_hashmap *m, uint64_t key, uint64_t val);
 /* Value slot for @key, inserted as @init if absent (*@found tells). NULL on -ENOMEM. */
-uint64_t *dsi_hashmap__upsert(struct ds_hashmap *m, uint64_t key, uint64_t init, bool *found);
+uint64_t *dsi_hashmap__upsert(struct dsi_hashmap *m, uint64_t key, uint64_t init, bool *found);
 /* Remove; true if it was there (its value into *@old if @old). */
-bool dsi_hashmap__del(struct ds_hashmap *m, uint64_t key, uint64_t *old);
+bool dsi_hashmap__del(struct dsi_hashmap *m, uint64_t key, uint64_t *old);
 
 /* The number of keys. */
-static inline size_t dsi_hashmap__count(const struct ds_hashmap *m)
+static inline size_t dsi_hashmap__count(const struct dsi_hashmap *m)
 {
 	return m->len + m->has_zero;
 }
 
 /* Iterate: for (size_t i = 0; dsi_hashmap__next(m, &i, &k, &v); ) ... */
-bool dsi_hashmap__next(const struct ds_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val);
+bool dsi_hashmap__next(const struct dsi_hashmap *m, size_t *iter, uint64_t *key, uint64_t *val);
 
 #endif

@@ -4,7 +4,7 @@
 #include "util/idmap.h"
 #include "util/prefault.h"
 
-void dsi_idmap__exit(struct ds_idmap *m)
+void dsi_idmap__exit(struct dsi_idmap *m)
 {
 	free(m->slots);
 	m->slots = NULL;
@@ -13,10 +13,10 @@ void dsi_idmap__exit(struct ds_idmap *m)
 }
 
 /* Double the table (from 16), every id moved by the hash bits it keeps: eq is not needed. */
-int dsi_idmap__grow(struct ds_idmap *m)
+int dsi_idmap__grow(struct dsi_idmap *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 16;
-	struct ds_idmap_slot *ns;
+	struct dsi_idmap_slot *ns;
 
 	/* the hash bits kept pick the slot: 2^32 slots are as many as they can tell apart */
 	if ((uint64_t)ncap - 1 > UINT32_MAX || ncap > SIZE_MAX / sizeof(*ns))

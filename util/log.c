@@ -1,6 +1,34 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include "dstack/log.h"
+#include "util/error.h"
+
+/* the calling thread's latest failure (ds_errmsg) */
+static _Thread_local char errmsg[640];
+
+const char *ds_errmsg(void)
+{
+	return errmsg;
+}
+
+int dsi_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int dsi_error_keep(int err, const char *msg)
+{
+	if (msg != errmsg)
+		snprintf(errmsg, sizeof(errmsg), "%s", msg && *msg ? msg : strerror(err < 0 ? -err : err));
+	return err;
+}
 
 static void default_log(enum ds_log_level level, const char *fmt, va_list ap)
 {

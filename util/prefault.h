@@ -57,7 +57,7 @@ static inline void dsi_prefault_write(void *p, size_t n)
  * Below this, a block's few pages may as well fault: a populate call costs
  * about what two faults do.
  */
-#define DS_POPULATE_MIN (16u << 10)
+#define DSI_POPULATE_MIN (16u << 10)
 
 /*
  * malloc(@n), its pages populated when it is big enough to matter, for
@@ -68,7 +68,7 @@ static inline void *dsi_malloc_populated(size_t n)
 {
 	void *p = malloc(n);
 
-	if (p && n >= DS_POPULATE_MIN)
+	if (p && n >= DSI_POPULATE_MIN)
 		dsi_prefault_write(p, n);
 	return p;
 }

@@ -18,26 +18,26 @@ static uint64_t text_hash(const char *s)
 
 uint32_t dsi_strset__find(const struct dsi_strset *set, const char *s)
 {
-	return ds_idmap__find(&set->ids, text_hash(s), text_eq, set, s);
+	return dsi_idmap__find(&set->ids, text_hash(s), text_eq, set, s);
 }
 
 uint32_t dsi_strset__add(struct dsi_strset *set, const char *s)
 {
 	uint64_t hash = text_hash(s);
-	uint32_t id = ds_idmap__find(&set->ids, hash, text_eq, set, s);
+	uint32_t id = dsi_idmap__find(&set->ids, hash, text_eq, set, s);
 	char **n, *copy;
 
-	if (id != DS_IDMAP_NONE)
+	if (id != DSI_IDMAP_NONE)
 		return id;
-	if (set->nr >= DS_IDMAP_NONE - 1 ||
+	if (set->nr >= DSI_IDMAP_NONE - 1 ||
 	    !(n = dsi_grow(set->strs, &set->cap, set->nr + 1, sizeof(*n), 256)))
-		return DS_IDMAP_NONE;
+		return DSI_IDMAP_NONE;
 	set->strs = n;
 	if (!(copy = strdup(s)))
-		return DS_IDMAP_NONE;
-	if (ds_idmap__add(&set->ids, hash, (uint32_t)set->nr) < 0) {
+		return DSI_IDMAP_NONE;
+	if (dsi_idmap__add(&set->ids, hash, (uint32_t)set->nr) < 0) {
 		free(copy);
-		return DS_IDMAP_NONE;
+		return DSI_IDMAP_NONE;
 	}
 	set->text_bytes += strlen(s) + 1 + 16;   /* and malloc's own */
 	set->strs[set->nr] = copy;
@@ -48,7 +48,7 @@ const char *dsi_strset__intern(struct dsi_strset *set, const char *s)
 {
 	uint32_t id = dsi_strset__add(set, s);
 
-	return id == DS_IDMAP_NONE ? NULL : set->strs[id];
+	return id == DSI_IDMAP_NONE ? NULL : set->strs[id];
 }
 
 size_t dsi_strset__mem(const struct dsi_strset *set)

@@ -7,7 +7,7 @@
  *
  *	struct dsi_strset set = {0};
  *	uint32_t id = dsi_strset__add(&set, "main");
- *	if (id == DS_IDMAP_NONE)
+ *	if (id == DSI_IDMAP_NONE)
  *		return -ENOMEM;           (nothing was added)
  *	puts(dsi_strset__str(&set, id));
  *	dsi_strset__exit(&set);
@@ -31,14 +31,14 @@
 struct dsi_strset {
 	char **strs;           /* by id: our copies (read, never written, by users) */
 	size_t nr, cap;
-	struct ds_idmap ids;   /* text -> id */
+	struct dsi_idmap ids;   /* text -> id */
 	size_t text_bytes;     /* of the copies, malloc's own overhead counted */
 };
 
-/* The id of the text equal to @s, a copy of @s added if there is none; DS_IDMAP_NONE on ENOMEM. */
+/* The id of the text equal to @s, a copy of @s added if there is none; DSI_IDMAP_NONE on ENOMEM. */
 uint32_t dsi_strset__add(struct dsi_strset *set, const char *s);
 
-/* The id of the text equal to @s, DS_IDMAP_NONE if the set has none. */
+/* The id of the text equal to @s, DSI_IDMAP_NONE if the set has none. */
 uint32_t dsi_strset__find(const struct dsi_strset *set, const char *s);
 
 /* Our copy of @s (dsi_strset__add's, by pointer); NULL on ENOMEM. */

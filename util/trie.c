@@ -4,7 +4,7 @@
 #include "util/trie.h"
 #include "util/prefault.h"
 
-void dsi_trie__exit(struct ds_trie *t)
+void dsi_trie__exit(struct dsi_trie *t)
 {
 	free(t->slots);
 	t->slots = NULL;
@@ -13,10 +13,10 @@ void dsi_trie__exit(struct ds_trie *t)
 }
 
 /* Double the table (from 16). */
-int dsi_trie__grow(struct ds_trie *t)
+int dsi_trie__grow(struct dsi_trie *t)
 {
-	struct ds_trie old = *t;
-	struct ds_trie_slot *ns;
+	struct dsi_trie old = *t;
+	struct dsi_trie_slot *ns;
 
 	t->cap = old.cap ? old.cap * 2 : 16;
 	/* slots are written all over: populated in one call, not a fault per page */
@@ -27,12 +27,12 @@ int dsi_trie__grow(struct ds_trie *t)
 	}
 	t->slots = ns;
 	for (size_t j = 0; j < old.cap; j++) {
-		const struct ds_trie_slot *s = &old.slots[j];
+		const struct dsi_trie_slot *s = &old.slots[j];
 		size_t i;
 
 		if (!s->node1)
 			continue;
-		for (i = ds_trie__slot(t, s->parent, s->key); ns[i].node1; i = (i + 1) & (t->cap - 1))
+		for (i = dsi_trie__slot(t, s->parent, s->key); ns[i].node1; i = (i + 1) & (t->cap - 1))
 			;
 		ns[i] = *s;
 	}

@@ -6,12 +6,12 @@
  * keeps its nodes (most often an array, a node an index in it) and numbers
  * them; the trie only finds a node's child by key, and remembers the
  * children made.  Keys are any u64 (a frame's id, an interned pointer),
- * parents any u32 (DS_TRIE_NONE too: roots can be found by key under it).
+ * parents any u32 (DSI_TRIE_NONE too: roots can be found by key under it).
  *
  *	struct node *n = dsi_grow(v, &cap, nr + 1, sizeof(*v), 1024);
  *	...
- *	c = ds_trie__child(&t, parent, key, nr, &added);
- *	if (c == DS_TRIE_NONE)
+ *	c = dsi_trie__child(&t, parent, key, nr, &added);
+ *	if (c == DSI_TRIE_NONE)
  *		return -ENOMEM;         (nothing was added)
  *	if (added)
  *		v[nr++] = (struct node){ .parent = parent, ... };
@@ -22,7 +22,7 @@
  * everything at once (dsi_trie__exit), so a trie that has grown never
  * allocates again.
  *
- * Lifecycle: zero-initialise (struct ds_trie t = {0}); dsi_trie__exit()
+ * Lifecycle: zero-initialise (struct dsi_trie t = {0}); dsi_trie__exit()
  * frees the table and leaves it empty, ready for use again.
  *
  * Who may use it: the library, the CLI and the tests (util/ is both's module).
@@ -35,64 +35,64 @@
 #include <stdint.h>
 #include "util/hashmap.h"
 
-#define DS_TRIE_NONE UINT32_MAX
+#define DSI_TRIE_NONE UINT32_MAX
 
-struct ds_trie_slot {
+struct dsi_trie_slot {
 	uint64_t key;
 	uint32_t parent;
 	uint32_t node1;   /* child node + 1; 0: free */
 };
 
-struct ds_trie {
-	struct ds_trie_slot *slots;
+struct dsi_trie {
+	struct dsi_trie_slot *slots;
 	size_t cap;       /* 0 or a power of two */
 	size_t len;       /* edges */
 };
 
-void dsi_trie__exit(struct ds_trie *t);
-/* Room for one more edge (called by ds_trie__child): 0 or -ENOMEM, when the trie is unchanged. */
-int dsi_trie__grow(struct ds_trie *t);
+void dsi_trie__exit(struct dsi_trie *t);
+/* Room for one more edge (called by dsi_trie__child): 0 or -ENOMEM, when the trie is unchanged. */
+int dsi_trie__grow(struct dsi_trie *t);
 
-static inline size_t ds_trie__count(const struct ds_trie *t)
+static inline size_t dsi_trie__count(const struct dsi_trie *t)
 {
 	return t->len;
 }
 
-static inline size_t ds_trie__slot(const struct ds_trie *t, uint32_t parent, uint64_t key)
+static inline size_t dsi_trie__slot(const struct dsi_trie *t, uint32_t parent, uint64_t key)
 {
 	return dsi_hash64(key * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)parent << 32 | parent)) & (t->cap - 1);
 }
 
-/* The child of @parent under @key, DS_TRIE_NONE if there is none. */
-static inline uint32_t ds_trie__find(const struct ds_trie *t, uint32_t parent, uint64_t key)
+/* The child of @parent under @key, DSI_TRIE_NONE if there is none. */
+static inline uint32_t dsi_trie__find(const struct dsi_trie *t, uint32_t parent, uint64_t key)
 {
 	if (!t->cap)
-		return DS_TRIE_NONE;
-	for (size_t i = ds_trie__slot(t, parent, key);; i = (i + 1) & (t->cap - 1)) {
-		const struct ds_trie_slot *s = &t->slots[i];
+		return DSI_TRIE_NONE;
+	for (size_t i = dsi_trie__slot(t, parent, key);; i = (i + 1) & (t->cap - 1)) {
+		const struct dsi_trie_slot *s = &t->slots[i];
 
 		if (!s->node1)
-			return DS_TRIE_NONE;
+			return DSI_TRIE_NONE;
 		if (s->key == key && s->parent == parent)
 			return s->node1 - 1;
 	}
 }
 
 /*
- * The child of @parent under @key, else @new_node (not DS_TRIE_NONE),
- * added as it: *@added tells which.  DS_TRIE_NONE on ENOMEM (nothing added).
+ * The child of @parent under @key, else @new_node (not DSI_TRIE_NONE),
+ * added as it: *@added tells which.  DSI_TRIE_NONE on ENOMEM (nothing added).
  */
-static inline uint32_t ds_trie__child(struct ds_trie *t, uint32_t parent, uint64_t key, uint32_t new_node,
+static inline uint32_t dsi_trie__child(struct dsi_trie *t, uint32_t parent, uint64_t key, uint32_t new_node,
 				      bool *added)
 {
 	*added = false;
 	if ((t->len + 1) * 2 > t->cap && dsi_trie__grow(t))
-		return DS_TRIE_NONE;
-	for (size_t i = ds_trie__slot(t, parent, key);; i = (i + 1) & (t->cap - 1)) {
-		struct ds_trie_slot *s = &t->slots[i];
+		return DSI_TRIE_NONE;
+	for (size_t i = dsi_trie__slot(t, parent, key);; i = (i + 1) & (t->cap - 1)) {
+		struct dsi_trie_slot *s = &t->slots[i];
 
 		if (!s->node1) {
-			*s = (struct ds_trie_slot){ .key = key, .parent = parent, .node1 = new_node + 1 };
+			*s = (struct dsi_trie_slot){ .key = key, .parent = parent, .node1 = new_node + 1 };
 			t->len++;
 			*added = true;
 			return new_node;

@@ -13,13 +13,16 @@
  *	struct ds_profile *p = ds_profile__open("perf.data", &opts);
  *
  *	if (!p)
- *		return -errno;              // why: logged (see opts.error)
+ *		return -errno;              // why: ds_errmsg()
  *	err = ds_profile__for_each_sample(p, on_sample, ctx);
  *	...                                 // the names handed over still valid
  *	ds_profile__close(p);               // and now no more
  *
- * Errors are negative errno values; why an open or a run failed goes to
- * opts.error, else to the log (dstack/log.h).
+ * Errors are negative errno values (NULL and errno for the open); why an
+ * open or a run failed is in ds_errmsg() (dstack/log.h), as for the whole
+ * API.  For the callers written before that convention it also still goes
+ * to opts.error, else to the log: a transition, to go once they read
+ * ds_errmsg().
  *
  * Lifetimes: everything the profile hands out (the sample, its frames,
  * events and threads) is owned by the profile.  The sample and its frame
@@ -79,7 +82,7 @@ struct ds_profile_opts {
 	 */
 	bool max_stack_from_root;
 	enum ds_profile_time_mode time_mode;
-	/* samples named as perf script names them (ds_profile_script_comm), not by their thread's comm at their time */
+	/* samples named as perf script names them (ds_thread__script_comm), not by their thread's comm at their time */
 	bool script_comms;
 	/*
 	 * The sample's comm is valid during the callback only, when it names
@@ -146,7 +149,9 @@ struct ds_profile_opts {
 	 * returned, @msg the input's reason, else strerror(-@err) (never
 	 * NULL).  A run stopped by a callback's error is reported too; a
 	 * callback that said why itself returns -ECANCELED.  NULL: logged as
-	 * a warning ("PATH: MSG"), but for -ECANCELED.
+	 * a warning ("PATH: MSG"), but for -ECANCELED.  (Transitional: the
+	 * same message is in ds_errmsg(); this hook and the warning go once
+	 * its callers read that.)
 	 */
 	void (*error)(void *ctx, int err, const char *msg);
 };
@@ -273,7 +278,7 @@ int ds_profile__split_reads(struct ds_profile *p, const struct ds_event *ev, ds_
  * it; ":TID" for a thread perf script forgot at its EXIT (@buf holds that
  * name).  @t may be NULL (":-1").
  */
-const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24]);
+const char *ds_thread__script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24]);
 
 /* The most entries one record's callchain can hold (a record's size is 16 bits). */
 #define DS_PROFILE_CHAIN_MAX 8192
@@ -285,17 +290,17 @@ const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *e
  * plain address ("[unknown]"): that chain is made in @buf.  NULL when
  * the sample has no callchain.
  */
-const uint64_t *ds_profile_perf_callchain(const struct ds_event *ev, uint64_t buf[DS_PROFILE_CHAIN_MAX], uint64_t *nr);
+const uint64_t *ds_event__perf_callchain(const struct ds_event *ev, uint64_t buf[DS_PROFILE_CHAIN_MAX], uint64_t *nr);
 
 /*
  * The thread whose maps perf script resolves @ev's addresses in, at the
- * time ds_profile_script_comm() names it at: @t, or for a thread it
+ * time ds_thread__script_comm() names it at: @t, or for a thread it
  * forgot at its EXIT, a thread of no maps (ds_machine__script_thread).
  * A sample stitched with a record before it (perf leaves it with its
  * cookie: its user frames are dstack's) is resolved in @t.  NULL for a
  * NULL @t.
  */
-struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev);
+struct ds_thread *ds_machine__script_event_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev);
 
 /*
  * Unwinding samples with a user stack snapshot (--call-graph dwarf, or a

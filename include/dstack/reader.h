@@ -14,12 +14,12 @@
  * valid until the next ds_reader__next() call; evsels and header info live
  * until ds_reader__close().  Records are always 8-byte aligned.
  *
- * Errors: ds_reader__open() returns NULL and sets errno; the message is in
- * *errmsg if given (caller frees).  ds_reader__next() returns 1 (a record),
- * 0 (end of data) or a negative errno; then ds_reader__error() says where
- * and what, as "FILE: offset 0xN: what was wrong".  After an error the
- * reader returns the same error again; records already returned stay valid
- * to the caller's copies.
+ * Errors (dstack/log.h): ds_reader__open() returns NULL and sets errno;
+ * ds_reader__next() returns 1 (a record), 0 (end of data) or a negative
+ * errno; ds_errmsg() then says where and what, as "FILE: offset 0xN: what
+ * was wrong".  After an error the reader returns the same error (and
+ * message) again; records already returned stay valid to the caller's
+ * copies.
  */
 #ifndef DSTACK_READER_H
 #define DSTACK_READER_H
@@ -89,13 +89,12 @@ struct ds_record {
  * @path: a perf.data file, "-" (standard input, pipe mode), or a perf.data
  * directory (perf record --threads, --kcore): its "data" file holds the
  * header and the first records, its data.N files more records, read in
- * turns as perf reads them.  NULL on failure (*@errmsg says why: free it).
+ * turns as perf reads them.  NULL on failure (errno; ds_errmsg() says why).
  */
-struct ds_reader *ds_reader__open(const char *path, char **errmsg);
+struct ds_reader *ds_reader__open(const char *path);
 void ds_reader__close(struct ds_reader *r);
 
 int ds_reader__next(struct ds_reader *r, struct ds_record *rec);
-const char *ds_reader__error(const struct ds_reader *r);
 const char *ds_reader__path(const struct ds_reader *r);
 /*
  * The file that holds a record's offset (ds_record.offset), its offset

@@ -2,11 +2,12 @@
 /*
  * dstack recorder: opens perf events (per CPU or per task), maps their ring
  * buffers and hands every kernel record, whole and in order per buffer, to a
- * sink callback.  It knows nothing of perf.data: `dstack record` feeds the
- * sink into a ds_writer.
+ * sink callback.  It knows nothing of perf.data but the header it asks a
+ * ds_writer to write (ds_recorder__write_header): `dstack record` feeds
+ * the sink into that writer.
  *
  * Lifecycle:
- *   r = ds_recorder__new(&opts, &err);        opens the events (command: forks
+ *   r = ds_recorder__new(&opts);              opens the events (command: forks
  *                                             the child, which waits before exec)
  *   ds_recorder__attr(r, i, ...)              the attrs and ids, for the file header
  *   ds_recorder__synthesize(r, sink, ctx)     COMM/MMAP2 of existing tasks, kernel MMAP
@@ -22,9 +23,9 @@
  * events are disabled first, the tracking events stay open for up to
  * opts.defer_grace_ms so the records of pending cookies still arrive.
  *
- * Errors: NULL + errno from the constructor with a message in *errmsg
- * (malloc'd, the caller frees); run returns 0 or a negative errno (the
- * sink's own negative return stops the run and is returned).
+ * Errors (dstack/log.h): NULL + errno from the constructor, ds_errmsg()
+ * saying why; run returns 0 or a negative errno (the sink's own negative
+ * return stops the run and is returned).
  */
 #ifndef DSTACK_RECORDER_H
 #define DSTACK_RECORDER_H
@@ -71,7 +72,7 @@ struct ds_recorder_opts {
 	 * RAW data and the callchain: deferred where the kernel has them), and
 	 * SWITCH records on the tracking event, so that a task's switch back in
 	 * is in the file even when only the task is recorded.  The caller writes
-	 * the tracing data (ds_tp_tracing_data) so that readers know the format.
+	 * the tracing data (ds_tracefs__tracing_data) so that readers know the format.
 	 */
 	bool off_cpu;
 };
@@ -86,17 +87,31 @@ struct ds_recorder_stats {
 	int exec_errno;
 };
 
+/* One whole kernel record of @len bytes (its header.size), 8-byte aligned, valid during the call. */
 typedef int (*ds_record_sink)(void *ctx, const void *record, size_t len);
 
 struct ds_recorder;
 
-struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char **errmsg);
+struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts);
 void ds_recorder__free(struct ds_recorder *r);
 
 size_t ds_recorder__nr_attrs(const struct ds_recorder *r);
 /* The attr, the smallest size that holds its fields, its ids and name. */
 void ds_recorder__attr(const struct ds_recorder *r, size_t i, const struct ds_attr **attr,
 		       uint32_t *attr_size, const uint64_t **ids, size_t *nr_ids, const char **name);
+struct ds_writer;
+/*
+ * The recording's header as perf record writes it, into @w (before its
+ * first record): the attrs, ids and names of the recorder's events, and
+ * the features that describe the machine and the command: OSRELEASE,
+ * ARCH, HOSTNAME, NRCPUS, CPUDESC (uname, sysconf, /proc/cpuinfo) and
+ * CMDLINE ("dstack", then @argv's @argc words).  The features are written
+ * even when an attr fails.  0 or the writer's first error (ds_errmsg()
+ * says why; e.g. -E2BIG: a word too long for a header string; the
+ * writer stays failed).
+ */
+int ds_recorder__write_header(const struct ds_recorder *r, struct ds_writer *w, int argc, const char *const *argv);
+
 /*
  * NULL, or what the recording falls short of, one line each: deferred
  * callchains not used (the kernel lacks them), their system-wide receiver

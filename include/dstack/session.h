@@ -3,9 +3,9 @@
  * dstack session: the pipeline bytes -> records -> ordered events ->
  * stitched samples, run to completion with one callback per event.
  *
- *   struct ds_session *s = ds_session__open("perf.data", &err);
- *   ds_session__run(s, &opts, my_event_fn, ctx);
- *   ds_session__error(s)  -> message if the input was bad (offset + what)
+ *   struct ds_session *s = ds_session__open("perf.data");   NULL: errno, ds_errmsg()
+ *   err = ds_session__run(s, &opts, my_event_fn, ctx);
+ *   err < 0: ds_errmsg() says why (bad input: its offset and what)
  *   ds_session__close(s);
  *
  * Kernel records are delivered in time order (FINISHED_ROUND rounds);
@@ -79,12 +79,16 @@ struct ds_session_stats {
 	uint64_t lost_samples;          /* sum of PERF_RECORD_LOST_SAMPLES counts */
 };
 
-struct ds_session *ds_session__open(const char *path, char **errmsg);
+/* NULL on failure, errno set and ds_errmsg() saying why (dstack/log.h). */
+struct ds_session *ds_session__open(const char *path);
 void ds_session__close(struct ds_session *s);
 
-/* 0, a negative errno for bad input (see ds_session__error), or the callback's non-zero value. */
+/*
+ * 0, a negative errno (bad input, memory: ds_errmsg() says why, on the
+ * caller's thread also when a reading thread met it), or the callback's
+ * non-zero value (the callback says why of its own).
+ */
 int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds_event_fn fn, void *ctx);
-const char *ds_session__error(const struct ds_session *s);
 
 struct ds_reader *ds_session__reader(const struct ds_session *s);
 const struct ds_session_stats *ds_session__stats(const struct ds_session *s);

@@ -32,10 +32,11 @@ struct ds_tp_set;
 struct ds_tp_event;
 
 /*
- * Parse a tracing-data blob.  NULL on error, with "offset 0xN: what" in
- * err (if errlen).  A blob with no event formats is not an error.
+ * Parse a tracing-data blob.  NULL on error, errno set (EBADMSG: damaged)
+ * and ds_errmsg() saying "offset 0xN in the tracing data: what".  A blob
+ * with no event formats is not an error.
  */
-struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size_t errlen);
+struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len);
 void ds_tp_set__delete(struct ds_tp_set *set);
 
 /* The event whose format has "ID: id" (a tracepoint attr's config); NULL if none. */
@@ -84,16 +85,16 @@ bool ds_tp_event__field_str(const struct ds_tp_event *ev, const char *name, cons
 
 /* ---- recording: the running kernel's tracefs ---- */
 
-/* The ID of tracefs event SYS:NAME (its perf attr config): 0, or -errno. */
-int ds_tp_tracefs_id(const char *sys, const char *name, uint64_t *id);
+/* The ID of tracefs event SYS:NAME (its perf attr config): 0, or -errno (ds_errmsg() says why). */
+int ds_tracefs__event_id(const char *sys, const char *name, uint64_t *id);
 
 /*
  * A tracing-data blob, as perf record writes it (HEADER_TRACING_DATA), for
  * the events "sys:name" given (all of one system together): tracefs's
  * header_page and header_event, the events' format files, and empty
  * kallsyms, printk and saved-cmdlines sections.  malloc'd; NULL and errno
- * when tracefs cannot be read.
+ * (ds_errmsg() says why) when tracefs cannot be read.
  */
-void *ds_tp_tracing_data(const char *const *events, size_t nr, size_t *len);
+void *ds_tracefs__tracing_data(const char *const *events, size_t nr, size_t *len);
 
 #endif

@@ -6,7 +6,7 @@
  * Used by `dstack inject` and `dstack record`.
  *
  * Lifecycle:
- *   w = ds_writer__open("out.data", false, &err);   ("-" writes pipe mode to stdout)
+ *   w = ds_writer__open("out.data", false);   ("-" writes pipe mode to stdout)
  *   ds_writer__add_attr(w, &attr, size, ids, nr, "cpu-clock");  ... before the first record
  *   ds_writer__write(w, rec, rec->size);  ...           data records, as they come
  *   ds_writer__feature_string(w, DS_FEAT_HOSTNAME, "box"); ...  any time before close
@@ -36,9 +36,10 @@
  * Records are written as given (perf's on-disk layout); the writer checks
  * only that @len equals the record's header.size and is at least 8.
  *
- * Errors: 0 or a negative errno; the message (with the path) is in
- * ds_writer__error().  A writer that failed (disk full) stays failed; close
- * still finalises what it can so the file reads up to the last full record.
+ * Errors: 0 or a negative errno; ds_errmsg() (dstack/log.h) says why, with
+ * the path.  A writer that failed (disk full) stays failed: every later
+ * call returns its first error and message again; close still finalises
+ * what it can so the file reads up to the last full record.
  */
 #ifndef DSTACK_WRITER_H
 #define DSTACK_WRITER_H
@@ -52,13 +53,16 @@ struct ds_writer;
 
 /*
  * Create (truncate) @path, mode 0600 like perf; "-" is stdout, always in
- * pipe mode.  NULL with errno set and, if @errmsg, a message to free().
+ * pipe mode.  NULL with errno set (ds_errmsg() says why).
  */
-struct ds_writer *ds_writer__open(const char *path, bool pipe, char **errmsg);
+struct ds_writer *ds_writer__open(const char *path, bool pipe);
 /* Finalise and free (also after errors). 0 or the first error of the writer's life. */
 int ds_writer__close(struct ds_writer *w);
-/* The first error as "PATH: what" ("" while there is none). */
-const char *ds_writer__error(const struct ds_writer *w);
+/*
+ * 0 while the writer is well, else its first error (it stays failed),
+ * ds_errmsg() saying it again: whether a write failed before close.
+ */
+int ds_writer__status(const struct ds_writer *w);
 
 /*
  * Add an event: @attr_size bytes of @attr (64..sizeof(struct ds_attr), a

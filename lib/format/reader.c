@@ -15,6 +15,7 @@
 #include "dstack/log.h"
 #include "dstack/reader.h"
 #include "util/grow.h"
+#include "util/error.h"
 #include "util/hashmap.h"
 #include "format/reader_int.h"
 #include "format/source.h"
@@ -46,7 +47,7 @@ int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fm
 	return r->errcode;
 }
 
-const char *ds_reader__error(const struct ds_reader *r) { return r->err; }
+const char *dsi_reader__errmsg(const struct ds_reader *r) { return r->err; }
 const char *ds_reader__path(const struct ds_reader *r) { return r->path; }
 
 const char *ds_reader__locate(const struct ds_reader *r, uint64_t *off)
@@ -473,7 +474,7 @@ bool ds_header_info__has_feature(const struct ds_header_info *hi, int feat)
 	return feat >= 0 && feat < DS_FEAT_BITS && (hi->features[feat / 64] >> (feat % 64) & 1);
 }
 
-void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len)
+void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len, uint64_t off)
 {
 	struct cursor c = { p, len, 0 };
 	struct ds_header_info *in = &r->info;
@@ -483,6 +484,7 @@ void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, 
 	free(r->feat_raw[feat]);
 	r->feat_raw[feat] = malloc(len ? len : 1);
 	r->feat_len[feat] = r->feat_raw[feat] ? len : 0;
+	r->feat_off[feat] = off;
 	if (r->feat_raw[feat])
 		memcpy(r->feat_raw[feat], p, len);
 	switch (feat) {
@@ -552,7 +554,7 @@ static void read_features(struct ds_reader *r, const struct ds_file_header *h)
 				r->path, (unsigned long long)s.offset, f, (unsigned long long)s.size);
 			continue;
 		}
-		dsi_reader__parse_feature(r, f, p, s.size);
+		dsi_reader__parse_feature(r, f, p, s.size, s.offset);
 	}
 	free(secs);
 }
@@ -851,15 +853,15 @@ static int next_part(struct ds_reader *r)
 	return open_part(r, i);
 }
 
-struct ds_reader *ds_reader__open(const char *path, char **errmsg)
+struct ds_reader *ds_reader__open(const char *path)
 {
 	struct ds_reader *r = calloc(1, sizeof(*r));
 	int err;
 
-	if (errmsg)
-		*errmsg = NULL;
-	if (!r)
+	if (!r) {
+		dsi_error(-ENOMEM, "%s: out of memory", path);
 		return NULL;
+	}
 	r->path = strdup(path);
 	err = !r->path ? -ENOMEM : list_parts(r, path);
 	if (!err) {
@@ -871,9 +873,7 @@ struct ds_reader *ds_reader__open(const char *path, char **errmsg)
 		const char *what = err == -EISDIR ? "Is a directory (a perf.data directory holds a file 'data')"
 						  : strerror(-err);
 
-		if (errmsg && asprintf(errmsg, "%s: %s", r->parts && r->parts[0].path ? r->parts[0].path : path,
-				       what) < 0)
-			*errmsg = NULL;
+		dsi_error(err, "%s: %s", r->parts && r->parts[0].path ? r->parts[0].path : path, what);
 		ds_reader__close(r);
 		errno = -err;
 		return NULL;
@@ -882,8 +882,7 @@ struct ds_reader *ds_reader__open(const char *path, char **errmsg)
 	if (!err && r->nr_parts > 1)
 		place_parts(r);
 	if (err) {
-		if (errmsg)
-			*errmsg = strdup(r->err);
+		dsi_error_keep(err, r->err);
 		ds_reader__close(r);
 		errno = -err;
 		return NULL;
@@ -1033,7 +1032,7 @@ static int absorb_record(struct ds_reader *r, uint64_t off, const uint8_t *p, ui
 
 			memcpy(&feat, p + 8, 8);
 			if (feat > 0 && feat < DS_FEAT_BITS)
-				dsi_reader__parse_feature(r, (int)feat, p + 16, size - 16);
+				dsi_reader__parse_feature(r, (int)feat, p + 16, size - 16, off + 16);
 		}
 		break;
 	case DS_REC_HEADER_BUILD_ID:
@@ -1285,7 +1284,7 @@ static int deliver_record(struct ds_reader *r, struct ds_record *rec, uint64_t o
 	return 1;
 }
 
-int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
+static int reader_next(struct ds_reader *r, struct ds_record *rec)
 {
 	struct ds_event_header h;
 	const uint8_t *p;
@@ -1319,4 +1318,11 @@ int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
 		if (err)
 			return err;
 	}
+}
+
+int ds_reader__next(struct ds_reader *r, struct ds_record *rec)
+{
+	int ret = reader_next(r, rec);
+
+	return ret < 0 ? dsi_error_keep(ret, r->errcode ? r->err : NULL) : ret;
 }

@@ -41,7 +41,7 @@ struct ds_reader {
 	struct ds_header_info info;
 	struct ds_evsel **evsels;
 	size_t nr_evsels;
-	struct ds_hashmap ids;   /* sample id -> evsel index */
+	struct dsi_hashmap ids;   /* sample id -> evsel index */
 	int id_pos, is_pos;      /* u64 slots: from sample start / from record end */
 	bool named;
 	uint64_t pos, end;       /* next record, end of the data section: the current part's, in its file */
@@ -65,11 +65,14 @@ struct ds_reader {
 	void *quiesce_ctx;
 	uint8_t *feat_raw[DS_FEAT_BITS];  /* each feature section as recorded, for printing it */
 	uint64_t feat_len[DS_FEAT_BITS];
+	uint64_t feat_off[DS_FEAT_BITS];  /* its file offset (a pipe's: its record's payload), for errors */
 };
 
 __attribute__((format(printf, 4, 5)))
 int dsi_reader__fail(struct ds_reader *r, uint64_t off, int code, const char *fmt, ...);
-void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len);
+/* The reader's first error, "FILE: offset 0xN: what" ("" while none). */
+const char *dsi_reader__errmsg(const struct ds_reader *r);
+void dsi_reader__parse_feature(struct ds_reader *r, int feat, const uint8_t *p, uint64_t len, uint64_t off);
 int dsi_reader__add_build_id(struct ds_reader *r, const uint8_t *p, size_t len);
 
 /* The pin limit (dsi_source__pin) of every file of the input. */

@@ -28,6 +28,7 @@
 #include <string.h>
 #include "dstack/tracepoint.h"
 #include "util/grow.h"
+#include "util/error.h"
 #include "util/hashmap.h"
 
 enum {
@@ -98,7 +99,7 @@ struct ds_tp_set {
 	size_t nr_printk;
 	struct ds_tp_event **events;
 	size_t nr_events;
-	struct ds_hashmap by_id;  /* id -> index */
+	struct dsi_hashmap by_id;  /* id -> index */
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -2253,18 +2254,23 @@ static void read_printk_formats(struct blob *b, struct ds_tp_set *set)
 	}
 }
 
-struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len, char *err, size_t errlen)
+struct ds_tp_set *ds_tp_set__parse(const void *data, size_t len)
 {
-	struct blob b = { data, len, 0, false, err, errlen };
+	char err[256] = "";
+	struct blob b = { data, len, 0, false, err, sizeof(err) };
 	struct ds_tp_set *set = calloc(1, sizeof(*set));
 	int long_size = 0;
 
-	if (!set)
+	if (!set) {
+		dsi_error(-ENOMEM, "out of memory");
 		return NULL;
+	}
 	dsi_hashmap__init(&set->by_id);
 	if (!read_set_head(&b, &long_size) || !skip_ftrace_formats(&b) ||
 	    !read_system_formats(&b, set, long_size)) {
 		ds_tp_set__delete(set);
+		dsi_error(-EBADMSG, "%s", err[0] ? err : "the tracing data cannot be read");
+		errno = EBADMSG;
 		return NULL;
 	}
 	read_printk_formats(&b, set);
@@ -2323,7 +2329,7 @@ static char *tracefs_read(const char *rel, size_t *len)
 	return NULL;
 }
 
-int ds_tp_tracefs_id(const char *sys, const char *name, uint64_t *id)
+int ds_tracefs__event_id(const char *sys, const char *name, uint64_t *id)
 {
 	char rel[256], *text;
 	size_t len;
@@ -2331,11 +2337,11 @@ int ds_tp_tracefs_id(const char *sys, const char *name, uint64_t *id)
 	snprintf(rel, sizeof(rel), "events/%s/%s/id", sys, name);
 	text = tracefs_read(rel, &len);
 	if (!text)
-		return -errno;
+		return dsi_error(-errno, "tracefs %s: %s", rel, strerror(errno));
 	text[len ? len - 1 : 0] = 0;
 	*id = strtoull(text, NULL, 10);
 	free(text);
-	return *id ? 0 : -EINVAL;
+	return *id ? 0 : dsi_error(-EINVAL, "tracefs %s: not an event id", rel);
 }
 
 struct out {
@@ -2378,7 +2384,7 @@ static bool out_file(struct out *o, const char *name, const char *rel)
 	return true;
 }
 
-void *ds_tp_tracing_data(const char *const *events, size_t nr, size_t *len)
+void *ds_tracefs__tracing_data(const char *const *events, size_t nr, size_t *len)
 {
 	struct out o = { 0 };
 	uint8_t endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__, lsize = (uint8_t)sizeof(long);
@@ -2435,6 +2441,12 @@ void *ds_tp_tracing_data(const char *const *events, size_t nr, size_t *len)
 	*len = o.len;
 	return o.p;
 fail:
-	free(o.p);
+	{
+		int e = errno ? errno : EIO;
+
+		dsi_error(-e, "cannot read the tracepoint formats from tracefs: %s", strerror(e));
+		free(o.p);
+		errno = e;
+	}
 	return NULL;
 }

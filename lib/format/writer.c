@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "dstack/writer.h"
+#include "util/error.h"
 
 #define BUF_SIZE (1u << 20)
 #define NAME_ALIGN 64           /* perf pads header strings to this */
@@ -65,6 +66,17 @@ struct ds_writer {
 	char errbuf[512];
 };
 
+/* The writer's first error again, for ds_errmsg() too (a failed writer stays failed). */
+static int failed(const struct ds_writer *w)
+{
+	return dsi_error_keep(w->err, w->errbuf);
+}
+
+int ds_writer__status(const struct ds_writer *w)
+{
+	return w->err ? failed(w) : 0;
+}
+
 __attribute__((format(printf, 3, 4)))
 static int fail(struct ds_writer *w, int code, const char *fmt, ...)
 {
@@ -72,16 +84,14 @@ static int fail(struct ds_writer *w, int code, const char *fmt, ...)
 	int n;
 
 	if (w->err)
-		return w->err;
+		return failed(w);
 	n = snprintf(w->errbuf, sizeof(w->errbuf), "%s: ", w->path);
 	va_start(ap, fmt);
 	vsnprintf(w->errbuf + n, sizeof(w->errbuf) - (size_t)n, fmt, ap);
 	va_end(ap);
 	w->err = code;
-	return code;
+	return failed(w);
 }
-
-const char *ds_writer__error(const struct ds_writer *w) { return w->errbuf; }
 uint64_t ds_writer__data_bytes(const struct ds_writer *w) { return w->data_bytes; }
 
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -149,7 +159,7 @@ static int emit(struct ds_writer *w, const void *p, size_t n)
 	size_t done;
 
 	if (w->err)
-		return w->err;
+		return failed(w);
 	done = write_fully(w, p, n, -1, &err);
 	if (w->pipe)
 		w->pipe_bytes += done;
@@ -176,7 +186,7 @@ static int flush(struct ds_writer *w)
 static int put(struct ds_writer *w, const void *p, size_t n)
 {
 	if (w->err)
-		return w->err;
+		return failed(w);
 	w->data_bytes += n;
 	if (n > BUF_SIZE - w->buf_len) {
 		int err = flush(w);
@@ -193,14 +203,12 @@ static int put(struct ds_writer *w, const void *p, size_t n)
 
 /* ---- open --------------------------------------------------------------- */
 
-struct ds_writer *ds_writer__open(const char *path, bool pipe, char **errmsg)
+struct ds_writer *ds_writer__open(const char *path, bool pipe)
 {
 	struct ds_writer *w = calloc(1, sizeof(*w));
 	struct stat st;
 	int e;
 
-	if (errmsg)
-		*errmsg = NULL;
 	if (!w || !(w->path = strdup(path)) || !(w->buf = malloc(BUF_SIZE)))
 		goto nomem;
 	if (!strcmp(path, "-")) {
@@ -210,8 +218,7 @@ struct ds_writer *ds_writer__open(const char *path, bool pipe, char **errmsg)
 		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (w->fd < 0) {
 			e = errno;
-			if (errmsg && asprintf(errmsg, "%s: cannot create: %s", path, strerror(e)) < 0)
-				*errmsg = NULL;
+			dsi_error(-e, "%s: cannot create: %s", path, strerror(e));
 			goto out_errno;
 		}
 		w->own_fd = true;
@@ -223,8 +230,7 @@ struct ds_writer *ds_writer__open(const char *path, bool pipe, char **errmsg)
 	return w;
 nomem:
 	e = ENOMEM;
-	if (errmsg)
-		*errmsg = strdup("out of memory");
+	dsi_error(-e, "out of memory");
 out_errno:
 	if (w) {
 		if (w->own_fd)
@@ -245,7 +251,7 @@ int ds_writer__add_attr(struct ds_writer *w, const struct ds_attr *attr, uint32_
 	struct wattr *na, *a;
 
 	if (w->err)
-		return w->err;
+		return failed(w);
 	if (w->started)
 		return fail(w, -EBUSY, "attr added after the first record");
 	if (attr_size < DS_ATTR_SIZE_VER0 || attr_size > DS_ATTR_SIZE_MAX || attr_size % 8)
@@ -298,7 +304,7 @@ static int set_feature(struct ds_writer *w, int feat, const void *data, size_t l
 int ds_writer__feature(struct ds_writer *w, int feat, const void *data, size_t len)
 {
 	if (w->err)
-		return w->err;
+		return failed(w);
 	if (feat <= 0 || feat >= DS_FEAT_BITS)
 		return fail(w, -EINVAL, "header feature %d does not exist", feat);
 	if (len > (64u << 20))
@@ -425,7 +431,7 @@ int ds_writer__add_build_id(struct ds_writer *w, int32_t pid, uint16_t misc,
 	struct wbuild_id *nb, *b;
 
 	if (w->err)
-		return w->err;
+		return failed(w);
 	if (!bid_len || bid_len > 20)
 		return fail(w, -EINVAL, "build-id of %zu bytes", bid_len);
 	if (strlen(filename) > MAX_BUILD_ID_NAME)
@@ -634,11 +640,11 @@ static int start_file(struct ds_writer *w)
 static int start(struct ds_writer *w)
 {
 	if (w->started)
-		return w->err;
+		return failed(w);
 	w->started = true;
 	finish_attrs(w);
 	if (w->err)
-		return w->err;
+		return failed(w);
 	return w->pipe ? start_pipe(w) : start_file(w);
 }
 
@@ -648,7 +654,7 @@ int ds_writer__write(struct ds_writer *w, const void *record, size_t len)
 	int err;
 
 	if (w->err)
-		return w->err;
+		return failed(w);
 	if (len < 8 || len > MAX_RECORD)
 		return fail(w, -EINVAL, "record of %zu bytes", len);
 	memcpy(&h, record, sizeof(h));
@@ -789,7 +795,7 @@ int ds_writer__close(struct ds_writer *w)
 	}
 	if (w->own_fd && close(w->fd) < 0)
 		fail(w, -errno, "close failed: %s", strerror(errno));
-	err = w->err;
+	err = w->err ? failed(w) : 0;
 	for (size_t i = 0; i < w->nr_attrs; i++) {
 		free(w->attrs[i].ids);
 		free(w->attrs[i].name);

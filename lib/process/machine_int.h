@@ -62,7 +62,7 @@ struct callchain_cache;
 
 struct ds_machine {
 	struct ds_symbols *syms;
-	struct ds_hashmap threads;     /* tid -> struct ds_thread * */
+	struct dsi_hashmap threads;     /* tid -> struct ds_thread * */
 	struct ds_thread *last_thread; /* the one found last: samples come in runs of one thread */
 	struct ds_thread *forgotten;   /* ds_machine__script_thread's for an exited thread: its maps those
 					  mapped after the EXIT (a thread's reborn), else forgotten_maps */
@@ -70,12 +70,12 @@ struct ds_machine {
 	int32_t *fresh;                /* ring of the tids of threads made unintroduced (threads.c) */
 	size_t fresh_head, fresh_nr;
 	struct dsi_strset strings;     /* interned: our copies, one per string */
-	struct ds_hashmap map_names;   /* interned user map name -> its order of first mmap (1, 2, ...) */
+	struct dsi_hashmap map_names;   /* interned user map name -> its order of first mmap (1, 2, ...) */
 	struct ds_maps kmaps;          /* kernel and module maps */
 	const char *kernel_dso;        /* interned: the kernel image's DSO name (ds_machine__kernel_dso) */
 	bool kernel_listed;            /* kernel_dso is the build-id table's (ds_machine__list_dso) */
-	struct ds_hashmap kernel_names; /* interned listed kernel-space DSO name -> its interned short name */
-	struct ds_hashmap listed_modules; /* interned "[module]" -> the interned path the build-id table lists */
+	struct dsi_hashmap kernel_names; /* interned listed kernel-space DSO name -> its interned short name */
+	struct dsi_hashmap listed_modules; /* interned "[module]" -> the interned path the build-id table lists */
 	struct callchain_cache *callchains; /* ds_machine__callchain's buffer and caches */
 	struct ds_dso *vdso[2];        /* the vDSO images by enum ds_vdso_kind, or NULL */
 	bool vdso_asked[2];            /* the finder was asked for that image */

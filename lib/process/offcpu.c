@@ -16,7 +16,7 @@ struct held {
 };
 
 struct ds_offcpu {
-	struct ds_hashmap by_tid;  /* tid -> index in held */
+	struct dsi_hashmap by_tid;  /* tid -> index in held */
 	struct held *held;
 	size_t nr_held, cap_held;
 	size_t drain_pos;

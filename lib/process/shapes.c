@@ -28,10 +28,10 @@ struct shape {
 };
 
 struct shape_table {
-	struct ds_idmap frame_ids;     /* frame -> index in frames */
+	struct dsi_idmap frame_ids;     /* frame -> index in frames */
 	struct shape_frame *frames;
 	size_t nr_frames, cap_frames;
-	struct ds_idmap shape_ids;     /* frame ids -> index in shapes */
+	struct dsi_idmap shape_ids;     /* frame ids -> index in shapes */
 	struct shape *shapes;
 	size_t nr_shapes, cap_shapes;
 	uint32_t *ids;                 /* each shape's frames, as ids in frames */
@@ -100,7 +100,7 @@ uint32_t dsi_shape_table__frame_id(struct shape_table *st, const struct ds_cc_fr
 	if (!n || st->nr_frames >= UINT32_MAX - 1)
 		return UINT32_MAX;
 	st->frames = n;
-	id = ds_idmap__find_or_add(&st->frame_ids, frame_hash(&sf), frame_eq, st, &sf, (uint32_t)st->nr_frames,
+	id = dsi_idmap__find_or_add(&st->frame_ids, frame_hash(&sf), frame_eq, st, &sf, (uint32_t)st->nr_frames,
 				   &added);
 	if (added)
 		st->frames[st->nr_frames++] = sf;
@@ -150,7 +150,7 @@ static uint64_t shape_table__append(struct shape_table *st, uint64_t hash, const
 	if (!ni)
 		return 0;
 	st->ids = ni;
-	if (ds_idmap__add(&st->shape_ids, hash, (uint32_t)st->nr_shapes) < 0)
+	if (dsi_idmap__add(&st->shape_ids, hash, (uint32_t)st->nr_shapes) < 0)
 		return 0;
 	if (n)
 		memcpy(st->ids + st->nr_ids, ids, n * sizeof(*ids));
@@ -163,9 +163,9 @@ uint64_t dsi_shape_table__add(struct shape_table *st, const uint32_t *ids, size_
 {
 	struct shape_key key = { .ids = ids, .n = n };
 	uint64_t hash = ids_hash(ids, n);
-	uint32_t id = ds_idmap__find(&st->shape_ids, hash, shape_eq, st, &key);
+	uint32_t id = dsi_idmap__find(&st->shape_ids, hash, shape_eq, st, &key);
 
-	if (id != DS_IDMAP_NONE)
+	if (id != DSI_IDMAP_NONE)
 		return (uint64_t)id + 1;
 	return shape_table__append(st, hash, ids, n);
 }

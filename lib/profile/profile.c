@@ -15,6 +15,8 @@
 #include "dstack/offcpu.h"
 #include "dstack/profile.h"
 #include "dstack/tracepoint.h"
+#include "stream/session_int.h"
+#include "util/error.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 
@@ -34,7 +36,7 @@ struct trace_text {
 
 /* Counter reads (ds_profile__split_reads): by sample id. */
 struct read_split {
-	struct ds_hashmap ids;           /* sample id -> index + 1 into counters */
+	struct dsi_hashmap ids;           /* sample id -> index + 1 into counters */
 	struct read_counter {
 		const struct ds_evsel *evsel;
 		uint64_t last;
@@ -65,7 +67,7 @@ struct ds_profile {
 	struct ds_user_unwind *uu;
 	struct trace_text tt;
 	struct read_split reads;
-	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* ds_profile_perf_callchain's, for script_comms */
+	uint64_t perf_chain[DS_PROFILE_CHAIN_MAX];   /* ds_event__perf_callchain's, for script_comms */
 	char comm_buf[24];               /* a script comm (":TID") not interned: transient_comms */
 	/* the event callback behind the progress hook */
 	ds_event_fn ev_fn;
@@ -92,9 +94,14 @@ static size_t max_maps(const struct ds_profile *p)
 	return (p->o.memory_budget ? p->o.memory_budget : DS_DEFAULT_MEMORY_BUDGET) / MAP_COST;
 }
 
-/* Why open or a run failed, to the error hook or the log. */
+/*
+ * Why open or a run failed: for ds_errmsg() (the convention), and, for the
+ * callers that still take it so, to the error hook or the log.
+ */
 static void say_error(const struct ds_profile_opts *o, const char *path, int err, const char *msg)
 {
+	if (err != -ECANCELED)
+		dsi_error_keep(err, msg);
 	if (o->error)
 		o->error(o->hook_ctx, err, msg);
 	else if (err != -ECANCELED)
@@ -115,14 +122,12 @@ static const struct ds_tp_event *trace_text_event(struct trace_text *tt, const s
 	if (ev->evsel->attr.type != DS_PERF_TYPE_TRACEPOINT)
 		return NULL;
 	if (in->tracing_data != tt->parsed) {
-		char err[256] = "";
-
 		ds_tp_set__delete(tt->set);
 		tt->parsed = in->tracing_data;
-		tt->set = ds_tp_set__parse(in->tracing_data, (size_t)in->tracing_data_size, err, sizeof(err));
+		tt->set = ds_tp_set__parse(in->tracing_data, (size_t)in->tracing_data_size);
 		if (!tt->set && !tt->warned) {
 			ds_warn("%s: %s; tracepoint fields not printed\n",
-				ds_reader__path(ds_session__reader(tt->session)), err);
+				ds_reader__path(ds_session__reader(tt->session)), ds_errmsg());
 			tt->warned = true;
 		}
 	}
@@ -386,7 +391,7 @@ static uint64_t script_time(const struct ds_thread *t, const struct ds_event *ev
  * a new thread named ":TID" (perf report keeps the thread).  @buf holds
  * that name.
  */
-const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
+const char *ds_thread__script_comm(struct ds_thread *t, const struct ds_event *ev, char buf[24])
 {
 	uint64_t when;
 
@@ -402,7 +407,7 @@ const char *ds_profile_script_comm(struct ds_thread *t, const struct ds_event *e
 	return when == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, when);
 }
 
-const uint64_t *ds_profile_perf_callchain(const struct ds_event *ev, uint64_t buf[DS_PROFILE_CHAIN_MAX], uint64_t *nr)
+const uint64_t *ds_event__perf_callchain(const struct ds_event *ev, uint64_t buf[DS_PROFILE_CHAIN_MAX], uint64_t *nr)
 {
 	const struct ds_sample *s = &ev->sample;
 	uint64_t n = s->callchain_nr;
@@ -417,7 +422,7 @@ const uint64_t *ds_profile_perf_callchain(const struct ds_event *ev, uint64_t bu
 	return buf;
 }
 
-struct ds_thread *ds_profile_script_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev)
+struct ds_thread *ds_machine__script_event_thread(struct ds_machine *m, struct ds_thread *t, const struct ds_event *ev)
 {
 	struct ds_thread *st;
 
@@ -440,7 +445,7 @@ static const char *sample_comm(struct ds_profile *w, struct ds_thread *t, const 
 	const struct ds_sample *s = &ev->sample;
 
 	if (w->o.script_comms)
-		return kept_comm(w, ds_profile_script_comm(t, ev, w->comm_buf));
+		return kept_comm(w, ds_thread__script_comm(t, ev, w->comm_buf));
 	if (ev->record_time)
 		return kept_comm(w, ds_thread__comm_at(t, ev->record_time));
 	return kept_comm(w, s->time == DS_NO_TIME ? ds_thread__comm(t) : ds_thread__comm_at(t, s->time));
@@ -470,7 +475,7 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	uint64_t unwound_nr = 0;
 	size_t nr;
 	/* perf script's: none after the thread's EXIT */
-	struct ds_thread *t = w->o.script_comms ? ds_profile_script_thread(w->machine, ws->thread, ev) : ws->thread;
+	struct ds_thread *t = w->o.script_comms ? ds_machine__script_event_thread(w->machine, ws->thread, ev) : ws->thread;
 
 	if ((unwound = ds_user_unwind__chain(w->uu, t, ev, w->max_stack, &unwound_nr))) {
 		/* cut to --max-stack already, its kernel part and its unwind apart */
@@ -479,7 +484,7 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	} else if (s->callchain) {
 		uint64_t n = s->callchain_nr;
 		/* script's names and cookies: perf script's (a given-up cookie is an address) */
-		const uint64_t *ips = w->o.script_comms ? ds_profile_perf_callchain(ev, w->perf_chain, &n) : s->callchain;
+		const uint64_t *ips = w->o.script_comms ? ds_event__perf_callchain(ev, w->perf_chain, &n) : s->callchain;
 
 		/* (a stack copy's unwind keeps its innermost frames either way, as perf's) */
 		ds_machine__callchain(w->machine, t, ips, n, w->max_stack,
@@ -647,16 +652,14 @@ static struct ds_profile *open_out_of_memory(struct ds_profile *p, const struct 
 /* The input's session; when it cannot be opened: said, @p closed, errno set, false. */
 static bool open_session(struct ds_profile *p, const struct ds_profile_opts *opts, const char *path)
 {
-	char *err = NULL;
 	int saved;
 
-	p->session = ds_session__open(path, &err);
+	p->session = ds_session__open(path);
 	if (p->session)
 		return true;
 	saved = errno;
-	say_error(opts, path, saved ? -saved : -EINVAL, err ? err : strerror(saved));
+	say_error(opts, path, saved ? -saved : -EINVAL, *ds_errmsg() ? ds_errmsg() : strerror(saved));
 	saved = saved ? saved : EINVAL;
-	free(err);
 	ds_profile__close(p);
 	errno = saved;
 	return false;
@@ -822,7 +825,7 @@ static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 			max_maps(p),
 			(unsigned long long)ds_machine__maps_dropped(p->machine));
 	if (ret) {
-		const char *msg = ds_session__error(p->session);
+		const char *msg = dsi_session__errmsg(p->session);
 
 		say_error(&p->o, p->path, ret, *msg ? msg : strerror(-ret));
 	}

@@ -30,6 +30,7 @@
 
 #include "dstack/recorder.h"
 #include "dstack/tracepoint.h"
+#include "util/error.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 
@@ -82,8 +83,8 @@ struct ds_recorder {
 	struct ds_recorder_stats st;
 	uint64_t sample_type;   /* BASE_SAMPLE_TYPE (+ CPU) common to every event */
 	size_t trailer_bytes;   /* sample_id_all: TID TIME [CPU] IDENTIFIER */
-	struct ds_hashmap cookies;     /* hash(tid, cookie) -> 1 seen in a sample, 2 record seen */
-	struct ds_hashmap known_tids;  /* system-wide defer sink: target tids (FORK, samples) */
+	struct dsi_hashmap cookies;     /* hash(tid, cookie) -> 1 seen in a sample, 2 record seen */
+	struct dsi_hashmap known_tids;  /* system-wide defer sink: target tids (FORK, samples) */
 	uint32_t last_sample_tid;      /* the last tid set in known_tids by a sample */
 	uint8_t *bounce;               /* for records that wrap around the ring end */
 	uint8_t *held;                 /* defer records of not yet known tids, within one pass */
@@ -488,7 +489,7 @@ static int open_off_cpu_event(struct ds_recorder *r, char **errmsg)
 	uint64_t id = 0;
 	int err;
 
-	if ((err = ds_tp_tracefs_id("sched", "sched_switch", &id))) {
+	if ((err = ds_tracefs__event_id("sched", "sched_switch", &id))) {
 		set_err(errmsg, "--off-cpu: cannot read the id of sched:sched_switch from tracefs "
 			"(/sys/kernel/tracing/events/sched/sched_switch/id): %s", strerror(-err));
 		return err;
@@ -745,13 +746,13 @@ static int add_targets(struct ds_recorder *r, char **errmsg)
 	}
 }
 
-struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char **errmsg)
+/* The recorder's opening; *@errmsg (malloc'd) says why it failed. */
+static struct ds_recorder *recorder_new(const struct ds_recorder_opts *opts, char **errmsg)
 {
 	struct ds_recorder *r = calloc(1, sizeof(*r));
 	int err;
 
-	if (errmsg)
-		*errmsg = NULL;
+	*errmsg = NULL;
 	if (!r) {
 		errno = ENOMEM;
 		return NULL;
@@ -771,11 +772,23 @@ struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts, char *
 		goto fail;
 	return r;
 fail:
-	if (errmsg && !*errmsg)
-		set_err(errmsg, "%s", strerror(-err));
 	ds_recorder__free(r);
 	errno = -err;
 	return NULL;
+}
+
+struct ds_recorder *ds_recorder__new(const struct ds_recorder_opts *opts)
+{
+	char *msg = NULL;
+	struct ds_recorder *r = recorder_new(opts, &msg);
+	int e = errno;
+
+	if (!r) {
+		dsi_error_keep(-e, msg);
+		free(msg);
+		errno = e;
+	}
+	return r;
 }
 
 void ds_recorder__free(struct ds_recorder *r)
@@ -849,7 +862,7 @@ static size_t put_trailer(const struct ds_recorder *r, uint8_t *buf, size_t off,
 static int synth_comm(struct ds_recorder *r, ds_record_sink sink, void *ctx, pid_t pid, pid_t tid)
 {
 	char path[64], comm[32] = "";
-	uint8_t buf[128];
+	_Alignas(8) uint8_t buf[128];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -873,7 +886,7 @@ static int synth_comm(struct ds_recorder *r, ds_record_sink sink, void *ctx, pid
 static int synth_maps(struct ds_recorder *r, ds_record_sink sink, void *ctx, pid_t pid)
 {
 	char path[64], line[4352];
-	uint8_t buf[4608];
+	_Alignas(8) uint8_t buf[4608];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -931,7 +944,7 @@ static int synth_kernel(struct ds_recorder *r, ds_record_sink sink, void *ctx)
 	fclose(f);
 	if (!text)
 		return 0;  /* kptr_restrict hides addresses: no kernel map to offer */
-	uint8_t buf[128] = { 0 };
+	_Alignas(8) uint8_t buf[128] = { 0 };
 	const char *name = "[kernel.kallsyms]_text";
 	size_t nl = (strlen(name) + 1 + 7) & ~(size_t)7;
 	uint32_t pt[2] = { (uint32_t)-1, 0 };

@@ -18,7 +18,7 @@ void dsi_ordered__init(struct ds_ordered *o, ds_ordered_deliver_fn fn, void *ctx
 	*o = (struct ds_ordered){ .deliver = fn, .ctx = ctx, .sorted = true };
 }
 
-void dsi_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, struct ds_source_window *win)
+void dsi_ordered__release(struct ds_ordered *o, struct dsi_arena_chunk *chunk, struct ds_source_window *win)
 {
 	if (win)
 		dsi_source__unpin(win);
@@ -92,7 +92,7 @@ static struct ds_ordered_item *append(struct ds_ordered *o, const struct ds_even
 
 int dsi_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset, uint64_t time)
 {
-	struct ds_arena_chunk *chunk;
+	struct dsi_arena_chunk *chunk;
 	const struct ds_event_header *copy = dsi_arena__copy(&o->arena, hdr, hdr->size, &chunk);
 	struct ds_ordered_item *it;
 
@@ -125,7 +125,7 @@ static int compact(struct ds_ordered *o)
 {
 	for (size_t i = o->head; i < o->len; i++) {
 		struct ds_ordered_item *it = &o->items[i];
-		struct ds_arena_chunk *chunk;
+		struct dsi_arena_chunk *chunk;
 		const struct ds_event_header *copy = dsi_arena__copy(&o->arena, it->hdr, it->hdr->size, &chunk);
 
 		if (!copy)

@@ -30,7 +30,7 @@ struct ds_ordered_item {
 	uint64_t seq;
 	uint64_t offset;
 	const struct ds_event_header *hdr;
-	struct ds_arena_chunk *chunk;
+	struct dsi_arena_chunk *chunk;
 	struct ds_source_window *win;
 };
 
@@ -59,7 +59,7 @@ struct ds_ordered {
 	size_t compact_at;      /* memory kept alive past which to compact again */
 	uint64_t nr_compactions;
 	size_t peak_len;
-	struct ds_arena arena;
+	struct dsi_arena arena;
 	ds_ordered_deliver_fn deliver;
 	void *ctx;
 };
@@ -72,7 +72,7 @@ int dsi_ordered__queue(struct ds_ordered *o, const struct ds_event_header *hdr, 
 int dsi_ordered__queue_pinned(struct ds_ordered *o, const struct ds_event_header *hdr, uint64_t offset,
 			     uint64_t time, struct ds_source_window *win);
 /* Give back a delivered record's memory (handoff mode). */
-void dsi_ordered__release(struct ds_ordered *o, struct ds_arena_chunk *chunk, struct ds_source_window *win);
+void dsi_ordered__release(struct ds_ordered *o, struct dsi_arena_chunk *chunk, struct ds_source_window *win);
 /*
  * Bound the memory the queue keeps alive, not only the bytes it holds: a
  * record pins its whole input window (or arena chunk), and a few records

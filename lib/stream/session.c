@@ -9,6 +9,8 @@
 #include "dstack/log.h"
 #include "dstack/session.h"
 #include "stream/ordered.h"
+#include "stream/session_int.h"
+#include "util/error.h"
 #include "util/units.h"
 #include "util/prefault.h"
 #include "format/reader_int.h"
@@ -37,7 +39,7 @@ struct handoff {
 	const struct ds_event_header *hdr;
 	struct ds_evsel *evsel;
 	uint64_t offset;
-	struct ds_arena_chunk *chunk;       /* the record's memory: a copy ... */
+	struct dsi_arena_chunk *chunk;       /* the record's memory: a copy ... */
 	struct ds_source_window *win;       /* ... or where it lies in the input */
 };
 
@@ -87,14 +89,16 @@ struct ds_session {
 	uint64_t bad_events;     /* records whose fields did not parse: skipped */
 };
 
-struct ds_session *ds_session__open(const char *path, char **errmsg)
+struct ds_session *ds_session__open(const char *path)
 {
 	struct ds_session *s = aligned_alloc(DS_CACHELINE, sizeof(*s));
 
-	if (!s)
+	if (!s) {
+		dsi_error(-ENOMEM, "%s: out of memory", path);
 		return NULL;
+	}
 	memset(s, 0, sizeof(*s));
-	s->reader = ds_reader__open(path, errmsg);
+	s->reader = ds_reader__open(path);
 	if (!s->reader) {
 		int e = errno;
 
@@ -115,7 +119,7 @@ void ds_session__close(struct ds_session *s)
 	free(s);
 }
 
-const char *ds_session__error(const struct ds_session *s) { return s->err; }
+const char *dsi_session__errmsg(const struct ds_session *s) { return s->err; }
 struct ds_reader *ds_session__reader(const struct ds_session *s) { return s->reader; }
 const struct ds_session_stats *ds_session__stats(const struct ds_session *s) { return &s->stats; }
 
@@ -229,7 +233,7 @@ static struct batch *pl_slot(struct pipeline *pl)
 }
 
 static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, struct ds_evsel *evsel,
-		   uint64_t offset, struct ds_arena_chunk *chunk, struct ds_source_window *win)
+		   uint64_t offset, struct dsi_arena_chunk *chunk, struct ds_source_window *win)
 {
 	struct pipeline *pl = s->pl;
 	struct batch *b;
@@ -261,7 +265,7 @@ static int deliver_handoff(void *ctx, const struct ds_ordered_item *it)
 {
 	struct ds_session *s = ctx;
 	const struct ds_event_header *hdr = it->hdr;
-	struct ds_arena_chunk *chunk = it->chunk;
+	struct dsi_arena_chunk *chunk = it->chunk;
 	struct ds_source_window *win = it->win;
 
 	if (dsi_ordered__kept(&s->ordered, *dsi_reader__pinned_bytes(s->reader)) > s->ordered.budget) {
@@ -338,7 +342,7 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 	time = ds_evsel__record_time(evsel, hdr);
 	if (time == DS_NO_TIME) {
 		if (s->pl) {   /* the consumer reads it later: a copy that lasts */
-			struct ds_arena_chunk *chunk;
+			struct dsi_arena_chunk *chunk;
 			const struct ds_event_header *copy = dsi_arena__copy(&s->ordered.arena, hdr, hdr->size, &chunk);
 
 			return copy ? pl_push(s, copy, evsel, rec->offset, chunk, NULL) : -ENOMEM;
@@ -528,7 +532,7 @@ static void warn_budget(const struct ds_session *s, size_t budget)
 			ds_reader__path(s->reader), dsi_size_text(budget / 2, size), (unsigned long long)st->released_early);
 }
 
-int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds_event_fn fn, void *ctx)
+static int session_run(struct ds_session *s, const struct ds_session_opts *opts, ds_event_fn fn, void *ctx)
 {
 	struct ds_session_opts def = { 0 };
 	int ret, err = 0;
@@ -568,7 +572,7 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 		}
 	}
 	if (ret < 0)
-		snprintf(s->err, sizeof(s->err), "%s", ds_reader__error(s->reader));
+		snprintf(s->err, sizeof(s->err), "%s", dsi_reader__errmsg(s->reader));
 	if (err == -ENOMEM)
 		snprintf(s->err, sizeof(s->err), "out of memory");
 	if (!s->cb_err && s->stitcher) {
@@ -586,4 +590,16 @@ int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds
 	if (err)
 		return err;
 	return ret < 0 ? ret : 0;
+}
+
+int ds_session__run(struct ds_session *s, const struct ds_session_opts *opts, ds_event_fn fn, void *ctx)
+{
+	int ret;
+
+	ret = session_run(s, opts, fn, ctx);
+	/* a callback's error is the callback's to explain; the reading thread's
+	 * message is said on the caller's */
+	if (ret < 0 && ret != s->cb_err)
+		dsi_error_keep(ret, s->err);
+	return ret;
 }

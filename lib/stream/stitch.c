@@ -42,7 +42,7 @@ enum { HELD_READY, HELD_PENDING, HELD_WAIT, HELD_DONE };
 struct held {
 	uint64_t seq;
 	const struct ds_event_header *hdr;
-	struct ds_arena_chunk *chunk;
+	struct dsi_arena_chunk *chunk;
 	uint64_t offset;
 	struct ds_evsel *evsel;
 	struct chain *chain;
@@ -91,13 +91,13 @@ struct ds_stitcher {
 	struct held *ring;
 	size_t cap;             /* power of two */
 	uint64_t head, tail;
-	struct ds_arena arena;
-	struct ds_hashmap tids;     /* tid -> index in states */
+	struct dsi_arena arena;
+	struct dsi_hashmap tids;     /* tid -> index in states */
 	struct tid_state *states;
 	size_t nr_states, cap_states;
 	size_t sweep_at;            /* nr_states that makes the next sweep_states */
-	struct ds_hashmap pending;  /* pending_key(tid, cookie) -> newest pending seq */
-	struct ds_hashmap orphans;  /* cookie -> chain of tid-less records */
+	struct dsi_hashmap pending;  /* pending_key(tid, cookie) -> newest pending seq */
+	struct dsi_hashmap orphans;  /* cookie -> chain of tid-less records */
 	struct exit_note *exits;    /* exited tids with pending samples, by deadline */
 	size_t nr_exits, cap_exits, exits_head;
 	uint64_t now;

@@ -36,7 +36,7 @@ static const char *die_raw_name(Dwarf_Die *die)
  * Dwarf is open) to the interned result so a name is demangled once.
  */
 static const char *die_name(Dwarf_Die *die, struct ds_intern *in, bool demangle,
-			    struct ds_hashmap *cache)
+			    struct dsi_hashmap *cache)
 {
 	const char *raw = die_raw_name(die), *name;
 	uint64_t *hit;
@@ -491,8 +491,8 @@ size_t dsi_dwarf__inlines(const struct ds_elf_image *img, uint64_t vaddr, struct
 			 struct ds_dwarf_cache *cache, struct ds_inline_frame *out, size_t max)
 {
 	struct walk walk = { .pc = vaddr }, *w = &walk;   /* a few KB of stack */
-	struct ds_hashmap no_cache;   /* names for this call only, when there is no cache */
-	struct ds_hashmap *names = cache ? &cache->names : &no_cache;
+	struct dsi_hashmap no_cache;   /* names for this call only, when there is no cache */
+	struct dsi_hashmap *names = cache ? &cache->names : &no_cache;
 	Dwarf_Die cu;
 	size_t n = 0;
 	int lang;

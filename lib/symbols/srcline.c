@@ -23,7 +23,7 @@
 #define MAX_DEPTH 64
 
 struct ds_srcline_cache {
-	struct ds_hashmap at;        /* file offset -> pool index << 8 | count */
+	struct dsi_hashmap at;        /* file offset -> pool index << 8 | count */
 	struct ds_srcline *pool;
 	size_t nr, cap;
 	struct dsi_strset names;     /* our copies of the file names, one per name */

@@ -114,7 +114,7 @@ struct ds_dso {
 	bool di_asked;                 /* its debug file was asked of debuginfod (ds_symbols_opts.debuginfod) */
 	char *mismatch_file;           /* the file whose build-id differs (messages name it) */
 	struct ds_elf_image img;
-	struct ds_hashmap cache;       /* file offset -> pool index << 8 | count */
+	struct dsi_hashmap cache;       /* file offset -> pool index << 8 | count */
 	struct ds_frame *pool;
 	size_t pool_nr, pool_cap;
 	struct ds_dwarf_cache dw;      /* DWARF names and scopes (zeroed: empty) */
@@ -148,7 +148,7 @@ struct ds_symbols {
 	void *di_ctx;
 	bool no_inline, no_demangle;
 	struct ds_intern in;
-	struct ds_hashmap dsos;        /* path hash -> struct ds_dso * chain */
+	struct dsi_hashmap dsos;        /* path hash -> struct ds_dso * chain */
 	struct ds_dso *all;
 	struct ds_kallsyms kernel;
 	uint64_t generation;           /* bumped when resolved results become stale */
@@ -167,7 +167,7 @@ struct ds_symbols {
 	bool kernel_ok;
 	bool kernel_foreign;           /* the running kernel's kallsyms, another kernel recorded: not used */
 	bool kernel_bid_checked;
-	struct ds_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
+	struct dsi_hashmap jit;         /* pid -> struct ds_textsyms * (0: no file) */
 	struct jitdump_node *jitdumps; /* every jitdump read, newest first */
 	/*
 	 * The helper thread ("dstack-syms"): the kernel's symbols first, if
@@ -180,7 +180,7 @@ struct ds_symbols {
 	pthread_mutex_t pf_lock;
 	pthread_cond_t pf_cond;        /* something was queued or finished */
 	bool kernel_queued, kernel_done;
-	struct ds_hashmap pf_files;    /* path hash of the file -> struct prefetch * chain */
+	struct dsi_hashmap pf_files;    /* path hash of the file -> struct prefetch * chain */
 	struct prefetch *pf_all;       /* every request, for freeing */
 	struct prefetch *pf_head, *pf_tail; /* queued, oldest first */
 	size_t pf_busy;                /* requests queued or loading */

@@ -23,7 +23,7 @@ struct ds_istr;
 
 /* Equal strings get the same pointer; they live until dsi_intern__exit(). */
 struct ds_intern {
-	struct ds_hashmap map;     /* string hash -> struct ds_istr * (chained) */
+	struct dsi_hashmap map;     /* string hash -> struct ds_istr * (chained) */
 	struct ds_istr *all;       /* every string, for freeing */
 };
 
@@ -291,9 +291,9 @@ struct ds_inline_frame {
 
 /* What lookups in one Dwarf keep: names demangled once, each CU's scopes by address. */
 struct ds_dwarf_cache {
-	struct ds_hashmap names;   /* DWARF string address -> interned name */
-	struct ds_hashmap cus;     /* CU DIE offset -> its scopes (symbols/dwarf.c) */
-	struct ds_hashmap a2l;     /* unlinked function DIE -> what addr2line names it now (symbols.c) */
+	struct dsi_hashmap names;   /* DWARF string address -> interned name */
+	struct dsi_hashmap cus;     /* CU DIE offset -> its scopes (symbols/dwarf.c) */
+	struct dsi_hashmap a2l;     /* unlinked function DIE -> what addr2line names it now (symbols.c) */
 };
 
 void dsi_dwarf_cache__init(struct ds_dwarf_cache *c);
@@ -365,7 +365,7 @@ struct ds_kallsyms {
 	struct ds_kmodsym { uint64_t start, name_off, mod_off; uint32_t mod_len; } *mods;   /* module lines, by address */
 	size_t nr_mods;
 	bool mods_read;            /* mods built (on the first module lookup) */
-	struct ds_hashmap names;   /* name offset -> the name, copied on first use */
+	struct dsi_hashmap names;   /* name offset -> the name, copied on first use */
 	struct ds_strblock *blocks;   /* the names copied */
 };
 

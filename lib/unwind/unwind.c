@@ -39,7 +39,7 @@ struct uw_dso {
 
 struct ds_unwinder {
 	struct ds_machine *machine;       /* its maps' DSOs, the vDSO's images included; may be NULL */
-	struct ds_hashmap dsos;           /* struct ds_dso * -> struct uw_dso * */
+	struct dsi_hashmap dsos;           /* struct ds_dso * -> struct uw_dso * */
 };
 
 /* DWARF register numbers */

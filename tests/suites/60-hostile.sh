@@ -35,3 +35,25 @@ mutate_all_suite() {
 	done
 }
 mutate_all_suite
+
+# Damaged header features (the unit test's files: tests/unit/test_features.c
+# writes them): --header-only prints what came before the damage and warns
+# with the feature's name and the exact offset; the whole header still
+# prints, exit 0 (the data is whole).
+header_features_suite() {
+	local bin dir=$WORK/out/hostile-features out err rc
+	[ -x "$ROOT/$BUILD/tests/test_features" ] || { bad "damaged header features: no $BUILD/tests/test_features (make unit)"; return; }
+	rm -rf "$dir"
+	"$ROOT/$BUILD/tests/test_features" "$dir" >/dev/null || { bad "damaged header features: the unit test failed"; return; }
+	for bin in "$DSTACK" ${ASAN:+"$ROOT/$ASAN/dstack"}; do
+		out=$("$bin" script --header-only -i "$dir/cmdline.data" 2>"$dir/err"); rc=$?
+		err=$(cat "$dir/err")
+		if [ $rc -eq 0 ] && echo "$out" | grep -qx '# cmdline : dstack ' && echo "$out" | grep -q '^# missing features:' &&
+			echo "$err" | grep -q 'header feature CMDLINE at offset 0x[0-9a-f]*: word of 4000 bytes past the section'; then
+			ok "damaged header features [$bin]: the words before the damage printed, then: ${err#dstack: }"
+		else
+			bad "damaged header features [$bin]: exit $rc, stderr '$err'"
+		fi
+	done
+}
+header_features_suite

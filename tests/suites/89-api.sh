@@ -62,19 +62,18 @@ api_suite() {
 	cat >"$o/count.c" <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
+#include "dstack/log.h"
 #include "dstack/reader.h"
 
 int main(int argc, char **argv)
 {
-	char *err = NULL;
-	struct ds_reader *r = ds_reader__open(argv[argc - 1], &err);
+	struct ds_reader *r = ds_reader__open(argv[argc - 1]);
 	struct ds_record rec;
 	unsigned long n = 0, bytes = 0;
 	int rc;
 
 	if (!r) {
-		printf("open: %s\n", err ? err : "?");
-		free(err);
+		printf("open: %s\n", ds_errmsg());
 		return 1;
 	}
 	while ((rc = ds_reader__next(r, &rec)) > 0) {

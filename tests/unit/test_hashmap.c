@@ -33,7 +33,7 @@ static uint64_t rnd(void)
 	return x;
 }
 
-static void check_all(const struct ds_hashmap *m, const char *when)
+static void check_all(const struct dsi_hashmap *m, const char *when)
 {
 	size_t n = 0, seen_count = 0;
 	static bool seen[UNIVERSE];
@@ -67,7 +67,7 @@ static void check_all(const struct ds_hashmap *m, const char *when)
 
 static void random_ops(void)
 {
-	struct ds_hashmap m = { 0 };
+	struct dsi_hashmap m = { 0 };
 
 	/* key 0, all ones, small numbers (tids) and spread ones (hashes, pointers) */
 	keys[0] = 0;
@@ -126,7 +126,7 @@ static void random_ops(void)
 /* a map that grows from nothing keeps every key, and exit leaves it usable as empty */
 static void grow_and_exit(void)
 {
-	struct ds_hashmap m;
+	struct dsi_hashmap m;
 	bool ok = true;
 
 	dsi_hashmap__init(&m);

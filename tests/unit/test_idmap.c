@@ -6,7 +6,7 @@
  * match for unequal keys) must not change an answer; key 0 and id 0 are
  * ordinary; many keys survive growth; ids come back as given (offsets,
  * index + 1); the trie tells apart equal keys under different parents and
- * the parent DS_TRIE_NONE; exit leaves both empty and usable.  The sites
+ * the parent DSI_TRIE_NONE; exit leaves both empty and usable.  The sites
  * moved onto the id map: the machine's interned strings (two names whose
  * hash bits collide stay two strings) and the shape table's frames and
  * shapes (enough of them that hash bits collide); the string set every
@@ -53,13 +53,13 @@ static uint64_t bad_hash(uint64_t k, unsigned buckets)
 static void collisions(unsigned buckets)
 {
 	struct keys k = { calloc(MANY, sizeof(uint64_t)), 0, 0 };
-	struct ds_idmap m = { 0 };
+	struct dsi_idmap m = { 0 };
 	size_t n = buckets < 1000 ? 3000 : MANY;   /* long probe runs: quadratic, keep them short */
 	bool ok = true, added;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t key = i * 7919;   /* key 0 first */
-		uint32_t id = ds_idmap__find_or_add(&m, bad_hash(key, buckets), key_eq, &k, &key, (uint32_t)k.nr,
+		uint32_t id = dsi_idmap__find_or_add(&m, bad_hash(key, buckets), key_eq, &k, &key, (uint32_t)k.nr,
 						    &added);
 
 		if (id != k.nr || !added)
@@ -67,19 +67,19 @@ static void collisions(unsigned buckets)
 		k.v[k.nr++] = key;
 	}
 	CHECK(ok, "%u hash values: every new key gets the id given", buckets);
-	CHECK(ds_idmap__count(&m) == n, "%u hash values: count %zu", buckets, ds_idmap__count(&m));
+	CHECK(dsi_idmap__count(&m) == n, "%u hash values: count %zu", buckets, dsi_idmap__count(&m));
 	ok = true;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t key = i * 7919, absent = key + 1;
 
-		if (ds_idmap__find(&m, bad_hash(key, buckets), key_eq, &k, &key) != i ||
-		    ds_idmap__find_or_add(&m, bad_hash(key, buckets), key_eq, &k, &key, 12345, &added) != i || added ||
-		    ds_idmap__find(&m, bad_hash(absent, buckets), key_eq, &k, &absent) != DS_IDMAP_NONE)
+		if (dsi_idmap__find(&m, bad_hash(key, buckets), key_eq, &k, &key) != i ||
+		    dsi_idmap__find_or_add(&m, bad_hash(key, buckets), key_eq, &k, &key, 12345, &added) != i || added ||
+		    dsi_idmap__find(&m, bad_hash(absent, buckets), key_eq, &k, &absent) != DSI_IDMAP_NONE)
 			ok = false;
 	}
-	CHECK(ok && ds_idmap__count(&m) == n, "%u hash values: each key found again as itself, absent keys not", buckets);
+	CHECK(ok && dsi_idmap__count(&m) == n, "%u hash values: each key found again as itself, absent keys not", buckets);
 	dsi_idmap__exit(&m);
-	CHECK(!ds_idmap__count(&m) && ds_idmap__find(&m, 1, key_eq, &k, &k.v[0]) == DS_IDMAP_NONE,
+	CHECK(!dsi_idmap__count(&m) && dsi_idmap__find(&m, 1, key_eq, &k, &k.v[0]) == DSI_IDMAP_NONE,
 	      "exit leaves an empty map");
 	free(k.v);
 }
@@ -88,16 +88,16 @@ static void collisions(unsigned buckets)
 static void hash_bits_filter(void)
 {
 	struct keys k = { calloc(MANY, sizeof(uint64_t)), 0, 0 };
-	struct ds_idmap m = { 0 };
+	struct dsi_idmap m = { 0 };
 
 	for (size_t i = 0; i < MANY; i++) {
 		k.v[i] = i;
-		if (ds_idmap__add(&m, dsi_hash64(i), (uint32_t)i))
+		if (dsi_idmap__add(&m, dsi_hash64(i), (uint32_t)i))
 			break;
 	}
 	k.eq_calls = 0;
 	for (uint64_t i = MANY; i < 2 * MANY; i++)
-		ds_idmap__find(&m, dsi_hash64(i), key_eq, &k, &i);
+		dsi_idmap__find(&m, dsi_hash64(i), key_eq, &k, &i);
 	CHECK(k.eq_calls < MANY / 1000, "absent keys: %u comparisons for %d lookups", k.eq_calls, MANY);
 	dsi_idmap__exit(&m);
 	free(k.v);
@@ -108,20 +108,20 @@ static void any_ids(void)
 {
 	uint64_t v[3] = { 0, 0, 0 }, key;
 	struct keys k = { v, 3, 0 };
-	struct ds_idmap m = { 0 };
+	struct dsi_idmap m = { 0 };
 	bool added;
 
 	/* ids 0, 1000000 and UINT32_MAX - 1 name keys held in slots 0, 1, 2 of a table mapped by hand */
 	v[0] = 5, v[1] = 6, v[2] = 7;
 	key = 5;
-	CHECK(ds_idmap__find_or_add(&m, dsi_hash64(key), key_eq, &k, &key, 0, &added) == 0 && added, "id 0");
-	CHECK(!ds_idmap__add(&m, dsi_hash64(6), 1), "add id 1");
+	CHECK(dsi_idmap__find_or_add(&m, dsi_hash64(key), key_eq, &k, &key, 0, &added) == 0 && added, "id 0");
+	CHECK(!dsi_idmap__add(&m, dsi_hash64(6), 1), "add id 1");
 	key = 6;
-	CHECK(ds_idmap__find(&m, dsi_hash64(key), key_eq, &k, &key) == 1, "found id 1");
+	CHECK(dsi_idmap__find(&m, dsi_hash64(key), key_eq, &k, &key) == 1, "found id 1");
 	key = 7;
-	CHECK(ds_idmap__find_or_add(&m, dsi_hash64(key), key_eq, &k, &key, 2, &added) == 2 && added, "id 2");
+	CHECK(dsi_idmap__find_or_add(&m, dsi_hash64(key), key_eq, &k, &key, 2, &added) == 2 && added, "id 2");
 	key = 5;
-	CHECK(ds_idmap__find(&m, dsi_hash64(key), key_eq, &k, &key) == 0, "id 0 found again");
+	CHECK(dsi_idmap__find(&m, dsi_hash64(key), key_eq, &k, &key) == 0, "id 0 found again");
 	dsi_idmap__exit(&m);
 }
 
@@ -139,16 +139,16 @@ static void strings(void)
 {
 	const char *v[] = { "main", "", "foo", "bar" };
 	struct str_keys k = { v };
-	struct ds_idmap m = { 0 };
+	struct dsi_idmap m = { 0 };
 	char copy[8];
 	bool ok = true, added;
 
 	for (uint32_t i = 0; i < 4; i++)
-		if (ds_idmap__find_or_add(&m, dsi_hash64(dsi_hash_str(v[i])), str_eq, &k, v[i], i, &added) != i || !added)
+		if (dsi_idmap__find_or_add(&m, dsi_hash64(dsi_hash_str(v[i])), str_eq, &k, v[i], i, &added) != i || !added)
 			ok = false;
 	for (uint32_t i = 0; i < 4; i++) {
 		strcpy(copy, v[i]);
-		if (ds_idmap__find(&m, dsi_hash64(dsi_hash_str(copy)), str_eq, &k, copy) != i)
+		if (dsi_idmap__find(&m, dsi_hash64(dsi_hash_str(copy)), str_eq, &k, copy) != i)
 			ok = false;
 	}
 	CHECK(ok, "strings found by content (the empty one too)");
@@ -162,7 +162,7 @@ static void string_set(void)
 	char buf[32];
 	bool ok = true;
 
-	CHECK(dsi_strset__find(&set, "") == DS_IDMAP_NONE, "an empty set finds nothing");
+	CHECK(dsi_strset__find(&set, "") == DSI_IDMAP_NONE, "an empty set finds nothing");
 	CHECK(dsi_strset__add(&set, "") == 0 && dsi_strset__add(&set, a) == 1 && dsi_strset__add(&set, b) == 2,
 	      "ids are dense, in the order texts came (the empty text too)");
 	strcpy(buf, a);
@@ -170,7 +170,7 @@ static void string_set(void)
 	      "a text added again keeps its id; colliding texts stay two");
 	CHECK(dsi_strset__intern(&set, buf) == dsi_strset__str(&set, 1) && dsi_strset__str(&set, 1) != a &&
 	      !strcmp(dsi_strset__str(&set, 1), a), "intern gives our copy, the same pointer each time");
-	CHECK(dsi_strset__find(&set, "main") == DS_IDMAP_NONE && set.nr == 3, "find adds nothing");
+	CHECK(dsi_strset__find(&set, "main") == DSI_IDMAP_NONE && set.nr == 3, "find adds nothing");
 	for (unsigned i = 0; i < MANY && ok; i++) {
 		snprintf(buf, sizeof(buf), "s%u", i);
 		if (dsi_strset__add(&set, buf) != i + 3)
@@ -183,50 +183,50 @@ static void string_set(void)
 	}
 	CHECK(ok && dsi_strset__mem(&set) > MANY * 4, "%d texts survive growth, each found by content", MANY);
 	dsi_strset__exit(&set);
-	CHECK(!set.nr && !set.strs && dsi_strset__find(&set, a) == DS_IDMAP_NONE && dsi_strset__add(&set, a) == 0,
+	CHECK(!set.nr && !set.strs && dsi_strset__find(&set, a) == DSI_IDMAP_NONE && dsi_strset__add(&set, a) == 0,
 	      "exit leaves the set empty and usable");
 	dsi_strset__exit(&set);
 }
 
 static void trie(void)
 {
-	struct ds_trie t = { 0 };
+	struct dsi_trie t = { 0 };
 	uint32_t nr = 0, a, b, c;
 	bool added, ok = true;
 
-	CHECK(ds_trie__find(&t, DS_TRIE_NONE, 1) == DS_TRIE_NONE, "an empty trie finds nothing");
-	a = ds_trie__child(&t, DS_TRIE_NONE, 0, nr, &added);
-	CHECK(a == 0 && added, "a root (key 0) under DS_TRIE_NONE");
+	CHECK(dsi_trie__find(&t, DSI_TRIE_NONE, 1) == DSI_TRIE_NONE, "an empty trie finds nothing");
+	a = dsi_trie__child(&t, DSI_TRIE_NONE, 0, nr, &added);
+	CHECK(a == 0 && added, "a root (key 0) under DSI_TRIE_NONE");
 	nr++;
-	b = ds_trie__child(&t, a, 0, nr, &added);
+	b = dsi_trie__child(&t, a, 0, nr, &added);
 	CHECK(b == 1 && added, "key 0 under node 0 is another node");
 	nr++;
-	c = ds_trie__child(&t, b, UINT64_MAX, nr, &added);
+	c = dsi_trie__child(&t, b, UINT64_MAX, nr, &added);
 	CHECK(c == 2 && added, "key UINT64_MAX under node 1");
 	nr++;
-	CHECK(ds_trie__child(&t, DS_TRIE_NONE, 0, 99, &added) == 0 && !added, "the root found again");
-	CHECK(ds_trie__find(&t, a, 0) == 1 && ds_trie__find(&t, b, UINT64_MAX) == 2 && ds_trie__find(&t, a, UINT64_MAX) ==
-	      DS_TRIE_NONE, "edges by (parent, key)");
+	CHECK(dsi_trie__child(&t, DSI_TRIE_NONE, 0, 99, &added) == 0 && !added, "the root found again");
+	CHECK(dsi_trie__find(&t, a, 0) == 1 && dsi_trie__find(&t, b, UINT64_MAX) == 2 && dsi_trie__find(&t, a, UINT64_MAX) ==
+	      DSI_TRIE_NONE, "edges by (parent, key)");
 	/* a wide and deep tree: node i's children are keys 0..7 (pointers, ids) */
 	for (uint32_t parent = 3; nr < MANY; parent++)
 		for (uint64_t key = 0; key < 8 && nr < MANY; key++) {
-			if (ds_trie__child(&t, parent - 1, key << 40 | parent, nr, &added) != nr || !added)
+			if (dsi_trie__child(&t, parent - 1, key << 40 | parent, nr, &added) != nr || !added)
 				ok = false;
 			nr++;
 		}
-	CHECK(ok && ds_trie__count(&t) == MANY, "%d edges added through growth", MANY);
+	CHECK(ok && dsi_trie__count(&t) == MANY, "%d edges added through growth", MANY);
 	ok = true;
 	nr = 3;
 	for (uint32_t parent = 3; nr < MANY; parent++)
 		for (uint64_t key = 0; key < 8 && nr < MANY; key++, nr++)
-			if (ds_trie__find(&t, parent - 1, key << 40 | parent) != nr ||
-			    ds_trie__child(&t, parent - 1, key << 40 | parent, 0, &added) != nr || added ||
-			    ds_trie__find(&t, parent, key << 40 | parent) != DS_TRIE_NONE)
+			if (dsi_trie__find(&t, parent - 1, key << 40 | parent) != nr ||
+			    dsi_trie__child(&t, parent - 1, key << 40 | parent, 0, &added) != nr || added ||
+			    dsi_trie__find(&t, parent, key << 40 | parent) != DSI_TRIE_NONE)
 				ok = false;
-	CHECK(ok && ds_trie__count(&t) == MANY, "every edge found again, the same key under another parent not");
+	CHECK(ok && dsi_trie__count(&t) == MANY, "every edge found again, the same key under another parent not");
 	dsi_trie__exit(&t);
-	CHECK(!ds_trie__count(&t) && ds_trie__find(&t, DS_TRIE_NONE, 0) == DS_TRIE_NONE, "exit leaves an empty trie");
-	CHECK(ds_trie__child(&t, 5, 5, 0, &added) == 0 && added, "and usable again");
+	CHECK(!dsi_trie__count(&t) && dsi_trie__find(&t, DSI_TRIE_NONE, 0) == DSI_TRIE_NONE, "exit leaves an empty trie");
+	CHECK(dsi_trie__child(&t, 5, 5, 0, &added) == 0 && added, "and usable again");
 	dsi_trie__exit(&t);
 }
 

@@ -255,10 +255,10 @@ static void check_double_exit(void)
 
 	err = err ? err : ds_machine__process(m, &e1);
 	if ((t = ds_machine__thread(m, 70, 70)))
-		c1 = ds_profile_script_comm(t, &e1, b1);
+		c1 = ds_thread__script_comm(t, &e1, b1);
 	err = err ? err : ds_machine__process(m, &e2);
 	if ((t = ds_machine__thread(m, 70, 70)))
-		c2 = ds_profile_script_comm(t, &e2, b2);
+		c2 = ds_thread__script_comm(t, &e2, b2);
 	CHECK(!err && !strcmp(c1, "wl") && !strcmp(c2, ":70"),
 	      "two EXITs of a task: the first names its comm, the second ':TID' ('%s', '%s')", c1, c2);
 	ds_machine__delete(m);

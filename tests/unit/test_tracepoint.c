@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dstack/log.h"
 #include "dstack/tracepoint.h"
 #include "tracepoint_formats.h"
 
@@ -206,7 +207,6 @@ static void test_blob(void)
 	static unsigned char b[8192];
 	uint64_t len = sizeof(sched_switch) - 1, z = 0;
 	uint32_t pagesize = 4096, zero = 0, one = 1;
-	char err[256] = "";
 	struct ds_tp_set *set;
 	size_t n = 0;
 
@@ -223,8 +223,8 @@ static void test_blob(void)
 	n = put_bytes(b, n, &one, 4);                        /* one event */
 	n = put_bytes(b, n, &len, 8);
 	n = put_bytes(b, n, sched_switch, len);
-	set = ds_tp_set__parse(b, n, err, sizeof(err));
-	CHECK(set && ds_tp_set__nr_events(set) == 1, "blob: %s", err);
+	set = ds_tp_set__parse(b, n);
+	CHECK(set && ds_tp_set__nr_events(set) == 1, "blob: %s", ds_errmsg());
 	if (set) {
 		const struct ds_tp_event *ev = ds_tp_set__find(set, 372);
 
@@ -232,11 +232,11 @@ static void test_blob(void)
 		CHECK(!ds_tp_set__find(set, 1), "an unknown ID finds nothing");
 		ds_tp_set__delete(set);
 	}
-	set = ds_tp_set__parse(b, n - 10, err, sizeof(err));
-	CHECK(!set && strstr(err, "offset 0x") && strstr(err, "past the end"), "a cut blob: %s", err);
+	set = ds_tp_set__parse(b, n - 10);
+	CHECK(!set && strstr(ds_errmsg(), "offset 0x") && strstr(ds_errmsg(), "past the end"), "a cut blob: %s", ds_errmsg());
 	ds_tp_set__delete(set);
-	set = ds_tp_set__parse(b, 5, err, sizeof(err));
-	CHECK(!set && strstr(err, "magic"), "no magic: %s", err);
+	set = ds_tp_set__parse(b, 5);
+	CHECK(!set && strstr(ds_errmsg(), "magic"), "no magic: %s", ds_errmsg());
 }
 
 int main(void)

@@ -77,13 +77,11 @@ static int write_file(const char *path, bool pipe, bool late)
 	const uint64_t ids_a[] = { 100 }, ids_b[] = { 101 };
 	const char *argv[] = { "dstack", "record", "--", "./my prog" };
 	uint64_t rec[8], clockid = 1;
-	char *err = NULL;
 	int ret = 0;
 
-	struct ds_writer *w = ds_writer__open(path, pipe, &err);
+	struct ds_writer *w = ds_writer__open(path, pipe);
 
-	CHECK(w != NULL, "open %s: %s", path, err ? err : "?");
-	free(err);
+	CHECK(w != NULL, "open %s: %s", path, ds_errmsg());
 	if (!w)
 		return -1;
 	make_attrs(&a, &b);
@@ -100,7 +98,7 @@ static int write_file(const char *path, bool pipe, bool late)
 		ret |= ds_writer__add_build_id(w, -1, DS_MISC_USER, bid2, 8, "/usr/lib/libfoo.so");
 		ret |= ds_writer__feature(w, DS_FEAT_CLOCKID, &clockid, 8);
 	}
-	CHECK(ret == 0, "setting up the writer: %s", ds_writer__error(w));
+	CHECK(ret == 0, "setting up the writer: %s", ds_errmsg());
 	for (int i = 0; i < NR_RECORDS && !ret; i++) {
 		size_t n = make_record(rec, i);
 
@@ -110,7 +108,7 @@ static int write_file(const char *path, bool pipe, bool late)
 			ret |= ds_writer__feature(w, DS_FEAT_CLOCKID, &clockid, 8);
 		}
 	}
-	CHECK(ret == 0, "writing records: %s", ds_writer__error(w));
+	CHECK(ret == 0, "writing records: %s", ds_errmsg());
 	ret |= ds_writer__feature_sample_time(w, 1000, 1000 + NR_RECORDS - 1);
 	CHECK(ds_writer__data_bytes(w) >= (uint64_t)NR_RECORDS * 40, "data bytes %llu",
 	      (unsigned long long)ds_writer__data_bytes(w));
@@ -187,7 +185,7 @@ static void check_records(struct ds_reader *r, const char *what, bool upto)
 		}
 		i++;
 	}
-	CHECK(ret == 0, "%s: reader error %s", what, ds_reader__error(r));
+	CHECK(ret == 0, "%s: reader error %s", what, ds_errmsg());
 	CHECK(bad == 0, "%s: %d records differ", what, bad);
 	CHECK(wrong_evsel == 0, "%s: %d samples mapped to the wrong event", what, wrong_evsel);
 	if (upto)
@@ -199,16 +197,14 @@ static void check_records(struct ds_reader *r, const char *what, bool upto)
 static void round_trip(const char *dir, bool pipe, bool late)
 {
 	char path[4096], what[64];
-	char *err = NULL;
 
 	snprintf(what, sizeof(what), "%s%s", pipe ? "pipe" : "file", late ? " (late build-id)" : "");
 	snprintf(path, sizeof(path), "%s/rt-%d-%d.data", dir, pipe, late);
 	if (write_file(path, pipe, late))
 		return;
-	struct ds_reader *r = ds_reader__open(path, &err);
+	struct ds_reader *r = ds_reader__open(path);
 
-	CHECK(r != NULL, "%s: reading back: %s", what, err ? err : "?");
-	free(err);
+	CHECK(r != NULL, "%s: reading back: %s", what, ds_errmsg());
 	if (!r)
 		return;
 	if (pipe) { /* pipe-mode attrs and features arrive as records */
@@ -248,14 +244,14 @@ static void test_min_size(void)
 /* A writer that never closes (a recorder killed) leaves a file readers take to its end. */
 static void test_unfinished(const char *dir)
 {
-	char path[4096], *err = NULL;
+	char path[4096];
 	struct ds_attr a, b;
 	const uint64_t ids_a[] = { 100 }, ids_b[] = { 101 };
 	uint64_t rec[8];
 	int ret = 0;
 
 	snprintf(path, sizeof(path), "%s/unfinished.data", dir);
-	struct ds_writer *w = ds_writer__open(path, false, NULL);
+	struct ds_writer *w = ds_writer__open(path, false);
 
 	if (!w) {
 		CHECK(0, "open %s", path);
@@ -268,10 +264,9 @@ static void test_unfinished(const char *dir)
 		ret = ds_writer__write(w, rec, make_record(rec, i));
 	CHECK(ret == 0, "unfinished: writing");
 
-	struct ds_reader *r = ds_reader__open(path, &err);
+	struct ds_reader *r = ds_reader__open(path);
 
-	CHECK(r != NULL, "unfinished: open: %s", err ? err : "?");
-	free(err);
+	CHECK(r != NULL, "unfinished: open: %s", ds_errmsg());
 	if (r) {
 		check_records(r, "unfinished", true);
 		ds_reader__close(r);
@@ -282,7 +277,7 @@ static void test_unfinished(const char *dir)
 
 static void test_errors(const char *dir)
 {
-	char path[4096], *err = NULL;
+	char path[4096];
 	struct ds_attr a, b;
 	const uint64_t ids[] = { 100 };
 	uint64_t rec[8];
@@ -290,30 +285,33 @@ static void test_errors(const char *dir)
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/no/such/dir/x.data", dir);
-	CHECK(ds_writer__open(path, false, &err) == NULL && errno == ENOENT && err && strstr(err, path),
-	      "open in a missing directory: %s", err ? err : "no message");
-	free(err);
+	CHECK(ds_writer__open(path, false) == NULL && errno == ENOENT && strstr(ds_errmsg(), path),
+	      "open in a missing directory: %s", ds_errmsg());
 
 	snprintf(path, sizeof(path), "%s/err.data", dir);
-	struct ds_writer *w = ds_writer__open(path, false, NULL);
+	struct ds_writer *w = ds_writer__open(path, false);
 
 	if (!w) {
 		CHECK(0, "open %s", path);
 		return;
 	}
 	make_attrs(&a, &b);
+	CHECK(ds_writer__status(w) == 0, "a new writer's status is 0");
 	CHECK(ds_writer__add_attr(w, &a, 60, ids, 1, NULL) == -EINVAL, "attr size 60 refused");
-	w = (ds_writer__close(w), ds_writer__open(path, false, NULL));
+	w = (ds_writer__close(w), ds_writer__open(path, false));
 	CHECK(ds_writer__feature(w, 0, "x", 1) == -EINVAL, "feature 0 refused");
-	w = (ds_writer__close(w), ds_writer__open(path, false, NULL));
+	w = (ds_writer__close(w), ds_writer__open(path, false));
 	ds_writer__add_attr(w, &a, 64, ids, 1, NULL);
 	n = make_record(rec, 0);
 	CHECK(ds_writer__write(w, rec, n - 8) == -EINVAL, "a length other than header.size refused");
-	CHECK(strstr(ds_writer__error(w), path) != NULL, "message names the file: %s", ds_writer__error(w));
+	CHECK(strstr(ds_errmsg(), path) != NULL, "message names the file: %s", ds_errmsg());
 	CHECK(ds_writer__write(w, rec, n) == -EINVAL, "a failed writer stays failed");
+	ds_writer__open("/nonexistent-dir/x.data", false);   /* another failure in between */
+	CHECK(ds_writer__status(w) == -EINVAL && strstr(ds_errmsg(), path) && strstr(ds_errmsg(), "in its header"),
+	      "status: the first error, its message said again: %s", ds_errmsg());
 	CHECK(ds_writer__close(w) == -EINVAL, "close returns the first error");
 
-	w = ds_writer__open(path, false, NULL);
+	w = ds_writer__open(path, false);
 	ds_writer__add_attr(w, &a, 64, ids, 1, NULL);
 	ds_writer__write(w, rec, n);
 	CHECK(ds_writer__add_attr(w, &b, 64, ids, 1, NULL) == -EBUSY, "attr after the first record refused");
@@ -322,18 +320,90 @@ static void test_errors(const char *dir)
 
 	/* a full disk: the error sticks, close reports it */
 	if (access("/dev/full", W_OK) == 0) {
-		w = ds_writer__open("/dev/full", false, NULL);
+		w = ds_writer__open("/dev/full", false);
 		CHECK(w != NULL, "open /dev/full");
 		if (w) {
 			ret = ds_writer__add_attr(w, &a, 64, ids, 1, NULL);
 			for (int i = 0; i < NR_RECORDS && !ret; i++)
 				ret = ds_writer__write(w, rec, make_record(rec, i));
-			CHECK(ret == -ENOSPC, "disk full: %d %s", ret, ds_writer__error(w));
+			CHECK(ret == -ENOSPC, "disk full: %d %s", ret, ds_errmsg());
 			CHECK(ds_writer__close(w) == -ENOSPC, "disk full: close");
 		}
 	} else {
 		printf("SKIPPED: /dev/full is not writable: no disk-full test\n");
 	}
+}
+
+/*
+ * CMDLINE through the writer: its words read back as written (perf's
+ * padded strings, counted), and a word too long for a header string
+ * refused with E2BIG and a message, the writer failed from then on (so
+ * that a recording whose header could not be written says so).
+ */
+static void test_cmdline(const char *dir)
+{
+	char path[512], *big;
+	const char *argv[] = { "dstack", "record", "-g", "--", "sh", "-c", "echo 'a b'" };
+	struct ds_attr a, b;
+	const uint64_t ids[] = { 100 };
+	uint64_t rec[8];
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/cmdline.data", dir);
+	struct ds_writer *w = ds_writer__open(path, false);
+
+	CHECK(w != NULL, "open: %s", ds_errmsg());
+	if (!w)
+		return;
+	make_attrs(&a, &b);
+	CHECK(ds_writer__add_attr(w, &a, ds_attr__min_size(&a), ids, 1, "cpu-clock") == 0, "attr");
+	CHECK(ds_writer__feature_cmdline(w, 7, argv) == 0, "cmdline: %s", ds_errmsg());
+	n = make_record(rec, 0);
+	CHECK(ds_writer__write(w, rec, n) == 0, "record");
+	CHECK(ds_writer__close(w) == 0, "close");
+	struct ds_reader *rd = ds_reader__open(path);
+
+	CHECK(rd != NULL, "read back: %s", ds_errmsg());
+	if (rd) {
+		const char *want = "dstack record -g -- sh -c echo 'a b'";
+		const char *got = ds_reader__info(rd)->cmdline;
+		uint64_t len = 0;
+		const uint8_t *p = ds_reader__feature(rd, DS_FEAT_CMDLINE, &len);
+		uint32_t nr = 0, first = 0;
+
+		CHECK(got && !strcmp(got, want), "cmdline read back: '%s'", got ? got : "(none)");
+		if (p && len >= 8) {
+			memcpy(&nr, p, 4);
+			memcpy(&first, p + 4, 4);
+		}
+		CHECK(nr == 7 && first == 64 && len == 4 + 7 * (4 + 64), "layout: %u words, first of %u bytes, %llu in all",
+		      nr, first, (unsigned long long)len);
+		ds_reader__close(rd);
+	}
+	unlink(path);
+
+	/* a word past the 1 MiB a header string may hold */
+	w = ds_writer__open(path, false);
+	big = malloc((1u << 20) + 2);
+	if (!w || !big) {
+		CHECK(0, "setting up the E2BIG case");
+		free(big);
+		if (w)
+			ds_writer__close(w);
+		return;
+	}
+	memset(big, 'x', (1u << 20) + 1);
+	big[(1u << 20) + 1] = 0;
+	const char *bad[] = { "dstack", big };
+
+	CHECK(ds_writer__add_attr(w, &a, ds_attr__min_size(&a), ids, 1, "cpu-clock") == 0, "attr");
+	CHECK(ds_writer__feature_cmdline(w, 2, bad) == -E2BIG, "a word of 1 MiB + 1 refused with E2BIG");
+	CHECK(strstr(ds_errmsg(), "command line word too long") && strstr(ds_errmsg(), path),
+	      "E2BIG's message names the file and why: '%s'", ds_errmsg());
+	CHECK(ds_writer__feature_cmdline(w, 1, argv) == -E2BIG, "the writer stays failed");
+	CHECK(ds_writer__close(w) == -E2BIG, "close returns E2BIG");
+	free(big);
+	unlink(path);
 }
 
 int main(int argc, char **argv)
@@ -354,6 +424,7 @@ int main(int argc, char **argv)
 	round_trip(dir, true, true);
 	test_unfinished(dir);
 	test_errors(dir);
+	test_cmdline(dir);
 	rmdir(dir);
 	printf("test_writer: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
