@@ -37,10 +37,11 @@ else
 DSTACK_LIBS := $(LDLIBS)
 endif
 
-# util/outbuf.c is the commands' output (the library never writes one),
-# util/spill.c what they keep on disk past their budget (the library keeps
-# nothing there): linked into the command and the tests, not into libdstack.
-CLI_UTIL_SRC := util/outbuf.c util/spill.c
+# util/outbuf.c is the commands' output (the library's exports write to a
+# stream of the caller's), util/spill_dir.c where they spill from the
+# environment (the library reads none): linked into the command and the
+# tests, not into libdstack.
+CLI_UTIL_SRC := util/outbuf.c util/spill_dir.c
 LIB_SRC := $(filter-out $(CLI_UTIL_SRC),$(wildcard util/*.c lib/*/*.c))
 CLI_SRC := $(wildcard cli/*.c) $(CLI_UTIL_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)

@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include "cli.h"
 #include "dstack/event.h"
+#include "dstack/export.h"
 #include "export_common.h"
 #include "util/grow.h"
 #include "util/idmap.h"
@@ -727,7 +728,7 @@ static void folded_text(const struct diff *d, const struct dnode *n, char *buf, 
 				*p = '_';
 		return;
 	}
-	folded_tidy(buf);
+	ds_folded__tidy(buf);
 	if ((n->flags & F_KERNEL) && !(n->flags & F_INLINED) && strcmp(dso, "[unknown]") && strlen(buf) + 4 < size)
 		strcat(buf, "_[k]");
 }

@@ -446,3 +446,11 @@ void xml_text(struct outbuf *o, const char *s)
 		}
 	}
 }
+
+int cli_write_outbuf(void *ctx, const void *buf, size_t len)
+{
+	struct outbuf *o = ctx;
+
+	outbuf_write(o, buf, len);
+	return o->error ? -o->error : 0;
+}

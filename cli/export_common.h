@@ -163,7 +163,7 @@ void flame_svg_frame(struct flame_svg *svg, const char *name, const char *title,
 		     const char *fill, double offset, double width, unsigned depth, bool kernel);
 int flame_svg_end(struct flame_svg *svg);
 
-/* A frame's name as `dstack folded` prints it (';' to ':', argument lists and quotes cut), in place. */
-void folded_tidy(char *s);
+/* A ds_write_fn (dstack/export.h) into the outbuf @ctx, which reports its own failure (once). */
+int cli_write_outbuf(void *ctx, const void *buf, size_t len);
 
 #endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exports: a profile's stacks written in the formats other tools
+ * read, to a stream of the caller's.  Each export is an object fed the
+ * resolved samples of a profile (dstack/profile.h) and built on the
+ * interned stack model (dstack/stacks.h), then written once:
+ *
+ *   struct ds_folded *fo = ds_folded__new(&opts);
+ *   ... ds_folded__add(fo, sample) from a ds_profile_sample_fn ...
+ *   err = ds_folded__write(fo, ds_write_stdio, stdout);
+ *   ds_folded__delete(fo);
+ *
+ * The stream.  Output goes to a write callback (ds_write_fn) in chunks of
+ * the export's buffer; ds_write_stdio is one for a FILE *.  The first
+ * failed write (the callback's negative errno) ends the output: nothing
+ * more is written, and the export returns that errno.  A caller that
+ * exits must not report success after it (docs/errors.md).
+ *
+ * Errors: functions return 0 or a negative errno; constructors return NULL
+ * and set errno.  When the cause is more than an errno says (a spill
+ * file's failure: which step, in which directory) ds_X__error() gives it
+ * as text (NULL otherwise); a caller prints it.  The output callback's own
+ * failures are the caller's to describe.  After an error other than a
+ * failed write an export can only be deleted.
+ *
+ * Memory: an export holds at most about opts.memory bytes (0: 1 GiB)
+ * whatever the input; past it, what it keeps goes to unlinked temporary
+ * files in opts.tmpdir (NULL: /tmp), which the library never reads from
+ * the environment.  An export is used by one thread at a time; exports are
+ * independent of each other.
+ */
+#ifndef DSTACK_EXPORT_H
+#define DSTACK_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "dstack/profile.h"
+
+/* Write @len bytes of @buf: 0, or a negative errno (which ends the output). */
+typedef int (*ds_write_fn)(void *ctx, const void *buf, size_t len);
+
+/* A ds_write_fn for a FILE * (@ctx): fwrite, then -errno (-EIO if none) on a short write. */
+int ds_write_stdio(void *ctx, const void *buf, size_t len);
+
+/*
+ * Folded stacks: one line per distinct stack, "comm;outer;...;inner
+ * count", sorted by bytes, named as FlameGraph's stackcollapse-perf.pl
+ * names perf script's frames (with --kernel): the symbol with C++
+ * argument lists and quotes cut and ';' turned ':', else the DSO's base
+ * name in brackets, else "[unknown]"; kernel frames suffixed "_[k]";
+ * inlined functions frames of their own; spaces of the comm as '_'.
+ * Stacks of equal text merge.
+ */
+struct ds_folded;
+
+struct ds_folded_opts {
+	size_t sz;                /* sizeof(struct ds_folded_opts) */
+	bool period;              /* weigh stacks by the samples' periods (ns for waits), else count them */
+	size_t memory;            /* bytes it may hold (0: 1 GiB) */
+	const char *tmpdir;       /* where it spills past them (NULL: /tmp; must outlive the object) */
+};
+
+struct ds_folded *ds_folded__new(const struct ds_folded_opts *opts);
+void ds_folded__delete(struct ds_folded *fo);
+/* Count @s (its comm and frames as handed over: they are copied).  0 or a negative errno. */
+int ds_folded__add(struct ds_folded *fo, const struct ds_profile_sample *s);
+/*
+ * Count @weight for the stack @text of @len bytes, already folded
+ * ("comm;outer;...;inner", no count): what a folded-stacks file holds.
+ * 0 or a negative errno.
+ */
+int ds_folded__add_text(struct ds_folded *fo, const char *text, size_t len, uint64_t weight);
+/* Write every stack once, in order; once only (it ends adding).  0 or a negative errno. */
+int ds_folded__write(struct ds_folded *fo, ds_write_fn fn, void *ctx);
+/* What failed beyond its errno (a spill file), else NULL. */
+const char *ds_folded__error(const struct ds_folded *fo);
+/*
+ * A frame's name as folded prints it, in place: ';' to ':', argument
+ * lists cut (Go's "pkg.(*T).M" kept), quotes dropped.
+ */
+void ds_folded__tidy(char *name);
+
+#endif
