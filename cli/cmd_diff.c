@@ -43,6 +43,7 @@
 #include "dstack/export.h"
 #include "export_common.h"
 #include "util/grow.h"
+#include "util/outbuf.h"
 #include "util/idmap.h"
 #include "util/strset.h"
 
@@ -868,7 +869,7 @@ static unsigned flame_depth(const struct diff *d, double total)
 		return 64;
 	for (size_t i = 1; i < d->nr; i++) {
 		dep[i] = dep[d->nodes[i].parent] + 1;
-		if (flame_svg_visible(d->nodes[i].total[1], total) && dep[i] > depth)
+		if (ds_flame_svg__visible(d->nodes[i].total[1], total) && dep[i] > depth)
 			depth = dep[i];
 	}
 	free(dep);
@@ -876,7 +877,7 @@ static unsigned flame_depth(const struct diff *d, double total)
 }
 
 /* One frame of the graph: node @id at @off and @depth, coloured by its change from BASE to NEW. */
-static void draw_diff_frame(struct diff *d, struct flame_svg *svg, uint32_t id, double off, unsigned depth)
+static void draw_diff_frame(struct diff *d, struct ds_flame_svg *svg, uint32_t id, double off, unsigned depth)
 {
 	const struct dnode *n = &d->nodes[id];
 	char frame[4096], status[4400], fill[40];
@@ -889,13 +890,14 @@ static void draw_diff_frame(struct diff *d, struct flame_svg *svg, uint32_t id, 
 	diff_colour(fill, sizeof(fill), nw - b);
 	snprintf(status, sizeof(status), "%s: %.0f -> %.0f samples (%.2f%% -> %.2f%%, %+.2f)", frame, n->total[0],
 		 n->total[1], b, nw, nw - b);
-	flame_svg_frame(svg, frame, status, status, fill, off, n->total[1], depth, n->flags & F_KERNEL);
+	ds_flame_svg__frame(svg, frame, status, status, fill, off, n->total[1], depth, n->flags & F_KERNEL);
 }
 
 /* The differential flame graph as SVG on @fd: frames sized by NEW, depth first, children by name.  0 or an errno. */
 static int write_flame(struct diff *d, int fd)
 {
-	struct flame_svg svg;
+	struct ds_flame_svg *svg;
+	struct outbuf *o = outbuf_new(fd);
 	struct item { uint32_t id; double off; unsigned depth; } *stack = malloc((d->nr + 1) * sizeof(*stack));
 	uint32_t *kids = malloc((d->nr + 1) * sizeof(*kids));
 	double total = d->nodes[0].total[1];
@@ -903,16 +905,13 @@ static int write_flame(struct diff *d, int fd)
 	char title[600];
 	int err;
 
-	if (!stack || !kids) {
-		free(stack);
-		free(kids);
-		return ENOMEM;
-	}
 	snprintf(title, sizeof(title), "Differential Flame Graph: %s -> %s", base_name(d->side[0].path),
 		 base_name(d->side[1].path));
-	if (flame_svg_begin(&svg, fd, title, total, flame_depth(d, total))) {
+	if (!stack || !kids || !o ||
+	    !(svg = ds_flame_svg__begin(cli_write_outbuf, o, title, total, flame_depth(d, total)))) {
 		free(stack);
 		free(kids);
+		outbuf_delete(o);
 		return ENOMEM;
 	}
 	stack[sp++] = (struct item){ 0, 0, 0 };
@@ -922,9 +921,9 @@ static int write_flame(struct diff *d, int fd)
 		double off = it.off;
 		size_t nk = 0;
 
-		draw_diff_frame(d, &svg, it.id, it.off, it.depth);
+		draw_diff_frame(d, svg, it.id, it.off, it.depth);
 		for (uint32_t c = d->nodes[it.id].first_child; c != NONE; c = d->nodes[c].next)
-			if (flame_svg_visible(d->nodes[c].total[1], total))
+			if (ds_flame_svg__visible(d->nodes[c].total[1], total))
 				kids[nk++] = c;
 		qsort(kids, nk, sizeof(*kids), cmp_child);
 		/* pushed last first, so the first name is drawn first */
@@ -934,7 +933,11 @@ static int write_flame(struct diff *d, int fd)
 		}
 		sp += nk;
 	}
-	err = flame_svg_end(&svg);
+	err = -ds_flame_svg__end(svg);
+	outbuf_flush(o);
+	if (!err)
+		err = o->error;
+	outbuf_delete(o);
 	free(stack);
 	free(kids);
 	return err;

@@ -293,25 +293,24 @@ static void export_usage(FILE *f, const char *cmd, const char *default_out)
 		cmd, default_out, walk_usage());
 }
 
-int export_collect(const char *cmd, const char *default_out, int argc, char **argv,
-		   struct xdata *x, int *fd, const char **output)
+int export_open(const char *cmd, const char *default_out, int argc, char **argv, struct export_cmd *c)
 {
-	struct walk_opts wo;
 	const char *v;
-	int ret;
 
-	*output = default_out;
-	*fd = -1;
-	walk_opts_init(&wo);
+	memset(c, 0, sizeof(*c));
+	c->cmd = cmd;
+	c->output = default_out;
+	c->fd = -1;
+	walk_opts_init(&c->wo);
 	for (int i = 1; i < argc; i++) {
-		int c = walk_opt(&wo, cmd, argc, argv, &i);
+		int r = walk_opt(&c->wo, cmd, argc, argv, &i);
 
-		if (c < 0)
+		if (r < 0)
 			return EXIT_USAGE;
-		if (c)
+		if (r)
 			continue;
 		if ((v = opt_value("-o", argc, argv, &i)) || (v = opt_value("--output", argc, argv, &i))) {
-			*output = v;
+			c->output = v;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			export_usage(stdout, cmd, default_out);
 			return -1;
@@ -321,39 +320,69 @@ int export_collect(const char *cmd, const char *default_out, int argc, char **ar
 			return EXIT_USAGE;
 		}
 	}
-	if (!strcmp(*output, "-"))
-		*fd = STDOUT_FILENO;
-	else if ((*fd = open(*output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		fprintf(stderr, "dstack %s: %s: %s\n", cmd, *output, strerror(errno));
+	if (!strcmp(c->output, "-"))
+		c->fd = STDOUT_FILENO;
+	else if ((c->fd = open(c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "dstack %s: %s: %s\n", cmd, c->output, strerror(errno));
 		return EXIT_USAGE;
 	}
-	if (*fd != STDOUT_FILENO)
-		output_file(*output);   /* what the output's write errors name */
-	x->input = wo.common.input;
-	x->time_mode = wo.time_mode;
-	wo.transient_comms = true;   /* comms are copied (xdata_str) or handed to the sink: no pointer is kept */
+	if (c->fd != STDOUT_FILENO)
+		output_file(c->output);   /* what the output's write errors name */
+	c->wo.transient_comms = true;   /* the exports copy what they keep: no pointer is kept */
+	return EXIT_OK;
+}
+
+int export_walk(struct export_cmd *c, ds_profile_sample_fn fn, void *ctx)
+{
+	const char *input = c->wo.common.input;
+	struct walk w;
+	struct stat st;
+	int ret = walk_open(&w, c->cmd, &c->wo);
+
+	if (ret == EXIT_OK) {
+		const struct ds_header_info *hi = ds_reader__info(ds_profile__reader(w.profile));
+
+		ret = walk_run(&w, fn, ctx);
+		if (hi->last_sample_time > hi->first_sample_time) {
+			c->hdr_first_time = hi->first_sample_time;
+			c->hdr_last_time = hi->last_sample_time;
+		}
+		walk_finish(&w);
+	}
+	if (input && strcmp(input, "-") && !stat(input, &st) && S_ISREG(st.st_mode))
+		c->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
+	return ret;
+}
+
+const char *export_title(const struct export_cmd *c)
+{
+	const char *in = c->wo.common.input ? c->wo.common.input : "perf.data", *slash = strrchr(in, '/');
+
+	return !strcmp(in, "-") ? "stdin" : slash && slash[1] ? slash + 1 : in;
+}
+
+int export_collect(const char *cmd, const char *default_out, int argc, char **argv,
+		   struct xdata *x, int *fd, const char **output)
+{
+	struct export_cmd c;
+	int ret = export_open(cmd, default_out, argc, argv, &c);
+
+	*fd = c.fd;
+	*output = c.output;
+	if (ret)
+		return ret;
+	x->input = c.wo.common.input;
+	x->time_mode = c.wo.time_mode;
 	if (xdata_str(x, "") != XSTR_EMPTY) {
 		fprintf(stderr, "dstack %s: out of memory\n", cmd);
 		return EXIT_INPUT;
 	}
 	x->time_first = UINT64_MAX;
 	x->time_last = 0;
-	struct walk w;
-	struct stat st;
-
-	ret = walk_open(&w, cmd, &wo);
-	if (ret == EXIT_OK) {
-		const struct ds_header_info *hi = ds_reader__info(ds_profile__reader(w.profile));
-
-		ret = walk_run(&w, on_sample, x);
-		if (hi->last_sample_time > hi->first_sample_time) {
-			x->hdr_first_time = hi->first_sample_time;
-			x->hdr_last_time = hi->last_sample_time;
-		}
-		walk_finish(&w);
-	}
-	if (x->input && strcmp(x->input, "-") && !stat(x->input, &st) && S_ISREG(st.st_mode))
-		x->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
+	ret = export_walk(&c, on_sample, x);
+	x->hdr_first_time = c.hdr_first_time;
+	x->hdr_last_time = c.hdr_last_time;
+	x->file_mtime_ns = c.file_mtime_ns;
 	return ret;
 }
 

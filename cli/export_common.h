@@ -115,6 +115,28 @@ struct xdata {
 	int time_mode;                  /* walk_opts.time_mode: WALK_OFFCPU/WALK_WALL weigh by ns */
 };
 
+/* An export command: its options (walk filters, -o FILE), its output, its recording's span. */
+struct export_cmd {
+	const char *cmd;
+	struct walk_opts wo;
+	const char *output;             /* -o, else the default; "-": stdout */
+	int fd;                         /* the output (-1: not open) */
+	/* the recording's span from its header (HEADER_SAMPLE_TIME), 0 when absent */
+	uint64_t hdr_first_time, hdr_last_time;
+	/* wall clock (ns since the epoch) when the recording's file was last written (0: a pipe) */
+	uint64_t file_mtime_ns;
+};
+
+/*
+ * Parse the command line into @c and open its output.  EXIT_OK, -1 after
+ * printing the help, or an exit status after printing why.
+ */
+int export_open(const char *cmd, const char *default_out, int argc, char **argv, struct export_cmd *c);
+/* Walk the recording, each sample to @fn; the span and mtime noted.  The exit status (walk_run). */
+int export_walk(struct export_cmd *c, ds_profile_sample_fn fn, void *ctx);
+/* The recording's base name ("stdin" for -i -), to title a profile. */
+const char *export_title(const struct export_cmd *c);
+
 /*
  * Parse the command line, walk the recording into @x, open the output.
  * Returns EXIT_OK with *@out ready (caller flushes and calls
@@ -142,26 +164,6 @@ void json_string(struct outbuf *o, const char *s);
 /* @s escaped for XML text or attributes. */
 void xml_text(struct outbuf *o, const char *s);
 
-/*
- * The interactive SVG of `dstack flamegraph` (cmd_flamegraph.c), for any
- * tree: begin with the total weight (the root's width) and the deepest
- * depth drawn, then every frame depth first (a frame after its caller,
- * callees left to right), then end (the script; flushes, frees, returns
- * 0 or the write's errno).  @title is the tooltip, @status (NULL: name,
- * weight and share) the status line on hover.  Frames too narrow to see
- * (flame_svg_visible false) are best left out.
- */
-struct flame_svg {
-	struct outbuf *o;
-	double total, scale;
-	unsigned height;
-};
-
-bool flame_svg_visible(double w, double total);
-int flame_svg_begin(struct flame_svg *svg, int fd, const char *title, double total, unsigned depth);
-void flame_svg_frame(struct flame_svg *svg, const char *name, const char *title, const char *status,
-		     const char *fill, double offset, double width, unsigned depth, bool kernel);
-int flame_svg_end(struct flame_svg *svg);
 
 /* A ds_write_fn (dstack/export.h) into the outbuf @ctx, which reports its own failure (once). */
 int cli_write_outbuf(void *ctx, const void *buf, size_t len);

@@ -81,4 +81,53 @@ const char *ds_folded__error(const struct ds_folded *fo);
  */
 void ds_folded__tidy(char *name);
 
+/*
+ * Flame graphs: a self-contained interactive SVG (no network): a frame's
+ * name, weight and share on hover, zoom on click, a search that
+ * highlights.  The bottom bar is every sample; above a frame the
+ * functions it called (inlined functions frames of their own), children
+ * sorted by name, user frames warm, kernel frames blue-green, colours
+ * from a hash of the name: the same input gives the same file.  Frames
+ * narrower than 0.1 pixel are left out (their weight still counts in the
+ * frames below them).  The title of each frame: its name, DSO or
+ * "(inlined)", the source file and line of its heaviest stack (DWARF),
+ * its weight in opts.unit and its share.
+ */
+struct ds_flamegraph;
+
+struct ds_flamegraph_opts {
+	size_t sz;                /* sizeof(struct ds_flamegraph_opts) */
+	const char *title;        /* the graph's title (NULL: "Flame Graph"); copied */
+	bool period;              /* weigh by the samples' periods (ns for waits), else count them */
+	const char *unit;         /* the weight's unit in each frame's title (NULL: "samples"); copied */
+};
+
+struct ds_flamegraph *ds_flamegraph__new(const struct ds_flamegraph_opts *opts);
+void ds_flamegraph__delete(struct ds_flamegraph *fg);
+/* Count @s (its frames copied).  0 or a negative errno. */
+int ds_flamegraph__add(struct ds_flamegraph *fg, const struct ds_profile_sample *s);
+/* Write the SVG; once only.  0 or a negative errno. */
+int ds_flamegraph__write(struct ds_flamegraph *fg, ds_write_fn fn, void *ctx);
+
+/*
+ * The flame graph's drawing, for a tree of the caller's (dstack diff's
+ * differential graph): begin with the total weight (the root's width)
+ * and the deepest depth drawn, then every frame depth first (a frame
+ * after its caller, callees left to right), then end.  @title is the
+ * frame's tooltip, @status (NULL: name, weight and share) its status line
+ * on hover; frames ds_flame_svg__visible says are too narrow are best
+ * left out.
+ */
+struct ds_flame_svg;
+
+/* A drawing of the graph titled @title to @fn; NULL and errno (ENOMEM) on error. */
+struct ds_flame_svg *ds_flame_svg__begin(ds_write_fn fn, void *ctx, const char *title, double total,
+					 unsigned depth);
+/* Whether a frame of weight @w is wide enough to draw in a graph of @total. */
+bool ds_flame_svg__visible(double w, double total);
+void ds_flame_svg__frame(struct ds_flame_svg *svg, const char *name, const char *title, const char *status,
+			 const char *fill, double offset, double width, unsigned depth, bool kernel);
+/* The script and the end written, @svg freed: 0 or the first failed write's negative errno. */
+int ds_flame_svg__end(struct ds_flame_svg *svg);
+
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The exports' output buffer (wbuf.h) and the stdio stream (dstack/export.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "analysis/wbuf.h"
@@ -67,4 +68,72 @@ void dsi_wbuf__dec(struct dsi_wbuf *w, uint64_t v)
 		d[sizeof(d) - ++n] = (char)('0' + v % 10);
 	while ((v /= 10));
 	dsi_wbuf__write(w, d + sizeof(d) - n, n);
+}
+
+void dsi_wbuf__printf(struct dsi_wbuf *w, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(buf)) {
+		dsi_wbuf__write(w, buf, (size_t)n);
+		return;
+	}
+	char *big = malloc((size_t)n + 1);
+
+	if (!big) {
+		if (!w->error)
+			w->error = -ENOMEM;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	dsi_wbuf__write(w, big, (size_t)n);
+	free(big);
+}
+
+void dsi_wbuf__xml(struct dsi_wbuf *w, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '<': dsi_wbuf__puts(w, "&lt;"); break;
+		case '>': dsi_wbuf__puts(w, "&gt;"); break;
+		case '&': dsi_wbuf__puts(w, "&amp;"); break;
+		case '"': dsi_wbuf__puts(w, "&quot;"); break;
+		case '\'': dsi_wbuf__puts(w, "&apos;"); break;
+		default:
+			dsi_wbuf__putc(w, c < 0x20 ? '?' : (char)c);
+		}
+	}
+}
+
+void dsi_wbuf__json(struct dsi_wbuf *w, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	dsi_wbuf__putc(w, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			dsi_wbuf__putc(w, '\\');
+			dsi_wbuf__putc(w, (char)c);
+		} else if (c < 0x20) {
+			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+			dsi_wbuf__write(w, e, 6);
+		} else {
+			dsi_wbuf__putc(w, (char)c);
+		}
+	}
+	dsi_wbuf__putc(w, '"');
 }

@@ -30,6 +30,12 @@ int dsi_wbuf__flush(struct dsi_wbuf *w);
 int dsi_wbuf__finish(struct dsi_wbuf *w);
 void dsi_wbuf__write_slow(struct dsi_wbuf *w, const void *s, size_t n);
 void dsi_wbuf__dec(struct dsi_wbuf *w, uint64_t v);
+__attribute__((format(printf, 2, 3)))
+void dsi_wbuf__printf(struct dsi_wbuf *w, const char *fmt, ...);
+/* @s escaped for XML text or attributes (control characters, not allowed in XML 1.0, as '?'). */
+void dsi_wbuf__xml(struct dsi_wbuf *w, const char *s);
+/* @s as a JSON string with its quotes. */
+void dsi_wbuf__json(struct dsi_wbuf *w, const char *s);
 
 static inline void dsi_wbuf__write(struct dsi_wbuf *w, const void *s, size_t n)
 {
