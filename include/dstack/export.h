@@ -110,6 +110,33 @@ int ds_flamegraph__add(struct ds_flamegraph *fg, const struct ds_profile_sample 
 int ds_flamegraph__write(struct ds_flamegraph *fg, ds_write_fn fn, void *ctx);
 
 /*
+ * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
+ * shared frames (name, file = DSO, "(inlined)"), one "sampled" profile per
+ * thread named "comm (tid)" in (pid, tid) order, every sample in recording
+ * order with its stack root first, weights = periods, in "nanoseconds"
+ * when every event is a clock (cpu-clock, task-clock) else "none".  Every
+ * sample is kept (a few words each); past a quarter of opts.memory they
+ * are sorted in runs spilled to opts.tmpdir and merged.
+ */
+struct ds_speedscope;
+
+struct ds_speedscope_opts {
+	size_t sz;                /* sizeof(struct ds_speedscope_opts) */
+	const char *title;        /* the file's name field (NULL: "perf.data"); copied */
+	size_t memory;            /* bytes it may hold (0: 1 GiB) */
+	const char *tmpdir;       /* where it spills past them (NULL: /tmp; must outlive the object) */
+};
+
+struct ds_speedscope *ds_speedscope__new(const struct ds_speedscope_opts *opts);
+void ds_speedscope__delete(struct ds_speedscope *sp);
+/* Keep @s (its frames interned, its comm copied).  0 or a negative errno. */
+int ds_speedscope__add(struct ds_speedscope *sp, const struct ds_profile_sample *s);
+/* Write the file; once only.  After a spill file's failure nothing is written.  0 or a negative errno. */
+int ds_speedscope__write(struct ds_speedscope *sp, ds_write_fn fn, void *ctx);
+/* What failed beyond its errno (a spill file: which step, which directory), else NULL. */
+const char *ds_speedscope__error(const struct ds_speedscope *sp);
+
+/*
  * The flame graph's drawing, for a tree of the caller's (dstack diff's
  * differential graph): begin with the total weight (the root's width)
  * and the deepest depth drawn, then every frame depth first (a frame
