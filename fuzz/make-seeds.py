@@ -32,8 +32,8 @@ for f in sorted(os.listdir(data)):
     put('script', name + '.cut', blob[:CUT])
     if len(blob) <= 200 * 1024:
         put('script', name, blob)
-    # the export target: the last byte picks the model, folded, flame graph (3 of 4)
-    for pick in range(3):
+    # the export target: the last byte picks the model, folded, flame graph, (3: folded text), pprof, speedscope, diff
+    for pick in (0, 1, 2, 4, 5, 6):
         put('export', '%s.cut.%d' % (name, pick), blob[:CUT] + bytes([pick]))
     # the cli target: the last byte picks the command (5 of them)
     for pick in range(5):

@@ -110,6 +110,52 @@ int ds_flamegraph__add(struct ds_flamegraph *fg, const struct ds_profile_sample 
 int ds_flamegraph__write(struct ds_flamegraph *fg, ds_write_fn fn, void *ctx);
 
 /*
+ * pprof's profile.proto, gzip-compressed: values samples/count and the
+ * period (cpu/nanoseconds for clock events, events/count otherwise;
+ * off-cpu or wall nanoseconds with opts.time_mode); a Location per
+ * address with its inlined functions as Lines, innermost first; Functions
+ * (name, DSO, the source file from DWARF); Mappings: the recorded file
+ * maps (the main binary's first), then one per other DSO (the kernel)
+ * spanning its addresses; labels comm, pid, tid and cpu.  With several
+ * events each is a pair of sample types of its own, or each a profile of
+ * its own (ds_pprof_write_opts.event).  Equal samples are one; past a
+ * quarter of opts.memory they go to tallies per event spilled to
+ * opts.tmpdir.
+ */
+struct ds_pprof;
+
+struct ds_pprof_opts {
+	size_t sz;                      /* sizeof(struct ds_pprof_opts) */
+	enum ds_profile_time_mode time_mode;  /* how the profile's samples were weighed (ds_profile_opts.time_mode) */
+	size_t memory;                  /* bytes it may hold (0: 1 GiB) */
+	const char *tmpdir;             /* where it spills past them (NULL: /tmp; must outlive the object) */
+};
+
+struct ds_pprof_write_opts {
+	size_t sz;                      /* sizeof(struct ds_pprof_write_opts) */
+	int event;                      /* -1: every event; else only event @event (< ds_pprof__nr_events) */
+	/* the recording's span (its header's sample times; 0, 0: the samples') and the wall clock at its end
+	 * (ns since the epoch: the file's last write; 0: now) */
+	uint64_t first_time, last_time, end_wall_ns;
+};
+
+struct ds_pprof *ds_pprof__new(const struct ds_pprof_opts *opts);
+void ds_pprof__delete(struct ds_pprof *pp);
+/* Count @s (its frames and comm copied).  0 or a negative errno. */
+int ds_pprof__add(struct ds_pprof *pp, const struct ds_profile_sample *s);
+/* The events sampled, in order of first sample (ends adding); 0 after an error. */
+size_t ds_pprof__nr_events(struct ds_pprof *pp);
+/* Event @i's name (NULL: none such), valid while @pp lives. */
+const char *ds_pprof__event(struct ds_pprof *pp, size_t i);
+/*
+ * Write a profile (@opts NULL: every event, the samples' span, ends now):
+ * every event once, or each event once.  Ends adding.  0 or a negative errno.
+ */
+int ds_pprof__write(struct ds_pprof *pp, const struct ds_pprof_write_opts *opts, ds_write_fn fn, void *ctx);
+/* What failed beyond its errno (a spill file), else NULL. */
+const char *ds_pprof__error(const struct ds_pprof *pp);
+
+/*
  * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
  * shared frames (name, file = DSO, "(inlined)"), one "sampled" profile per
  * thread named "comm (tid)" in (pid, tid) order, every sample in recording

@@ -11,33 +11,7 @@
 #include "util/hashmap.h"
 #include "util/idmap.h"
 #include "util/strset.h"
-
-#define RECENT 1024                 /* direct-mapped frame keys by string pointer */
-
-struct ds_stacks {
-	struct ds_stacks_opts o;
-	struct dsi_strset strs;
-	struct ds_stacks_frame *frames;
-	size_t nr_frames, cap_frames;
-	struct ds_idmap frame_ids;      /* (name, dso, kernel, inlined) -> frame id */
-	struct ds_stacks_map *maps;
-	size_t nr_maps, cap_maps;
-	struct ds_idmap map_ids;        /* (start, end, pgoff, file) -> map id */
-	struct ds_stacks_entry *ents;
-	size_t nr_ents, cap_ents;
-	struct stack { size_t off, len; } *stacks;
-	size_t nr_stacks, cap_stacks;
-	struct ds_idmap stack_ids;      /* a stack's entries -> stack id */
-	struct ds_hashmap chain_stacks; /* the machine's chain id -> stack id */
-	const void *machine;            /* whose chain ids and string pointers are remembered */
-	/* the frame id of a (sym, dso, flags) by pointer: most frames repeat */
-	struct recent { const char *sym, *dso; uint32_t flags, id; } recent[RECENT];
-	struct ds_idmap sample_ids;     /* aggregating: a sample's key -> index in samples */
-	struct ds_stacks_sample *samples;
-	size_t nr_samples, cap_samples;
-	uint64_t time_first, time_last; /* time_first > time_last: none */
-	uint64_t first_period;
-};
+#include "analysis/stacks_int.h"
 
 /* Room for one more element of @size in *@arr, whose index must be an id (below UINT32_MAX): 0 or -ENOMEM. */
 static int room(void **arr, size_t nr, size_t *cap, size_t size)
@@ -228,7 +202,7 @@ static uint64_t ents_hash(const struct ds_stacks_entry *e, size_t n)
 static bool stack_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct ds_stacks *st = ctx;
-	const struct stack *s = &st->stacks[id];
+	const struct dsi_stack *s = &st->stacks[id];
 	size_t off = *(const size_t *)key, len = st->nr_ents - off;
 	const struct ds_stacks_entry *a, *b;
 
@@ -262,7 +236,7 @@ static uint32_t intern_stack(struct ds_stacks *st, size_t off)
 	id = ds_idmap__find_or_add(&st->stack_ids, dsi_hash64(ents_hash(e, len)), stack_eq, st, &off,
 				   (uint32_t)st->nr_stacks, &added);
 	if (added)
-		st->stacks[st->nr_stacks++] = (struct stack){ off, len };
+		st->stacks[st->nr_stacks++] = (struct dsi_stack){ off, len };
 	else if (id != UINT32_MAX)
 		st->nr_ents = off;   /* an equal stack: the entries appended are dropped */
 	return id;

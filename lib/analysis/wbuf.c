@@ -70,9 +70,10 @@ void dsi_wbuf__dec(struct dsi_wbuf *w, uint64_t v)
 	dsi_wbuf__write(w, d + sizeof(d) - n, n);
 }
 
+/* As the CLI's outbuf_printf: at most 4095 bytes of one call are written. */
 void dsi_wbuf__printf(struct dsi_wbuf *w, const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[4096];
 	va_list ap;
 	int n;
 
@@ -81,22 +82,7 @@ void dsi_wbuf__printf(struct dsi_wbuf *w, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	if ((size_t)n < sizeof(buf)) {
-		dsi_wbuf__write(w, buf, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-
-	if (!big) {
-		if (!w->error)
-			w->error = -ENOMEM;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	dsi_wbuf__write(w, big, (size_t)n);
-	free(big);
+	dsi_wbuf__write(w, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 void dsi_wbuf__xml(struct dsi_wbuf *w, const char *s)

@@ -30,6 +30,7 @@ int dsi_wbuf__flush(struct dsi_wbuf *w);
 int dsi_wbuf__finish(struct dsi_wbuf *w);
 void dsi_wbuf__write_slow(struct dsi_wbuf *w, const void *s, size_t n);
 void dsi_wbuf__dec(struct dsi_wbuf *w, uint64_t v);
+/* (at most 4095 bytes of one call, as the CLI's outbuf_printf, whose output the exports' was) */
 __attribute__((format(printf, 2, 3)))
 void dsi_wbuf__printf(struct dsi_wbuf *w, const char *fmt, ...);
 /* @s escaped for XML text or attributes (control characters, not allowed in XML 1.0, as '?'). */
