@@ -101,7 +101,6 @@ struct ds_stacks_opts {
 	size_t max_samples;         /* 0: no bound */
 	size_t chain_memo_max;      /* chain ids remembered before the memo starts again (0: 65536) */
 };
-#define DS_STACKS_OPTS_SZ_V1 (offsetof(struct ds_stacks_opts, chain_memo_max) + sizeof(size_t))
 
 /* A new, empty model (@opts NULL: the defaults; read during the call, hooks kept).  NULL and errno on error. */
 struct ds_stacks *ds_stacks__new(const struct ds_stacks_opts *opts);

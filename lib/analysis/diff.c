@@ -491,7 +491,8 @@ static int print_report(struct ds_diff *d, ds_write_fn fn, void *ctx)
 			e->cdelta = pct(d, 1, e->total[1]) - pct(d, 0, e->total[0]);
 		}
 	}
-	qsort_r(r.e, r.nr, sizeof(*r.e), cmp_entry, d);
+	if (r.nr > 1)   /* (fuzz finding: no entry leaves r.e NULL, which qsort may not be given) */
+		qsort_r(r.e, r.nr, sizeof(*r.e), cmp_entry, d);
 	report_header(o, d);
 	for (size_t i = 0; i < r.nr; i++) {
 		const struct dentry *e = &r.e[i];

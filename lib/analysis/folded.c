@@ -3,8 +3,9 @@
  * Folded stacks (dstack/export.h).  The samples' stacks are interned by
  * the stack model (dstack/stacks.h); above it a tree of printed texts,
  * one node per distinct prefix "comm;outer;...", found through a trie
- * keyed by interned texts, and a memo from (comm node, stack id) to the
- * leaf, so that a sample allocates nothing once its path exists.  Past
+ * keyed by interned texts, and a memo from (comm node, chain id or stack
+ * id) to the leaf, so that a repeated sample is one lookup and a sample
+ * allocates nothing once its path exists.  Past
  * half of the memory the tree's stacks go to a tally (util/spill.h) and
  * the tree and model start again; the tally, past a quarter, spills
  * sorted runs to disk and merges them, summing the counts of a stack met
@@ -35,9 +36,17 @@ struct fnode {
 	uint64_t count;            /* stacks ending here */
 };
 
+/*
+ * A leaf found for (comm node, key): the key is the sample's chain id (the
+ * machine's: a repeated sample costs this one lookup), or STACK_KEY | the
+ * model's stack id (a chain id new to the memo whose stack is not).
+ */
 struct leaf_memo {
-	uint32_t root, stack, leaf;
+	uint64_t key;
+	uint32_t root, leaf;
 };
+
+#define STACK_KEY (1ULL << 63)
 
 struct ds_folded {
 	struct ds_folded_opts o;
@@ -48,7 +57,8 @@ struct ds_folded {
 	const char **frame_text;   /* by the model's frame id: printed, NULL not yet */
 	size_t cap_frame_text;
 	struct dsi_strset texts;   /* one copy per distinct text */
-	struct ds_idmap leaves;    /* (comm node, stack id) -> index in memo */
+	struct ds_idmap leaves;    /* (comm node, key) -> index in memo */
+	const void *machine;       /* whose chain ids the memo holds */
 	struct leaf_memo *memo;
 	size_t nr_memo, cap_memo;
 	char last_comm[256];       /* the last comm seen, and its text (NULL: none) */
@@ -107,6 +117,7 @@ static void tree_reset(struct ds_folded *fo)
 	fo->nr_memo = fo->cap_memo = fo->nr = fo->cap = fo->cap_frame_text = 0;
 	fo->check_at = CHECK_EVERY;
 	fo->last_text = NULL;
+	fo->machine = NULL;
 }
 
 void ds_folded__delete(struct ds_folded *fo)
@@ -213,20 +224,20 @@ static bool memo_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct leaf_memo *m = &((const struct ds_folded *)ctx)->memo[id], *k = key;
 
-	return m->stack == k->stack && m->root == k->root;
+	return m->key == k->key && m->root == k->root;
 }
 
-/* The remembered leaf for @root and @stack, else NONE. */
-static uint32_t memo_leaf(struct ds_folded *fo, uint32_t root, uint32_t stack)
+/* The remembered leaf for @root and @key, else NONE. */
+static uint32_t memo_leaf(struct ds_folded *fo, uint32_t root, uint64_t key)
 {
-	struct leaf_memo key = { .root = root, .stack = stack };
-	uint32_t id = ds_idmap__find(&fo->leaves, dsi_hash_pair(stack, root), memo_eq, fo, &key);
+	struct leaf_memo k = { .root = root, .key = key };
+	uint32_t id = ds_idmap__find(&fo->leaves, dsi_hash_pair(key, root), memo_eq, fo, &k);
 
 	return id == NONE ? NONE : fo->memo[id].leaf;
 }
 
 /* Remember @leaf (memo_leaf found none); failing to (ENOMEM) only costs the next lookup. */
-static void memo_keep(struct ds_folded *fo, uint32_t root, uint32_t stack, uint32_t leaf)
+static void memo_keep(struct ds_folded *fo, uint32_t root, uint64_t key, uint32_t leaf)
 {
 	if (fo->nr_memo >= MEMO_MAX) {
 		dsi_idmap__exit(&fo->leaves);
@@ -237,9 +248,9 @@ static void memo_keep(struct ds_folded *fo, uint32_t root, uint32_t stack, uint3
 	if (!n)
 		return;
 	fo->memo = n;
-	if (ds_idmap__add(&fo->leaves, dsi_hash_pair(stack, root), (uint32_t)fo->nr_memo) < 0)
+	if (ds_idmap__add(&fo->leaves, dsi_hash_pair(key, root), (uint32_t)fo->nr_memo) < 0)
 		return;
-	fo->memo[fo->nr_memo++] = (struct leaf_memo){ .root = root, .stack = stack, .leaf = leaf };
+	fo->memo[fo->nr_memo++] = (struct leaf_memo){ .key = key, .root = root, .leaf = leaf };
 }
 
 /* The leaf of the path of @stack's frames (outermost first) under @root; NONE on ENOMEM. */
@@ -344,12 +355,22 @@ int ds_folded__add(struct ds_folded *fo, const struct ds_profile_sample *s)
 		return -EINVAL;
 	if (!(text = comm_text(fo, s->comm ? s->comm : ":-1")) || (root = node_for(fo, NONE, text)) == NONE)
 		return -ENOMEM;
-	if ((err = ds_stacks__intern(fo->model, s, &stack)))
-		return err;
-	if ((leaf = memo_leaf(fo, root, stack)) == NONE) {
-		if ((leaf = path_leaf(fo, root, stack)) == NONE)
-			return -ENOMEM;
-		memo_keep(fo, root, stack, leaf);
+	/* chain ids are the machine's: another's are other chains */
+	if (s->machine != fo->machine) {
+		dsi_idmap__exit(&fo->leaves);
+		fo->nr_memo = 0;
+		fo->machine = s->machine;
+	}
+	if (!s->chain_id || (leaf = memo_leaf(fo, root, s->chain_id)) == NONE) {
+		if ((err = ds_stacks__intern(fo->model, s, &stack)))
+			return err;
+		if ((leaf = memo_leaf(fo, root, STACK_KEY | stack)) == NONE) {
+			if ((leaf = path_leaf(fo, root, stack)) == NONE)
+				return -ENOMEM;
+			memo_keep(fo, root, STACK_KEY | stack, leaf);
+		}
+		if (s->chain_id)
+			memo_keep(fo, root, s->chain_id, leaf);
 	}
 	fo->nodes[leaf].count += w;
 	return fo->nr >= fo->check_at ? tree_check(fo) : 0;

@@ -242,33 +242,44 @@ static uint32_t intern_stack(struct ds_stacks *st, size_t off)
 	return id;
 }
 
-/* Entry @i of @s's frames appended (its inline chain's first frame at *@group, *@glen long).  0 or -ENOMEM. */
-static int append_entry(struct ds_stacks *st, const struct ds_profile_sample *s, size_t i, size_t *group,
-			size_t *glen)
+/*
+ * The source position of frame @i of @s (frame @fid), from DWARF: its
+ * depth in its address's inline chain (the chain's first frame at
+ * *@group, *@glen long) names which.  0, or UINT32_MAX on ENOMEM; the
+ * line in *@line.
+ */
+static uint32_t entry_src(struct ds_stacks *st, const struct ds_profile_sample *s, size_t i, uint32_t fid,
+			  size_t *group, size_t *glen, uint32_t *line)
 {
 	const struct ds_cc_frame *f = &s->frames[i];
-	uint32_t fid, map, src = DS_STACKS_STR_EMPTY, line = 0;
-	struct ds_stacks_entry *e;
 	struct ds_srcline sl;
+	uint32_t src;
 
 	if (i - *group >= *glen) {
 		*group = i;
 		*glen = i + 1 < s->nr_frames && s->frames[i + 1].ip == f->ip ? ds_cc_frame__inline_chain(f) : 1;
 	}
-	fid = frame_id(st, f);
-	map = map_id(st, f);
-	/* the source position of this frame of its inline chain, from DWARF */
-	if (st->o.srclines && !f->kernel && f->dso_obj &&
-	    !ds_dso__srcline(f->dso_obj, f->addr, (unsigned)(i - *group), &sl) && sl.line &&
-	    (src = ds_stacks__intern_str(st, sl.file)) != UINT32_MAX) {
-		line = sl.line;
-		if (fid != UINT32_MAX && st->frames[fid].src == DS_STACKS_STR_EMPTY)
-			st->frames[fid].src = src;
-	}
-	if (fid == UINT32_MAX || map == UINT32_MAX || src == UINT32_MAX ||
-	    !(e = dsi_grow(st->ents, &st->cap_ents, st->nr_ents + 1, sizeof(*e), 1024)))
+	if (f->kernel || !f->dso_obj || ds_dso__srcline(f->dso_obj, f->addr, (unsigned)(i - *group), &sl) || !sl.line)
+		return DS_STACKS_STR_EMPTY;
+	if ((src = ds_stacks__intern_str(st, sl.file)) == UINT32_MAX)
+		return UINT32_MAX;
+	*line = sl.line;
+	if (fid != UINT32_MAX && st->frames[fid].src == DS_STACKS_STR_EMPTY)
+		st->frames[fid].src = src;
+	return src;
+}
+
+/* Entry @i of @s's frames appended (room made for it).  0 or -ENOMEM. */
+static int append_entry(struct ds_stacks *st, const struct ds_profile_sample *s, size_t i, size_t *group,
+			size_t *glen)
+{
+	const struct ds_cc_frame *f = &s->frames[i];
+	uint32_t fid = frame_id(st, f), map = st->o.maps ? map_id(st, f) : 0, src = DS_STACKS_STR_EMPTY, line = 0;
+
+	if (st->o.srclines)
+		src = entry_src(st, s, i, fid, group, glen, &line);
+	if (fid == UINT32_MAX || map == UINT32_MAX || src == UINT32_MAX)
 		return -ENOMEM;
-	st->ents = e;
 	st->ents[st->nr_ents++] = (struct ds_stacks_entry){ f->ip, fid, map, src, line };
 	return 0;
 }
@@ -287,6 +298,11 @@ int ds_stacks__intern(struct ds_stacks *st, const struct ds_profile_sample *s, u
 		*stack = (uint32_t)*v;
 		return 0;
 	}
+	struct ds_stacks_entry *e = dsi_grow(st->ents, &st->cap_ents, st->nr_ents + s->nr_frames, sizeof(*e), 1024);
+
+	if (!e)
+		return -ENOMEM;
+	st->ents = e;
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		if (s->frames[i].cookie)
 			continue; /* an unresolved deferred chain has no frames to show */
