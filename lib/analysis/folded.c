@@ -28,7 +28,7 @@
 #define NONE UINT32_MAX
 #define CHECK_EVERY 4096              /* new nodes between two looks at the tree's size */
 #define DEFAULT_MEMORY ((size_t)1 << 30)
-#define MEMO_MAX (1u << 16)
+#define MEMO_MAX (1u << 15)      /* (the model keeps a memo by chain id of its own: together about what one was) */
 
 struct fnode {
 	const char *text;          /* the frame as printed (interned in texts) */
