@@ -37,10 +37,11 @@ else
 DSTACK_LIBS := $(LDLIBS)
 endif
 
-# util/outbuf.c is the commands' output (the library never writes one),
-# util/spill.c what they keep on disk past their budget (the library keeps
-# nothing there): linked into the command and the tests, not into libdstack.
-CLI_UTIL_SRC := util/outbuf.c util/spill.c
+# util/outbuf.c is the commands' output (the library's exports write to a
+# stream of the caller's), util/spill_dir.c where they spill from the
+# environment (the library reads none): linked into the command and the
+# tests, not into libdstack.
+CLI_UTIL_SRC := util/outbuf.c util/spill_dir.c
 LIB_SRC := $(filter-out $(CLI_UTIL_SRC),$(wildcard util/*.c lib/*/*.c))
 CLI_SRC := $(wildcard cli/*.c) $(CLI_UTIL_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -158,14 +159,15 @@ $(FUZZ_DIR)/libdstack.a: $(FUZZ_LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# the CLI for fuzz_export: every command's object, main.c's main renamed, tidy exits
+# the CLI for fuzz_cli (the commands whose engines are still in cli/; the
+# exports' engine is fuzzed through the library by fuzz_export): every command's object, main.c's main renamed, tidy exits
 FUZZ_CLI_OBJ := $(patsubst cli/%.c,$(FUZZ_DIR)/cli/%.o,$(wildcard cli/*.c)) $(CLI_UTIL_SRC:%.c=$(FUZZ_DIR)/%.o)
 
 $(FUZZ_DIR)/cli/%.o: cli/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DDSTACK_TIDY_EXIT -Dmain=dstack_cli_main -MMD -MP -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz_export: fuzz/fuzz_export.c fuzz/fuzz_common.h $(FUZZ_DIR)/libdstack.a $(FUZZ_CLI_OBJ)
+$(FUZZ_DIR)/fuzz_cli: fuzz/fuzz_cli.c fuzz/fuzz_common.h $(FUZZ_DIR)/libdstack.a $(FUZZ_CLI_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CLI_OBJ) $(FUZZ_DIR)/libdstack.a $(LDLIBS) -lpthread
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_MAIN -o $@.run $< $(FUZZ_CLI_OBJ) $(FUZZ_DIR)/libdstack.a $(LDLIBS) -lpthread
 

@@ -32,9 +32,12 @@ for f in sorted(os.listdir(data)):
     put('script', name + '.cut', blob[:CUT])
     if len(blob) <= 200 * 1024:
         put('script', name, blob)
-    # the export target: the last byte picks the command (5 of them)
-    for pick in range(5):
+    # the export target: the last byte picks the model, folded, flame graph, (3: folded text), pprof, speedscope, diff
+    for pick in (0, 1, 2, 4, 5, 6):
         put('export', '%s.cut.%d' % (name, pick), blob[:CUT] + bytes([pick]))
+    # the cli target: the last byte picks the command (5 of them)
+    for pick in range(5):
+        put('cli', '%s.cut.%d' % (name, pick), blob[:CUT] + bytes([pick]))
     if struct.unpack_from('<Q', blob, 8)[0] == 16:   # pipe mode
         recs = list(records(blob, 16))
         put('pipe', name, blob[16:CUT])
@@ -50,12 +53,12 @@ for f in sorted(os.listdir(data)):
         put('zstd', name + '.m0.c63', bytes([0, 63]) + struct.pack('<H', len(head)) + head + z)
 
 # a recording with branch stacks (tests/reshape.py): report's branch view
-# (export pick 5, report --children) and the branch stack parser
+# (cli pick 5, report --children) and the branch stack parser
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))
 import reshape  # noqa: E402
 r = reshape.branch_stack(open(os.path.join(data, 'cpu.defer.data'), 'rb').read())
 if r:
-    put('export', 'cpu.branches.5', bytes(r[0][:4 * CUT]) + bytes([5]))
+    put('cli', 'cpu.branches.5', bytes(r[0][:4 * CUT]) + bytes([5]))
     put('script', 'cpu.branches', bytes(r[0][:4 * CUT]))
 
 symfs = os.path.join(src, 'symfs-root', 'symfs')

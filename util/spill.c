@@ -19,13 +19,6 @@
 #define CHUNK ((size_t)64 << 10)    /* bytes read or written at a time per run */
 #define FANIN 64
 
-const char *dsi_spill_dir(void)
-{
-	const char *tmp = getenv("TMPDIR");
-
-	return tmp && *tmp ? tmp : "/tmp";
-}
-
 int dsi_spill_open(const char *dir)
 {
 	char path[4096];
@@ -100,14 +93,14 @@ static int failed(struct dsi_tally *t, const char *what, int err)
 	return -t->err;
 }
 
-struct dsi_tally *dsi_tally__new(size_t mem)
+struct dsi_tally *dsi_tally__new_in(size_t mem, const char *dir)
 {
 	struct dsi_tally *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	t->max = mem > MEM_MIN ? mem : MEM_MIN;
-	t->dir = dsi_spill_dir();
+	t->dir = dir && *dir ? dir : "/tmp";
 	t->fd = t->fd2 = -1;
 	return t;
 }

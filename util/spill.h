@@ -5,8 +5,11 @@
  * sorted runs there and merges them back (struct dsi_tally, an external
  * sort that sums the counts of equal texts).
  *
- * Who may use it: the CLI's commands (linked into the command and the
- * tests, not into libdstack: the library keeps nothing on disk).
+ * Who may use it: the library's exports (dstack/export.h: what they keep
+ * past the caller's budget, in the directory the caller names) and the
+ * CLI's commands.  The environment is the CLI's: dsi_spill_dir() and
+ * dsi_tally__new() (util/spill_dir.c) are linked into the command and the
+ * tests, not into libdstack, which reads no environment variable.
  */
 #ifndef DSTACK_SPILL_H
 #define DSTACK_SPILL_H
@@ -43,7 +46,13 @@ int dsi_spill_open(const char *dir);
  */
 struct dsi_tally;
 
-/* A tally holding at most about @mem bytes in memory (at least 64 KiB); NULL on ENOMEM. */
+/*
+ * A tally holding at most about @mem bytes in memory (at least 64 KiB),
+ * spilling to @dir (NULL or "": /tmp; kept as a pointer: it must outlive
+ * the tally); NULL on ENOMEM.
+ */
+struct dsi_tally *dsi_tally__new_in(size_t mem, const char *dir);
+/* The same in dsi_spill_dir() (the CLI's). */
 struct dsi_tally *dsi_tally__new(size_t mem);
 
 /* Add @count and @weight to the text @text[0 .. @len) (copied; may hold any byte).  0 or -errno. */

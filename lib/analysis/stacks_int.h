@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stack model's insides (internal): the exports of lib/analysis read
+ * its arrays directly (entries by offset, strings by id); everyone else
+ * goes through dstack/stacks.h.
+ */
+#ifndef DSTACK_ANALYSIS_STACKS_INT_H
+#define DSTACK_ANALYSIS_STACKS_INT_H
+
+#include "dstack/stacks.h"
+#include "util/hashmap.h"
+#include "util/idmap.h"
+#include "util/strset.h"
+
+#define RECENT 1024                 /* direct-mapped frame keys by string pointer */
+
+struct ds_stacks {
+	struct ds_stacks_opts o;
+	struct dsi_strset strs;
+	struct ds_stacks_frame *frames;
+	size_t nr_frames, cap_frames;
+	struct dsi_idmap frame_ids;      /* (name, dso, kernel, inlined) -> frame id */
+	struct ds_stacks_map *maps;
+	size_t nr_maps, cap_maps;
+	struct dsi_idmap map_ids;        /* (start, end, pgoff, file) -> map id */
+	struct ds_stacks_entry *ents;
+	size_t nr_ents, cap_ents;
+	struct dsi_stack { size_t off, len; } *stacks;   /* entries ents[off .. off + len) */
+	size_t nr_stacks, cap_stacks;
+	struct dsi_idmap stack_ids;      /* a stack's entries -> stack id */
+	struct dsi_hashmap chain_stacks; /* the machine's chain id -> stack id */
+	const void *machine;            /* whose chain ids and string pointers are remembered */
+	/* the frame id of a (sym, dso, flags) by pointer: most frames repeat */
+	struct recent { const char *sym, *dso; uint32_t flags, id; } recent[RECENT];
+	struct dsi_idmap sample_ids;     /* aggregating: a sample's key -> index in samples */
+	struct ds_stacks_sample *samples;
+	size_t nr_samples, cap_samples;
+	uint64_t time_first, time_last; /* time_first > time_last: none */
+	uint64_t first_period;
+};
+
+#endif
