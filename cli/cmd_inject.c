@@ -234,6 +234,24 @@ static bool has_copy(const struct ds_evsel *e)
 	return (t & DS_SAMPLE_REGS_USER) && (t & DS_SAMPLE_STACK_USER);
 }
 
+/*
+ * The entries of unwound chain @ips a kernel chain can hold: up to its
+ * first unwound address that reads as a context marker (perf's
+ * ffffffffffffffff frame of a 0 return address), which a reader of the
+ * written chain would take for a bad marker and drop the chain for.
+ */
+static uint64_t unwound_entries(const uint64_t *ips, uint64_t nr)
+{
+	uint64_t i = 0;
+
+	while (i < nr && ips[i] != DS_CONTEXT_USER)
+		i++;
+	for (i++; i < nr; i++)
+		if (ips[i] >= DS_CONTEXT_MAX)
+			return i;
+	return nr;
+}
+
 static int inject_sample(struct inject *inj, const struct ds_event *ev)
 {
 	const struct ds_sample *s = &ev->sample;
@@ -246,6 +264,7 @@ static int inject_sample(struct inject *inj, const struct ds_event *ev)
 		const uint64_t *ips = t ? ds_user_unwind__chain(inj->uu, t, ev, 127, &nr) : NULL;
 
 		if (ips) {
+			nr = unwound_entries(ips, nr);
 			inj->n.unwound++;
 			if (ev->stitch != DS_STITCH_BEFORE && ev->stitch != DS_STITCH_AFTER &&
 			    ds_callchain__deferred_marker(s->callchain, s->callchain_nr) >= 0)

@@ -346,7 +346,13 @@ static void keep_chain_text(struct script *sc, struct chain_text *c, uint64_t id
 	sc->chain_used += len;
 }
 
-static void print_callchain(struct script *sc, struct ds_thread *t, const uint64_t *ips, uint64_t nr, uint8_t opts)
+/*
+ * @unwound: @ips is ds_user_unwind__chain's, cut to --max-stack already
+ * (its kernel part and its unwind apart, as perf's): resolved whole, its
+ * user entries all addresses (DS_CALLCHAIN_UNWOUND).
+ */
+static void print_callchain(struct script *sc, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
+			    bool unwound, uint8_t opts)
 {
 	struct outbuf *o = sc->out;
 	struct ds_callchain cc;
@@ -354,7 +360,8 @@ static void print_callchain(struct script *sc, struct ds_thread *t, const uint64
 	size_t start;
 	unsigned long flushes;
 
-	ds_machine__callchain(sc->machine, t, ips, nr, sc->max_stack, 0, &cc);
+	ds_machine__callchain(sc->machine, t, ips, nr, unwound ? (unsigned)nr : sc->max_stack,
+			      unwound ? DS_CALLCHAIN_UNWOUND : 0, &cc);
 	c = cc.id && sc->chains && !(opts & PO_DSOFF)
 		    ? &sc->chains[(cc.id * 0x9e3779b97f4a7c15ULL) >> (64 - CHAIN_TEXT_BITS)] : NULL;
 	if (c && c->id == cc.id && c->epoch == sc->chain_epoch && c->opts == opts) {
@@ -842,13 +849,13 @@ static void print_sample(struct script *sc, const struct ds_event *ev, const str
 		if (sc->use_callchain &&
 		    (unwound = ds_user_unwind__chain(sc->uu, t, ev, sc->max_stack, &unwound_nr))) {
 			outbuf_putc(o, '\n');
-			print_callchain(sc, t, unwound, unwound_nr, opts);
+			print_callchain(sc, t, unwound, unwound_nr, true, opts);
 		} else if (s->callchain && sc->use_callchain) {
 			uint64_t n;
 			const uint64_t *ips = ds_profile_perf_callchain(ev, sc->perf_chain, &n);
 
 			outbuf_putc(o, '\n');
-			print_callchain(sc, t, ips, n, opts);
+			print_callchain(sc, t, ips, n, false, opts);
 		} else {
 			print_ip_line(sc, ev, t, opts);
 		}
@@ -887,7 +894,7 @@ static void print_deferred(struct script *sc, const struct ds_event *ev)
 	outbuf_putc(sc->out, ']');
 	if ((sc->f.fields[type] & SF(IP)) && sc->use_callchain) {
 		outbuf_putc(sc->out, '\n');
-		print_callchain(sc, t, d.ips, d.nr, sc->ip_opts[type]);
+		print_callchain(sc, t, d.ips, d.nr, false, sc->ip_opts[type]);
 	} else if (sc->f.fields[type] & SF(IP)) {
 		print_ip_line(sc, ev, t, sc->ip_opts[type]);   /* -G: the record's own ip, 0, as perf */
 	}

@@ -207,6 +207,12 @@ enum {
 	 * takes them from the root
 	 */
 	DS_CALLCHAIN_FROM_ROOT = 1u << 1,
+	/*
+	 * @ips is an unwound chain (ds_user_unwind__chain): every entry after
+	 * its PERF_CONTEXT_USER is an address, even one a marker's value (perf
+	 * reports an unwound return address of 0 at pc - 1, ffffffffffffffff)
+	 */
+	DS_CALLCHAIN_UNWOUND = 1u << 2,
 };
 
 /*

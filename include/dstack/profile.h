@@ -315,8 +315,11 @@ void ds_user_unwind__delete(struct ds_user_unwind *uu);
 /*
  * The chain of @ev if it has a snapshot and the kernel did not record its
  * user part (dwarf mode, or a deferred cookie left unresolved): its kernel
- * part, PERF_CONTEXT_USER, then at most @max (0: 127) unwound frames.
- * NULL: keep the sample's own chain.  Owned by @uu, valid until the next call.
+ * part (at most @max entries), PERF_CONTEXT_USER, then at most @max (0:
+ * 127) unwound frames.  perf limits the kernel's chain and the unwind each
+ * by --max-stack, not the two together: resolve the chain with a limit of
+ * its length *@nr (ds_machine__callchain), not @max.  NULL: keep the
+ * sample's own chain.  Owned by @uu, valid until the next call.
  */
 const uint64_t *ds_user_unwind__chain(struct ds_user_unwind *uu, struct ds_thread *t, const struct ds_event *ev,
 				      unsigned max, uint64_t *nr);

@@ -303,15 +303,19 @@ static uint64_t chain_entries(const uint64_t *ips, uint64_t nr)
  * set the mode).
  */
 static size_t resolve_chain(struct ds_machine *m, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
-			    unsigned max_stack, uint64_t skip)
+			    unsigned max_stack, uint64_t skip, bool unwound)
 {
 	uint16_t mode = DS_MISC_USER;
 	unsigned taken = 0;
 	size_t n = 0;
 	uint64_t gen = ds_symbols__generation(m->syms);
+	bool addresses = false;   /* past an unwound chain's PERF_CONTEXT_USER */
 
 	for (uint64_t i = 0; i < nr && taken < max_stack; i++) {
-		if (ips[i] == DS_CONTEXT_USER_DEFERRED && i + 1 < nr) {
+		if (addresses) {
+			if (!push_entry(m, t, mode, ips[i], gen, &n))
+				break;
+		} else if (ips[i] == DS_CONTEXT_USER_DEFERRED && i + 1 < nr) {
 			struct ds_cc_frame cookie = { .ip = ips[++i], .dso = "[unknown]", .cookie = true };
 
 			if (skip) {
@@ -332,6 +336,7 @@ static size_t resolve_chain(struct ds_machine *m, struct ds_thread *t, const uin
 			if (!next && !skip)
 				return 0;
 			mode = next ? next : mode;
+			addresses = unwound && ips[i] == DS_CONTEXT_USER;
 			continue;
 		} else if (skip) {
 			skip--;
@@ -441,11 +446,13 @@ static bool chain_store(struct ds_machine *m, struct chain_slot *s, const struct
  * is cached apart).
  */
 #define FROM_ROOT_LIMIT (1u << 31)
+/* ... and with UNWOUND_LIMIT when the chain is an unwound one (DS_CALLCHAIN_UNWOUND) */
+#define UNWOUND_LIMIT (1u << 30)
 
 static void resolve_out(struct ds_machine *m, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
 			unsigned limit, struct ds_callchain *out)
 {
-	unsigned max_stack = limit & ~FROM_ROOT_LIMIT;
+	unsigned max_stack = limit & ~(FROM_ROOT_LIMIT | UNWOUND_LIMIT);
 	uint64_t skip = 0;
 
 	if (limit & FROM_ROOT_LIMIT) {
@@ -453,7 +460,7 @@ static void resolve_out(struct ds_machine *m, struct ds_thread *t, const uint64_
 
 		skip = entries > max_stack ? entries - max_stack : 0;
 	}
-	out->nr = resolve_chain(m, t, ips, nr, max_stack, skip);
+	out->nr = resolve_chain(m, t, ips, nr, max_stack, skip, limit & UNWOUND_LIMIT);
 	out->frames = m->callchains->out;
 }
 
@@ -545,9 +552,14 @@ static uint64_t chain_shape(struct ds_machine *m, struct chain_slot *s, const st
 void ds_machine__callchain(struct ds_machine *m, struct ds_thread *t, const uint64_t *ips, uint64_t nr,
 			   unsigned max_stack, unsigned flags, struct ds_callchain *out)
 {
-	unsigned limit = max_stack < FROM_ROOT_LIMIT ? max_stack : FROM_ROOT_LIMIT - 1;
-	struct chain_slot *s = lookup_chain(m, t, ips, nr, flags & DS_CALLCHAIN_FROM_ROOT ? limit | FROM_ROOT_LIMIT : limit,
-					    out);
+	unsigned limit = max_stack < UNWOUND_LIMIT ? max_stack : UNWOUND_LIMIT - 1;
+	struct chain_slot *s;
+
+	if (flags & DS_CALLCHAIN_FROM_ROOT)
+		limit |= FROM_ROOT_LIMIT;
+	if (flags & DS_CALLCHAIN_UNWOUND)
+		limit |= UNWOUND_LIMIT;
+	s = lookup_chain(m, t, ips, nr, limit, out);
 
 	out->id = s ? s->id : 0;
 	out->shape = flags & DS_CALLCHAIN_SHAPE ? chain_shape(m, s, out) : 0;

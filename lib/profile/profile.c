@@ -473,7 +473,9 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	struct ds_thread *t = w->o.script_comms ? ds_profile_script_thread(w->machine, ws->thread, ev) : ws->thread;
 
 	if ((unwound = ds_user_unwind__chain(w->uu, t, ev, w->max_stack, &unwound_nr))) {
-		ds_machine__callchain(w->machine, t, unwound, unwound_nr, w->max_stack, cc_flags, &cc);
+		/* cut to --max-stack already, its kernel part and its unwind apart */
+		ds_machine__callchain(w->machine, t, unwound, unwound_nr, (unsigned)unwound_nr,
+				      cc_flags | DS_CALLCHAIN_UNWOUND, &cc);
 	} else if (s->callchain) {
 		uint64_t n = s->callchain_nr;
 		/* script's names and cookies: perf script's (a given-up cookie is an address) */

@@ -121,6 +121,24 @@ const struct ds_unwind_stats *ds_user_unwind__stats(const struct ds_user_unwind 
 	return &uu->stats;
 }
 
+/*
+ * The kernel's part of a chain, @cc's first @k entries, after the @pre
+ * entries of @out: its context markers and at most @max addresses, as
+ * perf's walk of the kernel's chain takes them (--max-stack counts the
+ * kernel's chain and the unwind apart).  The new number of entries.
+ */
+static size_t kernel_part(uint64_t *out, size_t pre, const uint64_t *cc, uint64_t k, unsigned max)
+{
+	unsigned taken = 0;
+
+	for (uint64_t i = 0; i < k; i++) {
+		if (cc[i] < DS_CONTEXT_MAX && taken++ >= max)
+			continue;
+		out[pre++] = cc[i];
+	}
+	return pre;
+}
+
 const uint64_t *ds_user_unwind__chain(struct ds_user_unwind *uu, struct ds_thread *t, const struct ds_event *ev,
 				      unsigned max, uint64_t *nr_out)
 {
@@ -156,9 +174,7 @@ const uint64_t *ds_user_unwind__chain(struct ds_user_unwind *uu, struct ds_threa
 		uu->chain[pre++] = DS_CONTEXT_KERNEL;
 		uu->chain[pre++] = s->ip;
 	}
-	if (k)
-		memcpy(uu->chain + pre, cc, (size_t)k * sizeof(*cc));
-	pre += (size_t)k;
+	pre = kernel_part(uu->chain, pre, cc, k, max);
 	uu->chain[pre++] = DS_CONTEXT_USER;
 	ds_unwinder__unwind(uu->unwinder, t, ev->evsel, s, uu->chain + pre, max, &res);
 	uu->stats.samples++;

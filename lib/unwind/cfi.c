@@ -81,6 +81,50 @@ static int rule_of(Dwarf_Frame *fr, unsigned regno, struct uw_rule *r, struct uw
 	return ops_keep(st, ops, n, &r->expr);
 }
 
+/* The end of the row libdw finds at @vaddr; 0 where it finds none. */
+static Dwarf_Addr row_end_at(Dwarf_CFI *cfi, Dwarf_Addr vaddr)
+{
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr start, end = 0;
+	bool signal;
+
+	if (dwarf_cfi_addrframe(cfi, vaddr, &fr) != 0)
+		return 0;
+	if (dwarf_frame_info(fr, &start, &end, &signal) < 0)
+		end = 0;
+	free(fr);
+	return end;
+}
+
+/*
+ * Where the row libdw found at @vaddr, said to be [@start, @end), really
+ * starts.  libdw's DW_CFA_restore_state restores the remembered row whole,
+ * its start included: the row after an epilogue (gcc's remember_state
+ * before it, restore_state after) is said to start where the epilogue
+ * starts, and a cache trusting that range would give the epilogue's
+ * addresses the body's CFA.  Its end is right (the next advance), and every
+ * row below the real start ends at or below it, so the real start is the
+ * lowest address in [@start, @vaddr] whose row has this end: checked at
+ * @start (one call, the common case), else found by bisection.
+ */
+static Dwarf_Addr row_start(Dwarf_CFI *cfi, Dwarf_Addr start, Dwarf_Addr end, Dwarf_Addr vaddr)
+{
+	Dwarf_Addr lo, hi;
+
+	if (start >= vaddr || row_end_at(cfi, start) == end)
+		return start;
+	lo = start + 1, hi = vaddr;   /* the row at hi has this end; at lo - 1 it has not */
+	while (lo < hi) {
+		Dwarf_Addr mid = lo + (hi - lo) / 2;
+
+		if (row_end_at(cfi, mid) == end)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return hi;
+}
+
 int dsi_uw_cfi__row(Dwarf_CFI *cfi, uint64_t vaddr, unsigned nregs, unsigned ra_reg,
 		struct uw_row *row, struct uw_opstore *st)
 {
@@ -96,8 +140,10 @@ int dsi_uw_cfi__row(Dwarf_CFI *cfi, uint64_t vaddr, unsigned nregs, unsigned ra_
 	memset(row, 0, sizeof(*row));
 	if (dwarf_frame_info(fr, &start, &end, &signal) < 0 || dwarf_frame_cfa(fr, &ops, &n) != 0 || !n)
 		goto out;
-	row->start = start;
-	row->end = end > start ? end : start + 1;
+	if (end <= start)
+		end = start + 1;
+	row->start = row_start(cfi, start, end, vaddr);
+	row->end = end;
 	row->kind = UW_ROW_CFI;
 	row->signal = signal;
 	if (n == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < nregs) {

@@ -25,6 +25,8 @@ struct uw_dso {
 	bool is64;
 	uint64_t entry, entry_end;        /* e_entry to its symbol's end: _start has no caller */
 	uint64_t first_page;              /* of its lowest segment, where perf's module starts; UINT64_MAX: none */
+	struct { uint64_t start, end; } text[4];   /* its first executable PT_LOADs' addresses */
+	unsigned nr_text;
 	Dwarf_CFI *eh;                    /* .eh_frame (ours: dwarf_cfi_end) */
 	Dwarf_CFI *dbg;                   /* .debug_frame (the Dwarf's) */
 	bool has_sframe;
@@ -155,6 +157,31 @@ static uint64_t entry_end(const struct ds_elf_image *img, uint64_t entry)
 	return end;
 }
 
+/* The binary's executable PT_LOAD segments (the first few). */
+static void find_text(struct uw_dso *d)
+{
+	size_t n = 0;
+
+	if (elf_getphdrnum(d->img->elf, &n))
+		return;
+	for (size_t i = 0; i < n && d->nr_text < sizeof(d->text) / sizeof(d->text[0]); i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(d->img->elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			d->text[d->nr_text].start = ph.p_vaddr;
+			d->text[d->nr_text++].end = ph.p_vaddr + ph.p_memsz;
+		}
+	}
+}
+
+static bool in_text(const struct uw_dso *d, uint64_t vaddr)
+{
+	for (unsigned i = 0; i < d->nr_text; i++)
+		if (vaddr >= d->text[i].start && vaddr < d->text[i].end)
+			return true;
+	return false;
+}
+
 static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
 {
 	uint64_t *hit = dsi_hashmap__find(&u->dsos, (uint64_t)(uintptr_t)dso);
@@ -180,6 +207,7 @@ static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
 	for (size_t i = 0; i < d->img->nr_segs; i++)
 		if (d->img->segs[i].vaddr < d->first_page)
 			d->first_page = d->img->segs[i].vaddr & ~(uint64_t)0xfff;
+	find_text(d);
 	d->entry_end = entry_end(d->img, eh.e_entry);
 	d->eh = dwarf_getcfi_elf(d->img->elf);
 	if (d->img->dwarf)
@@ -295,6 +323,7 @@ static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 struct walk {
 	uint64_t regs[UW_MAX_REGS];
 	uint32_t valid;
+	bool by_fp;                         /* the last step was the frame-pointer chain's */
 	unsigned nregs, sp, fp, ra, word;   /* word: the task's, 8 or 4 */
 	uint64_t mask;                      /* the task's register width */
 	struct uw_mem mem;
@@ -552,13 +581,17 @@ static bool is_vdso(const struct ds_map *map)
  * first page (the data segment of binutils' i386 and PIE links, one page
  * on) reports the binary again elsewhere, and the walk fails there.  Only
  * a bad return address lands in such a segment (a frame whose CFI misses
- * a push, glibc's i386 memcpy), so the walk rightly ends before it.
+ * a push, glibc's i386 memcpy), so the walk rightly ends before it.  An
+ * executable segment so placed (lld puts text a page past its file
+ * offset) is reported all the same: perf prints the frame, then looks its
+ * CFI up a page off and reads a wrong slot as the return address; ours
+ * walks it by its own rows.
  */
 static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, uint64_t look, uint64_t vaddr)
 {
 	uint64_t base;
 
-	if (d->first_page == UINT64_MAX || is_vdso(map))
+	if (d->first_page == UINT64_MAX || is_vdso(map) || in_text(d, vaddr))
 		return true;
 	base = map->name && !strncmp(map->name, "/tmp/jitted-", 12) ? map->start : map->start - map->pgoff;
 	return look - vaddr + d->first_page == base;
@@ -622,6 +655,7 @@ static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, bool 
 {
 	const struct uw_row *row = fr->row;
 	enum ds_unwind_method how;
+	bool by_fp = false;
 	int end;
 
 	if (row && row->kind == UW_ROW_NONE && fr->vaddr >= fr->d->entry && fr->vaddr < fr->d->entry_end) {
@@ -638,13 +672,38 @@ static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, bool 
 	} else {
 		how = DS_UNWIND_FP;
 		end = step_fp(w);
+		by_fp = true;
 	}
 	if (end >= 0)
 		return end;
-	if (!(w->valid & (1u << w->sp)) || (w->regs[w->sp] <= sp && !(row && row->signal)))
+	/*
+	 * The caller's stack pointer must be above this frame's, but in a
+	 * signal frame; a frame at its exact pc may leave it where it is: a
+	 * return address in a register, nothing left on the stack
+	 * (libgcc's _Unwind_RaiseException jumping to a landing pad through
+	 * %rcx, CFA rsp+0).  Only the first frame and those a signal
+	 * interrupted are exact, so this makes no loop.
+	 */
+	if (!(w->valid & (1u << w->sp)) ||
+	    ((w->regs[w->sp] < sp || (w->regs[w->sp] == sp && !exact)) && !(row && row->signal)))
 		return DS_UNWIND_END_NO_PROGRESS;
+	w->by_fp = by_fp;
 	res->steps[how]++;
 	return -1;
+}
+
+/*
+ * Whether the walk ends at the caller's return address 0.  CFI's 0 is
+ * the outermost frame (libdw's "pc undefined", as glibc's _start and
+ * clone3 leave it).  perf's frame-pointer fallback (libdw's x86_64
+ * backend) sets the pc whatever it read: a 0 there is a frame, which perf
+ * reports at pc - 1 (ffffffffffffffff [unknown]) and walks on from by the
+ * frame pointer it read; ours does the same on x86_64.  libdw's i386
+ * fallback stops at a 0 itself (step_fp32).
+ */
+static bool zero_ra_ends(const struct walk *w)
+{
+	return w->regs[w->ra] == 0 && !(w->by_fp && w->word == 8);
 }
 
 void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
@@ -653,6 +712,7 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 {
 	struct walk w;
 	bool activation = true;   /* the pc is exact, not a return address */
+	size_t taken = 0;         /* frames walked, those at 0 (not written) included */
 	int end;
 
 	memset(res, 0, sizeof(*res));
@@ -663,19 +723,23 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 	for (;;) {
 		uint64_t pc = w.regs[w.ra], look = activation ? pc : pc - 1, sp = w.regs[w.sp];
 		struct frame fr;
+		uint64_t ip;
 
 		if ((end = find_frame(u, find, ctx, look, &fr)) >= 0)
 			break;
 		/* a signal frame's own address is exact too (its caller's pc is) */
-		ips[res->nr++] = activation || (fr.row && fr.row->signal) ? pc : pc - 1;
-		if (res->nr >= max) {
+		ip = activation || (fr.row && fr.row->signal) ? pc : pc - 1;
+		/* perf counts a frame at 0 against --max-stack but prints none */
+		if (ip)
+			ips[res->nr++] = ip;
+		if (++taken >= max) {
 			end = DS_UNWIND_END_MAX_FRAMES;
 			break;
 		}
 		if ((end = step_frame(&w, &fr, sp, activation, res)) >= 0)
 			break;
 		activation = fr.row && fr.row->signal;
-		if (!w.regs[w.ra]) {
+		if (zero_ra_ends(&w)) {
 			end = DS_UNWIND_END_OUTERMOST;
 			break;
 		}
