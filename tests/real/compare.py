@@ -34,6 +34,17 @@ Each sample is one of:
              perf's walk made up) and each of dstack's frames from there
              passes the deeper check; or shorter where every frame perf
              has beyond dstack's is such an address
+  perf-nosym the same addresses; perf printed [unknown] for a frame in an
+             object it names elsewhere in the same output and says it
+             failed to load (PERF_SCRIPT.err, perf script -v: "Failed to
+             open OBJ, continuing without symbols"), and dstack's
+             name SYM+0xOFF is a FUNC symbol of that object's symbol table
+             that starts OFF bytes before the frame's address and covers it.
+             perf 7.2's first symbol load of a large object can fail
+             ("Failed to open OBJ, continuing without symbols" under -v):
+             the sample that asked first gets [unknown], later ones names
+             (rustc 1.95's 146 MB librustc_driver: perf script and perf
+             report of one file leave different samples unnamed)
   names      the same addresses, another symbol or object name somewhere
   shorter    dstack's frames are a prefix of perf's
   diverging  the first differing frame has another address
@@ -286,6 +297,47 @@ def vdso_named_right(pf, df):
                for k, s, z, name in VDSO)
 
 
+ELF_FUNCS = {}
+
+
+def elf_funcs(path):
+    """(sections [(sh_offset, sh_addr, size)], {st_value: [st_size]}) of
+    path's FUNC symbols (.symtab and .dynsym; readelf, cached per file)"""
+    if path not in ELF_FUNCS:
+        secs, funcs = [], {}
+        out = subprocess.run(['readelf', '-SW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        for m in re.finditer(r'\]\s+\S+\s+(PROGBITS)\s+([0-9a-f]+) ([0-9a-f]+) ([0-9a-f]+) [0-9a-f]+\s+(\S*)', out):
+            if 'X' in m.group(5):
+                secs.append((int(m.group(3), 16), int(m.group(2), 16), int(m.group(4), 16)))
+        out = subprocess.run(['readelf', '-sW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        for line in out.split('\n'):
+            f = line.split()
+            if len(f) >= 8 and f[3] in ('FUNC', 'IFUNC') and f[6] != 'UND':
+                size = int(f[2], 16) if f[2].startswith('0x') else int(f[2])
+                funcs.setdefault(int(f[1], 16), []).append(size)
+        ELF_FUNCS[path] = (secs, funcs)
+    return ELF_FUNCS[path]
+
+
+def perf_left_unnamed(pf, df, root, perf_named):
+    """perf printed [unknown] in an object it names elsewhere
+    (perf_named), dstack SYM+0xOFF: right if a FUNC symbol of the object
+    starts OFF bytes before the frame's file offset and covers it"""
+    if pf[1] != '[unknown]' or df[2] != pf[2] or df[3] is None or pf[2] not in perf_named or pf[2] not in PERF_FAILED:
+        return False
+    n = re.match(r'^(.*)\+0x([0-9a-f]+)$', df[1])
+    if not n or n.group(1) == '[unknown]' or pf[2].startswith('['):
+        return False
+    secs, funcs = elf_funcs((root or '') + pf[2])
+    sec = next((s for s in secs if s[0] <= df[3] < s[0] + s[2]), None)
+    if sec is None:
+        return False
+    vaddr, off = df[3] - sec[0] + sec[1], int(n.group(2), 16)
+    return any(size > off for size in funcs.get(vaddr - off, []))
+
+
 def classify(p, d, maps, recs):
     """(class, note) of one sample: p perf's frames, d dstack's"""
     pa = [f[0] for f in p]
@@ -296,6 +348,8 @@ def classify(p, d, maps, recs):
         diff = [i for i in range(len(p)) if key(p[i]) != key(d[i])]
         if all(vdso_named_right(p[i], d[i]) for i in diff):
             return 'vdso', None
+        if all(vdso_named_right(p[i], d[i]) or perf_left_unnamed(p[i], d[i], maps.root, PERF_NAMED) for i in diff):
+            return 'perf-nosym', None
         i = diff[0]
         return 'names', 'frame %d: perf %s, dstack %s' % (i, p[i][1:3], d[i][1:3])
     n = min(len(pa), len(da))
@@ -313,6 +367,8 @@ def classify(p, d, maps, recs):
 
 
 RA_BIAS = 0
+PERF_NAMED = set()
+PERF_FAILED = set()
 
 
 def main():
@@ -323,6 +379,11 @@ def main():
     recs = deferred_records(read(sys.argv[6])) if len(sys.argv) > 6 else None
     P, D = samples(read(perf_path)), samples(read(ds_path))
     maps = Maps(read(mmaps), root)
+    # the objects perf says it failed to load symbols of (-v), and those it
+    # named a frame of (it could read their symbols after all)
+    if os.path.exists(perf_path + '.err'):
+        PERF_FAILED.update(re.findall(r'^Failed to open (.*), continuing without symbols$', read(perf_path + '.err'), re.M))
+    PERF_NAMED.update(f[2] for s in P for f in s[4] if f[0] is not None and not f[1].startswith('[unknown]'))
     pids = {}
     for line in read(mmaps).split('\n'):
         pass
@@ -379,9 +440,9 @@ def main():
             examples[cls].append('%s tid %s time %s: %s\n      perf:   %s\n      dstack: %s' % (
                 ds[0], ds[1], ds[2], note, frames_text(ps[4]), frames_text(ds[4])))
     fails = sum(counts[c] for c in ('names', 'shorter', 'diverging', 'deeper-bad'))
-    print('%s %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
+    print('%s %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
                                                 counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
-                                                counts['perf-unmapped'], counts['names'],
+                                                counts['perf-unmapped'], counts['perf-nosym'], counts['names'],
                                                 counts['shorter'], counts['diverging'], counts['deeper-bad']))
     for cls, ex in examples.items():
         for e in ex:
