@@ -45,6 +45,13 @@ Each sample is one of:
              the sample that asked first gets [unknown], later ones names
              (rustc 1.95's 146 MB librustc_driver: perf script and perf
              report of one file leave different samples unnamed)
+  perf-pageoff  diverging at frame i where frame i-1 (the frame whose
+             unwind rules give frame i) lies in an executable segment not at
+             its file offset (PT_LOAD p_vaddr != p_offset: lld puts text a
+             page past it, rustc, rust-lld): perf's libdw module is a page off
+             there, looks up another function's CFI and reads a wrong slot
+             (docs/unwinding.md); each of dstack's frames from i passes the
+             deeper check
   names      the same addresses, another symbol or object name somewhere
   shorter    dstack's frames are a prefix of perf's
   diverging  the first differing frame has another address
@@ -338,6 +345,34 @@ def perf_left_unnamed(pf, df, root, perf_named):
     return any(size > off for size in funcs.get(vaddr - off, []))
 
 
+PAGE_OFF = {}
+
+
+def in_page_off_segment(f, root):
+    """frame f (its file offset f[3]) is in an executable PT_LOAD of its
+    object whose p_vaddr differs from p_offset"""
+    if f[0] is None or f[3] is None or f[2].startswith('['):
+        return False
+    path = (root or '') + f[2]
+    if path not in PAGE_OFF:
+        out = subprocess.run(['readelf', '-lW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        PAGE_OFF[path] = [(int(m.group(1), 16), int(m.group(3), 16))
+                          for m in re.finditer(r'^\s+LOAD\s+(0x[0-9a-f]+) (0x[0-9a-f]+) 0x[0-9a-f]+ (0x[0-9a-f]+) 0x[0-9a-f]+ [ R]*E', out, re.M)
+                          if int(m.group(1), 16) != int(m.group(2), 16)]
+    return any(off <= f[3] < off + size for off, size in PAGE_OFF[path])
+
+
+def perf_wrong_slot(p, d, pid, maps):
+    """perf's walk diverged after a frame in a page-off executable segment,
+    dstack's frames from there each pass check_extra"""
+    n = min(len(p), len(d))
+    i = next((i for i in range(n) if p[i][0] != d[i][0]), n)
+    if i == 0 or i >= n or not is_user(d[i - 1]) or not in_page_off_segment(d[i - 1], maps.root):
+        return False
+    return check_rest(d[i:], pid, maps)
+
+
 def classify(p, d, maps, recs):
     """(class, note) of one sample: p perf's frames, d dstack's"""
     pa = [f[0] for f in p]
@@ -427,6 +462,10 @@ def main():
             # perf's walk produced a return address in no mapping (e.g.
             # fffffffffffffffb), dstack's frames from there are checked
             cls, note = 'perf-unmapped', None
+        elif cls == 'diverging' and perf_wrong_slot(ps[4], ds[4], pid, maps):
+            # perf read a wrong slot after a frame its libdw module has a
+            # page off (docs/unwinding.md); dstack's frames are checked
+            cls, note = 'perf-pageoff', None
         elif cls == 'stitched':
             want = recs.get((ds[1], note))
             got = ['%x' % f[0] for f in ds[4] if is_user(f)]
@@ -440,9 +479,10 @@ def main():
             examples[cls].append('%s tid %s time %s: %s\n      perf:   %s\n      dstack: %s' % (
                 ds[0], ds[1], ds[2], note, frames_text(ps[4]), frames_text(ds[4])))
     fails = sum(counts[c] for c in ('names', 'shorter', 'diverging', 'deeper-bad'))
-    print('%s %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
+    print('%s %d %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
                                                 counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
-                                                counts['perf-unmapped'], counts['perf-nosym'], counts['names'],
+                                                counts['perf-unmapped'], counts['perf-nosym'], counts['perf-pageoff'],
+                                                counts['names'],
                                                 counts['shorter'], counts['diverging'], counts['deeper-bad']))
     for cls, ex in examples.items():
         for e in ex:
