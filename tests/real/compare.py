@@ -40,11 +40,10 @@ Each sample is one of:
              open OBJ, continuing without symbols"), and dstack's
              name SYM+0xOFF is a FUNC symbol of that object's symbol table
              that starts OFF bytes before the frame's address and covers it.
-             perf 7.2's first symbol load of a large object can fail
-             ("Failed to open OBJ, continuing without symbols" under -v):
-             the sample that asked first gets [unknown], later ones names
-             (rustc 1.95's 146 MB librustc_driver: perf script and perf
-             report of one file leave different samples unnamed)
+             perf 7.2's first symbol load of such an object fails, the
+             lookup that asked gets [unknown], later ones names (rustc 1.95's
+             146 MB librustc_driver: perf script and perf report of one file
+             leave different samples unnamed)
   perf-pageoff  diverging at frame i where frame i-1 (the frame whose
              unwind rules give frame i) lies in an executable segment not at
              its file offset (PT_LOAD p_vaddr != p_offset: lld puts text a
