@@ -34,6 +34,23 @@ Each sample is one of:
              perf's walk made up) and each of dstack's frames from there
              passes the deeper check; or shorter where every frame perf
              has beyond dstack's is such an address
+  perf-nosym the same addresses; perf printed [unknown] for a frame in an
+             object it names elsewhere in the same output and says it
+             failed to load (PERF_SCRIPT.err, perf script -v: "Failed to
+             open OBJ, continuing without symbols"), and dstack's
+             name SYM+0xOFF is a FUNC symbol of that object's symbol table
+             that starts OFF bytes before the frame's address and covers it.
+             perf 7.2's first symbol load of such an object fails, the
+             lookup that asked gets [unknown], later ones names (rustc 1.95's
+             146 MB librustc_driver: perf script and perf report of one file
+             leave different samples unnamed)
+  perf-pageoff  diverging at frame i where frame i-1 (the frame whose
+             unwind rules give frame i) lies in an executable segment not at
+             its file offset (PT_LOAD p_vaddr != p_offset: lld puts text a
+             page past it, rustc, rust-lld): perf's libdw module is a page off
+             there, looks up another function's CFI and reads a wrong slot
+             (docs/unwinding.md); each of dstack's frames from i passes the
+             deeper check
   names      the same addresses, another symbol or object name somewhere
   shorter    dstack's frames are a prefix of perf's
   diverging  the first differing frame has another address
@@ -286,6 +303,75 @@ def vdso_named_right(pf, df):
                for k, s, z, name in VDSO)
 
 
+ELF_FUNCS = {}
+
+
+def elf_funcs(path):
+    """(sections [(sh_offset, sh_addr, size)], {st_value: [st_size]}) of
+    path's FUNC symbols (.symtab and .dynsym; readelf, cached per file)"""
+    if path not in ELF_FUNCS:
+        secs, funcs = [], {}
+        out = subprocess.run(['readelf', '-SW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        for m in re.finditer(r'\]\s+\S+\s+(PROGBITS)\s+([0-9a-f]+) ([0-9a-f]+) ([0-9a-f]+) [0-9a-f]+\s+(\S*)', out):
+            if 'X' in m.group(5):
+                secs.append((int(m.group(3), 16), int(m.group(2), 16), int(m.group(4), 16)))
+        out = subprocess.run(['readelf', '-sW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        for line in out.split('\n'):
+            f = line.split()
+            if len(f) >= 8 and f[3] in ('FUNC', 'IFUNC') and f[6] != 'UND':
+                size = int(f[2], 16) if f[2].startswith('0x') else int(f[2])
+                funcs.setdefault(int(f[1], 16), []).append(size)
+        ELF_FUNCS[path] = (secs, funcs)
+    return ELF_FUNCS[path]
+
+
+def perf_left_unnamed(pf, df, root, perf_named):
+    """perf printed [unknown] in an object it names elsewhere
+    (perf_named), dstack SYM+0xOFF: right if a FUNC symbol of the object
+    starts OFF bytes before the frame's file offset and covers it"""
+    if pf[1] != '[unknown]' or df[2] != pf[2] or df[3] is None or pf[2] not in perf_named or pf[2] not in PERF_FAILED:
+        return False
+    n = re.match(r'^(.*)\+0x([0-9a-f]+)$', df[1])
+    if not n or n.group(1) == '[unknown]' or pf[2].startswith('['):
+        return False
+    secs, funcs = elf_funcs((root or '') + pf[2])
+    sec = next((s for s in secs if s[0] <= df[3] < s[0] + s[2]), None)
+    if sec is None:
+        return False
+    vaddr, off = df[3] - sec[0] + sec[1], int(n.group(2), 16)
+    return any(size > off for size in funcs.get(vaddr - off, []))
+
+
+PAGE_OFF = {}
+
+
+def in_page_off_segment(f, root):
+    """frame f (its file offset f[3]) is in an executable PT_LOAD of its
+    object whose p_vaddr differs from p_offset"""
+    if f[0] is None or f[3] is None or f[2].startswith('['):
+        return False
+    path = (root or '') + f[2]
+    if path not in PAGE_OFF:
+        out = subprocess.run(['readelf', '-lW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        PAGE_OFF[path] = [(int(m.group(1), 16), int(m.group(3), 16))
+                          for m in re.finditer(r'^\s+LOAD\s+(0x[0-9a-f]+) (0x[0-9a-f]+) 0x[0-9a-f]+ (0x[0-9a-f]+) 0x[0-9a-f]+ [ R]*E', out, re.M)
+                          if int(m.group(1), 16) != int(m.group(2), 16)]
+    return any(off <= f[3] < off + size for off, size in PAGE_OFF[path])
+
+
+def perf_wrong_slot(p, d, pid, maps):
+    """perf's walk diverged after a frame in a page-off executable segment,
+    dstack's frames from there each pass check_extra"""
+    n = min(len(p), len(d))
+    i = next((i for i in range(n) if p[i][0] != d[i][0]), n)
+    if i == 0 or i >= n or not is_user(d[i - 1]) or not in_page_off_segment(d[i - 1], maps.root):
+        return False
+    return check_rest(d[i:], pid, maps)
+
+
 def classify(p, d, maps, recs):
     """(class, note) of one sample: p perf's frames, d dstack's"""
     pa = [f[0] for f in p]
@@ -296,6 +382,8 @@ def classify(p, d, maps, recs):
         diff = [i for i in range(len(p)) if key(p[i]) != key(d[i])]
         if all(vdso_named_right(p[i], d[i]) for i in diff):
             return 'vdso', None
+        if all(vdso_named_right(p[i], d[i]) or perf_left_unnamed(p[i], d[i], maps.root, PERF_NAMED) for i in diff):
+            return 'perf-nosym', None
         i = diff[0]
         return 'names', 'frame %d: perf %s, dstack %s' % (i, p[i][1:3], d[i][1:3])
     n = min(len(pa), len(da))
@@ -313,6 +401,8 @@ def classify(p, d, maps, recs):
 
 
 RA_BIAS = 0
+PERF_NAMED = set()
+PERF_FAILED = set()
 
 
 def main():
@@ -323,6 +413,11 @@ def main():
     recs = deferred_records(read(sys.argv[6])) if len(sys.argv) > 6 else None
     P, D = samples(read(perf_path)), samples(read(ds_path))
     maps = Maps(read(mmaps), root)
+    # the objects perf says it failed to load symbols of (-v), and those it
+    # named a frame of (it could read their symbols after all)
+    if os.path.exists(perf_path + '.err'):
+        PERF_FAILED.update(re.findall(r'^Failed to open (.*), continuing without symbols$', read(perf_path + '.err'), re.M))
+    PERF_NAMED.update(f[2] for s in P for f in s[4] if f[0] is not None and not f[1].startswith('[unknown]'))
     pids = {}
     for line in read(mmaps).split('\n'):
         pass
@@ -366,6 +461,10 @@ def main():
             # perf's walk produced a return address in no mapping (e.g.
             # fffffffffffffffb), dstack's frames from there are checked
             cls, note = 'perf-unmapped', None
+        elif cls == 'diverging' and perf_wrong_slot(ps[4], ds[4], pid, maps):
+            # perf read a wrong slot after a frame its libdw module has a
+            # page off (docs/unwinding.md); dstack's frames are checked
+            cls, note = 'perf-pageoff', None
         elif cls == 'stitched':
             want = recs.get((ds[1], note))
             got = ['%x' % f[0] for f in ds[4] if is_user(f)]
@@ -379,9 +478,10 @@ def main():
             examples[cls].append('%s tid %s time %s: %s\n      perf:   %s\n      dstack: %s' % (
                 ds[0], ds[1], ds[2], note, frames_text(ps[4]), frames_text(ds[4])))
     fails = sum(counts[c] for c in ('names', 'shorter', 'diverging', 'deeper-bad'))
-    print('%s %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
+    print('%s %d %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
                                                 counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
-                                                counts['perf-unmapped'], counts['names'],
+                                                counts['perf-unmapped'], counts['perf-nosym'], counts['perf-pageoff'],
+                                                counts['names'],
                                                 counts['shorter'], counts['diverging'], counts['deeper-bad']))
     for cls, ex in examples.items():
         for e in ex:

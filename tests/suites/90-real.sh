@@ -22,8 +22,8 @@ REAL_ROOT=${KVM_CACHE:-/var/tmp/kernel-vm}/root
 real_perf7_ok() { [ -x "$KVM_PERF7_REAL" ] && [ -x "$REAL_ROOT/usr/bin/perf" ]; }
 
 real_header() {
-	printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %8s %7s %7s %9s %10s  %s\n' program mode samples equal deeper '(empty)' stitched \
-		vdso perf-wild names shorter diverging deeper-bad report
+	printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %8s %10s %12s %7s %7s %9s %10s  %s\n' program mode samples equal deeper '(empty)' stitched \
+		vdso perf-wild perf-nosym perf-pageoff names shorter diverging deeper-bad report
 }
 
 # real_compare LABEL DATA SYMFS KALLSYMS NOINLINE DEFER: dstack's and perf 7.2's
@@ -35,7 +35,9 @@ real_compare() {
 	if [ -n "$symfs" ]; then dargs+=(--symfs "$symfs"); pargs+=(--symfs "$([ "$symfs" = "$REAL_ROOT" ] && echo / || echo "/host$symfs")")
 	else pargs+=(--symfs /host); fi
 	[ -z "$noinl" ] || { dargs+=(--no-inline); pargs+=(--no-inline); }
-	"$KVM_PERF7" script -F +pid,+dsoff "${pargs[@]}" >"$o/perf" 2>"$o/perf.err"
+	# -v: perf says on stderr which objects' symbols it failed to load
+	# (compare.py's perf-nosym class reads it); stdout is the same
+	"$KVM_PERF7" script -v -F +pid,+dsoff "${pargs[@]}" >"$o/perf" 2>"$o/perf.err"
 	if ! "$DSTACK" script -F +pid,+dsoff "${dargs[@]}" >"$o/dstack" 2>"$o/dstack.err"; then
 		bad "real $label: dstack script failed: $(tail -2 "$o/dstack.err")"; return
 	fi
@@ -49,25 +51,43 @@ real_compare() {
 	rep=-
 	local first; first=$(echo "$res" | head -1)
 	set -- $first
-	if [ $# -ge 12 ] && [ "$2" -gt 0 ] && [ "$2" = "$3" ]; then
+	if [ $# -ge 14 ] && [ "$2" -gt 0 ] && [ "$2" = "$3" ]; then
 		"$KVM_PERF7" report --stdio --children "${pargs[@]}" 2>/dev/null | grep -v '^#' >"$o/report.perf"
 		"$DSTACK" report --stdio --children "${dargs[@]}" 2>/dev/null | grep -v '^#' >"$o/report.dstack"
 		rep=$(python3 "$ROOT/tests/check_conformance.py" "$o/report.perf" "$o/report.dstack")
 		case $? in
 		0) ok "real $label: report --children equal to perf 7.2's line for line (${rep%%$'\t'*})"; rep=${rep%%$'\t'*} ;;
 		3) echo "info real $label: report --children: only siblings of equal weight in another order: ${rep#*$'\t'}"; rep="~${rep%%$'\t'*}" ;;
-		*) bad "real $label: report --children differs from perf 7.2's: ${rep#*$'\t'}"; rep="!${rep%%$'\t'*}" ;;
+		*)	local nosym; nosym=$(real_report_nosym "$o")
+			if [ -n "$nosym" ]; then
+				echo "info real $label: report --children not compared: perf 7.2 failed its first symbol load of $nosym (its script -v: 'Failed to open ..., continuing without symbols'; its report has an [.] 0xADDR entry in that object): ${rep#*$'\t'}"
+				rep="nosym:${rep%%$'\t'*}"
+			else
+				bad "real $label: report --children differs from perf 7.2's: ${rep#*$'\t'}"; rep="!${rep%%$'\t'*}"
+			fi ;;
 		esac
 	fi
-	real_rows+=("$(printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %8s %7s %7s %9s %10s  %s' "${label%.*}" "${label##*.}" \
-		"${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "${7:-?}" "${8:-?}" "${9:-?}" "${10:-?}" "${11:-?}" "${12:-?}" "$rep")")
-	if [ $rc -eq 0 ] && [ $# -ge 12 ] && [ "$2" -gt 0 ]; then
-		ok "real $label: $2 samples: $3 equal to perf 7.2's, $4 deeper (each added frame a return address in mapped code; $5 where perf printed no user frame), $6 stitched, $7 vDSO frames perf left unnamed, $8 where perf walked to an unmapped address"
-	elif [ $# -ge 12 ] && [ "$2" -eq 0 ]; then
+	real_rows+=("$(printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %8s %10s %12s %7s %7s %9s %10s  %s' "${label%.*}" "${label##*.}" \
+		"${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "${7:-?}" "${8:-?}" "${9:-?}" "${10:-?}" "${11:-?}" "${12:-?}" "${13:-?}" "${14:-?}" "$rep")")
+	if [ $rc -eq 0 ] && [ $# -ge 14 ] && [ "$2" -gt 0 ]; then
+		ok "real $label: $2 samples: $3 equal to perf 7.2's, $4 deeper (each added frame a return address in mapped code; $5 where perf printed no user frame), $6 stitched, $7 vDSO frames perf left unnamed, $8 where perf walked to an unmapped address, $9 where perf left a frame of an object it names elsewhere [unknown] and a FUNC symbol covers it, ${10} where perf read a wrong slot after a frame in a page-off segment"
+	elif [ $# -ge 14 ] && [ "$2" -eq 0 ]; then
 		bad "real $label: no samples ($(tail -1 "$o/perf.err"))"
 	else
 		bad "real $label: $(echo "$res" | head -7)"
 	fi
+}
+
+# real_report_nosym DIR: the objects perf 7.2 said it failed to load the
+# symbols of (DIR/perf.err of script -v) of which its report (DIR/report.perf)
+# has an entry with no symbol ([.] 0xADDR): that report cannot be equal to
+# dstack's, which names the address (perf names it too once its next load
+# of the object succeeds: compare.py's perf-nosym)
+real_report_nosym() {
+	local obj
+	sed -n 's/^Failed to open \(.*\), continuing without symbols$/\1/p' "$1/perf.err" | while read -r obj; do
+		grep -qE "[[:space:]]$(basename "$obj" | sed 's/[.]/[.]/g')[[:space:]]+\[\.\] 0x[0-9a-f]+$" "$1/report.perf" && echo "$obj"
+	done
 }
 
 real_row_print() { real_header; local r; for r in "${real_rows[@]}"; do echo "$r"; done; }
