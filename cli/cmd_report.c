@@ -232,6 +232,7 @@ struct report {
 	 * path's walk made (child_at, path_walk): its frame, the node's
 	 * address, the outcome; kept by path (ipdeps, path record word 11)
 	 */
+	bool walking;                     /* a path_walk is on (child_at's other callers keep nothing) */
 	uint32_t walk_d;                  /* the walk's frame child_at searches for */
 	struct ipcmp { uint64_t aip; uint32_t d; int32_t sign; } *wcmp;
 	size_t nr_wcmp, cap_wcmp;
@@ -681,9 +682,11 @@ static bool kids_mapped(struct report *r, uint32_t parent)
 /* A comparison of the walk's frame r->walk_d by its address with a node's address @aip, outcome @sign. */
 static void walk_cmp_note(struct report *r, uint64_t aip, int sign)
 {
-	struct ipcmp *v = dsi_grow(r->wcmp, &r->cap_wcmp, r->nr_wcmp + 1, sizeof(*v), 16);
+	struct ipcmp *v;
 
-	if (!v) {
+	if (!r->walking)
+		return;
+	if (!(v = dsi_grow(r->wcmp, &r->cap_wcmp, r->nr_wcmp + 1, sizeof(*v), 16))) {
 		r->wcmp_lost = true;
 		return;
 	}
@@ -1118,6 +1121,7 @@ static int path_walk(struct report *r, uint32_t *p, const struct ds_profile_samp
 
 	r->nr_wcmp = 0;
 	r->wcmp_lost = false;
+	r->walking = true;
 	for (uint32_t d = 0; d < p[5]; d++) {
 		size_t i = walk_frame(p, d);
 
@@ -1126,11 +1130,14 @@ static int path_walk(struct report *r, uint32_t *p, const struct ds_profile_samp
 			continue;
 		}
 		r->walk_d = d;
-		if ((key = frame_nkey(r, s, i)) == NONE || (n = child_at(r, n, key, s->frames[i].ip)) == NONE)
+		if ((key = frame_nkey(r, s, i)) == NONE || (n = child_at(r, n, key, s->frames[i].ip)) == NONE) {
+			r->walking = false;
 			return -ENOMEM;
+		}
 		known = known && n == nodes[d];
 		nodes[d] = n;
 	}
+	r->walking = false;
 	p[10] = (uint32_t)r->nr_nodes;
 	path_keep_cmps(r, p);
 	p[12] = path_kids(r, p);
