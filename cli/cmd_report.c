@@ -50,19 +50,24 @@ struct nkey {
  * functions by name, others by symbol start, frames without a symbol by
  * address), so its searches can miss an equal child and make a second
  * one, and the tree's order is what orders equal weights when printing.
- * Where the children are of one kind the comparison is an order and the
- * search finds what node_trie finds by (parent, key), without reading a
- * node.
+ * Where the children are of one kind the comparison is an order, a key
+ * has one child, and the search finds what its newest child or (past
+ * TRIE_MIN children) node_trie finds by (parent, key).
  */
 struct node {
 	uint32_t key;              /* index in nkeys; NONE for an entry's root */
 	uint32_t parent, first_child, next_sibling;
 	uint32_t kids_root;        /* the root of the tree of children (in r->nrb), NONE if none */
 	uint8_t kinds;             /* the children's kinds (KIND_*): more than one, and searches walk the tree */
+	uint16_t nkids;            /* its children, counted up to NKIDS_MAX (then: unknown) */
 	uint64_t hit, cumul;       /* period ending here, period through here */
 	uint64_t ip;               /* the address of the chain that made the node (perf's callchain_list ip,
 				      what frames without a symbol compare with) */
 };
+
+#define NKIDS_MAX UINT16_MAX
+/* children a parent has before its search goes through node_trie (fewer: its tree, a few steps) */
+#define TRIE_MIN 4
 
 /* A node key's kind in perf's comparison of call-graph frames (chain_match) */
 enum { KIND_ADDR = 1, KIND_SYM = 2, KIND_INLINED = 4 };
@@ -94,6 +99,27 @@ struct entry {
 	bool object;                   /* sym is a data object: perf prints "sym+0xOFF" (obj_off) */
 	uint64_t obj_off;
 	uint32_t br;                   /* the branch view's: its branch's ends (index in r->brs), else NONE */
+};
+
+/*
+ * --children: what a sample adds to, by what determines it (its shape,
+ * event, comm and, sorted by it, pid): its own entry, then each entry it
+ * credits with the path under it (children_from_memo).
+ */
+struct cmemo {
+	uint64_t shape_id;
+	uint64_t chain_id;         /* the last chain whose frames were checked (equal ids, equal frames), 0 none */
+	const struct ds_evsel *evsel;
+	const char *comm;
+	int32_t pid;
+	uint32_t leaf;             /* the own frame's index in the chain (leaf_frame) */
+	uint32_t nr_frames;
+	uint32_t epoch;            /* r->ent_epoch it was made at (tree searches: valid while equal) */
+	uint32_t own;              /* the own entry's index */
+	uint32_t nr_items, nr_found, cap_words;
+	size_t items;              /* offset in citems: nr_items (entry, path) pairs, then the nr_found
+				      entries its searches found (its he_cache) */
+	size_t spans;              /* offset in cspans: each frame's symbol start and end */
 };
 
 /* A sample's entry and call-graph path, by what determines them. */
@@ -201,18 +227,54 @@ struct report {
 	struct rbn *nrb;                  /* by node index: its place in its parent's tree of children */
 	size_t cap_nrb;
 	uint32_t mix_epoch;               /* counts the nodes whose children came to mix kinds (path_add) */
-	struct dsi_trie node_trie;         /* (parent, nkey) -> index in nodes, the first made */
+	/*
+	 * The comparisons of a frame with a symbol by its address that a
+	 * path's walk made (child_at, path_walk): its frame, the node's
+	 * address, the outcome; kept by path (ipdeps, path record word 11)
+	 */
+	bool walking;                     /* a path_walk is on (child_at's other callers keep nothing) */
+	uint32_t walk_d;                  /* the walk's frame child_at searches for */
+	struct ipcmp { uint64_t aip; uint32_t d; int32_t sign; } *wcmp;
+	size_t nr_wcmp, cap_wcmp;
+	bool wcmp_lost;                   /* one could not be kept (ENOMEM): the walk is not known */
+	struct ipdep { size_t at; uint32_t nr, cap; } *ipdeps;   /* nr UINT32_MAX: not known */
+	size_t nr_ipdeps, cap_ipdeps;
+	struct ipcmp *ipcs;               /* the ipdeps' comparisons */
+	size_t nr_ipcs, cap_ipcs;
+	struct dsi_trie node_trie;         /* (parent, nkey) -> child, for parents of one kind of children
+					     and more than TRIE_MIN of them */
 	struct nkey *nkeys;
 	size_t nr_nkeys, cap_nkeys;
 	struct dsi_idmap nkey_ids;         /* nkey -> index in nkeys */
 	uint32_t *fkeys;                  /* machine frame id -> nkey index + 1 (0: not yet) */
 	size_t cap_fkeys;
 	struct dsi_idmap path_ids;         /* (root, shape id, range) -> offset in paths */
-	uint32_t *paths;                  /* records: PATH_HEAD words, then n nkeys, addresses, nodes */
+	uint32_t *paths;                  /* records: PATH_HEAD words, then n nodes */
 	size_t nr_paths, cap_paths;
 	struct dsi_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
 	struct dsi_strset texts;          /* our copies, one per text (source lines, tracepoint texts, comms) */
 	struct dsi_idmap memo_ids;         /* (shape id, evsel, comm, pid) -> index in memo */
+	struct dsi_idmap cmemo_ids;        /* --children: the same key -> index in cmemo */
+	struct cmemo *cmemo;
+	size_t nr_cmemo, cap_cmemo;
+	uint32_t *citems;                 /* cmemo's (entry, path offset or NONE) pairs */
+	size_t nr_citems, cap_citems;
+	uint64_t *cspans;                 /* cmemo's frame spans (two words a frame) */
+	size_t nr_cspans, cap_cspans;
+	/*
+	 * Moves when perf's tree of entries changes in a way that can change
+	 * what a search finds: its start, and an entry made in it whose
+	 * linking moved nodes (a rotation; a new leaf changes no search that
+	 * found an entry, and one for its key now finds it).  The hash map's
+	 * finds never change (an entry, once made, is what an equal key finds).
+	 */
+	uint32_t ent_epoch;
+	uint32_t tree_epoch;              /* ent_epoch when the tree started */
+	uint32_t *ent_moved;              /* by entry: ent_epoch when a rotation last moved it, 0 never */
+	size_t cap_moved;
+	bool rec_on, rec_ok;              /* count_sample records what it credits (rec), for a cmemo */
+	uint32_t *rec;
+	size_t nr_rec, cap_rec;
 	struct memo *memo;                /* what a sample with that key adds to (no --children) */
 	size_t nr_memo, cap_memo;
         /* library string -> our copy (the library's die with the walk) */
@@ -257,9 +319,8 @@ static bool keeps_comm(const struct report *r)
 	return uses(r, SORT_COMM) || uses(r, SORT_PID);
 }
 
-static const char *short_dso(const char *dso);
-static struct report *sort_ctx;   /* the report the comparators and short_dso() work for */
-static int cmp_collapsed(const void *pa, const void *pb);
+static const char *short_dso(const struct report *r, const char *dso);
+static int cmp_collapsed(const void *pa, const void *pb, void *ctx);
 
 /* Two branches equal by the branch keys sorted by (dso_from ... cycles) */
 static bool branch_ends_eq(const struct report *r, const struct branch_ends *a, const struct branch_ends *b)
@@ -293,13 +354,13 @@ static bool entry_eq(const struct report *r, const struct entry *a, const struct
 	if (uses(r, SORT_PID) && a->pid != b->pid)
 		return false;
 	/* perf tells objects apart by their short names: two "perf" binaries are one */
-	if (uses(r, SORT_DSO) && a->dso != b->dso && strcmp(short_dso(a->dso), short_dso(b->dso)))
+	if (uses(r, SORT_DSO) && a->dso != b->dso && strcmp(short_dso(r, a->dso), short_dso(r, b->dso)))
 		return false;
 	if (uses(r, SORT_SYM) && (a->sym != b->sym || (!a->sym && a->addr != b->addr)))
 		return false;
 	/* perf's symbol key tells the DSOs of two symbols apart when no dso key does (free@plt of two objects) */
 	if (uses(r, SORT_SYM) && !uses(r, SORT_DSO) && a->sym && a->dso != b->dso &&
-	    strcmp(short_dso(a->dso), short_dso(b->dso)))
+	    strcmp(short_dso(r, a->dso), short_dso(r, b->dso)))
 		return false;
 	/* perf's inlined function is one per function it is inlined in (its symbol's start) */
 	if (uses(r, SORT_SYM) && a->inlined && a->start != b->start)
@@ -322,11 +383,11 @@ static uint64_t entry_hash(const struct report *r, const struct entry *e)
 	if (uses(r, SORT_PID))
 		h = dsi_hash_pair(h, (uint64_t)(uint32_t)e->pid);
 	if (uses(r, SORT_DSO))
-		h = dsi_hash_pair(h, dsi_hash_str(short_dso(e->dso)));
+		h = dsi_hash_pair(h, dsi_hash_str(short_dso(r, e->dso)));
 	if (uses(r, SORT_SYM))
 		h = dsi_hash_pair(h, e->sym ? (uintptr_t)e->sym ^ (e->inlined ? e->start : 0) : e->addr);
 	if (uses(r, SORT_SYM) && !uses(r, SORT_DSO) && e->sym)
-		h = dsi_hash_pair(h, dsi_hash_str(short_dso(e->dso)));
+		h = dsi_hash_pair(h, dsi_hash_str(short_dso(r, e->dso)));
 	if (uses(r, SORT_SRCLINE))
 		h = dsi_hash_pair(h, (uintptr_t)e->srcline);
 	if (uses(r, SORT_TRACE))
@@ -370,6 +431,7 @@ static uint32_t new_node(struct report *r, uint32_t parent, uint32_t key)
 	r->nodes[r->nr_nodes] = (struct node){ .key = key, .parent = parent, .first_child = NONE, .next_sibling = NONE,
 					       .kids_root = NONE };
 	if (parent != NONE) {
+		r->nodes[parent].nkids += r->nodes[parent].nkids < NKIDS_MAX;
 		r->nodes[r->nr_nodes].next_sibling = r->nodes[parent].first_child;
 		r->nodes[parent].first_child = (uint32_t)r->nr_nodes;
 	}
@@ -491,10 +553,17 @@ static void rb_rotate(struct rbn *t, uint32_t *root, uint32_t x, bool left)
 		t[p].right = y;
 }
 
-/* Node @z below @p (left of it if @left; the root when @p is NONE), then rebalanced as perf's rb_insert_color. */
-static void rb_link(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool left)
+/*
+ * Node @z below @p (left of it if @left; the root when @p is NONE), then
+ * rebalanced as perf's rb_insert_color.  Whether that rotated (moved
+ * nodes that were there); with @moved (room for 3), the nodes a rotation
+ * moved into it, as many as *@nr_moved.
+ */
+static bool rb_link_moved(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool left, uint32_t *moved,
+			  size_t *nr_moved)
 {
 	uint32_t x;
+	bool rotated = false;
 
 	t[z] = (struct rbn){ .left = NONE, .right = NONE, .parent = p, .red = true };
 	if (p == NONE)
@@ -515,6 +584,12 @@ static void rb_link(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool 
 			x = g;
 			continue;
 		}
+		if (moved) {   /* (what the rotations below move: x, its parent and grandparent) */
+			moved[0] = x;
+			moved[1] = q;
+			moved[2] = g;
+			*nr_moved = 3;
+		}
 		if (x == (ql ? t[q].right : t[q].left)) {
 			rb_rotate(t, root, q, ql);
 			x = q;
@@ -523,8 +598,15 @@ static void rb_link(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool 
 		t[q].red = false;
 		t[g].red = true;
 		rb_rotate(t, root, g, !ql);
+		rotated = true;
 	}
 	t[*root].red = false;
+	return rotated;
+}
+
+static bool rb_link(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool left)
+{
+	return rb_link_moved(t, root, z, p, left, NULL, NULL);
 }
 
 static uint8_t nkey_kind(const struct nkey *k)
@@ -576,36 +658,83 @@ static bool mixed(uint8_t kinds)
  * append_chain_children): NONE on ENOMEM.  A new child is linked where the
  * search ended.
  */
+/*
+ * After a child of @parent was made: the map holds each child of a parent
+ * of one kind of children once it has more than TRIE_MIN (all of them
+ * when it gets there).  False on ENOMEM.
+ */
+static bool kids_mapped(struct report *r, uint32_t parent)
+{
+	const struct node *p = &r->nodes[parent];
+	bool added;
+
+	if (mixed(p->kinds) || p->nkids <= TRIE_MIN)
+		return true;
+	for (uint32_t c = p->first_child; c != NONE; c = r->nodes[c].next_sibling) {
+		if (dsi_trie__child(&r->node_trie, parent, r->nodes[c].key, c, &added) == NONE)
+			return false;
+		if (p->nkids != TRIE_MIN + 1)
+			break;   /* (the others are in: only the newest is new) */
+	}
+	return true;
+}
+
+/* A comparison of the walk's frame r->walk_d by its address with a node's address @aip, outcome @sign. */
+static void walk_cmp_note(struct report *r, uint64_t aip, int sign)
+{
+	struct ipcmp *v;
+
+	if (!r->walking)
+		return;
+	if (!(v = dsi_grow(r->wcmp, &r->cap_wcmp, r->nr_wcmp + 1, sizeof(*v), 16))) {
+		r->wcmp_lost = true;
+		return;
+	}
+	r->wcmp = v;
+	v[r->nr_wcmp++] = (struct ipcmp){ .aip = aip, .d = r->walk_d, .sign = sign };
+}
+
 static uint32_t child_at(struct report *r, uint32_t parent, uint32_t key, uint64_t ip)
 {
 	uint32_t x, at = NONE, z;
 	uint8_t kinds;
-	bool left = false, added;
+	bool left = false;
 
-	if (!mixed(r->nodes[parent].kinds) && (x = dsi_trie__find(&r->node_trie, parent, key)) != NONE)
+	/*
+	 * children of one kind: perf's search is an order, there is one child
+	 * a key, and the newest child (often the only one) is asked first,
+	 * then the map of many children (a few are searched in their tree)
+	 */
+	if (!mixed(r->nodes[parent].kinds) && (x = r->nodes[parent].first_child) != NONE &&
+	    (r->nodes[x].key == key ||
+	     (r->nodes[parent].nkids > TRIE_MIN && (x = dsi_trie__find(&r->node_trie, parent, key)) != NONE)))
 		return x;
 	for (x = r->nodes[parent].kids_root; x != NONE;) {
-		int c = chain_match(&r->nkeys[r->nodes[x].key], r->nodes[x].ip, &r->nkeys[key], ip);
+		const struct nkey *a = &r->nkeys[r->nodes[x].key], *b = &r->nkeys[key];
+		int c = chain_match(a, r->nodes[x].ip, b, ip);
 
+		/* (a frame with a symbol compared by its address: path_add) */
+		if (!a->sym && b->sym && !dso_order(a, b))
+			walk_cmp_note(r, r->nodes[x].ip, c);
 		if (!c)
 			return x;
 		at = x;
 		left = c < 0;
 		x = left ? r->nrb[x].left : r->nrb[x].right;
 	}
-	/* room first: a node added to the trie is made (a second child of one
-	 * key stays out of the trie: it is found by walking) */
-	if (!node_room(r) || dsi_trie__child(&r->node_trie, parent, key, (uint32_t)r->nr_nodes, &added) == NONE)
+	if ((z = new_node(r, parent, key)) == NONE)
 		return NONE;
-	z = new_node(r, parent, key);
 	r->nodes[z].ip = ip;
 	rb_link(r->nrb, &r->nodes[parent].kids_root, z, at, left);
 	kinds = r->nodes[parent].kinds | nkey_kind(&r->nkeys[key]);
 	if (mixed(kinds) && !mixed(r->nodes[parent].kinds))
 		r->mix_epoch++;
 	r->nodes[parent].kinds = kinds;
-	return z;
+	return kids_mapped(r, parent) ? z : NONE;
 }
+
+/* perf's comparison of two entries (pointers to entry pointers) in report @ctx, as qsort_r's */
+typedef int (*entry_cmp)(const void *, const void *, void *ctx);
 
 /* Node x's entry in a tree: the trees of lists (node x: list[x]) and of r->ents (node x: ents[x]). */
 typedef const struct entry *(*rb_entry_at)(const void *base, uint32_t x);
@@ -620,15 +749,15 @@ static const struct entry *ents_at(const void *base, uint32_t x) { return &((con
  * its insertions do.  NONE otherwise, with the parent and side to link a
  * new node at.
  */
-static uint32_t rb_descend(const struct rbn *t, uint32_t root, rb_entry_at at, const void *base,
-			   const struct entry *key, int (*cmp)(const void *, const void *), bool find,
-			   uint32_t *parent, bool *left)
+static uint32_t rb_descend(const struct report *r, const struct rbn *t, uint32_t root, rb_entry_at at,
+			   const void *base, const struct entry *key, entry_cmp cmp, bool find, uint32_t *parent,
+			   bool *left)
 {
 	*parent = NONE;
 	*left = false;
 	for (uint32_t x = root; x != NONE;) {
 		const struct entry *ex = at(base, x);
-		int c = cmp(&key, &ex);
+		int c = cmp(&key, &ex, (void *)r);
 
 		if (!c && find)
 			return x;
@@ -640,13 +769,13 @@ static uint32_t rb_descend(const struct rbn *t, uint32_t root, rb_entry_at at, c
 }
 
 /* Node @z (entry @in[z]) into the red-black tree at *@root as perf's go (@cmp < 0: left of a node; equal: right). */
-static void rb_insert(struct rbn *t, uint32_t *root, struct entry **in, uint32_t z,
-		      int (*cmp)(const void *, const void *))
+static void rb_insert(const struct report *r, struct rbn *t, uint32_t *root, struct entry **in, uint32_t z,
+		      entry_cmp cmp)
 {
 	uint32_t p;
 	bool left;
 
-	rb_descend(t, *root, list_at, in, in[z], cmp, false, &p, &left);
+	rb_descend(r, t, *root, list_at, in, in[z], cmp, false, &p, &left);
 	rb_link(t, root, z, p, left);
 }
 
@@ -685,11 +814,19 @@ static void setup_groups(struct report *r);
 /* Room for the tree links of entry @z. */
 static bool etree_room(struct report *r, size_t z)
 {
+	size_t cap = r->cap_etree;
 	struct rbn *t = dsi_grow(r->etree, &r->cap_etree, z + 1, sizeof(*t), 1024);
+	uint32_t *m;
 
-	if (t)
-		r->etree = t;
-	return t != NULL;
+	if (!t)
+		return false;
+	r->etree = t;
+	if (!(m = dsi_grow_zeroed(r->ent_moved, &r->cap_moved, r->cap_etree, sizeof(*m), 1024))) {
+		r->cap_etree = cap;   /* (the next call grows both) */
+		return false;
+	}
+	r->ent_moved = m;
+	return true;
 }
 
 /* Entry @z into its event's tree as perf's search places a new one. */
@@ -698,7 +835,7 @@ static void etree_add(struct report *r, size_t ev, uint32_t z)
 	uint32_t p;
 	bool left;
 
-	rb_descend(r->etree, r->ein_root[ev], ents_at, r->ents, &r->ents[z], cmp_collapsed, false, &p, &left);
+	rb_descend(r, r->etree, r->ein_root[ev], ents_at, r->ents, &r->ents[z], cmp_collapsed, false, &p, &left);
 	rb_link(r->etree, &r->ein_root[ev], z, p, left);
 }
 
@@ -714,6 +851,7 @@ static bool etree_start(struct report *r)
 	for (size_t z = 0; z < r->nr_ents; z++)
 		etree_add(r, event_index(r, r->ents[z].evsel), (uint32_t)z);
 	r->etree_on = true;
+	r->tree_epoch = ++r->ent_epoch;
 	return true;
 }
 
@@ -734,7 +872,7 @@ static struct entry *find_entry_tree(struct report *r, const struct entry *key)
 	uint32_t p;
 	bool left;
 
-	x = rb_descend(r->etree, r->ein_root[ev], ents_at, r->ents, key, cmp_collapsed, true, &p, &left);
+	x = rb_descend(r, r->etree, r->ein_root[ev], ents_at, r->ents, key, cmp_collapsed, true, &p, &left);
 	if (x != NONE)
 		return &r->ents[x];
 	e = dsi_grow(r->ents, &r->cap_ents, r->nr_ents + 1, sizeof(*e), 1024);
@@ -745,7 +883,18 @@ static struct entry *find_entry_tree(struct report *r, const struct entry *key)
 	e = &r->ents[z];
 	*e = *key;
 	e->root = new_node(r, NONE, NONE);
-	rb_link(r->etree, &r->ein_root[ev], z, p, left);   /* where the search ended */
+	/*
+	 * where the search ended: a search that found an entry before finds it
+	 * still, and one for this key finds it, unless nodes moved
+	 */
+	uint32_t moved[3];
+	size_t nr_moved = 0;
+
+	if (rb_link_moved(r->etree, &r->ein_root[ev], z, p, left, moved, &nr_moved)) {
+		r->ent_epoch++;
+		for (size_t i = 0; i < nr_moved; i++)
+			r->ent_moved[moved[i]] = r->ent_epoch;
+	}
 	return e;
 }
 
@@ -759,7 +908,7 @@ static bool in_he_cache(const struct report *r, const struct entry *key)
 		/* the quick check first: most entries differ by symbol */
 		if (key->sym && c->sym && !key->inlined && !c->inlined && key->start != c->start)
 			continue;
-		if (!cmp_collapsed(&key, &c))
+		if (!cmp_collapsed(&key, &c, (void *)r))
 			return true;
 	}
 	return false;
@@ -816,27 +965,30 @@ static int add_chain_nodes(struct report *r, struct entry *e, const struct ds_pr
  * through a mixed node walks its nodes for every sample, as perf does.
  * The graph is built as the samples come, so its trees are perf's.
  *
+ * A path through a mixed node keeps its nodes and a pending sum too while
+ * its walk cannot come out otherwise: no node on its way got a child
+ * since its last walk (a search's outcome depends on the trees of
+ * children it meets and the frames it compares; children only come, so
+ * the sum of their numbers along the way tells), and each comparison that
+ * walk made of a frame with a symbol by its address (the one thing of a
+ * chain its shape leaves free that a search reads) comes out the same for
+ * this sample's address (path_keep_cmps).
+ *
  * A path record: root, shape id (2 words), from, to, n, pending period (2
  * words), the mix epoch its nodes were checked at, a flag (walks every
- * sample); then its n nkeys, their n addresses (2 words each) and its n nodes.
+ * sample), the number of nodes at its last walk, its comparisons by
+ * address (path_keep_cmps), the sum of the children of the nodes it searched
+ * (UINT32_MAX: not known); then its n nodes.  Its frames' keys and
+ * addresses are those of the sample at hand (of its shape).
  */
-#define PATH_HEAD 10
+#define PATH_HEAD 13
 
 static size_t path_words(uint32_t n)
 {
-	return PATH_HEAD + (size_t)n * 4;
+	return PATH_HEAD + (size_t)n;
 }
 
-static uint32_t *path_keys(uint32_t *p) { return p + PATH_HEAD; }
-static uint32_t *path_nodes(uint32_t *p) { return p + PATH_HEAD + 3 * (size_t)p[5]; }
-
-/* Frame @d's address in path record @p. */
-static uint64_t path_ip(const uint32_t *p, uint32_t d)
-{
-	const uint32_t *w = p + PATH_HEAD + p[5] + 2 * (size_t)d;
-
-	return (uint64_t)w[1] << 32 | w[0];
-}
+static uint32_t *path_nodes(uint32_t *p) { return p + PATH_HEAD; }
 
 static uint32_t *path_room(struct report *r, size_t words)
 {
@@ -860,41 +1012,135 @@ static void path_set_pending(uint32_t *p, uint64_t v)
 }
 
 /*
- * The address of frame @d of path @p in sample @s, of the path's shape:
- * where a node's children mix kinds perf compares a frame without a
+ * The index in sample @s (of path @p's shape) of the path's frame @d.
+ * Where a node's children mix kinds perf compares a frame without a
  * symbol by address with the frame searched for, so a chain of one shape
  * (frames by name) can walk another way in another process (ld.so mapped
- * elsewhere, its functions with and without symbols side by side).
- * Without @s, the address of the chain that made the path.
+ * elsewhere, its functions with and without symbols side by side): the
+ * walk takes the sample's own addresses.
  */
-static uint64_t walk_ip(const uint32_t *p, const struct ds_profile_sample *s, uint32_t d)
+/* The children of the nodes path @p searches (its root, its nodes but the last), UINT32_MAX if not known. */
+static uint32_t path_kids(const struct report *r, uint32_t *p)
 {
-	long from = (int32_t)p[3], to = (int32_t)p[4], i = from <= to ? from + (long)d : from - (long)d;
+	const uint32_t *nodes = path_nodes(p);
+	uint32_t sum = 0;
 
-	return s && i >= 0 && (size_t)i < s->nr_frames ? s->frames[i].ip : path_ip(p, d);
+	if (p[5] >= UINT32_MAX / NKIDS_MAX)
+		return UINT32_MAX;
+	for (uint32_t d = 0; d < p[5]; d++) {
+		uint16_t k = r->nodes[d ? nodes[d - 1] : p[0]].nkids;
+
+		if (k == NKIDS_MAX)
+			return UINT32_MAX;
+		sum += k;
+	}
+	return sum;
+}
+
+static size_t walk_frame(const uint32_t *p, uint32_t d)
+{
+	long from = (int32_t)p[3], to = (int32_t)p[4];
+
+	return (size_t)(from <= to ? from + (long)d : from - (long)d);
+}
+
+/*
+ * The comparisons by address of the walk just made (r->wcmp) kept for
+ * path @p (word 11: none, else its ipdep's index + 1; UINT32_MAX: not
+ * known, the path walks every sample).
+ */
+static void path_keep_cmps(struct report *r, uint32_t *p)
+{
+	struct ipdep *dep;
+
+	if (p[11] == UINT32_MAX)
+		return;
+	if (!p[11]) {
+		if (!r->nr_wcmp && !r->wcmp_lost)
+			return;
+		dep = r->nr_ipdeps < UINT32_MAX - 1 ?
+		      dsi_grow(r->ipdeps, &r->cap_ipdeps, r->nr_ipdeps + 1, sizeof(*dep), 64) : NULL;
+		if (!dep) {
+			p[11] = UINT32_MAX;
+			return;
+		}
+		r->ipdeps = dep;
+		r->ipdeps[r->nr_ipdeps] = (struct ipdep){ 0 };
+		p[11] = (uint32_t)++r->nr_ipdeps;
+	}
+	dep = &r->ipdeps[p[11] - 1];
+	if (r->wcmp_lost || r->nr_wcmp >= UINT32_MAX) {
+		dep->nr = UINT32_MAX;
+		return;
+	}
+	if (r->nr_wcmp > dep->cap) {
+		struct ipcmp *v = dsi_grow(r->ipcs, &r->cap_ipcs, r->nr_ipcs + r->nr_wcmp, sizeof(*v), 64);
+
+		if (!v) {
+			dep->nr = UINT32_MAX;
+			return;
+		}
+		r->ipcs = v;
+		dep->at = r->nr_ipcs;
+		dep->cap = (uint32_t)r->nr_wcmp;
+		r->nr_ipcs += r->nr_wcmp;
+	}
+	memcpy(r->ipcs + dep->at, r->wcmp, r->nr_wcmp * sizeof(*r->wcmp));
+	dep->nr = (uint32_t)r->nr_wcmp;
+}
+
+/* Would path @p's last walk compare sample @s's frames by address as it compared its own? */
+static bool path_cmps_same(const struct report *r, const uint32_t *p, const struct ds_profile_sample *s)
+{
+	const struct ipdep *dep;
+
+	if (!p[11])
+		return true;
+	if (p[11] == UINT32_MAX || (dep = &r->ipdeps[p[11] - 1])->nr == UINT32_MAX)
+		return false;
+	for (uint32_t k = 0; k < dep->nr; k++) {
+		const struct ipcmp *c = &r->ipcs[dep->at + k];
+		uint64_t ip = s->frames[walk_frame(p, c->d)].ip;
+
+		if ((c->aip > ip) - (c->aip < ip) != c->sign)
+			return false;
+	}
+	return true;
 }
 
 /*
  * Path @p's nodes found (made where new) by perf's search from its root,
- * for the chain of sample @s (NULL: the path's own), then @period along
- * them.  With @known, the path's nodes are those of an earlier search: as
- * long as this one takes the same way, a node whose children are of one
- * kind leads to the same child (child_at), unsearched.
+ * for the chain of sample @s, then @period along them.  With @known, the
+ * path's nodes are those of an earlier search: as long as this one takes
+ * the same way, a node whose children are of one kind leads to the same
+ * child (child_at), unsearched.
  */
 static int path_walk(struct report *r, uint32_t *p, const struct ds_profile_sample *s, uint64_t period, bool known)
 {
-	uint32_t *keys = path_keys(p), *nodes = path_nodes(p), n = p[0];
+	uint32_t *nodes = path_nodes(p), n = p[0], key;
 
+	r->nr_wcmp = 0;
+	r->wcmp_lost = false;
+	r->walking = true;
 	for (uint32_t d = 0; d < p[5]; d++) {
+		size_t i = walk_frame(p, d);
+
 		if (known && !mixed(r->nodes[n].kinds)) {
 			n = nodes[d];
 			continue;
 		}
-		if ((n = child_at(r, n, keys[d], walk_ip(p, s, d))) == NONE)
+		r->walk_d = d;
+		if ((key = frame_nkey(r, s, i)) == NONE || (n = child_at(r, n, key, s->frames[i].ip)) == NONE) {
+			r->walking = false;
 			return -ENOMEM;
+		}
 		known = known && n == nodes[d];
 		nodes[d] = n;
 	}
+	r->walking = false;
+	p[10] = (uint32_t)r->nr_nodes;
+	path_keep_cmps(r, p);
+	p[12] = path_kids(r, p);
 	credit(r, p[0], nodes, p[5], period);
 	return 0;
 }
@@ -929,8 +1175,13 @@ static int path_add(struct report *r, size_t off, const struct ds_profile_sample
 		p[9] = path_mixed(r, p);
 		p[8] = r->mix_epoch;
 	}
-	if (p[9])
+	/* a mixed path's walk, unless it would take the way it took (see above) */
+	if (p[9] && (!path_cmps_same(r, p, s) ||
+		     (p[10] != r->nr_nodes && (p[12] == UINT32_MAX || p[12] != path_kids(r, p))))) {
+		path_flush(r, p);
 		return path_walk(r, p, s, period, true);
+	}
+	p[10] = (uint32_t)r->nr_nodes;
 	path_set_pending(p, path_pending(p) + period);
 	return 0;
 }
@@ -961,14 +1212,14 @@ static bool path_eq(const void *ctx, uint32_t off, const void *key)
 static int add_chain_at(struct report *r, struct entry *e, const struct ds_profile_sample *s, long from, long to,
 			size_t *at)
 {
-	long len = (from <= to ? to - from : from - to) + 1, step = from <= to ? 1 : -1;
+	long len = (from <= to ? to - from : from - to) + 1;
 	uint64_t k = dsi_hash_pair(s->shape_id ^ (uint64_t)e->root << 40, (uint64_t)from << 32 | (uint32_t)to);
 	struct path_key key = { e->root, s->shape_id, from, to };
 	uint32_t *p, off;
 
 	*at = SIZE_MAX;
 	/* (paths past 2^32 words have offsets the id map cannot hold: the graph takes them at once) */
-	if (!s->shape_id || (uint64_t)len > (UINT32_MAX - PATH_HEAD) / 4 || r->nr_paths >= NONE)
+	if (!s->shape_id || !s->frame_ids || (uint64_t)len > UINT32_MAX - PATH_HEAD || r->nr_paths >= NONE)
 		return add_chain_nodes(r, e, s, from, to, s->period);
 	off = dsi_idmap__find(&r->path_ids, k, path_eq, r, &key);
 	if (off != NONE) {
@@ -978,12 +1229,6 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 	p = path_room(r, path_words((uint32_t)len));
 	if (!p)
 		return -ENOMEM;
-	for (long i = from, d = 0; i != to + step; i += step, d++) {
-		if ((p[PATH_HEAD + d] = frame_nkey(r, s, (size_t)i)) == NONE)
-			return -ENOMEM;
-		p[PATH_HEAD + len + 2 * d] = (uint32_t)s->frames[i].ip;
-		p[PATH_HEAD + len + 2 * d + 1] = (uint32_t)(s->frames[i].ip >> 32);
-	}
 	p[0] = e->root;
 	p[1] = (uint32_t)s->shape_id;
 	p[2] = (uint32_t)(s->shape_id >> 32);
@@ -991,20 +1236,14 @@ static int add_chain_at(struct report *r, struct entry *e, const struct ds_profi
 	p[4] = (uint32_t)to;
 	p[5] = (uint32_t)len;
 	path_set_pending(p, 0);
-	if (path_walk(r, p, NULL, s->period, false) || dsi_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
+	p[11] = 0;
+	if (path_walk(r, p, s, s->period, false) || dsi_idmap__add(&r->path_ids, k, (uint32_t)r->nr_paths) < 0)
 		return -ENOMEM;
 	p[8] = r->mix_epoch;
 	p[9] = path_mixed(r, p);
 	*at = r->nr_paths;
 	r->nr_paths += path_words((uint32_t)len);
 	return 0;
-}
-
-static int add_chain(struct report *r, struct entry *e, const struct ds_profile_sample *s, long from, long to)
-{
-	size_t at;
-
-	return add_chain_at(r, e, s, from, to, &at);
 }
 
 /* The flat profile's frame: the sample ip's own symbol, not a function inlined there. */
@@ -1161,16 +1400,35 @@ static bool draws_graph(const struct report *r, const struct ds_evsel *evsel)
 	return r->graph && !(in_group(r, evsel) && r->group_slot[evsel->idx]);
 }
 
+/* With r->rec_on: entry @e credited along the path at @at (SIZE_MAX: none) kept for the sample's cmemo. */
+static void rec_credit(struct report *r, const struct entry *e, bool graph, size_t at)
+{
+	uint32_t *v;
+
+	if (!r->rec_on || !r->rec_ok)
+		return;
+	/* a graph path that could not be remembered (no shape, too long): no cmemo */
+	if ((graph && at == SIZE_MAX) || !(v = dsi_grow(r->rec, &r->cap_rec, r->nr_rec + 2, sizeof(*v), 64))) {
+		r->rec_ok = false;
+		return;
+	}
+	r->rec = v;
+	v[r->nr_rec++] = (uint32_t)(e - r->ents);
+	v[r->nr_rec++] = at == SIZE_MAX ? NONE : (uint32_t)at;
+}
+
 static int add_children(struct report *r, const struct ds_profile_sample *s, struct entry *self, bool own_kernel)
 {
 	long n = (long)s->nr_frames;
 	bool graph = draws_graph(r, s->evsel);
+	size_t at = SIZE_MAX;
 
 	self->stamp = r->seq;
 	self->acc += s->period;
 	self->lat_acc += sample_latency(s);
-	if (graph && (r->caller ? add_chain(r, self, s, n - 1, 0) : add_chain(r, self, s, 0, n - 1)))
+	if (graph && (r->caller ? add_chain_at(r, self, s, n - 1, 0, &at) : add_chain_at(r, self, s, 0, n - 1, &at)))
 		return -ENOMEM;
+	rec_credit(r, self, graph, at);
 	/*
 	 * perf's level of a cumulative entry, set when the entry is made: '.'
 	 * for a frame in a map (kernel ones too); a frame in none keeps the
@@ -1214,8 +1472,10 @@ static int add_children(struct report *r, const struct ds_profile_sample *s, str
 		e->lat_acc += sample_latency(s);
 		if (e->depth < depth)
 			e->depth = depth;
-		if (graph && (r->caller ? add_chain(r, e, s, i, 0) : add_chain(r, e, s, i, n - 1)))
+		at = SIZE_MAX;
+		if (graph && (r->caller ? add_chain_at(r, e, s, i, 0, &at) : add_chain_at(r, e, s, i, n - 1, &at)))
 			return -ENOMEM;
+		rec_credit(r, e, graph, at);
 	}
 	return 0;
 }
@@ -1334,6 +1594,166 @@ static bool count_from_memo(struct report *r, const struct ds_profile_sample *s,
 }
 
 /*
+ * --children: a sample whose every entry and path is that of an earlier
+ * one of its key (its shape, event, comm, pid sorted by it).  A shape
+ * fixes every frame's names, and the addresses of those without a symbol;
+ * what it leaves free that entries compare (each symbol's start and end:
+ * two local functions of one name) is checked frame by frame.  Made with
+ * the hash map, the entries a sample finds stay what its keys find; made
+ * in perf's tree of entries, they are what its searches find as long as
+ * the tree stays as it was (r->ent_epoch).  Not with the keys whose values
+ * a shape does not fix (srcline, trace, cpu).
+ */
+static bool cmemo_wanted(const struct report *r, const struct ds_profile_sample *s, bool cc)
+{
+	return r->children && cc && s->shape_id && s->nr_frames && s->nr_frames < NONE && !uses(r, SORT_SRCLINE) &&
+	       !uses(r, SORT_TRACE) && !uses(r, SORT_CPU) && !chain_misses_ip(s) && !s->frames[leaf_frame(s)].cookie;
+}
+
+/* Frame @f's symbol span as the entries compare it (key_of's start and end). */
+static void frame_span(const struct ds_cc_frame *f, uint64_t *span)
+{
+	span[0] = f->kernel ? f->ip - f->offset : f->addr - f->offset;
+	span[1] = span[0] + f->sym_size;
+}
+
+static bool cmemo_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct report *r = ctx;
+	const struct cmemo *m = &r->cmemo[id];
+	const struct ds_profile_sample *s = key;
+
+	return m->shape_id == s->shape_id && m->evsel == s->evsel && m->comm == memo_comm(r, s) &&
+	       m->pid == memo_pid(r, s);
+}
+
+/*
+ * Does perf's search of the tree still find what @m's searches found?  A
+ * search takes the way from the root to what it finds, so it does while
+ * no rotation moved a node on that way: a new leaf is on no such way.
+ */
+static bool cmemo_tree_holds(struct report *r, struct cmemo *m)
+{
+	const uint32_t *found = r->citems + m->items + 2 * (size_t)m->nr_items;
+
+	if (m->epoch == r->ent_epoch)
+		return true;
+	if (m->epoch < r->tree_epoch)
+		return false;   /* made with the hash map, before the tree */
+	for (uint32_t k = 0; k < m->nr_found; k++)
+		for (uint32_t x = found[k]; x != NONE; x = r->etree[x].parent)
+			if (r->ent_moved[x] > m->epoch)
+				return false;
+	m->epoch = r->ent_epoch;
+	return true;
+}
+
+/* Does @m hold what @s adds to (its frames' spans, its own frame, the tree's searches)? */
+static bool cmemo_valid(struct report *r, struct cmemo *m, const struct ds_profile_sample *s)
+{
+	const uint64_t *sp = r->cspans + m->spans;
+	uint64_t span[2];
+
+	if (r->etree_on && !cmemo_tree_holds(r, m))
+		return false;
+	if (s->chain_id && s->chain_id == m->chain_id)
+		return true;
+	if (m->nr_frames != s->nr_frames || m->leaf != leaf_frame(s))
+		return false;
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		frame_span(&s->frames[i], span);
+		if (span[0] != sp[2 * i] || span[1] != sp[2 * i + 1])
+			return false;
+	}
+	m->chain_id = s->chain_id;
+	return true;
+}
+
+/* @s counted from its cmemo, as count_sample would count it; false when it has none that holds. */
+static bool children_from_memo(struct report *r, const struct ds_profile_sample *s, bool cc)
+{
+	uint64_t lat = sample_latency(s);
+	struct cmemo *m;
+	const uint32_t *it;
+	struct entry *e;
+	uint32_t id;
+
+	if (!cmemo_wanted(r, s, cc) || (id = dsi_idmap__find(&r->cmemo_ids, memo_hash(r, s), cmemo_eq, r, s)) == NONE)
+		return false;
+	m = &r->cmemo[id];
+	if (!cmemo_valid(r, m, s))
+		return false;
+	e = &r->ents[m->own];
+	e->self += s->period;
+	e->samples++;
+	e->lat_self += lat;
+	it = r->citems + m->items;
+	for (uint32_t k = 0; k < m->nr_items; k++) {
+		e = &r->ents[it[2 * k]];
+		e->acc += s->period;
+		e->lat_acc += lat;
+		if (it[2 * k + 1] != NONE && path_add(r, it[2 * k + 1], s))
+			r->error = -ENOMEM;
+	}
+	return true;
+}
+
+/*
+ * What count_sample recorded for @s (r->rec, and the entries found: its
+ * he_cache) kept as its key's cmemo (a new one, or the old one's place),
+ * as of ent_epoch @epoch (before it counted).
+ */
+static void cmemo_store(struct report *r, const struct ds_profile_sample *s, uint32_t epoch)
+{
+	uint32_t n = (uint32_t)(r->nr_rec / 2), id, nf = r->etree_on ? (uint32_t)r->nr_he_cache : 0;
+	uint64_t k = memo_hash(r, s);
+	struct cmemo *m;
+
+	if (!n || r->nr_he_cache > NONE / 4)
+		return;
+	id = dsi_idmap__find(&r->cmemo_ids, k, cmemo_eq, r, s);
+	if (id == NONE) {
+		uint64_t *sp = dsi_grow(r->cspans, &r->cap_cspans, r->nr_cspans + 2 * s->nr_frames, sizeof(*sp), 1024);
+
+		if (!sp)
+			return;
+		r->cspans = sp;
+		if (!(m = dsi_grow(r->cmemo, &r->cap_cmemo, r->nr_cmemo + 1, sizeof(*m), 256)) || r->nr_cmemo >= NONE - 1)
+			return;
+		r->cmemo = m;
+		if (dsi_idmap__add(&r->cmemo_ids, k, (uint32_t)r->nr_cmemo) < 0)
+			return;
+		id = (uint32_t)r->nr_cmemo++;
+		r->cmemo[id] = (struct cmemo){ .shape_id = s->shape_id, .evsel = s->evsel, .comm = memo_comm(r, s),
+					       .pid = memo_pid(r, s), .nr_frames = (uint32_t)s->nr_frames,
+					       .spans = r->nr_cspans };
+		r->nr_cspans += 2 * s->nr_frames;
+	}
+	m = &r->cmemo[id];
+	if (2 * n + nf > m->cap_words) {
+		uint32_t *v = dsi_grow(r->citems, &r->cap_citems, r->nr_citems + 2 * (size_t)n + nf, sizeof(*v), 1024);
+
+		m->nr_items = 0;   /* (a memo without items is never used: no own entry) */
+		if (!v)
+			return;
+		r->citems = v;
+		m->items = r->nr_citems;
+		m->cap_words = 2 * n + nf;
+		r->nr_citems += 2 * (size_t)n + nf;
+	}
+	memcpy(r->citems + m->items, r->rec, 2 * (size_t)n * sizeof(*r->rec));
+	memcpy(r->citems + m->items + 2 * (size_t)n, r->he_cache, nf * sizeof(*r->he_cache));
+	m->nr_items = n;
+	m->nr_found = nf;
+	m->own = r->rec[0];
+	m->leaf = (uint32_t)leaf_frame(s);
+	m->epoch = epoch;
+	m->chain_id = s->chain_id;
+	for (size_t i = 0; i < s->nr_frames; i++)
+		frame_span(&s->frames[i], r->cspans + m->spans + 2 * i);
+}
+
+/*
  * The frame of the sample's own address (perf's al): its chain's leaf, but
  * where the chain does not start there (a bare cookie; a kernel sample of
  * an event that leaves the kernel out of its chains, --user-callchains)
@@ -1408,7 +1828,7 @@ static bool own_frame_wanted(const struct report *r, const struct ds_profile_sam
 		return false;
 	f = own_frame(s, &at_ip);
 	if (r->dsos.n && (!strcmp(f->dso, "[unknown]") ||
-			  !(in_names(&r->dsos, short_dso(f->dso)) || in_names(&r->dsos, f->dso))))
+			  !(in_names(&r->dsos, short_dso(r, f->dso)) || in_names(&r->dsos, f->dso))))
 		return false;
 	return !r->syms.n || (!f->cookie && in_names(&r->syms, f->elf_sym ? f->elf_sym : f->sym));
 }
@@ -1451,13 +1871,15 @@ static const struct ds_profile_sample *unresolved_hidden(struct report *r, const
 /* What the entries, their call graphs and their indexes hold, in bytes (their arrays' capacities). */
 static size_t report_held(const struct report *r)
 {
-	size_t ids = r->ent_ids.cap + r->nkey_ids.cap + r->path_ids.cap + r->memo_ids.cap;
+	size_t ids = r->ent_ids.cap + r->nkey_ids.cap + r->path_ids.cap + r->memo_ids.cap + r->cmemo_ids.cap;
 
 	return r->cap_ents * sizeof(*r->ents) + r->cap_nodes * sizeof(*r->nodes) + r->cap_nrb * sizeof(*r->nrb) +
 	       r->cap_nkeys * sizeof(*r->nkeys) + r->cap_paths * sizeof(*r->paths) + r->cap_memo * sizeof(*r->memo) +
 	       r->cap_etree * sizeof(*r->etree) + r->cap_gcols * sizeof(*r->gcols) + r->cap_fkeys * sizeof(*r->fkeys) +
 	       ids * sizeof(struct dsi_idmap_slot) + r->node_trie.cap * sizeof(struct dsi_trie_slot) +
-	       r->cap_brs * sizeof(*r->brs) + dsi_strset__mem(&r->texts);
+	       r->cap_brs * sizeof(*r->brs) + dsi_strset__mem(&r->texts) + r->cap_cmemo * sizeof(*r->cmemo) +
+	       r->cap_citems * sizeof(*r->citems) + r->cap_cspans * sizeof(*r->cspans) + r->cap_rec * sizeof(*r->rec) +
+	       r->cap_ipdeps * sizeof(*r->ipdeps) + r->cap_ipcs * sizeof(*r->ipcs) + r->cap_moved * sizeof(*r->ent_moved);
 }
 
 /*
@@ -1495,7 +1917,20 @@ static int count_kept(struct report *r, const struct ds_profile_sample *s, bool 
 		r->unkept++;
 		return 0;
 	}
-	ret = count_sample(r, s, cc);
+	if (children_from_memo(r, s, cc)) {
+		ret = r->error;
+	} else {
+		uint32_t epoch = r->ent_epoch;
+
+		r->rec_on = cmemo_wanted(r, s, cc);
+		r->rec_ok = true;
+		r->nr_rec = 0;
+		ret = count_sample(r, s, cc);
+		/* (as of the tree before the sample: a rotation while it counted may have moved what it found) */
+		if (r->rec_on && !ret && r->rec_ok)
+			cmemo_store(r, s, epoch);
+		r->rec_on = false;
+	}
 	if (!(r->seq & 255) && report_held(r) > r->max_held)
 		r->full = true;
 	return ret;
@@ -1551,7 +1986,6 @@ static int count_branches(struct report *r, const struct ds_profile_sample *s)
 	if (!k && r->error)
 		return r->error;
 	r->machine = s->machine;
-	sort_ctx = r;
 	uint64_t latency = sample_latency(s);
 
 	r->ev_passed[ev]++;
@@ -1632,7 +2066,6 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 	cc = s->evsel->attr.sample_type & DS_SAMPLE_CALLCHAIN;
 	r->any_callchain |= cc;
 	r->machine = s->machine;
-	sort_ctx = r;   /* short_dso() names DSOs through the machine while counting too (--dsos) */
 	shown = !s->filtered && own_frame_wanted(r, s);
 	/* a sample a filter hides counts in the totals as perf's do, but with --percentage relative */
 	if (shown || !r->relative) {
@@ -1654,11 +2087,11 @@ static int on_sample(void *ctx, const struct ds_profile_sample *s)
 /* ---- output ------------------------------------------------------------ */
 
 /* perf's short name of a DSO (ds_machine__dso_short_name) */
-static const char *short_dso(const char *dso)
+static const char *short_dso(const struct report *r, const char *dso)
 {
 	const char *s;
 
-	if (sort_ctx && sort_ctx->machine && (s = ds_machine__dso_short_name(sort_ctx->machine, dso)))
+	if (r->machine && (s = ds_machine__dso_short_name(r->machine, dso)))
 		return s;
 	return ds_dso__short_name(dso, false, NULL, 0);
 }
@@ -1692,9 +2125,9 @@ static int sym_text(const struct entry *e, char *buf, size_t n)
 }
 
 /* A kernel module's short DSO name ("[virtio_blk]"); NULL for the kernel's own or an unknown one */
-static const char *module_dso(const char *dso)
+static const char *module_dso(const struct report *r, const char *dso)
 {
-	const char *s = short_dso(dso);
+	const char *s = short_dso(r, dso);
 
 	if (s[0] != '[' || !strcmp(s, "[kernel.kallsyms]") || !strcmp(s, "[kernel.vmlinux]") ||
 	    !strcmp(s, "[unknown]") || !strncmp(s, "[guest.kernel", 13))
@@ -1710,7 +2143,7 @@ static const char *module_dso(const char *dso)
  * line's rest, "name\t[module]", which perf cuts at the tab for printing
  * after taking its length.
  */
-static size_t sym_width(const struct entry *e, char *buf, size_t n)
+static size_t sym_width(const struct report *r, const struct entry *e, char *buf, size_t n)
 {
 	static const char suffix[] = " (inlined)";
 	size_t len = (size_t)sym_text(e, buf, n), k = sizeof(suffix) - 1;
@@ -1718,23 +2151,23 @@ static size_t sym_width(const struct entry *e, char *buf, size_t n)
 
 	if (e->sym && len < n && len >= k + 4 && !strcmp(buf + len - k, suffix))
 		len -= k;
-	if (e->sym && e->level == 'k' && (mod = module_dso(e->dso)))
+	if (e->sym && e->level == 'k' && (mod = module_dso(r, e->dso)))
 		len += 1 + strlen(mod);
 	return len;
 }
 
-static int cmp_collapsed(const void *pa, const void *pb);
-static int sym_collapsed(const struct entry *a, const struct entry *b);
+static int cmp_collapsed(const void *pa, const void *pb, void *ctx);
+static int sym_collapsed(const struct report *r, const struct entry *a, const struct entry *b);
 
 /* Branch key @key (SORT_DSO_FROM ...) of two entries' branches (report_branch.h) */
-static int cmp_branch_key(int key, const struct entry *a, const struct entry *b)
+static int cmp_branch_key(const struct report *r, int key, const struct entry *a, const struct entry *b)
 {
 	const struct branch_ends *ba, *bb;
 
-	if (!sort_ctx->brs)
+	if (!r->brs)
 		return 0;
-	ba = &sort_ctx->brs[a->br];
-	bb = &sort_ctx->brs[b->br];
+	ba = &r->brs[a->br];
+	bb = &r->brs[b->br];
 	switch (key) {
 	case SORT_DSO_FROM: return branch_dso__cmp(&ba->from, &bb->from);
 	case SORT_DSO_TO: return branch_dso__cmp(&ba->to, &bb->to);
@@ -1745,10 +2178,10 @@ static int cmp_branch_key(int key, const struct entry *a, const struct entry *b)
 }
 
 /* The keys perf compares alike as entries come, collapse and are output: comm, pid, srcline, trace, cpu, branch ends. */
-static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
+static int cmp_plain_key(const struct report *r, int key, const struct entry *a, const struct entry *b)
 {
 	if (key >= SORT_DSO_FROM)
-		return cmp_branch_key(key, a, b);
+		return cmp_branch_key(r, key, a, b);
 	switch (key) {
 	case SORT_COMM: return a->comm == b->comm ? 0 : strcmp(a->comm, b->comm);
 	case SORT_PID: return (a->pid > b->pid) - (a->pid < b->pid);
@@ -1760,7 +2193,7 @@ static int cmp_plain_key(int key, const struct entry *a, const struct entry *b)
 }
 
 /* perf's DSO key: by short name, entries of no map ("[unknown]") last */
-static int dso_cmp(const struct entry *a, const struct entry *b)
+static int dso_cmp(const struct report *r, const struct entry *a, const struct entry *b)
 {
 	bool ua, ub;
 
@@ -1768,7 +2201,7 @@ static int dso_cmp(const struct entry *a, const struct entry *b)
 		return 0;
 	ua = !strcmp(a->dso, "[unknown]");
 	ub = !strcmp(b->dso, "[unknown]");
-	return ua != ub ? ua - ub : strcmp(short_dso(a->dso), short_dso(b->dso));
+	return ua != ub ? ua - ub : strcmp(short_dso(r, a->dso), short_dso(r, b->dso));
 }
 
 /* Member @k's entry paired with @e in its group's section (link_group): @e itself for the leader, NULL if none. */
@@ -1788,10 +2221,10 @@ static uint64_t member_period(const struct report *r, const struct entry *e, int
 	return !m ? 0 : acc ? m->acc : m->self;
 }
 
-static int cmp_entry(const void *pa, const void *pb)
+static int cmp_entry(const void *pa, const void *pb, void *ctx)
 {
 	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
-	const struct report *r = sort_ctx;
+	const struct report *r = ctx;
 
 	if (a->acc != b->acc)
 		return a->acc > b->acc ? -1 : 1;
@@ -1817,7 +2250,7 @@ static int cmp_entry(const void *pa, const void *pb)
 
 		switch (r->sort[i]) {
 		case SORT_DSO:
-			c = dso_cmp(a, b);
+			c = dso_cmp(r, a, b);
 			break;
 		case SORT_SYM:
 			if (!a->sym != !b->sym)
@@ -1832,7 +2265,7 @@ static int cmp_entry(const void *pa, const void *pb)
 				    (int64_t)(a->addr - b->addr) < 0 ? -1 : 1;
 			break;
 		default:
-			c = cmp_plain_key(r->sort[i], a, b);
+			c = cmp_plain_key(r, r->sort[i], a, b);
 			break;
 		}
 		if (c)
@@ -1844,7 +2277,7 @@ static int cmp_entry(const void *pa, const void *pb)
 	 * do, so entries without one tie no more but go by address
 	 */
 	if (r->ipc_columns) {
-		int c = sym_collapsed(a, b);
+		int c = sym_collapsed(r, a, b);
 
 		if (c)
 			return c;
@@ -1853,7 +2286,7 @@ static int cmp_entry(const void *pa, const void *pb)
 	 * Equal by every key shown (one symbol name in two DSOs when dso is no
 	 * key): perf's output tree keeps them in its collapsed order.
 	 */
-	return r->in_tree ? 0 : cmp_collapsed(pa, pb);
+	return r->in_tree ? 0 : cmp_collapsed(pa, pb, ctx);
 }
 
 /* Two entries' symbol names as perf's (an inlined one's without " (inlined)"), as strcmp. */
@@ -1871,14 +2304,14 @@ static int sym_name_cmp(const struct entry *a, const struct entry *b)
  * symbols by address alone, others by DSO first, then by start and end
  * (inlined functions by name).  < 0: @a left of @b.
  */
-static int sym_collapsed(const struct entry *a, const struct entry *b)
+static int sym_collapsed(const struct report *r, const struct entry *a, const struct entry *b)
 {
 	int c;
 
 	/* two unknown symbols: their addresses alone, not their DSOs */
 	if (!a->sym && !b->sym)
 		return a->start == b->start ? 0 : (int64_t)(a->start - b->start) < 0 ? -1 : 1;
-	if ((c = dso_cmp(a, b)))
+	if ((c = dso_cmp(r, a, b)))
 		return c;
 	if (!a->sym != !b->sym)
 		return a->sym ? -1 : 1;
@@ -1898,39 +2331,39 @@ static int sym_collapsed(const struct entry *a, const struct entry *b)
  * collapsed (a new one, @pa, goes left of @pb when < 0): comm, pid, dso
  * (none last), symbol by its start (none last, by address), source line.
  */
-static int cmp_collapsed(const void *pa, const void *pb)
+static int cmp_collapsed(const void *pa, const void *pb, void *ctx)
 {
 	const struct entry *a = *(const struct entry *const *)pa, *b = *(const struct entry *const *)pb;
-	const struct report *r = sort_ctx;
+	const struct report *r = ctx;
 
 	for (int i = 0; i < r->nr_sort; i++) {
 		int c = 0;
 
 		switch (r->sort[i]) {
 		case SORT_SYM:
-			c = sym_collapsed(a, b);
+			c = sym_collapsed(r, a, b);
 			break;
 		case SORT_DSO:
-			c = dso_cmp(a, b);
+			c = dso_cmp(r, a, b);
 			break;
 		default:
-			c = cmp_plain_key(r->sort[i], a, b);
+			c = cmp_plain_key(r, r->sort[i], a, b);
 			break;
 		}
 		if (c)
 			return c;
 	}
 	/* perf's IPC key, last (cmp_entry) */
-	return r->ipc_columns ? sym_collapsed(a, b) : 0;
+	return r->ipc_columns ? sym_collapsed(r, a, b) : 0;
 }
 
 /* @in's entries into a red-black tree as perf's go, one after the other; its root. */
-static uint32_t rb_build(struct rbn *t, struct entry **in, size_t nr, int (*cmp)(const void *, const void *))
+static uint32_t rb_build(const struct report *r, struct rbn *t, struct entry **in, size_t nr, entry_cmp cmp)
 {
 	uint32_t root = NONE;
 
 	for (uint32_t z = 0; z < nr; z++)
-		rb_insert(t, &root, in, z, cmp);
+		rb_insert(r, t, &root, in, z, cmp);
 	return root;
 }
 
@@ -2063,13 +2496,13 @@ static void merge_entry(struct report *r, struct entry *e, struct entry *d)
  * trees walks (hists__find_entry), NONE if the walk finds none: its
  * comparisons are no order, so it may miss one that is there.
  */
-static uint32_t rb_find(const struct rbn *t, uint32_t root, struct entry **in, const struct entry *key,
-			int (*cmp)(const void *, const void *))
+static uint32_t rb_find(const struct report *r, const struct rbn *t, uint32_t root, struct entry **in,
+			const struct entry *key, entry_cmp cmp)
 {
 	uint32_t p;
 	bool left;
 
-	return rb_descend(t, root, list_at, in, key, cmp, true, &p, &left);
+	return rb_descend(r, t, root, list_at, in, key, cmp, true, &p, &left);
 }
 
 /*
@@ -2078,24 +2511,24 @@ static uint32_t rb_find(const struct rbn *t, uint32_t root, struct entry **in, c
  * collapse of its own (comm, srcline).  @t gets the nodes, node x's entry
  * left in @list[x]; the root is returned.  @tmp: room for @nr.
  */
-static uint32_t collapsed_tree(struct rbn *t, struct entry **list, size_t nr, struct entry **tmp)
+static uint32_t collapsed_tree(struct report *r, struct rbn *t, struct entry **list, size_t nr, struct entry **tmp)
 {
-	uint32_t root = rb_build(t, list, nr, cmp_collapsed), p;
+	uint32_t root = rb_build(r, t, list, nr, cmp_collapsed), p;
 	bool left;
 
-	if (!uses(sort_ctx, SORT_COMM) && !uses(sort_ctx, SORT_SRCLINE))
+	if (!uses(r, SORT_COMM) && !uses(r, SORT_SRCLINE))
 		return root;
 	rb_read(t, root, list, tmp);
 	memcpy(list, tmp, nr * sizeof(*tmp));
-	if (!sort_ctx->children && !sort_ctx->sym_tree)
-		return rb_build(t, list, nr, cmp_collapsed);
+	if (!r->children && !r->sym_tree)
+		return rb_build(r, t, list, nr, cmp_collapsed);
 	/* --children, or sym_tree: an entry equal to one already in is merged into it (its duplicates, made as they came) */
 	root = NONE;
 	for (uint32_t z = 0; z < nr; z++) {
-		uint32_t x = rb_descend(t, root, list_at, list, list[z], cmp_collapsed, true, &p, &left);
+		uint32_t x = rb_descend(r, t, root, list_at, list, list[z], cmp_collapsed, true, &p, &left);
 
 		if (x != NONE)
-			merge_entry(sort_ctx, list[x], list[z]);
+			merge_entry(r, list[x], list[z]);
 		else
 			rb_link(t, &root, z, p, left);
 	}
@@ -2109,7 +2542,7 @@ static uint32_t collapsed_tree(struct rbn *t, struct entry **list, size_t nr, st
  * their difference, signed; depths only within a thread), so the trees
  * decide.
  */
-static int tree_order(struct entry **list, size_t *nrp, bool collapsed)
+static int tree_order(struct report *r, struct entry **list, size_t *nrp, bool collapsed)
 {
 	size_t nr = *nrp;
 	struct rbn *t = malloc(nr * sizeof(*t));
@@ -2123,10 +2556,10 @@ static int tree_order(struct entry **list, size_t *nrp, bool collapsed)
 	if (collapsed)
 		memcpy(tmp, list, nr * sizeof(*tmp));
 	else
-		*nrp = nr = rb_read(t, collapsed_tree(t, list, nr, tmp), list, tmp);
-	sort_ctx->in_tree = true;
-	rb_read(t, rb_build(t, tmp, nr, cmp_entry), tmp, list);
-	sort_ctx->in_tree = false;
+		*nrp = nr = rb_read(t, collapsed_tree(r, t, list, nr, tmp), list, tmp);
+	r->in_tree = true;
+	rb_read(t, rb_build(r, t, tmp, nr, cmp_entry), tmp, list);
+	r->in_tree = false;
 	free(t);
 	free(tmp);
 	return 0;
@@ -2184,7 +2617,7 @@ static void event_tree(struct report *r, const struct ds_evsel *evsel, struct et
 	for (size_t i = 0; i < r->nr_ents; i++)
 		if (r->ents[i].evsel == evsel)
 			tree->e[tree->nr++] = &r->ents[i];
-	tree->root = collapsed_tree(tree->t, tree->e, tree->nr, tmp);
+	tree->root = collapsed_tree(r, tree->t, tree->e, tree->nr, tmp);
 }
 
 /*
@@ -2199,7 +2632,7 @@ static void pair_member(struct report *r, const struct ds_evsel *lead, int k, st
 {
 	memset(found, 0, mt->nr * sizeof(*found));
 	for (uint32_t x = rb_first(lt->t, lt->root); x != NONE; x = rb_next(lt->t, x)) {
-		uint32_t y = rb_find(mt->t, mt->root, mt->e, lt->e[x], cmp_collapsed);
+		uint32_t y = rb_find(r, mt->t, mt->root, mt->e, lt->e[x], cmp_collapsed);
 
 		if (y != NONE) {
 			set_pair(r, lt->e[x], k, mt->e[y]);
@@ -2211,10 +2644,10 @@ static void pair_member(struct report *r, const struct ds_evsel *lead, int k, st
 
 		if (found[y])
 			continue;
-		if ((x = rb_find(lt->t, lt->root, lt->e, mt->e[y], cmp_collapsed)) == NONE) {
+		if ((x = rb_find(r, lt->t, lt->root, lt->e, mt->e[y], cmp_collapsed)) == NONE) {
 			x = (uint32_t)lt->nr;
 			lt->e[lt->nr++] = add_dummy(r, mt->e[y], lead);
-			rb_insert(lt->t, &lt->root, lt->e, x, cmp_collapsed);
+			rb_insert(r, lt->t, &lt->root, lt->e, x, cmp_collapsed);
 		}
 		set_pair(r, lt->e[x], k, mt->e[y]);
 	}
@@ -2292,9 +2725,9 @@ static const char *node_name(const struct report *r, const struct node *nd, char
  * children in the order of their tree (child_at) and puts an equal weight
  * right of the ones before it.
  */
-static int cmp_kid(const void *pa, const void *pb)
+static int cmp_kid(const void *pa, const void *pb, void *ctx)
 {
-	const struct node *nodes = sort_ctx->nodes;
+	const struct node *nodes = ((const struct report *)ctx)->nodes;
 	const struct kid *a = pa, *b = pb;
 
 	if (nodes[a->n].cumul != nodes[b->n].cumul)
@@ -2322,9 +2755,8 @@ static struct kid *kids(struct report *r, uint32_t n, uint64_t min, size_t *nr)
 		v[*nr].rank = i;
 		(*nr)++;
 	}
-	sort_ctx = r;
 	if (*nr > 1)
-		qsort(v, *nr, sizeof(*v), cmp_kid);
+		qsort_r(v, *nr, sizeof(*v), cmp_kid, r);
 	return v;
 }
 
@@ -2504,13 +2936,21 @@ static bool flat_collect(struct report *r, uint32_t n, uint64_t min, struct flat
 	return ok;
 }
 
-static const uint32_t *flat_nodes;   /* for cmp_flat: the walk's list */
+/*
+ * Heavier ends first; equal ones in the walk's order (qsort is not
+ * stable: by index in it).  @ctx: the flat_list of the walk, its nodes
+ * the report's.
+ */
+struct flat_sort {
+	const struct node *nodes;
+	const uint32_t *list;
+};
 
-/* Heavier ends first; equal ones in the walk's order (qsort is not stable: by index in it) */
-static int cmp_flat(const void *pa, const void *pb)
+static int cmp_flat(const void *pa, const void *pb, void *ctx)
 {
+	const struct flat_sort *fs = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	uint64_t ha = sort_ctx->nodes[flat_nodes[a]].hit, hb = sort_ctx->nodes[flat_nodes[b]].hit;
+	uint64_t ha = fs->nodes[fs->list[a]].hit, hb = fs->nodes[fs->list[b]].hit;
 
 	if (ha != hb)
 		return ha > hb ? -1 : 1;
@@ -2540,9 +2980,9 @@ static void print_flat(struct report *r, const struct entry *e, uint64_t total, 
 		/* indices sorted, so that equal ends keep the walk's order */
 		for (size_t i = 0; i < l.nr; i++)
 			order[i] = (uint32_t)i;
-		sort_ctx = r;
-		flat_nodes = l.v;
-		qsort(order, l.nr, sizeof(*order), cmp_flat);
+		struct flat_sort fs = { r->nodes, l.v };
+
+		qsort_r(order, l.nr, sizeof(*order), cmp_flat, &fs);
 	}
 	for (size_t i = 0; order && i < l.nr; i++) {
 		uint32_t n = l.v[order[i]];
@@ -2624,13 +3064,13 @@ static void column_widths(const struct report *r, struct entry **list, size_t nr
 		 * a longer comm of the sample's time to that width */
 		if ((l = strlen(thread_comm(r, list[i]->pid, list[i]->comm))) > w[SORT_COMM])
 			w[SORT_COMM] = l;
-		if ((l = strlen(short_dso(list[i]->dso))) > w[SORT_DSO])
+		if ((l = strlen(short_dso(r, list[i]->dso))) > w[SORT_DSO])
 			w[SORT_DSO] = l;
 		/* an entry without a symbol widens the object column to an address's 16 digits, as
 		 * perf (hists__set_unres_dso_col_len), but not under a --dsos list */
 		if (!list[i]->sym && !r->dsos.n && w[SORT_DSO] < 16)
 			w[SORT_DSO] = 16;
-		if ((l = sym_width(list[i], buf, sizeof(buf))) > w[SORT_SYM])
+		if ((l = sym_width(r, list[i], buf, sizeof(buf))) > w[SORT_SYM])
 			w[SORT_SYM] = l;
 		if ((l = strlen(thread_comm(r, list[i]->pid, list[i]->comm)) + 8) > w[SORT_PID])
 			w[SORT_PID] = l;
@@ -2825,7 +3265,7 @@ static void print_entry_columns(struct report *r, const struct entry *e, const s
 
 		switch (r->col[k]) {
 		case SORT_COMM: report_column_cut(o, e->comm, w[SORT_COMM]); break;
-		case SORT_DSO: report_column(o, short_dso(e->dso), last ? 0 : w[SORT_DSO]); break;
+		case SORT_DSO: report_column(o, short_dso(r, e->dso), last ? 0 : w[SORT_DSO]); break;
 		case SORT_PID:
 			snprintf(buf, sizeof(buf), "%7d:%s", e->pid, thread_comm(r, e->pid, e->comm));
 			report_column(o, buf, last ? 0 : w[SORT_PID]);
@@ -2991,7 +3431,6 @@ static bool perf_trees(const struct report *r, size_t ev)
 
 static int print_report(struct report *r)
 {
-	sort_ctx = r;
 	/* (perf's branch view has no latency column) */
 	r->latency = r->latency && !r->branch_keys && latency_differs(r);
 	struct entry **list = malloc((r->nr_ents + 1) * sizeof(*list));
@@ -3052,8 +3491,8 @@ static int print_report(struct report *r)
 				if (r->ents[i].evsel == r->evsels[ev])
 					list[nr++] = &r->ents[i];
 		}
-		if (nr > 1 && !(perf_trees(r, ev) && tree_order(list, &nr, group_members(r, ev)) == 0))
-			qsort(list, nr, sizeof(*list), cmp_entry);
+		if (nr > 1 && !(perf_trees(r, ev) && tree_order(r, list, &nr, group_members(r, ev)) == 0))
+			qsort_r(list, nr, sizeof(*list), cmp_entry, r);
 		print_section(r, ev, !printed, list, nr);
 		printed = true;
 	}
@@ -3412,9 +3851,18 @@ static void report_free(struct report *r)
 	dsi_idmap__exit(&r->path_ids);
 	dsi_idmap__exit(&r->memo_ids);
 	free(r->memo);
+	dsi_idmap__exit(&r->cmemo_ids);
+	free(r->cmemo);
+	free(r->citems);
+	free(r->cspans);
+	free(r->rec);
 	free(r->paths);
 	free(r->ents);
 	free(r->etree);
+	free(r->ent_moved);
+	free(r->wcmp);
+	free(r->ipdeps);
+	free(r->ipcs);
 	free(r->ein_root);
 	free(r->he_cache);
 	free(r->nodes);
