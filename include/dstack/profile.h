@@ -20,9 +20,10 @@
  *
  * Errors are negative errno values (NULL and errno for the open); why an
  * open or a run failed is in ds_errmsg() (dstack/log.h), as for the whole
- * API.  For the callers written before that convention it also still goes
- * to opts.error, else to the log: a transition, to go once they read
- * ds_errmsg().
+ * API; the profile prints none of it.  A run stopped by a callback's
+ * error returns that error: -ECANCELED when the callback said why itself
+ * (ds_errmsg() then not set), else ds_errmsg() says strerror of it.
+ * Warnings (damage read past, maps dropped past the budget) go to the log.
  *
  * Lifetimes: everything the profile hands out (the sample, its frames,
  * events and threads) is owned by the profile.  The sample and its frame
@@ -144,16 +145,6 @@ struct ds_profile_opts {
 	 * is said about the run, with @bytes DS_PROFILE_READ_DONE.
 	 */
 	void (*progress)(void *ctx, uint64_t bytes, bool sample);
-	/*
-	 * Why ds_profile__open() or a run failed: @err the negative errno
-	 * returned, @msg the input's reason, else strerror(-@err) (never
-	 * NULL).  A run stopped by a callback's error is reported too; a
-	 * callback that said why itself returns -ECANCELED.  NULL: logged as
-	 * a warning ("PATH: MSG"), but for -ECANCELED.  (Transitional: the
-	 * same message is in ds_errmsg(); this hook and the warning go once
-	 * its callers read that.)
-	 */
-	void (*error)(void *ctx, int err, const char *msg);
 };
 
 #define DS_PROFILE_READ_DONE UINT64_MAX
@@ -197,7 +188,7 @@ typedef int (*ds_profile_sample_fn)(void *ctx, const struct ds_profile_sample *s
 /*
  * Open the recording at @path ("-": standard input) with @opts (NULL: the
  * defaults; read during this call, and the hooks kept).  NULL on error,
- * errno set, why said (opts.error).
+ * errno set, ds_errmsg() saying why.
  */
 struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_opts *opts);
 /* Free it, and everything it handed out.  NULL is fine. */
