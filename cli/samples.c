@@ -8,7 +8,6 @@
 #include "util/outbuf.h"
 #include "samples.h"
 #include "dstack/debuginfod.h"
-#include "dstack/log.h"
 
 void walk_opts_init(struct walk_opts *o)
 {
@@ -547,15 +546,13 @@ static void walk_progress(void *ctx, uint64_t bytes, bool sample)
 		progress_event(&w->progress, bytes, sample);
 }
 
-/*
- * Why the profile's open or run failed (@err), from ds_errmsg(); not when
- * a failed output was reported where it failed, nor for -ECANCELED (the
- * callback said why already).
- */
-static void walk_error(const char *cmd, int err)
+/* a failed output was reported where it failed; -ECANCELED: the callback said why already */
+static void walk_error(void *ctx, int err, const char *msg)
 {
-	if (err && err != -ECANCELED && !output_error())
-		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
+	const struct walk *w = ctx;
+
+	if (!output_error() && err != -ECANCELED)
+		fprintf(stderr, "dstack %s: %s\n", w->cmd, msg);
 }
 
 int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
@@ -585,6 +582,7 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 		.memory_budget = cli_memory_budget(),
 		.hook_ctx = w,
 		.filter = filtering ? walk_filter : NULL,
+		.error = walk_error,
 	};
 
 	memset(w, 0, sizeof(*w));
@@ -595,10 +593,8 @@ int walk_open(struct walk *w, const char *cmd, const struct walk_opts *o)
 	if (w->progress.on)
 		po.progress = walk_progress;
 	w->profile = ds_profile__open(o->common.input, &po);
-	if (!w->profile) {
-		walk_error(cmd, errno ? -errno : -EINVAL);
+	if (!w->profile)
 		return EXIT_INPUT;
-	}
 	if (sample_filter_prepare(&w->filter, cmd, ds_profile__reader(w->profile))) {
 		walk_finish(w);
 		return EXIT_USAGE;
@@ -611,7 +607,6 @@ static int walk_status(struct walk *w, int ret)
 {
 	struct ds_profile_stats st;
 
-	walk_error(w->cmd, ret);
 	if (!ret) {
 		ds_profile__stats(w->profile, &st);
 		if (st.session.bad_records)

@@ -44,15 +44,12 @@ int main(int argc, char **argv)
 		perror("folded");
 		return 1;
 	}
-	p = ds_profile__open(argv[1], &opts);
+	p = ds_profile__open(argv[1], &opts);   /* why it fails: logged */
 	if (!p) {
-		fprintf(stderr, "folded: %s\n", ds_errmsg());
 		ds_folded__delete(fo);
 		return 1;
 	}
 	err = ds_profile__for_each_sample(p, on_sample, fo);
-	if (err)
-		fprintf(stderr, "folded: %s\n", ds_errmsg());   /* damaged input: its offset; a spill file */
 	/* the stacks read before an error are printed all the same, as dstack folded does */
 	werr = ds_folded__write(fo, ds_write_stdio, stdout);
 	if (werr)

@@ -20,10 +20,12 @@
  *
  * Errors are negative errno values (NULL and errno for the open); why an
  * open or a run failed is in ds_errmsg() (dstack/log.h), as for the whole
- * API; the profile prints none of it.  A run stopped by a callback's
- * error returns that error: -ECANCELED when the callback said why itself
- * (ds_errmsg() then not set), else ds_errmsg() says strerror of it.
- * Warnings (damage read past, maps dropped past the budget) go to the log.
+ * API.  Deprecated, kept for one reason: it also still goes to
+ * opts.error, else to the log, at the moment the run fails, before the
+ * run's closing warnings (--off-cpu's "no sched:sched_switch sample",
+ * unmatched switch-outs), and dstack's stderr keeps that order.  A caller
+ * printing ds_errmsg() after the call prints the failure after those
+ * warnings instead; new callers do that and leave the hook NULL.
  *
  * Lifetimes: everything the profile hands out (the sample, its frames,
  * events and threads) is owned by the profile.  The sample and its frame
@@ -145,6 +147,16 @@ struct ds_profile_opts {
 	 * is said about the run, with @bytes DS_PROFILE_READ_DONE.
 	 */
 	void (*progress)(void *ctx, uint64_t bytes, bool sample);
+	/*
+	 * Why ds_profile__open() or a run failed: @err the negative errno
+	 * returned, @msg the input's reason, else strerror(-@err) (never
+	 * NULL).  A run stopped by a callback's error is reported too; a
+	 * callback that said why itself returns -ECANCELED.  NULL: logged as
+	 * a warning ("PATH: MSG"), but for -ECANCELED.  (Deprecated: the
+	 * same message is in ds_errmsg(); see "Errors" above for why it is
+	 * still here.)
+	 */
+	void (*error)(void *ctx, int err, const char *msg);
 };
 
 #define DS_PROFILE_READ_DONE UINT64_MAX
@@ -188,7 +200,7 @@ typedef int (*ds_profile_sample_fn)(void *ctx, const struct ds_profile_sample *s
 /*
  * Open the recording at @path ("-": standard input) with @opts (NULL: the
  * defaults; read during this call, and the hooks kept).  NULL on error,
- * errno set, ds_errmsg() saying why.
+ * errno set, why said (opts.error).
  */
 struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_opts *opts);
 /* Free it, and everything it handed out.  NULL is fine. */

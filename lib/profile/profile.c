@@ -94,11 +94,18 @@ static size_t max_maps(const struct ds_profile *p)
 	return (p->o.memory_budget ? p->o.memory_budget : DS_DEFAULT_MEMORY_BUDGET) / MAP_COST;
 }
 
-/* Why open or a run failed, for ds_errmsg(); -ECANCELED: the callback said why itself. */
-static void say_error(int err, const char *msg)
+/*
+ * Why open or a run failed: for ds_errmsg() (the convention), and, for the
+ * callers that still take it so, to the error hook or the log.
+ */
+static void say_error(const struct ds_profile_opts *o, const char *path, int err, const char *msg)
 {
 	if (err != -ECANCELED)
 		dsi_error_keep(err, msg);
+	if (o->error)
+		o->error(o->hook_ctx, err, msg);
+	else if (err != -ECANCELED)
+		ds_warn("%s: %s\n", path, msg);
 }
 
 static enum ds_profile_verdict verdict(struct ds_profile *p, const struct ds_sample *s, const char *comm)
@@ -636,7 +643,7 @@ static void list_build_ids(struct ds_profile *p, const struct ds_header_info *hi
 static struct ds_profile *open_out_of_memory(struct ds_profile *p, const struct ds_profile_opts *opts,
 					     const char *path)
 {
-	say_error(-ENOMEM, "out of memory");
+	say_error(opts, path, -ENOMEM, "out of memory");
 	ds_profile__close(p);
 	errno = ENOMEM;
 	return NULL;
@@ -651,7 +658,7 @@ static bool open_session(struct ds_profile *p, const struct ds_profile_opts *opt
 	if (p->session)
 		return true;
 	saved = errno;
-	say_error(saved ? -saved : -EINVAL, *ds_errmsg() ? ds_errmsg() : strerror(saved));
+	say_error(opts, path, saved ? -saved : -EINVAL, *ds_errmsg() ? ds_errmsg() : strerror(saved));
 	saved = saved ? saved : EINVAL;
 	ds_profile__close(p);
 	errno = saved;
@@ -685,7 +692,7 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 	p = calloc(1, sizeof(*p));
 	if (!p || !(p->path = strdup(path))) {
 		free(p);
-		say_error(-ENOMEM, "out of memory");
+		say_error(opts, path, -ENOMEM, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -820,7 +827,7 @@ static int profile_run(struct ds_profile *p, ds_event_fn fn, void *ctx)
 	if (ret) {
 		const char *msg = dsi_session__errmsg(p->session);
 
-		say_error(ret, *msg ? msg : strerror(-ret));
+		say_error(&p->o, p->path, ret, *msg ? msg : strerror(-ret));
 	}
 	return ret;
 }
@@ -845,7 +852,7 @@ int ds_profile__for_each_sample(struct ds_profile *p, ds_profile_sample_fn fn, v
 	ret = profile_run(p, on_event, p);
 	/* a damaged recording's waits still open are not counted up to its end */
 	if (!ret && !ds_session__stats(p->session)->bad_records && (ret = offcpu_drain(p)))
-		say_error(ret, "out of memory");
+		say_error(&p->o, p->path, ret, "out of memory");
 	if (p->oc && ds_offcpu__unmatched(p->oc))
 		ds_warn("%s: %llu switch-outs had no switch-in before the same thread's next one (lost events?)\n",
 			p->path, (unsigned long long)ds_offcpu__unmatched(p->oc));

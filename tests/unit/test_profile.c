@@ -2,7 +2,7 @@
 /*
  * ds_profile (dstack/profile.h) on a corpus recording: samples delivered
  * with names and frames, the filter hook's verdicts, a callback's error
- * stopping the run, a second run refused, errors said by ds_errmsg().
+ * stopping the run, a second run refused, errors said through the hook.
  * usage: test_profile SYMFS KALLSYMS (the recordings: SYMFS/../../data)
  */
 #include <errno.h>
@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dstack/log.h"
 #include "dstack/profile.h"
 
 static int passed, failed;
@@ -52,12 +51,13 @@ static enum ds_profile_verdict filter(void *ctx, const struct ds_sample *s, cons
 	return ((struct count *)ctx)->verdict;
 }
 
-/* A failure @err: counted, with what ds_errmsg() says (an empty reason counted bad). */
-static void on_error(struct count *c, int err)
+static void on_error(void *ctx, int err, const char *msg)
 {
+	struct count *c = ctx;
+
 	c->errors++;
 	c->last_err = err;
-	if (!*ds_errmsg())
+	if (!msg || !*msg)
 		c->bad++;
 }
 
@@ -67,14 +67,11 @@ static int run(const char *path, struct ds_profile_opts *o, struct count *c, str
 	int ret;
 
 	o->hook_ctx = c;
+	o->error = on_error;
 	p = ds_profile__open(path, o);
-	if (!p) {
-		on_error(c, -errno);
+	if (!p)
 		return -errno;
-	}
 	ret = ds_profile__for_each_sample(p, on_sample, c);
-	if (ret && ret != -ECANCELED)   /* (-ECANCELED: the callback's own reason) */
-		on_error(c, ret);
 	CHECK(ds_profile__for_each_sample(p, on_sample, c) == -EALREADY, "a second run is refused");
 	if (st)
 		ds_profile__stats(p, st);
@@ -120,7 +117,7 @@ int main(int argc, char **argv)
 
 	c = (struct count){ .stop_after = 10 };
 	ret = run(path, &o, &c, NULL);
-	CHECK(ret == -ECANCELED && c.samples == 10 && !c.errors,
+	CHECK(ret == -ECANCELED && c.samples == 10 && c.errors == 1 && c.last_err == -ECANCELED,
 	      "a callback's error stops the run: %d after %llu", ret, (unsigned long long)c.samples);
 
 	c = (struct count){ 0 };
