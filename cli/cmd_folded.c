@@ -27,20 +27,12 @@ struct folded_cmd {
 	struct ds_folded *fo;
 };
 
-/* The export's spill failure said as the output's ("writing a temporary file in DIR: ..."). */
-static int failed(struct folded_cmd *c, int err)
-{
-	if (ds_folded__error(c->fo))
-		output_failed_as(ds_folded__error(c->fo));
-	return err;
-}
-
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
 	struct folded_cmd *c = ctx;
-	int err = ds_folded__add(c->fo, s);
 
-	return err ? failed(c, err) : 0;
+	/* a spill failure said as the output's ("writing a temporary file in DIR: ...") */
+	return export_failed(ds_folded__add(c->fo, s));
 }
 
 static void folded_usage(FILE *f)
@@ -92,10 +84,12 @@ static int write_folded(struct folded_cmd *c, int fd)
 		return -ENOMEM;
 	err = ds_folded__write(c->fo, cli_write_outbuf, out);
 	outbuf_flush(out);
+	if (err && !out->error)
+		export_failed(err);   /* the export's failure; the buffer says its own */
 	if (!err && out->error)
 		err = -out->error;
 	outbuf_delete(out);
-	return err == -ENOMEM ? err : err ? failed(c, err) : 0;
+	return err;
 }
 
 /* The samples folded and printed to @fd (closed when it is the -o file's).  The exit code. */

@@ -416,8 +416,8 @@ static int jit_inject_dump(struct inject *inj, const struct ds_event *ev, const 
 		free(path);
 		return -ENOMEM;
 	}
-	if (ds_jitdump__problem(jd)[0] && !inj->machine)   /* (a machine reading it says it itself) */
-		fprintf(stderr, "dstack inject: %s\n", ds_jitdump__problem(jd));
+	if (ds_jitdump__status(jd) && !inj->machine)   /* (a machine reading it says it itself) */
+		fprintf(stderr, "dstack inject: %s\n", ds_errmsg());
 	if (!ds_jitdump__nr_codes(jd)) {
 		ds_jitdump__close(jd);
 		free(path);

@@ -19,19 +19,22 @@
 #include "util/spill.h"
 #include "export_common.h"
 
-/* The export's spill file failure said as the output's (the command then exits EXIT_OUTPUT). */
-static int said(struct ds_pprof *pp, int err)
-{
-	if (ds_pprof__error(pp))
-		output_failed_as(ds_pprof__error(pp));
-	return err;
-}
-
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
-	int err = ds_pprof__add(ctx, s);
+	/* a spill file's failure said as the output's (the command then exits EXIT_OUTPUT) */
+	return export_failed(ds_pprof__add(ctx, s));
+}
 
-	return err ? said(ctx, err) : 0;
+/* cli_write_fd's stream, its failure kept: the caller's to say (export_finish), not the export's. */
+struct fd_sink {
+	int fd, err;
+};
+
+static int write_sink(void *ctx, const void *buf, size_t len)
+{
+	struct fd_sink *k = ctx;
+
+	return k->err = cli_write_fd(&k->fd, buf, len);
 }
 
 /* One profile (every event: -1) written to @fd: 0 or an errno (a spill file's failure said). */
@@ -42,7 +45,12 @@ static int write_profile(struct ds_pprof *pp, const struct export_cmd *c, int ev
 		.first_time = c->hdr_first_time, .last_time = c->hdr_last_time, .end_wall_ns = c->file_mtime_ns,
 	};
 
-	return -said(pp, ds_pprof__write(pp, &wo, cli_write_fd, &fd));
+	struct fd_sink sink = { .fd = fd };
+	int err = ds_pprof__write(pp, &wo, write_sink, &sink);
+
+	if (err && !sink.err)
+		export_failed(err);
+	return -err;
 }
 
 /* @output with ".EVENT" before its extension (".pb.gz", else the last one). */

@@ -14,30 +14,39 @@
 #include "util/spill.h"
 #include "export_common.h"
 
-/* The export's spill file failure said as the output's (the command then exits EXIT_OUTPUT). */
-static int said(struct ds_speedscope *sp, int err)
+struct speedscope_cmd {
+	struct ds_speedscope *sp;
+	bool failed;               /* the export failed (a spill file), said as the output's */
+};
+
+/* The export's failure said as the output's (the command then exits EXIT_OUTPUT); ENOMEM unsaid. */
+static int said(struct speedscope_cmd *sc, int err)
 {
-	if (ds_speedscope__error(sp))
-		output_failed_as(ds_speedscope__error(sp));
+	if (err && err != -ENOMEM) {
+		export_failed(err);
+		sc->failed = true;
+	}
 	return err;
 }
 
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {
-	int err = ds_speedscope__add(ctx, s);
+	struct speedscope_cmd *sc = ctx;
 
-	return err ? said(ctx, err) : 0;
+	return said(sc, ds_speedscope__add(sc->sp, s));
 }
 
 /* The file written to @fd: 0 or an errno (said, or the buffer's: said by it; ENOMEM unsaid). */
-static int write_file(struct ds_speedscope *sp, int fd)
+static int write_file(struct speedscope_cmd *sc, int fd)
 {
 	struct outbuf *o = outbuf_new(fd);
 	int err;
 
 	if (!o)
 		return ENOMEM;
-	err = -said(sp, ds_speedscope__write(sp, cli_write_outbuf, o));
+	err = -ds_speedscope__write(sc->sp, cli_write_outbuf, o);
+	if (err && !o->error)
+		said(sc, -err);
 	outbuf_flush(o);
 	if (!err)
 		err = o->error;
@@ -48,7 +57,7 @@ static int write_file(struct ds_speedscope *sp, int fd)
 int cmd_speedscope(int argc, char **argv)
 {
 	struct export_cmd c;
-	struct ds_speedscope *sp = NULL;
+	struct speedscope_cmd sc = { .sp = NULL };
 	int ret = export_open("speedscope", "profile.speedscope.json", argc, argv, &c), err = 0;
 
 	if (ret == -1 || (ret == EXIT_USAGE && c.fd < 0))
@@ -57,15 +66,14 @@ int cmd_speedscope(int argc, char **argv)
 		.sz = sizeof(o), .title = export_title(&c), .memory = cli_budget(), .tmpdir = dsi_spill_dir(),
 	};
 
-	if (ret == EXIT_OK && !(sp = ds_speedscope__new(&o)))
+	if (ret == EXIT_OK && !(sc.sp = ds_speedscope__new(&o)))
 		err = ENOMEM;
-	if (sp) {
-		ret = export_walk(&c, on_sample, sp);
-		err = write_file(sp, c.fd);
+	if (sc.sp) {
+		ret = export_walk(&c, on_sample, &sc);
+		err = write_file(&sc, c.fd);
 	}
 	int fin = export_finish("speedscope", c.fd, c.output, err);
-	bool spill_failed = sp && ds_speedscope__error(sp);
 
-	ds_speedscope__delete(sp);
-	return ret != EXIT_OK && !spill_failed ? ret : fin;
+	ds_speedscope__delete(sc.sp);
+	return ret != EXIT_OK && !sc.failed ? ret : fin;
 }

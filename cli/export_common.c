@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include "cli.h"
 #include "dstack/event.h"
+#include "dstack/log.h"
 #include "dstack/symbols.h"
 #include "export_common.h"
 #include "util/outbuf.h"
@@ -115,6 +116,13 @@ int export_finish(const char *cmd, int fd, const char *output, int write_err)
 		ret = EXIT_OUTPUT;
 	}
 	return ret;
+}
+
+int export_failed(int err)
+{
+	if (err && err != -ENOMEM)
+		output_failed_as(ds_errmsg());
+	return err;
 }
 
 int cli_write_outbuf(void *ctx, const void *buf, size_t len)

@@ -42,6 +42,14 @@ const char *export_title(const struct export_cmd *c);
  */
 int export_finish(const char *cmd, int fd, const char *output, int write_err);
 
+/*
+ * An export call of the library failed with @err, not through the
+ * caller's stream: why (ds_errmsg(), e.g. a spill file's failure naming
+ * its directory) said as the output's failure, except ENOMEM (which
+ * export_finish says).  Returns @err.
+ */
+int export_failed(int err);
+
 /* "[libc.so.6]", "[virtio_blk]": frame @f of no symbol named by its DSO's short name, into @buf */
 const char *frame_dso_label(const struct ds_cc_frame *f, char *buf, size_t n);
 

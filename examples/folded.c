@@ -16,8 +16,8 @@
  *   cc -I$P/include folded.c $P/lib/libdstack.a -lelf -ldw -lzstd -lz -lstdc++ -lm -lpthread
  */
 #include <stdio.h>
-#include <string.h>
 #include <dstack/export.h>
+#include <dstack/log.h>
 #include <dstack/profile.h>
 
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	/* the stacks read before an error are printed all the same, as dstack folded does */
 	werr = ds_folded__write(fo, ds_write_stdio, stdout);
 	if (werr)
-		fprintf(stderr, "folded: %s\n", ds_folded__error(fo) ? ds_folded__error(fo) : strerror(-werr));
+		fprintf(stderr, "folded: %s\n", ds_errmsg());   /* a spill file's failure names its directory */
 	ds_folded__delete(fo);
 	ds_profile__close(p);
 	if (fflush(stdout) || ferror(stdout) || werr)

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include "fuzz_common.h"
 #include "dstack/jitdump.h"
+#include "dstack/log.h"
 #include "symbols/jitdump.h"
 #include "symbols/symbols_int.h"
 #include "unwind/unwind_int.h"
@@ -83,7 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ds_jitdump *pub = ds_jitdump__open(dump);
 
 	if (pub) {
-		(void)ds_jitdump__problem(pub);
+		if (ds_jitdump__status(pub))
+			(void)ds_errmsg();
 		for (size_t i = 0; i < ds_jitdump__nr_codes(pub) && i < 2; i++)
 			(void)ds_jitdump__write_elf(pub, i, elf, NULL);
 		ds_jitdump__close(pub);

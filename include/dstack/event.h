@@ -96,6 +96,14 @@ typedef int (*ds_event_fn)(void *ctx, const struct ds_event *ev);
 void ds_sample__read_value(const struct ds_evsel *evsel, const struct ds_sample *s, uint64_t i,
 			   uint64_t *value, uint64_t *id);
 
+/*
+ * The record parsers (here and the fixed-layout records below): pure
+ * functions of a record's bytes, on the hot path.  0, or -EINVAL with
+ * *why set to a constant string, the record's part of the caller's
+ * message ("FILE: offset 0xN: " + why); they leave ds_errmsg() as it was
+ * (the API's one exception to its error convention: docs/design.md).
+ */
+
 /* PERF_RECORD_SAMPLE body. 0, or -EINVAL with *why set. */
 int ds_sample__parse(const struct ds_evsel *evsel, const struct ds_event_header *hdr,
 		     struct ds_sample *s, const char **why);

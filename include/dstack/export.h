@@ -16,11 +16,12 @@
  * more is written, and the export returns that errno.  A caller that
  * exits must not report success after it (docs/errors.md).
  *
- * Errors: functions return 0 or a negative errno; constructors return NULL
- * and set errno.  When the cause is more than an errno says (a spill
- * file's failure: which step, in which directory) ds_X__error() gives it
- * as text (NULL otherwise); a caller prints it.  The output callback's own
- * failures are the caller's to describe.  After an error other than a
+ * Errors (dstack/log.h): functions return 0 or a negative errno and say
+ * why for ds_errmsg(); constructors return NULL and set errno.  A spill
+ * file's failure (which step, in which directory) is kept by the export:
+ * every later call failing because of it says it again.  A failed write
+ * of the output callback is said as its errno's text only: the callback's
+ * owner knows the stream and describes it.  After an error other than a
  * failed write an export can only be deleted.
  *
  * Memory: an export holds at most about opts.memory bytes (0: 1 GiB)
@@ -73,8 +74,6 @@ int ds_folded__add(struct ds_folded *fo, const struct ds_profile_sample *s);
 int ds_folded__add_text(struct ds_folded *fo, const char *text, size_t len, uint64_t weight);
 /* Write every stack once, in order; once only (it ends adding).  0 or a negative errno. */
 int ds_folded__write(struct ds_folded *fo, ds_write_fn fn, void *ctx);
-/* What failed beyond its errno (a spill file), else NULL. */
-const char *ds_folded__error(const struct ds_folded *fo);
 /*
  * A frame's name as folded prints it, in place: ';' to ':', argument
  * lists cut (Go's "pkg.(*T).M" kept), quotes dropped.
@@ -143,7 +142,7 @@ struct ds_pprof *ds_pprof__new(const struct ds_pprof_opts *opts);
 void ds_pprof__delete(struct ds_pprof *pp);
 /* Count @s (its frames and comm copied).  0 or a negative errno. */
 int ds_pprof__add(struct ds_pprof *pp, const struct ds_profile_sample *s);
-/* The events sampled, in order of first sample (ends adding); 0 after an error. */
+/* The events sampled, in order of first sample (ends adding); 0 after an error (ds_errmsg() says it). */
 size_t ds_pprof__nr_events(struct ds_pprof *pp);
 /* Event @i's name (NULL: none such), valid while @pp lives. */
 const char *ds_pprof__event(struct ds_pprof *pp, size_t i);
@@ -152,8 +151,6 @@ const char *ds_pprof__event(struct ds_pprof *pp, size_t i);
  * every event once, or each event once.  Ends adding.  0 or a negative errno.
  */
 int ds_pprof__write(struct ds_pprof *pp, const struct ds_pprof_write_opts *opts, ds_write_fn fn, void *ctx);
-/* What failed beyond its errno (a spill file), else NULL. */
-const char *ds_pprof__error(const struct ds_pprof *pp);
 
 /*
  * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
@@ -179,8 +176,6 @@ void ds_speedscope__delete(struct ds_speedscope *sp);
 int ds_speedscope__add(struct ds_speedscope *sp, const struct ds_profile_sample *s);
 /* Write the file; once only.  After a spill file's failure nothing is written.  0 or a negative errno. */
 int ds_speedscope__write(struct ds_speedscope *sp, ds_write_fn fn, void *ctx);
-/* What failed beyond its errno (a spill file: which step, which directory), else NULL. */
-const char *ds_speedscope__error(const struct ds_speedscope *sp);
 
 /*
  * The flame graph's drawing, for a tree of the caller's (dstack diff's

@@ -13,9 +13,17 @@
  *
  * Ownership: a ds_jitdump owns its codes and their names until
  * ds_jitdump__close().  Every dump is hostile: sizes are checked against
- * the file and fields against their records; what was wrong (the first
- * problem, naming the file and the offset) is ds_jitdump__problem()'s one
- * line, and everything before a record that cannot be framed is kept.
+ * the file and fields against their records, and everything before a
+ * record that cannot be framed is kept.
+ *
+ * Errors (dstack/log.h): damage is not a failure: the dump opens with
+ * the codes read before it.  Whether it was read whole is the dump's
+ * status, as a writer's is (ds_writer__status): ds_jitdump__status()
+ * returns 0, or a negative errno with ds_errmsg() saying the one line
+ * (the first problem, naming the file and the offset, and how many there
+ * were).  The dump says nothing itself, through the log hook or
+ * otherwise: a reader of the recording (ds_machine) that maps the same
+ * dump warns about it, and a caller with both prints one line.
  */
 #ifndef DSTACK_JITDUMP_PUBLIC_H
 #define DSTACK_JITDUMP_PUBLIC_H
@@ -47,12 +55,16 @@ bool ds_jitdump__is_marker(const char *path, uint32_t pid);
 
 /*
  * Read @path.  NULL only without memory (errno ENOMEM); a file that cannot
- * be read gives a dump with no codes and a problem line.
+ * be read gives a dump with no codes and that status.
  */
 struct ds_jitdump *ds_jitdump__open(const char *path);
 void ds_jitdump__close(struct ds_jitdump *jd);
-/* "" or the one line about what was wrong with the file. */
-const char *ds_jitdump__problem(const struct ds_jitdump *jd);
+/*
+ * 0 if the file was read whole, else -errno (the file could not be read)
+ * or -EBADMSG (damage: the codes before it kept), ds_errmsg() saying the
+ * line "jitdump FILE: offset 0xN: what" again.
+ */
+int ds_jitdump__status(const struct ds_jitdump *jd);
 size_t ds_jitdump__nr_codes(const struct ds_jitdump *jd);
 /* Code @i (< nr_codes), valid until close. */
 const struct ds_jit_code *ds_jitdump__code(const struct ds_jitdump *jd, size_t i);

@@ -20,9 +20,12 @@
  *
  * Errors are negative errno values (NULL and errno for the open); why an
  * open or a run failed is in ds_errmsg() (dstack/log.h), as for the whole
- * API.  For the callers written before that convention it also still goes
- * to opts.error, else to the log: a transition, to go once they read
- * ds_errmsg().
+ * API.  Deprecated, kept for one reason: it also still goes to
+ * opts.error, else to the log, at the moment the run fails, before the
+ * run's closing warnings (--off-cpu's "no sched:sched_switch sample",
+ * unmatched switch-outs), and dstack's stderr keeps that order.  A caller
+ * printing ds_errmsg() after the call prints the failure after those
+ * warnings instead; new callers do that and leave the hook NULL.
  *
  * Lifetimes: everything the profile hands out (the sample, its frames,
  * events and threads) is owned by the profile.  The sample and its frame
@@ -149,9 +152,9 @@ struct ds_profile_opts {
 	 * returned, @msg the input's reason, else strerror(-@err) (never
 	 * NULL).  A run stopped by a callback's error is reported too; a
 	 * callback that said why itself returns -ECANCELED.  NULL: logged as
-	 * a warning ("PATH: MSG"), but for -ECANCELED.  (Transitional: the
-	 * same message is in ds_errmsg(); this hook and the warning go once
-	 * its callers read that.)
+	 * a warning ("PATH: MSG"), but for -ECANCELED.  (Deprecated: the
+	 * same message is in ds_errmsg(); see "Errors" above for why it is
+	 * still here.)
 	 */
 	void (*error)(void *ctx, int err, const char *msg);
 };

@@ -69,7 +69,8 @@ struct ds_folded {
 	char *line;                /* a stack's text being made */
 	size_t line_cap;
 	bool written;
-	char error[512];           /* a spill file's failure, "" none */
+	char error[512];           /* a spill file's first failure (said by ds_errmsg()), "" none */
+	int error_err;             /* its negative errno */
 };
 
 static struct ds_stacks *new_model(void)
@@ -129,11 +130,6 @@ void ds_folded__delete(struct ds_folded *fo)
 	dsi_tally__delete(fo->tally);
 	free(fo->line);
 	free(fo);
-}
-
-const char *ds_folded__error(const struct ds_folded *fo)
-{
-	return fo->error[0] ? fo->error : NULL;
 }
 
 void ds_folded__tidy(char *s)
@@ -273,9 +269,17 @@ static int tally_failed(struct ds_folded *fo, int err)
 {
 	const char *msg = dsi_tally__error(fo->tally);
 
-	if (msg && !fo->error[0])
+	if (msg && !fo->error[0]) {
 		snprintf(fo->error, sizeof(fo->error), "%s", msg);
+		fo->error_err = err;
+	}
 	return err;
+}
+
+/* A public call's result, a failure said for ds_errmsg(). */
+static int said(const struct ds_folded *fo, int err)
+{
+	return err ? dsi_export_failed(err, fo->error_err, fo->error) : 0;
 }
 
 /* The tree's and model's memory, near enough: their arrays and tables as allocated, and texts. */
@@ -344,7 +348,7 @@ static int tree_check(struct ds_folded *fo)
 	return err;
 }
 
-int ds_folded__add(struct ds_folded *fo, const struct ds_profile_sample *s)
+static int folded_add(struct ds_folded *fo, const struct ds_profile_sample *s)
 {
 	const char *text;
 	uint32_t root, leaf, stack;
@@ -376,18 +380,23 @@ int ds_folded__add(struct ds_folded *fo, const struct ds_profile_sample *s)
 	return fo->nr >= fo->check_at ? tree_check(fo) : 0;
 }
 
+int ds_folded__add(struct ds_folded *fo, const struct ds_profile_sample *s)
+{
+	return said(fo, folded_add(fo, s));
+}
+
 int ds_folded__add_text(struct ds_folded *fo, const char *text, size_t len, uint64_t weight)
 {
 	int err;
 
 	if (fo->written)
-		return -EINVAL;
+		return said(fo, -EINVAL);
 	if ((err = dsi_tally__add(fo->tally, text, len, weight, 0)))
-		return tally_failed(fo, err);
+		return said(fo, tally_failed(fo, err));
 	return 0;
 }
 
-int ds_folded__write(struct ds_folded *fo, ds_write_fn fn, void *ctx)
+static int folded_write(struct ds_folded *fo, ds_write_fn fn, void *ctx)
 {
 	struct dsi_wbuf w;
 	const char *text;
@@ -416,4 +425,9 @@ int ds_folded__write(struct ds_folded *fo, ds_write_fn fn, void *ctx)
 	}
 	got = dsi_wbuf__finish(&w);
 	return ret ? ret : got;
+}
+
+int ds_folded__write(struct ds_folded *fo, ds_write_fn fn, void *ctx)
+{
+	return said(fo, folded_write(fo, fn, ctx));
 }

@@ -35,6 +35,7 @@
 #include "dstack/stacks.h"
 #include "analysis/analysis_int.h"
 #include "analysis/stacks_int.h"
+#include "analysis/wbuf.h"
 #include "util/grow.h"
 #include "util/spill.h"
 
@@ -130,7 +131,8 @@ struct store {
 	bool spilled;
 	int err;                     /* the spill's failure (in msg) */
 	const char *tmpdir;          /* where the tallies spill */
-	char msg[512];               /* a spill file's failure as text, "" none */
+	char msg[512];               /* a spill file's first failure as text (said by ds_errmsg()), "" none */
+	int msg_err;                 /* its errno */
 	char key[512];               /* a key being made: struct skey, then the comm */
 };
 
@@ -140,11 +142,13 @@ struct skey {
 	int32_t pid, tid, cpu;
 };
 
-/* Keep the first spill file failure's text (ds_pprof__error). */
-static void tally_failed(struct store *st, const struct dsi_tally *t)
+/* Keep the first spill file failure's text and its errno @err (said again by ds_errmsg() when a call fails of it). */
+static void tally_failed(struct store *st, const struct dsi_tally *t, int err)
 {
-	if (dsi_tally__error(t) && !st->msg[0])
+	if (dsi_tally__error(t) && !st->msg[0]) {
 		snprintf(st->msg, sizeof(st->msg), "%s", dsi_tally__error(t));
+		st->msg_err = err;
+	}
 }
 
 /* Spilled profiles name comms by text: each new one is a string emitted as it is first used (cached by hash). */
@@ -391,7 +395,7 @@ static int encode_spilled(struct pprof *pp, const uint32_t *labels, size_t e)
 		struct skey k;
 
 		if (got < 0) {
-			tally_failed(pp->st, t);
+			tally_failed(pp->st, t, -got);
 			return -got;
 		}
 		if (len < sizeof(k))
@@ -664,7 +668,7 @@ static int store_add(struct store *st, size_t e, const struct ds_stacks_sample *
 	memcpy(st->key, &k, sizeof(k));
 	memcpy(st->key + sizeof(k), comm, n);
 	if ((err = -dsi_tally__add(st->tallies[e], st->key, sizeof(k) + n, s->count, s->period)))
-		tally_failed(st, st->tallies[e]);
+		tally_failed(st, st->tallies[e], err);
 	return err;
 }
 
@@ -912,13 +916,19 @@ void ds_pprof__delete(struct ds_pprof *pp)
 	free(pp);
 }
 
+/* A public call's result, a failure said for ds_errmsg(). */
+static int said(const struct ds_pprof *pp, int err)
+{
+	return err ? dsi_export_failed(err, -pp->st.msg_err, pp->st.msg) : 0;
+}
+
 int ds_pprof__add(struct ds_pprof *pp, const struct ds_profile_sample *s)
 {
 	if (pp->noted)
-		return -EINVAL;
+		return said(pp, -EINVAL);
 	if (pp->st.err)
-		return -pp->st.err;
-	return ds_stacks__add(pp->st.x, s);
+		return said(pp, -pp->st.err);
+	return said(pp, ds_stacks__add(pp->st.x, s));
 }
 
 /* The walk is over: what the profile needs of the samples kept in memory noted.  0 or an errno. */
@@ -940,15 +950,27 @@ static int note(struct ds_pprof *pp)
 
 size_t ds_pprof__nr_events(struct ds_pprof *pp)
 {
-	return note(pp) ? 0 : pp->st.nr_events;
+	int err = note(pp);
+
+	if (err) {
+		said(pp, -err);
+		return 0;
+	}
+	return pp->st.nr_events;
 }
 
 const char *ds_pprof__event(struct ds_pprof *pp, size_t i)
 {
-	return note(pp) || i >= pp->st.nr_events ? NULL : ds_stacks__str(pp->st.x, pp->st.events[i]);
+	int err = note(pp);
+
+	if (err) {
+		said(pp, -err);
+		return NULL;
+	}
+	return i >= pp->st.nr_events ? NULL : ds_stacks__str(pp->st.x, pp->st.events[i]);
 }
 
-int ds_pprof__write(struct ds_pprof *pp, const struct ds_pprof_write_opts *opts, ds_write_fn fn, void *ctx)
+static int pprof_write(struct ds_pprof *pp, const struct ds_pprof_write_opts *opts, ds_write_fn fn, void *ctx)
 {
 	struct ds_pprof_write_opts wo = { .sz = sizeof(wo), .event = -1 };
 	int err = note(pp);
@@ -969,7 +991,7 @@ int ds_pprof__write(struct ds_pprof *pp, const struct ds_pprof_write_opts *opts,
 	return -write_profile(&pp->st, wo.event, pp->o.time_mode, &wo, fn, ctx);
 }
 
-const char *ds_pprof__error(const struct ds_pprof *pp)
+int ds_pprof__write(struct ds_pprof *pp, const struct ds_pprof_write_opts *opts, ds_write_fn fn, void *ctx)
 {
-	return pp->st.msg[0] ? pp->st.msg : NULL;
+	return said(pp, pprof_write(pp, opts, fn, ctx));
 }

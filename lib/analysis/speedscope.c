@@ -106,7 +106,7 @@ static void store_exit(struct store *s)
 	free(s->runs);
 }
 
-/* Keep the spill file's first failure, as text too (ds_speedscope__error); returns -1. */
+/* Keep the spill file's first failure, as text too (said by ds_errmsg()); returns -1. */
 static int spill_failed(struct store *s, const char *what, int err)
 {
 	if (!s->err) {
@@ -516,16 +516,22 @@ void ds_speedscope__delete(struct ds_speedscope *sp)
 	free(sp);
 }
 
+/* A public call's result, a failure said for ds_errmsg(). */
+static int said(const struct ds_speedscope *sp, int err)
+{
+	return err ? dsi_export_failed(err, -sp->s.err, sp->s.msg) : 0;
+}
+
 int ds_speedscope__add(struct ds_speedscope *sp, const struct ds_profile_sample *s)
 {
 	if (sp->written)
-		return -EINVAL;
+		return said(sp, -EINVAL);
 	if (sp->s.err)
-		return -sp->s.err;
-	return ds_stacks__add(sp->s.x, s);
+		return said(sp, -sp->s.err);
+	return said(sp, ds_stacks__add(sp->s.x, s));
 }
 
-int ds_speedscope__write(struct ds_speedscope *sp, ds_write_fn fn, void *ctx)
+static int speedscope_write(struct ds_speedscope *sp, ds_write_fn fn, void *ctx)
 {
 	if (sp->written)
 		return -EINVAL;
@@ -538,7 +544,7 @@ int ds_speedscope__write(struct ds_speedscope *sp, ds_write_fn fn, void *ctx)
 	return write_speedscope(&sp->s, fn, ctx, sp->title);
 }
 
-const char *ds_speedscope__error(const struct ds_speedscope *sp)
+int ds_speedscope__write(struct ds_speedscope *sp, ds_write_fn fn, void *ctx)
 {
-	return sp->s.err ? sp->s.msg : NULL;
+	return said(sp, speedscope_write(sp, fn, ctx));
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "analysis/wbuf.h"
+#include "util/error.h"
 
 int ds_write_stdio(void *ctx, const void *buf, size_t len)
 {
@@ -122,4 +123,9 @@ void dsi_wbuf__json(struct dsi_wbuf *w, const char *s)
 		}
 	}
 	dsi_wbuf__putc(w, '"');
+}
+
+int dsi_export_failed(int err, int kept, const char *msg)
+{
+	return dsi_error_keep(err, msg && msg[0] && err == kept ? msg : NULL);
 }

@@ -22,6 +22,15 @@ struct dsi_wbuf {
 	char *buf;                 /* DSI_WBUF_SIZE bytes */
 };
 
+/*
+ * An export's public call failing with @err, said for ds_errmsg()
+ * (dstack/log.h): the object's kept spill failure @msg when @err is that
+ * failure's @kept (a later call failing because of it says it again),
+ * else the errno's text (the caller's stream's failure is the caller's to
+ * describe further).  Returns @err.
+ */
+int dsi_export_failed(int err, int kept, const char *msg);
+
 /* 0 or -ENOMEM. */
 int dsi_wbuf__init(struct dsi_wbuf *w, ds_write_fn fn, void *ctx);
 /* Hand over what is gathered: 0 or the first failure's negative errno. */

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/error.h"
 #include "util/grow.h"
 #include "util/io.h"
 #include "symbols/jitdump.h"
@@ -535,6 +536,7 @@ int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, 
 
 struct ds_jitdump {
 	struct dsi_jitdump jd;
+	int status;                /* 0, or the read's first problem's negative errno (jd.problem says it) */
 };
 
 bool ds_jitdump__is_marker(const char *path, uint32_t pid)
@@ -546,14 +548,18 @@ struct ds_jitdump *ds_jitdump__open(const char *path)
 {
 	struct ds_jitdump *d = calloc(1, sizeof(*d));
 
+	int err;
+
 	if (!d)
 		return NULL;
-	if (dsi_jitdump__read(&d->jd, path) == -ENOMEM) {
+	if ((err = dsi_jitdump__read(&d->jd, path)) == -ENOMEM) {
 		dsi_jitdump__exit(&d->jd);
 		free(d);
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* a file that cannot be read: its errno; damage read past: EBADMSG */
+	d->status = err < 0 ? err : d->jd.problem[0] ? -EBADMSG : 0;
 	return d;
 }
 
@@ -565,9 +571,9 @@ void ds_jitdump__close(struct ds_jitdump *d)
 	}
 }
 
-const char *ds_jitdump__problem(const struct ds_jitdump *d)
+int ds_jitdump__status(const struct ds_jitdump *d)
 {
-	return d->jd.problem;
+	return d->status ? dsi_error_keep(d->status, d->jd.problem) : 0;
 }
 
 size_t ds_jitdump__nr_codes(const struct ds_jitdump *d)

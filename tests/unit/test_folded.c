@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "dstack/export.h"
+#include "dstack/log.h"
 #include "stack_samples.h"
 
 static int passed, failed;
@@ -81,7 +82,7 @@ static char *fold(size_t memory, bool period, int copies)
 
 	feed(fo, copies);
 	err = ds_folded__write(fo, mem_write, &m);
-	CHECK(!err && !ds_folded__error(fo), "write: %d", err);
+	CHECK(!err, "write: %d", err);
 	CHECK(ds_folded__write(fo, mem_write, &m) == -EINVAL, "a second write refused");
 	ds_folded__delete(fo);
 	return m.buf;
@@ -134,8 +135,7 @@ static void test_spill_failure(void)
 	}
 	if (!err)
 		err = ds_folded__write(fo, mem_write, &m);
-	CHECK(err == -ENOENT && ds_folded__error(fo) && strstr(ds_folded__error(fo), "/nonexistent-dstack-dir"),
-	      "spill failure: %d %s", err, ds_folded__error(fo) ? ds_folded__error(fo) : "(no message)");
+	CHECK(err == -ENOENT && strstr(ds_errmsg(), "/nonexistent-dstack-dir"), "spill failure: %d %s", err, ds_errmsg());
 	ds_folded__delete(fo);
 	free(m.buf);
 }

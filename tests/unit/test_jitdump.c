@@ -11,10 +11,13 @@
  * offset, what came before kept.
  */
 #include <elf.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "dstack/jitdump.h"
+#include "dstack/log.h"
 #include "symbols/jitdump.h"
 #include "symbols/symbols_int.h"
 #include "unwind/unwind_int.h"
@@ -194,6 +197,16 @@ static void read_back(bool swap, const char *path)
 	snprintf(want, sizeof(want), "jitdump %s: offset %#zx: record size", path, second);
 	CHECK(!strncmp(jd.problem, want, strlen(want)), "cut: '%s'", jd.problem);
 	dsi_jitdump__exit(&jd);
+	/* the API's: the code kept, the damage the dump's status, its line said by ds_errmsg() */
+	struct ds_jitdump *pub = ds_jitdump__open(path);
+
+	CHECK(pub && ds_jitdump__nr_codes(pub) == 1 && ds_jitdump__status(pub) == -EBADMSG &&
+	      !strncmp(ds_errmsg(), want, strlen(want)), "cut, the API's status: '%s'", ds_errmsg());
+	ds_jitdump__close(pub);
+	write_dump(path, b.b, n);
+	pub = ds_jitdump__open(path);
+	CHECK(pub && ds_jitdump__nr_codes(pub) == 3 && !ds_jitdump__status(pub), "whole, the API's status: 0");
+	ds_jitdump__close(pub);
 
 	/* the second load's code outside any address: skipped, the rest read */
 	uint64_t bad = swap ? __builtin_bswap64(0xffffffffffff0000ull) : 0xffffffffffff0000ull;

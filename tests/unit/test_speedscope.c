@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dstack/export.h"
+#include "dstack/log.h"
 #include "stack_samples.h"
 
 static int passed, failed;
@@ -60,7 +61,7 @@ static char *speedscope(size_t memory, const char *tmpdir, int copies, char *ev,
 	}
 	if (!*err)
 		*err = ds_speedscope__write(sp, mem_write, &m);
-	*why = ds_speedscope__error(sp) ? strdup(ds_speedscope__error(sp)) : NULL;
+	*why = *err ? strdup(ds_errmsg()) : NULL;
 	ds_speedscope__delete(sp);
 	return m.buf;
 }
@@ -103,10 +104,33 @@ static void test_spill(void)
 	free(why);
 }
 
+/* A spill failure is kept: a later call failing of it says it again, after another call's failure said its own. */
+static void test_spill_kept(void)
+{
+	struct ds_speedscope_opts o = { .sz = sizeof(o), .memory = 1, .tmpdir = "/nonexistent-dstack-dir" };
+	struct ds_speedscope *sp = ds_speedscope__new(&o), *other = ds_speedscope__new(NULL);
+	struct ds_cc_frame a[] = { ts_user(0x10, "a", "/bin/x"), ts_user(0x20, "main", "/bin/x") };
+	struct test_sample t;
+	struct mem m = { 0 };
+	int err = 0;
+
+	for (int i = 0; i < 20000 && !err; i++)
+		err = ds_speedscope__add(sp, ts_make(&t, &machine, "w", 20, 3, 1, clock_ev, 1, a, 2));
+	CHECK(err == -ENOENT, "spill failure while adding: %d", err);
+	CHECK(!ds_speedscope__write(other, mem_write, &m) && ds_speedscope__write(other, mem_write, &m) == -EINVAL &&
+	      !strstr(ds_errmsg(), "/nonexistent-dstack-dir"), "another failure says its own: %s", ds_errmsg());
+	CHECK(ds_speedscope__write(sp, mem_write, &m) == -ENOENT && strstr(ds_errmsg(), "/nonexistent-dstack-dir"),
+	      "the kept failure said again: %s", ds_errmsg());
+	ds_speedscope__delete(sp);
+	ds_speedscope__delete(other);
+	free(m.buf);
+}
+
 int main(void)
 {
 	test_file();
 	test_spill();
+	test_spill_kept();
 	printf("speedscope: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
