@@ -17,7 +17,10 @@ Each sample is one of:
              executable mapping, and where its code is in a file, the bytes
              before its address are a call instruction (a return address:
              what a CFI or frame-pointer step yields, not a value the walk
-             made up); a JIT frame (a perf map's or anonymous code) must be
+             made up), or it is the first instruction of one of V8's
+             builtins (its deoptimizer makes a frame whose return address
+             is its continuation's start, Builtins_InterpreterEnterAtBytecode,
+             which no call precedes); a JIT frame (a perf map's or anonymous code) must be
              named by the map.  A frame failing that makes the sample
              "deeper-bad", which fails.  "deeper-stitched": a deferred
              sample perf left with its bare cookie whose record came before
@@ -202,9 +205,32 @@ def check_extra(frame, pid, maps, leaf):
     b = maps.code_before(path, addr - start + pgoff + RA_BIAS)
     if b is None:
         return '%x: %s unreadable' % (addr, path)
-    if not after_call(b):
+    if not after_call(b) and not at_v8_builtin(path, addr - start + pgoff + RA_BIAS):
         return '%x (%s %s+0x%x) follows no call instruction (%s)' % (addr, sym, path, addr - start + pgoff, b.hex())
     return None
+
+
+def at_v8_builtin(path, off):
+    """Is file offset off the first instruction of one of V8's builtins
+    (a Builtins_* symbol)?  V8's deoptimizer builds an interpreter frame
+    whose return address is its continuation's start
+    (Builtins_InterpreterEnterAtBytecode), which no call precedes."""
+    secs, _ = elf_funcs(path)
+    vaddr = next((a + off - o for o, a, n in secs if o <= off < o + n), None)
+    return vaddr is not None and vaddr in v8_builtins(path)
+
+
+V8_BUILTINS = {}
+
+
+def v8_builtins(path):
+    """The addresses of path's Builtins_* symbols (readelf, cached)"""
+    if path not in V8_BUILTINS:
+        out = subprocess.run(['readelf', '-sW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        V8_BUILTINS[path] = {int(f[1], 16) for f in (line.split() for line in out.split('\n'))
+                             if len(f) >= 8 and f[7].startswith('Builtins_') and f[6] != 'UND'}
+    return V8_BUILTINS[path]
 
 
 def perf_went_wild(p, d, pid, maps):
