@@ -158,29 +158,37 @@ static uint32_t frame_id_by_ptr(struct ds_stacks *st, const struct ds_cc_frame *
 	return id;
 }
 
-/* The frame id of @f: a direct-mapped cache by its string pointers first (most frames repeat). */
+/*
+ * The frame id of @f: by its string pointers first (the machine's strings
+ * are interned and live as long as it does), else by their texts.
+ */
 static uint32_t frame_id(struct ds_stacks *st, const struct ds_cc_frame *f)
 {
 	uint32_t flags = 1u | (uint32_t)f->kernel << 1 | (uint32_t)f->inlined << 2;
 	struct recent *r = &st->recent[(((uintptr_t)f->sym ^ (uintptr_t)f->dso << 7) * 0x9e3779b97f4a7c15ULL) >> 54];
-	struct recent k = { f->sym, f->dso, flags, 0 };
 	uint32_t id;
 
 	if (r->flags == flags && r->sym == f->sym && r->dso == f->dso)
 		return r->id;
-	id = frame_id_by_ptr(st, f, &k);
+	id = frame_id_slow(st, f);
 	if (id != UINT32_MAX)
 		*r = (struct recent){ f->sym, f->dso, flags, id };
 	return id;
 }
 
+/*
+ * (The caller has a direct-mapped cache of its own, with recent's index:
+ * what misses there misses in recent too, so the map by pointer serves.)
+ */
 uint32_t dsi_stacks__frame_id(struct ds_stacks *st, const void *machine, const struct ds_cc_frame *f)
 {
+	struct recent k = { f->sym, f->dso, 1u | (uint32_t)f->kernel << 1 | (uint32_t)f->inlined << 2, 0 };
+
 	if (machine != st->machine) {
 		ds_stacks__end_source(st);
 		st->machine = machine;
 	}
-	return frame_id(st, f);
+	return frame_id_by_ptr(st, f, &k);
 }
 
 static uint32_t build_id_str(struct ds_stacks *st, const struct ds_dso *dso)

@@ -32,7 +32,7 @@ struct ds_stacks {
 	const void *machine;            /* whose chain ids and string pointers are remembered */
 	/* the frame id of a (sym, dso, flags) by pointer: most frames repeat */
 	struct recent { const char *sym, *dso; uint32_t flags, id; } recent[RECENT];
-	/* behind recent: every (sym, dso, flags) by pointer of the machine, so a miss hashes no text */
+	/* for dsi_stacks__frame_id: every (sym, dso, flags) by pointer of the machine, so a miss hashes no text */
 	struct recent *ptrs;
 	size_t nr_ptrs, cap_ptrs;
 	struct dsi_idmap ptr_ids;        /* (sym, dso, flags) pointers -> index in ptrs */
