@@ -17,6 +17,7 @@
 #include <string.h>
 #include "dstack/export.h"
 #include "dstack/stacks.h"
+#include "analysis/stacks_int.h"
 #include "analysis/wbuf.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
@@ -28,7 +29,8 @@
 #define NONE UINT32_MAX
 #define CHECK_EVERY 4096              /* new nodes between two looks at the tree's size */
 #define DEFAULT_MEMORY ((size_t)1 << 30)
-#define MEMO_MAX (1u << 15)      /* (the model keeps a memo by chain id of its own: together about what one was) */
+#define RECENT_TEXTS 1024         /* direct-mapped */
+#define MEMO_MAX (1u << 16)      /* (comm node, chain id) pairs remembered before the memo starts again */
 
 struct fnode {
 	const char *text;          /* the frame as printed (interned in texts) */
@@ -36,17 +38,11 @@ struct fnode {
 	uint64_t count;            /* stacks ending here */
 };
 
-/*
- * A leaf found for (comm node, key): the key is the sample's chain id (the
- * machine's: a repeated sample costs this one lookup), or STACK_KEY | the
- * model's stack id (a chain id new to the memo whose stack is not).
- */
+/* A leaf found for (comm node, the sample's chain id): a repeated sample costs this one lookup. */
 struct leaf_memo {
 	uint64_t key;
 	uint32_t root, leaf;
 };
-
-#define STACK_KEY (1ULL << 63)
 
 struct ds_folded {
 	struct ds_folded_opts o;
@@ -55,6 +51,8 @@ struct ds_folded {
 	size_t nr, cap;
 	struct dsi_trie edges;      /* (parent, text) -> node */
 	const char **frame_text;   /* by the model's frame id: printed, NULL not yet */
+	/* a frame's text by its (sym, dso, flags) pointers, before the model is asked: most frames repeat */
+	struct recent_text { const char *sym, *dso, *text; uint32_t flags; } recent[RECENT_TEXTS];
 	size_t cap_frame_text;
 	struct dsi_strset texts;   /* one copy per distinct text */
 	struct dsi_idmap leaves;    /* (comm node, key) -> index in memo */
@@ -119,6 +117,7 @@ static void tree_reset(struct ds_folded *fo)
 	fo->check_at = CHECK_EVERY;
 	fo->last_text = NULL;
 	fo->machine = NULL;
+	memset(fo->recent, 0, sizeof(fo->recent));   /* (their texts were freed) */
 }
 
 void ds_folded__delete(struct ds_folded *fo)
@@ -160,6 +159,9 @@ void ds_folded__tidy(char *s)
  */
 static const char *frame_text(struct ds_folded *fo, uint32_t id)
 {
+	if (id < fo->cap_frame_text && fo->frame_text[id])
+		return fo->frame_text[id];
+
 	const char **t = dsi_grow_zeroed(fo->frame_text, &fo->cap_frame_text, (size_t)id + 1, sizeof(*t), 1024);
 	const struct ds_stacks_frame *f;
 	const char *dso;
@@ -249,15 +251,39 @@ static void memo_keep(struct ds_folded *fo, uint32_t root, uint64_t key, uint32_
 	fo->memo[fo->nr_memo++] = (struct leaf_memo){ .key = key, .root = root, .leaf = leaf };
 }
 
-/* The leaf of the path of @stack's frames (outermost first) under @root; NONE on ENOMEM. */
-static uint32_t path_leaf(struct ds_folded *fo, uint32_t root, uint32_t stack)
+/*
+ * The text of frame @f of a sample of @machine: the machine's strings are
+ * interned, so a (sym, dso, flags) seen before is known by its pointers;
+ * else the model's frame id names it.  NULL on ENOMEM.
+ */
+static const char *sample_frame_text(struct ds_folded *fo, const void *machine, const struct ds_cc_frame *f)
 {
-	size_t len;
-	const struct ds_stacks_entry *e = ds_stacks__stack(fo->model, stack, &len);
+	uint32_t flags = 1u | (uint32_t)f->kernel << 1 | (uint32_t)f->inlined << 2, id;
+	struct recent_text *r = &fo->recent[(((uintptr_t)f->sym ^ (uintptr_t)f->dso << 7) * 0x9e3779b97f4a7c15ULL) >> 54];
+	const char *text;
+
+	if (r->flags == flags && r->sym == f->sym && r->dso == f->dso)
+		return r->text;
+	id = dsi_stacks__frame_id(fo->model, machine, f);
+	if (id == NONE || !(text = frame_text(fo, id)))
+		return NULL;
+	*r = (struct recent_text){ f->sym, f->dso, text, flags };
+	return text;
+}
+
+/*
+ * The leaf of the path of @s's frames (outermost first) under @root; NONE
+ * on ENOMEM.  The model gives the frames' ids only: the tree is the
+ * stack, so the model keeps no entries or stacks for it.
+ */
+static uint32_t path_leaf(struct ds_folded *fo, uint32_t root, const struct ds_profile_sample *s)
+{
 	uint32_t n = root;
 
-	for (size_t i = len; n != NONE && i-- > 0;) {
-		const char *text = frame_text(fo, e[i].frame);
+	for (size_t i = s->nr_frames; n != NONE && i-- > 0;) {
+		if (s->frames[i].cookie)
+			continue; /* an unresolved deferred chain has no frames to show */
+		const char *text = sample_frame_text(fo, s->machine, &s->frames[i]);
 
 		n = text ? node_for(fo, n, text) : NONE;
 	}
@@ -351,9 +377,8 @@ static int tree_check(struct ds_folded *fo)
 static int folded_add(struct ds_folded *fo, const struct ds_profile_sample *s)
 {
 	const char *text;
-	uint32_t root, leaf, stack;
+	uint32_t root, leaf;
 	uint64_t w = fo->o.period ? s->period : 1;
-	int err;
 
 	if (!fo->model || fo->written)
 		return -EINVAL;
@@ -363,16 +388,12 @@ static int folded_add(struct ds_folded *fo, const struct ds_profile_sample *s)
 	if (s->machine != fo->machine) {
 		dsi_idmap__exit(&fo->leaves);
 		fo->nr_memo = 0;
+		memset(fo->recent, 0, sizeof(fo->recent));   /* (and its string pointers are others) */
 		fo->machine = s->machine;
 	}
 	if (!s->chain_id || (leaf = memo_leaf(fo, root, s->chain_id)) == NONE) {
-		if ((err = ds_stacks__intern(fo->model, s, &stack)))
-			return err;
-		if ((leaf = memo_leaf(fo, root, STACK_KEY | stack)) == NONE) {
-			if ((leaf = path_leaf(fo, root, stack)) == NONE)
-				return -ENOMEM;
-			memo_keep(fo, root, STACK_KEY | stack, leaf);
-		}
+		if ((leaf = path_leaf(fo, root, s)) == NONE)
+			return -ENOMEM;
 		if (s->chain_id)
 			memo_keep(fo, root, s->chain_id, leaf);
 	}

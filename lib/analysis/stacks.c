@@ -62,6 +62,8 @@ void ds_stacks__delete(struct ds_stacks *st)
 	dsi_idmap__exit(&st->stack_ids);
 	dsi_idmap__exit(&st->sample_ids);
 	dsi_hashmap__exit(&st->chain_stacks);
+	dsi_idmap__exit(&st->ptr_ids);
+	free(st->ptrs);
 	free(st);
 }
 
@@ -70,6 +72,8 @@ void ds_stacks__end_source(struct ds_stacks *st)
 	dsi_hashmap__exit(&st->chain_stacks);
 	dsi_hashmap__init(&st->chain_stacks);
 	memset(st->recent, 0, sizeof(st->recent));
+	dsi_idmap__exit(&st->ptr_ids);
+	st->nr_ptrs = 0;
 	st->machine = NULL;
 }
 
@@ -125,6 +129,35 @@ static uint32_t frame_id_slow(struct ds_stacks *st, const struct ds_cc_frame *f)
 	return id;
 }
 
+static bool ptr_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct recent *p = &((const struct ds_stacks *)ctx)->ptrs[id], *k = key;
+
+	return p->sym == k->sym && p->dso == k->dso && p->flags == k->flags;
+}
+
+/*
+ * The frame id of @f (key @k) by its string pointers (the machine's
+ * strings are interned and live as long as it does), else by their
+ * texts, then remembered by pointer (failing to, on ENOMEM, costs the
+ * next lookup).
+ */
+static uint32_t frame_id_by_ptr(struct ds_stacks *st, const struct ds_cc_frame *f, const struct recent *k)
+{
+	uint64_t h = dsi_hash_pair(dsi_hash_pair((uintptr_t)k->sym, (uintptr_t)k->dso), k->flags);
+	uint32_t id = dsi_idmap__find(&st->ptr_ids, h, ptr_eq, st, k);
+
+	if (id != DSI_IDMAP_NONE)
+		return st->ptrs[id].id;
+	if ((id = frame_id_slow(st, f)) == UINT32_MAX ||
+	    room((void **)&st->ptrs, st->nr_ptrs, &st->cap_ptrs, sizeof(*st->ptrs)) ||
+	    dsi_idmap__add(&st->ptr_ids, h, (uint32_t)st->nr_ptrs) < 0)
+		return id;
+	st->ptrs[st->nr_ptrs] = *k;
+	st->ptrs[st->nr_ptrs++].id = id;
+	return id;
+}
+
 /*
  * The frame id of @f: by its string pointers first (the machine's strings
  * are interned and live as long as it does), else by their texts.
@@ -141,6 +174,21 @@ static uint32_t frame_id(struct ds_stacks *st, const struct ds_cc_frame *f)
 	if (id != UINT32_MAX)
 		*r = (struct recent){ f->sym, f->dso, flags, id };
 	return id;
+}
+
+/*
+ * (The caller has a direct-mapped cache of its own, with recent's index:
+ * what misses there misses in recent too, so the map by pointer serves.)
+ */
+uint32_t dsi_stacks__frame_id(struct ds_stacks *st, const void *machine, const struct ds_cc_frame *f)
+{
+	struct recent k = { f->sym, f->dso, 1u | (uint32_t)f->kernel << 1 | (uint32_t)f->inlined << 2, 0 };
+
+	if (machine != st->machine) {
+		ds_stacks__end_source(st);
+		st->machine = machine;
+	}
+	return frame_id_by_ptr(st, f, &k);
 }
 
 static uint32_t build_id_str(struct ds_stacks *st, const struct ds_dso *dso)
@@ -463,5 +511,6 @@ size_t ds_stacks__mem(const struct ds_stacks *st)
 	       st->map_ids.cap * sizeof(*st->map_ids.slots) + st->cap_ents * sizeof(*st->ents) +
 	       st->cap_stacks * sizeof(*st->stacks) + st->stack_ids.cap * sizeof(*st->stack_ids.slots) +
 	       st->chain_stacks.cap * sizeof(*st->chain_stacks.slots) + st->sample_ids.cap * sizeof(*st->sample_ids.slots) +
-	       st->cap_samples * sizeof(*st->samples);
+	       st->cap_samples * sizeof(*st->samples) +
+	       st->cap_ptrs * sizeof(*st->ptrs) + st->ptr_ids.cap * sizeof(*st->ptr_ids.slots);
 }

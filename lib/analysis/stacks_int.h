@@ -32,6 +32,10 @@ struct ds_stacks {
 	const void *machine;            /* whose chain ids and string pointers are remembered */
 	/* the frame id of a (sym, dso, flags) by pointer: most frames repeat */
 	struct recent { const char *sym, *dso; uint32_t flags, id; } recent[RECENT];
+	/* for dsi_stacks__frame_id: every (sym, dso, flags) by pointer of the machine, so a miss hashes no text */
+	struct recent *ptrs;
+	size_t nr_ptrs, cap_ptrs;
+	struct dsi_idmap ptr_ids;        /* (sym, dso, flags) pointers -> index in ptrs */
 	struct dsi_idmap sample_ids;     /* aggregating: a sample's key -> index in samples */
 	struct ds_stacks_sample *samples;
 	size_t nr_samples, cap_samples;
@@ -39,4 +43,14 @@ struct ds_stacks {
 	uint64_t first_period;
 };
 
+
+/*
+ * The frame id of @f (its strings interned, no entry or stack kept), for
+ * a consumer that needs frames but no stacks (the folded export's tree):
+ * the same ids ds_stacks__intern gives.  @machine is the sample's: its
+ * string pointers are remembered until another's come.  UINT32_MAX on
+ * ENOMEM.
+ */
+struct ds_cc_frame;
+uint32_t dsi_stacks__frame_id(struct ds_stacks *st, const void *machine, const struct ds_cc_frame *f);
 #endif
