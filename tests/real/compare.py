@@ -46,7 +46,11 @@ Each sample is one of:
              perf 7.2's first symbol load of such an object fails, the
              lookup that asked gets [unknown], later ones names (rustc 1.95's
              146 MB librustc_driver: perf script and perf report of one file
-             leave different samples unnamed)
+             leave different samples unnamed); or perf printed its
+             placeholder offset_0xOFF@plt for a .plt.got entry that jumps
+             through the GOT slot of dstack's NAME@plt (.rela.dyn): perf
+             looks the slot up by its file offset among the relocations'
+             addresses, which fails in a non-PIE binary (cc1plus)
   perf-pageoff  diverging at frame i where frame i-1 (the frame whose
              unwind rules give frame i) lies in an executable segment not at
              its file offset (PT_LOAD p_vaddr != p_offset: lld puts text a
@@ -370,6 +374,43 @@ def perf_left_unnamed(pf, df, root, perf_named):
     return any(size > off for size in funcs.get(vaddr - off, []))
 
 
+RELOCS = {}
+
+
+def perf_plt_got_placeholder(pf, df, root):
+    """perf named a .plt.got entry offset_0xOFF@plt, dstack NAME@plt: right
+    if the entry at file offset OFF jumps through a GOT slot whose .rela.dyn
+    relocation is NAME's.  perf looks the slot up by its file offset among
+    .rela.dyn's addresses (symbol-elf.c, get_plt_got_name), which finds it
+    only where the two are equal (not in a non-PIE binary)."""
+    m = re.match(r'^offset_0x([0-9a-f]+)@plt(\+0x[0-9a-f]+)$', pf[1])
+    n = re.match(r'^(.+)@plt(\+0x[0-9a-f]+)$', df[1])
+    if not m or not n or m.group(2) != n.group(2) or pf[2] != df[2] or pf[2].startswith('['):
+        return False
+    path, off = (root or '') + pf[2], int(m.group(1), 16)
+    try:
+        with open(path, 'rb') as f:
+            f.seek(off)
+            code = f.read(16)
+    except OSError:
+        return False
+    i = 4 if code[:4] == bytes.fromhex('f30f1efa') else 0
+    i += 1 if code[i:i + 1] == b'\xf2' else 0
+    if code[i:i + 2] != b'\xff\x25':
+        return False
+    secs, _ = elf_funcs(path)
+    vaddr = next((a + off - o for o, a, sz in secs if o <= off < o + sz), None)
+    if vaddr is None:
+        return False
+    slot = vaddr + i + 6 + int.from_bytes(code[i + 2:i + 6], 'little', signed=True)
+    if path not in RELOCS:
+        out = subprocess.run(['readelf', '-rW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        RELOCS[path] = {int(r.group(1), 16): r.group(2).split('@')[0]
+                        for r in re.finditer(r'^([0-9a-f]+)\s+[0-9a-f]+\s+R_X86_64_\w+\s+[0-9a-f]+\s+(\S+)', out, re.M)}
+    return RELOCS[path].get(slot) == n.group(1)
+
+
 PAGE_OFF = {}
 
 
@@ -408,7 +449,8 @@ def classify(p, d, maps, recs):
         diff = [i for i in range(len(p)) if key(p[i]) != key(d[i])]
         if all(vdso_named_right(p[i], d[i]) for i in diff):
             return 'vdso', None
-        if all(vdso_named_right(p[i], d[i]) or perf_left_unnamed(p[i], d[i], maps.root, PERF_NAMED) for i in diff):
+        if all(vdso_named_right(p[i], d[i]) or perf_left_unnamed(p[i], d[i], maps.root, PERF_NAMED) or
+               perf_plt_got_placeholder(p[i], d[i], maps.root) for i in diff):
             return 'perf-nosym', None
         i = diff[0]
         return 'names', 'frame %d: perf %s, dstack %s' % (i, p[i][1:3], d[i][1:3])
