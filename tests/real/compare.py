@@ -51,6 +51,12 @@ Each sample is one of:
              through the GOT slot of dstack's NAME@plt (.rela.dyn): perf
              looks the slot up by its file offset among the relocations'
              addresses, which fails in a non-PIE binary (cc1plus)
+  alias      KNOWN, not matched yet: the same addresses; where names
+             differ, perf's and dstack's are two FUNC symbols starting at
+             the same address (identical code folded, rustc's
+             Arc<..>::drop_slow instances), at the same offset: perf's
+             choice among aliases is not dstack's there.  Counted, listed
+             by the suite, not failed
   perf-pageoff  diverging at frame i where frame i-1 (the frame whose
              unwind rules give frame i) lies in an executable segment not at
              its file offset (PT_LOAD p_vaddr != p_offset: lld puts text a
@@ -374,6 +380,22 @@ def perf_left_unnamed(pf, df, root, perf_named):
     return any(size > off for size in funcs.get(vaddr - off, []))
 
 
+def other_alias(pf, df, root):
+    """perf and dstack name one address by two FUNC symbols that start at
+    the same address (identical code folded: rustc's Arc<..>::drop_slow
+    instances), at the same offset: perf's choice among them is not
+    dstack's.  Known, not matched yet (issue 35's follow-up): counted and
+    listed, not failed."""
+    m = re.match(r'^(.*)\+0x([0-9a-f]+)$', pf[1])
+    n = re.match(r'^(.*)\+0x([0-9a-f]+)$', df[1])
+    if (not m or not n or m.group(2) != n.group(2) or m.group(1) == n.group(1) or '[unknown]' in (m.group(1), n.group(1))
+            or pf[2] != df[2] or df[3] is None or pf[2].startswith('[')):
+        return False
+    secs, funcs = elf_funcs((root or '') + pf[2])
+    sec = next((x for x in secs if x[0] <= df[3] < x[0] + x[2]), None)
+    return sec is not None and len(funcs.get(df[3] - sec[0] + sec[1] - int(n.group(2), 16), [])) >= 2
+
+
 RELOCS = {}
 
 
@@ -452,6 +474,10 @@ def classify(p, d, maps, recs):
         if all(vdso_named_right(p[i], d[i]) or perf_left_unnamed(p[i], d[i], maps.root, PERF_NAMED) or
                perf_plt_got_placeholder(p[i], d[i], maps.root) for i in diff):
             return 'perf-nosym', None
+        if all(vdso_named_right(p[i], d[i]) or perf_left_unnamed(p[i], d[i], maps.root, PERF_NAMED) or
+               perf_plt_got_placeholder(p[i], d[i], maps.root) or other_alias(p[i], d[i], maps.root) for i in diff):
+            i = next(i for i in diff if other_alias(p[i], d[i], maps.root))
+            return 'alias', 'frame %d: perf %s, dstack %s' % (i, p[i][1:3], d[i][1:3])
         i = diff[0]
         return 'names', 'frame %d: perf %s, dstack %s' % (i, p[i][1:3], d[i][1:3])
     n = min(len(pa), len(da))
@@ -546,11 +572,12 @@ def main():
             examples[cls].append('%s tid %s time %s: %s\n      perf:   %s\n      dstack: %s' % (
                 ds[0], ds[1], ds[2], note, frames_text(ps[4]), frames_text(ds[4])))
     fails = sum(counts[c] for c in ('names', 'shorter', 'diverging', 'deeper-bad'))
-    print('%s %d %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
-                                                counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
-                                                counts['perf-unmapped'], counts['perf-nosym'], counts['perf-pageoff'],
-                                                counts['names'],
-                                                counts['shorter'], counts['diverging'], counts['deeper-bad']))
+    print('%s %d %d %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
+                                                   counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
+                                                   counts['perf-unmapped'], counts['perf-nosym'], counts['perf-pageoff'],
+                                                   counts['names'],
+                                                   counts['shorter'], counts['diverging'], counts['deeper-bad'],
+                                                   counts['alias']))
     for cls, ex in examples.items():
         for e in ex:
             print('  %s: %s' % (cls, e))
