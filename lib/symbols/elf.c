@@ -338,6 +338,7 @@ struct plt_ctx {
 	size_t nr_elf;             /* rv->v[0..nr_elf) are the finished ELF symbols */
 	size_t plt_hdr;            /* index of the ".plt" header symbol */
 	uint32_t plt_hdr_id;       /* the header's order (rv's log) */
+	bool syms_from_debug;      /* the binary is stripped: its symbols are its debug file's */
 };
 
 static bool is_x86(const struct plt_ctx *c)
@@ -585,8 +586,12 @@ static bool synth_plt_entries(struct plt_ctx *c, Elf_Scn *relscn, const GElf_Shd
 	 * No linked symbol table: a static binary stripped (its .rela.plt
 	 * linked to the .symtab strip removed), whose IRELATIVE slots name no
 	 * symbol anyway; its symbols came from its debug file, and the slots
-	 * are named as in the binary before it was stripped.
+	 * are named as in the binary before it was stripped.  A binary not
+	 * stripped whose PLT relocations link no table (binutils' i386 static
+	 * links) gets no PLT symbols, as in perf 7.2 ([unknown]).
 	 */
+	if (!relsh->sh_link && !c->syms_from_debug)
+		return true;
 	Elf_Scn *symscn = relsh->sh_link ? elf_getscn(c->elf, relsh->sh_link) : NULL;
 	Elf_Data *symd = NULL;
 	struct relent *rel;
@@ -879,6 +884,7 @@ bool dsi_elf__load(struct ds_elf_image *img, bool demangle, const char *root, co
 		find_debug_file(img, root, path, dicache);
 	if (!scn && img->dbg_elf && (scn = section_by_type(img->dbg_elf, SHT_SYMTAB, &sh)))
 		sym_elf = img->dbg_elf;
+	c.syms_from_debug = sym_elf != img->elf;
 	if (!scn)
 		scn = section_by_type(img->elf, SHT_DYNSYM, &sh);
 	img->bad = scn && sh.sh_type == SHT_DYNSYM ? "its dynamic symbol table (.dynsym) is unreadable"
