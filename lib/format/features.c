@@ -107,26 +107,26 @@ static uint64_t room(const struct ds_feat_iter *it)
 	return it->sec.len - it->pos;
 }
 
-static bool cur_u32(struct ds_feat_iter *it, uint32_t *v, const char *what)
+/* The next @n bytes of the section into @v, or a damage naming @what. */
+static bool cur_word(struct ds_feat_iter *it, void *v, size_t n, const char *what)
 {
-	if (room(it) < 4) {
-		bad_at(it, it->pos, "%s (4 bytes) past the section's end (%" PRIu64 " bytes left)", what, room(it));
+	if (room(it) < n) {
+		bad_at(it, it->pos, "%s (%zu bytes) past the section's end (%" PRIu64 " bytes left)", what, n, room(it));
 		return false;
 	}
-	memcpy(v, it->sec.p + it->pos, 4);
-	it->pos += 4;
+	memcpy(v, it->sec.p + it->pos, n);
+	it->pos += n;
 	return true;
+}
+
+static bool cur_u32(struct ds_feat_iter *it, uint32_t *v, const char *what)
+{
+	return cur_word(it, v, sizeof(*v), what);
 }
 
 static bool cur_u64(struct ds_feat_iter *it, uint64_t *v, const char *what)
 {
-	if (room(it) < 8) {
-		bad_at(it, it->pos, "%s (8 bytes) past the section's end (%" PRIu64 " bytes left)", what, room(it));
-		return false;
-	}
-	memcpy(v, it->sec.p + it->pos, 8);
-	it->pos += 8;
-	return true;
+	return cur_word(it, v, sizeof(*v), what);
 }
 
 /*
