@@ -601,7 +601,7 @@ static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, 
 	if (d->first_page == UINT64_MAX || is_vdso(map) || in_text(d, vaddr) ||
 	    dsi_dso__is_jitdump(map->dso) || (map->name && !strncmp(map->name, "/tmp/jitted-", 12)))
 		return true;
-	base = map->name && !strncmp(map->name, "/tmp/jitted-", 12) ? map->start : map->start - map->pgoff;
+	base = map->start - map->pgoff;
 	return look - vaddr + d->first_page == base;
 }
 
