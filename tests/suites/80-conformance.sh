@@ -308,11 +308,13 @@ conf_go_blind_inline() {
 	local name=$1 cname=$2 o=$3 n
 	case $name in go|godw) ;; *) return 1 ;; esac
 	n=$(python3 - "$o/$cname.perf" "$o/$cname.dstack" <<'PY'
-import difflib, sys
+import difflib, re, sys
 # (the headers and perf's closing tip aside: a frame's line, in a chain or a graph, by its text)
 p = [l for l in open(sys.argv[1], errors='replace').read().split('\n') if not l.startswith('#')]
 d = [l for l in open(sys.argv[2], errors='replace').read().split('\n') if not l.startswith('#')]
-key = lambda l: l.lstrip(' |\t')
+# (a graph's first line of a child, "--12.34%--" or "--200000--", and an
+# entry's "---", name the frame after their marks)
+key = lambda l: re.sub(r'^-+(?:[0-9.]+%?-+)?', '', l.lstrip(' |\t'))
 n = 0
 for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, p, d, autojunk=False).get_opcodes():
     if tag == 'equal':
