@@ -47,9 +47,9 @@ struct read_split {
 
 /*
  * Memory per map held, the bound's unit (ds_machine__set_max_maps): a map
- * is 48 bytes in chunks of 256 that a split leaves half full (a million
- * maps measured 93 MB): a budget of 64 MiB holds 1,048,576 maps at once,
- * a large host's thousands of processes with some hundreds each.
+ * is 48 bytes in chunks of 256 that a split leaves half full
+ * (docs/performance.md, "maps"): a budget of 64 MiB holds 1,048,576 maps
+ * at once, a large host's thousands of processes with some hundreds each.
  */
 #define MAP_COST 64
 struct ds_profile {
@@ -751,8 +751,7 @@ void ds_profile__close(struct ds_profile *p)
 /*
  * On the reading thread, a few rounds ahead of the samples: a binary an
  * MMAP names starts loading on the symbols' helper thread, so that its
- * first lookup finds it loaded (report on a 5 MB recording: the loads of
- * ld.so, libc and the workload were ~2 ms of this thread's time).
+ * first lookup finds it loaded (docs/performance.md, "symbol loads").
  */
 static void prefetch_mapped(void *ctx, const struct ds_evsel *evsel, const struct ds_event_header *hdr)
 {
