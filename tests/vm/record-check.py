@@ -143,8 +143,10 @@ if f_d and f_p:
           f'{shd:.3f} perf {shp:.3f}; THROTTLE records dstack {num(f_d, "records.THROTTLE")} '
           f'perf {num(f_p, "records.THROTTLE")}')
     # (the share itself swings with the host's load: 27% against perf's 38%
-    # in a run beside a CI run, 42% against 46% alone; within 1.5x either way)
-    if (shp and 0.67 <= shd / shp <= 1.5 and tasks_d == tasks_p and rd and rp and
+    # in a run beside a CI run, 42% against 46% alone, 40% against 61% in a
+    # CI-style run on a loaded machine; so within 2x either way, as the
+    # samples per record: samples lost outright show as unresolved, below)
+    if (shp and 0.5 <= shd / shp <= 2.0 and tasks_d == tasks_p and rd and rp and
             0.5 <= (a / rd) / (b / rp) <= 2.0):
         print(f'ok fork: {a} samples ({shd:.0%} of the workload\'s CPU time), {rd} deferred records, '
               f'FORK/EXIT {tasks_d}: in line with perf record\'s {b} ({shp:.0%}), {rp}, {tasks_p}')
