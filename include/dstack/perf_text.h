@@ -4,7 +4,8 @@
  * script 7.2 prints them: a data source decoded (-F data_src), a branch's
  * flags (-F brstack), registers (-F iregs/uregs), a page size (-F
  * data_page_size), and the PERF_RECORD_* lines of --show-task-events,
- * --show-mmap-events, --show-switch-events and --show-lost-events.
+ * --show-mmap-events, --show-switch-events and --show-lost-events; and
+ * dstack dump's text of a record.
  *
  * Every function writes into the caller's @buf of @cap bytes, always
  * NUL-terminated when @cap > 0, and returns the length of the whole text
@@ -18,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dstack/event.h"
+#include "dstack/reader.h"
 
 /*
  * A data source (union perf_mem_data_src) decoded as perf does:
@@ -49,5 +51,16 @@ size_t ds_page_size__text(uint64_t size, char *buf, size_t cap);
  * record of another type, or one that does not parse.
  */
 int ds_side_band__text(const struct ds_event *ev, int32_t *pid, int32_t *tid, char *buf, size_t cap);
+/*
+ * A record of @r as dstack dump prints it (the role of perf report -D,
+ * not its text): "OFFSET [SIZE]: PERF_RECORD_TYPE" (the offset in its
+ * file, a directory's file's own; "(decompressed)" for one out of a
+ * COMPRESSED record), then a kernel record's parsed fields: a sample's
+ * event, ip, period and id fields, its callchain ("... chain: nr:N" and a
+ * line per entry, context markers and cookies named), registers and user
+ * stack copy; an mmap's, task's or deferred callchain's fields; " BAD:
+ * why" for one that does not parse.  Every line ends in '\n'.
+ */
+size_t ds_record__dump_text(const struct ds_reader *r, const struct ds_record *rec, char *buf, size_t cap);
 
 #endif

@@ -353,3 +353,206 @@ int ds_side_band__text(const struct ds_event *ev, int32_t *pid, int32_t *tid, ch
 	}
 	return (int)t.len;
 }
+
+/* ---- dstack dump: a record and its parsed fields (the role of perf report -D, not its text) ---- */
+
+static const char *context_name(uint64_t ip)
+{
+	switch (ip) {
+	case DS_CONTEXT_HV: return "PERF_CONTEXT_HV";
+	case DS_CONTEXT_KERNEL: return "PERF_CONTEXT_KERNEL";
+	case DS_CONTEXT_USER: return "PERF_CONTEXT_USER";
+	case DS_CONTEXT_USER_DEFERRED: return "PERF_CONTEXT_USER_DEFERRED";
+	case DS_CONTEXT_GUEST: return "PERF_CONTEXT_GUEST";
+	case DS_CONTEXT_GUEST_KERNEL: return "PERF_CONTEXT_GUEST_KERNEL";
+	case DS_CONTEXT_GUEST_USER: return "PERF_CONTEXT_GUEST_USER";
+	default: return NULL;
+	}
+}
+
+static void dump_chain(struct text *t, const uint64_t *ips, uint64_t nr)
+{
+	text_printf(t, " ... chain: nr:%llu\n", (unsigned long long)nr);
+	for (uint64_t i = 0; i < nr; i++) {
+		const char *c = context_name(ips[i]);
+
+		if (c)
+			text_printf(t, " .....  %llu: %016llx %s\n", (unsigned long long)i, (unsigned long long)ips[i], c);
+		else
+			text_printf(t, " .....  %llu: %016llx%s\n", (unsigned long long)i, (unsigned long long)ips[i],
+			       i && ips[i - 1] == DS_CONTEXT_USER_DEFERRED ? " (cookie)" : "");
+	}
+}
+
+/* As perf report -D: the ABI, then each register of the attr's mask by name. */
+static void dump_regs(struct text *t, const char *type, uint64_t mask, uint64_t abi, const uint64_t *regs)
+{
+	static const char *const abi_name[] = { "none", "32-bit", "64-bit" };
+	unsigned k = 0;
+
+	text_printf(t, "... %s regs: mask %#llx ABI %s\n", type, (unsigned long long)mask, abi_name[abi]);
+	for (unsigned b = 0; b < 64; b++) {
+		const char *name;
+
+		if (!(mask & (1ull << b)))
+			continue;
+		name = ds_x86_reg__name(b);
+		if (name)
+			text_printf(t, ".... %-5s 0x%016llx\n", name, (unsigned long long)regs[k]);
+		else
+			text_printf(t, ".... r%-4u 0x%016llx\n", b, (unsigned long long)regs[k]);
+		k++;
+	}
+}
+
+/* The user stack copy: perf's "size" is what the kernel could copy (dyn_size). */
+static void dump_stack(struct text *t, const struct ds_event_header *h, const struct ds_sample *s)
+{
+	size_t off = s->stack_user ? (size_t)((const char *)s->stack_user - (const char *)h) - 8 : 0;
+
+	text_printf(t, "... ustack: size %llu, offset %#zx (copy of %llu bytes)\n", (unsigned long long)s->stack_user_dyn,
+	       off, (unsigned long long)s->stack_user_size);
+}
+
+static void dump_id(struct text *t, const struct ds_sample *s)
+{
+	if (s->has_tid)
+		text_printf(t, " pid %d tid %d", (int)s->pid, (int)s->tid);
+	if (s->has_cpu)
+		text_printf(t, " cpu %u", s->cpu);
+	if (s->time != DS_NO_TIME)
+		text_printf(t, " time %llu", (unsigned long long)s->time);
+}
+
+/* A SAMPLE record: event, ip, period, id fields, then its callchain, registers and stack copy. */
+static void dump_sample(struct text *t, const struct ds_evsel *e, const struct ds_event_header *h)
+{
+	struct ds_sample s;
+	const char *why = NULL;
+
+	if (ds_sample__parse(e, h, &s, &why)) {
+		text_printf(t, " BAD: %s\n", why);
+		return;
+	}
+	text_printf(t, " %s ip %#llx period %llu", e->name, (unsigned long long)s.ip, (unsigned long long)s.period);
+	dump_id(t, &s);
+	text_printf(t, "\n");
+	if (s.callchain)
+		dump_chain(t, s.callchain, s.callchain_nr);
+	if (s.regs_user)
+		dump_regs(t, "user", e->attr.sample_regs_user, s.regs_user_abi, s.regs_user);
+	if (s.regs_intr)
+		dump_regs(t, "intr", e->attr.sample_regs_intr, s.regs_intr_abi, s.regs_intr);
+	if ((e->attr.sample_type & DS_SAMPLE_STACK_USER) && s.stack_user)
+		dump_stack(t, h, &s);
+}
+
+/* An MMAP or MMAP2 record's body: pid/tid [start(len) @ pgoff <build id>]: file.  *why when malformed. */
+static void dump_mmap(struct text *t, const struct ds_evsel *e, const struct ds_event_header *h, const char **why)
+{
+	struct ds_mmap_event m;
+
+	if (ds_mmap__parse(e, h, &m, why))
+		return;
+	text_printf(t, " %d/%d [%#llx(%#llx) @ %#llx", (int)m.pid, (int)m.tid, (unsigned long long)m.start,
+	       (unsigned long long)m.len, (unsigned long long)m.pgoff);
+	if (m.has_build_id) {
+		text_printf(t, " <");
+		for (int i = 0; i < m.build_id_size; i++)
+			text_printf(t, "%02x", m.build_id[i]);
+		text_printf(t, ">");
+	}
+	text_printf(t, "]: %s", m.filename);
+}
+
+/* A COMM, FORK or EXIT record's body.  *why when malformed. */
+static void dump_task_record(struct text *t, const struct ds_evsel *e, const struct ds_event_header *h,
+			     const char **why)
+{
+	struct ds_comm_event c;
+	struct ds_task_event k;
+
+	if (h->type == DS_REC_COMM) {
+		if (ds_comm__parse(e, h, &c, why) == 0)
+			text_printf(t, " %s%s: %d/%d", c.exec ? "exec " : "", c.comm, (int)c.pid, (int)c.tid);
+	} else if (ds_task__parse(e, h, &k, why) == 0) {
+		text_printf(t, " (%d:%d):(%d:%d)", (int)k.pid, (int)k.tid, (int)k.ppid, (int)k.ptid);
+	}
+}
+
+/*
+ * A CALLCHAIN_DEFERRED record: its cookie, id fields and user chain, whole
+ * lines.  False (nothing printed, *why set) when it is malformed.
+ */
+static bool dump_deferred(struct text *t, const struct ds_evsel *e, const struct ds_event_header *h,
+			  const struct ds_sample *s, const char **why)
+{
+	struct ds_deferred_event d;
+
+	if (ds_deferred__parse(e, h, &d, why))
+		return false;
+	text_printf(t, " cookie %#llx", (unsigned long long)d.cookie);
+	dump_id(t, s);
+	text_printf(t, "\n");
+	dump_chain(t, d.ips, d.nr);
+	return true;
+}
+
+/* A kernel record of an event of the file: its fields after the header line's start, ending the line. */
+static void dump_kernel_record(struct text *t, const struct ds_reader *r, const struct ds_event_header *h)
+{
+	struct ds_evsel *e = ds_reader__evsel_of(r, h);
+	struct ds_sample s;
+	const char *why = NULL;
+
+	if (!e) {
+		text_printf(t, " (sample id matches no event)\n");
+		return;
+	}
+	if (h->type == DS_REC_SAMPLE) {
+		dump_sample(t, e, h);
+		return;
+	}
+	ds_sample_id__parse(e, h, &s, &why);
+	switch (h->type) {
+	case DS_REC_MMAP:
+	case DS_REC_MMAP2:
+		dump_mmap(t, e, h, &why);
+		break;
+	case DS_REC_COMM:
+	case DS_REC_FORK:
+	case DS_REC_EXIT:
+		dump_task_record(t, e, h, &why);
+		break;
+	case DS_REC_CALLCHAIN_DEFERRED:
+		if (dump_deferred(t, e, h, &s, &why))
+			return;
+		break;
+	default:
+		break;
+	}
+	if (why)
+		text_printf(t, " BAD: %s", why);
+	dump_id(t, &s);
+	text_printf(t, "\n");
+}
+
+
+size_t ds_record__dump_text(const struct ds_reader *r, const struct ds_record *rec, char *buf, size_t cap)
+{
+	const char *name = ds_record_type__name(rec->hdr->type);
+	uint64_t off = rec->offset;
+	struct text t;
+
+	text_start(&t, buf, cap);
+	ds_reader__locate(r, &off);
+	text_printf(&t, "%#llx%s [%#x]: PERF_RECORD_%s", (unsigned long long)off,
+		    rec->decompressed ? " (decompressed)" : "", rec->hdr->size, name ? name : "UNKNOWN");
+	if (!name)
+		text_printf(&t, " type %u", rec->hdr->type);
+	if (rec->hdr->type < DS_REC_KERNEL_MAX && name)
+		dump_kernel_record(&t, r, rec->hdr);
+	else
+		text_printf(&t, "\n");
+	return t.len;
+}

@@ -5,14 +5,18 @@
  * flags (prediction, cycles, types old and new, speculation), registers
  * (names, XMM slots, unknown ones), page sizes, side-band records (COMM
  * with exec, FORK, MMAP, MMAP2 by device and by build-id, SWITCH both
- * kinds, LOST, a record that does not parse), and cut texts.
+ * kinds, LOST, a record that does not parse), a dumped sample (its
+ * callchain, markers and cookie named), and cut texts.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+#include "dstack/log.h"
 #include "dstack/perf_text.h"
+#include "dstack/writer.h"
 
 static int passed, failed;
 
@@ -186,6 +190,44 @@ static void test_side_band(void)
 	CHECK(ds_side_band__text(&ev, &pid, &tid, b, sizeof(b)) == -EINVAL, "a sample is no side-band record");
 }
 
+/* A file of one event (ip, tid, time, callchain) and one sample with a deferred chain, dumped record by record. */
+static void test_dump(void)
+{
+	char path[] = "/tmp/test_perf_text.XXXXXX", b[1024];
+	int fd = mkstemp(path);
+	struct ds_attr a = { .type = 1, .sample_type = DS_SAMPLE_IP | DS_SAMPLE_TID | DS_SAMPLE_TIME | DS_SAMPLE_CALLCHAIN };
+	const uint64_t ids[] = { 1 };
+	uint64_t rec[9] = { 0, 0x401000, 5ULL << 32 | 6, 1000, 4, DS_CONTEXT_KERNEL, 0xffffffff81000000ULL,
+			    DS_CONTEXT_USER_DEFERRED, 0x77 };
+	struct ds_event_header h = { DS_REC_SAMPLE, DS_MISC_KERNEL, sizeof(rec) };
+	struct ds_writer *w;
+	struct ds_reader *r;
+	struct ds_record rc;
+	size_t n;
+
+	CHECK(fd >= 0, "mkstemp");
+	close(fd);
+	memcpy(rec, &h, sizeof(h));
+	w = ds_writer__open(path, false);
+	CHECK(w && !ds_writer__add_attr(w, &a, ds_attr__min_size(&a), ids, 1, "cpu-clock") &&
+	      !ds_writer__write(w, rec, sizeof(rec)) && !ds_writer__close(w), "writing: %s", ds_errmsg());
+	r = ds_reader__open(path);
+	CHECK(r && ds_reader__next(r, &rc) == 1, "reading: %s", ds_errmsg());
+	if (r) {
+		n = ds_record__dump_text(r, &rc, b, sizeof(b));
+		SAME(b, "0xc0 [0x48]: PERF_RECORD_SAMPLE cpu-clock ip 0x401000 period 0 pid 6 tid 5 time 1000\n"
+			" ... chain: nr:4\n"
+			" .....  0: ffffffffffffff80 PERF_CONTEXT_KERNEL\n"
+			" .....  1: ffffffff81000000\n"
+			" .....  2: fffffffffffffd80 PERF_CONTEXT_USER_DEFERRED\n"
+			" .....  3: 0000000000000077 (cookie)\n");
+		CHECK(n == strlen(b), "length %zu", n);
+		CHECK(ds_record__dump_text(r, &rc, b, 16) == n && strlen(b) == 15, "cut: '%s'", b);
+		ds_reader__close(r);
+	}
+	unlink(path);
+}
+
 int main(void)
 {
 	test_data_src();
@@ -193,6 +235,7 @@ int main(void)
 	test_regs();
 	test_page_size();
 	test_side_band();
+	test_dump();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
