@@ -640,6 +640,8 @@ int ds_reader__print_header(const struct ds_reader *rd, const char *path, unsign
 
 	if (!f)
 		return dsi_error(-ENOMEM, "printing the header: out of memory");
+	/* a line at a time: the caller's stream keeps its own buffering, between the warnings as before */
+	setvbuf(f, NULL, _IOLBF, BUFSIZ);
 	if ((parts & DS_HEADER_LAYOUT) && (parts & DS_HEADER_FEATURES))
 		print_all(f, path, rd);
 	else if (parts & DS_HEADER_LAYOUT)
