@@ -36,10 +36,6 @@
 #include "dstack/tracepoint.h"
 #include "dstack/writer.h"
 #include "dstack/unwind.h"
-#include "util/grow.h"
-#include "util/hashmap.h"
-#include "util/idmap.h"
-#include "util/strset.h"
 #include <strings.h>
 #include "util/outbuf.h"
 
@@ -418,43 +414,8 @@ static void pipe_watch_stop(struct pipe_watch *pw)
 
 struct sink_ctx {
 	struct ds_writer *w;
-	struct dsi_strset build_id_names; /* the files whose build id is in the header */
-	bool vdso32_mapped;             /* an i386 task's [vdso] map was written */
-	int err;
+	struct ds_record_out *out;      /* the records into w, their build ids noted */
 };
-
-/* Is @name new (now kept)?  False when it was seen before, or on ENOMEM (its build id then goes unwritten). */
-static bool build_id_name_new(struct sink_ctx *c, const char *name)
-{
-	size_t before = c->build_id_names.nr;
-
-	return dsi_strset__add(&c->build_id_names, name) != DSI_IDMAP_NONE && c->build_id_names.nr > before;
-}
-
-static void sink_ctx_exit(struct sink_ctx *c)
-{
-	dsi_strset__exit(&c->build_id_names);
-}
-
-/* MMAP2 with a build id (attr.build_id): remember it for the header, once a file name */
-static void note_build_id(struct sink_ctx *c, const struct ds_event_header *hdr, const struct ds_mmap_event *m)
-{
-	if (hdr->type != DS_REC_MMAP2 || !m->has_build_id || !m->build_id_size || !build_id_name_new(c, m->filename))
-		return;
-	/* perf files build ids under the machine's pid: -1 for the host */
-	ds_writer__add_build_id(c->w, -1, hdr->misc & DS_MISC_CPUMODE_MASK, m->build_id, m->build_id_size,
-				m->filename);
-}
-
-/*
- * An MMAP or MMAP2 of "[vdso]" below 4 GiB: an i386 task's vDSO (a
- * 64-bit task's lies high), the image perf names "[vdso32]".
- */
-static void note_vdso32(struct sink_ctx *c, const struct ds_mmap_event *m)
-{
-	if (!strcmp(m->filename, "[vdso]") && m->start < (1ULL << 32) && m->len <= (1ULL << 32) - m->start)
-		c->vdso32_mapped = true;
-}
 
 /*
  * Samples with a stack copy are unwound later, maybe through the vDSO,
@@ -464,33 +425,11 @@ static void note_vdso32(struct sink_ctx *c, const struct ds_mmap_event *m)
  */
 static void keep_vdso(struct sink_ctx *c, enum ds_vdso_kind kind, bool quiet)
 {
-	uint8_t bid[20];
-	size_t len = 0;
-	int err = ds_vdso__keep(cli_buildid_dir(), kind, bid, &len);
+	int err = ds_record_out__keep_vdso(c->out, cli_buildid_dir(), kind);
 
 	if (err && !quiet)
 		fprintf(stderr, "dstack record: the %s image was not kept (%s): walks through it will stop there\n",
 			ds_vdso__name(kind), err == -ENOEXEC ? "this kernel runs no i386 program" : strerror(-err));
-	else if (!err)
-		ds_writer__add_build_id(c->w, -1, DS_MISC_USER, bid, len, ds_vdso__name(kind));
-}
-
-static int sink(void *ctx, const void *rec, size_t len)
-{
-	struct sink_ctx *c = ctx;
-	struct ds_event_header h;
-	struct ds_mmap_event m;
-	const char *why;
-
-	memcpy(&h, rec, sizeof(h));
-	if ((h.type == DS_REC_MMAP || h.type == DS_REC_MMAP2) && !ds_mmap__parse(NULL, rec, &m, &why)) {
-		note_build_id(c, &h, &m);
-		note_vdso32(c, &m);
-	}
-	int err = ds_writer__write(c->w, rec, len);
-	if (err && !c->err)
-		c->err = err;
-	return err;
 }
 
 static int count_only(void *ctx, const struct ds_event *ev)
@@ -587,9 +526,9 @@ static int record_until_stopped(struct ds_recorder *r, struct sink_ctx *c, bool 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (!ret)
-		ret = ds_recorder__synthesize(r, sink, c);
+		ret = ds_recorder__synthesize(r, ds_record_out__write, c->out);
 	if (!ret)
-		ret = ds_recorder__run(r, sink, c);
+		ret = ds_recorder__run(r, ds_record_out__write, c->out);
 	if (pipe)
 		pipe_watch_stop(&pw);
 	the_recorder = NULL;
@@ -643,16 +582,16 @@ static int finish_output(struct sink_ctx *c, const struct ds_recorder *r, const 
 			 bool pipe, int ret, int exit_code)
 {
 	const struct ds_recorder_stats *st = ds_recorder__stats(r);
-	int cerr;
+	int werr = ds_record_out__status(c->out), cerr;
 
-	if (a->ro.stack_user && !c->err) {
+	if (a->ro.stack_user && !werr) {
 		keep_vdso(c, DS_VDSO_64, a->quiet);
-		if (c->vdso32_mapped)
+		if (ds_record_out__vdso32_mapped(c->out))
 			keep_vdso(c, DS_VDSO_32, a->quiet);
 	}
 	cerr = ds_writer__close(c->w);
-	if (c->err || cerr) {
-		output_failed(pipe ? "stdout" : a->output, -(c->err ? c->err : cerr));
+	if (werr || cerr) {
+		output_failed(pipe ? "stdout" : a->output, -(werr ? werr : cerr));
 		exit_code = EXIT_OUTPUT;
 	} else if (ret) {
 		fprintf(stderr, "dstack record: %s\n", strerror(-ret));
@@ -711,8 +650,10 @@ int cmd_record(int argc, char **argv)
 	if (a.verbose)
 		print_events(r);
 	c.w = ds_writer__open(a.output, pipe);
-	if (!c.w) {
+	if (!c.w || !(c.out = ds_record_out__new(c.w))) {
 		open_failed();
+		if (c.w)
+			ds_writer__close(c.w);
 		ds_recorder__free(r);
 		return EXIT_INPUT;
 	}
@@ -720,7 +661,7 @@ int cmd_record(int argc, char **argv)
 	ret = record_until_stopped(r, &c, pipe, ret);
 	exit_code = report_run(r, &a);
 	exit_code = finish_output(&c, r, &a, pipe, ret, exit_code);
-	sink_ctx_exit(&c);
+	ds_record_out__delete(c.out);
 	ds_recorder__free(r);
 	return exit_code;
 }

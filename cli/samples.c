@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/outbuf.h"
 #include "samples.h"
 #include "dstack/debuginfod.h"
+#include "dstack/log.h"
 
 void walk_opts_init(struct walk_opts *o)
 {
@@ -54,202 +53,17 @@ static int parse_ids(const char *cmd, const char *opt, const char *v, int32_t *o
 	return 1;
 }
 
-/*
- * perf's "SEC[.NSEC]": at most nine decimals, read exactly (no float);
- * empty: 0 (open).  0, or -1 if it is not such a number.
- */
-static int parse_seconds(const char *s, size_t n, uint64_t *ns)
-{
-	uint64_t sec = 0, frac = 0;
-	size_t i = 0, digits = 0;
-
-	*ns = 0;
-	if (!n)
-		return 0;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		if (sec > UINT64_MAX / 10 / 1000000000ULL)
-			return -1;
-		sec = sec * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (i < n && s[i] == '.') {
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
-			frac = frac * 10 + (uint64_t)(s[i] - '0');
-		if (digits > 9)
-			return -1;
-		for (; digits < 9; digits++)
-			frac *= 10;
-	}
-	if (i != n || (n == 1 && s[0] == '.'))
-		return -1;
-	*ns = sec * 1000000000ULL + frac;
-	return 0;
-}
-
-/* "START,END" (either may be empty) */
-static int parse_range(const char *s, size_t n, uint64_t *start, uint64_t *end)
-{
-	const char *comma = memchr(s, ',', n);
-
-	if (!comma)
-		return -1;
-	return parse_seconds(s, (size_t)(comma - s), start) ||
-	       parse_seconds(comma + 1, n - (size_t)(comma - s) - 1, end) || (*end && *start > *end) ? -1 : 0;
-}
-
-/* "P%" as a fraction (what follows the first '%' is ignored, as perf does); -1 if not a number */
-static int parse_percent(const char *s, size_t n, double *p)
-{
-	const char *pc = memchr(s, '%', n);
-	char buf[32], *e;
-
-	if (!pc || pc == s || (size_t)(pc - s) >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, (size_t)(pc - s));
-	buf[pc - s] = 0;
-	*p = strtod(buf, &e) / 100;
-	return *e ? -1 : 0;
-}
-
-/*
- * The slice from fraction @a to @b of the time between the first and the
- * last sample, as perf sets it: both in [0, 1], rounded to the nanosecond,
- * the end one before the next slice's start (but at the last sample).
- */
-static int percent_slice(double a, double b, uint64_t first, uint64_t last, uint64_t *start, uint64_t *end)
-{
-	double total = (double)(last - first);
-
-	if (!(a >= 0 && a <= 1 && b >= 0 && b <= 1))
-		return -1;
-	*start = first + (uint64_t)llround(a * total);
-	*end = first + (uint64_t)llround(b * total);
-	if (*end > *start && *end != last)
-		(*end)--;
-	return 0;
-}
-
-/* One percent item of the form @form: '/' "P%/N" (the Nth slice of P%), '-' "A%-B%". */
-static int parse_percent_item(const char *s, size_t n, char form, uint64_t first, uint64_t last, uint64_t *start,
-			      uint64_t *end)
-{
-	const char *sep = memchr(s, form, n);
-	double a, b;
-
-	if (!sep)
-		return -1;
-	if (form == '/') {
-		char num[24], *e;
-		long k;
-
-		if (parse_percent(s, (size_t)(sep - s), &a) || a <= 0 || n - (size_t)(sep - s) - 1 >= sizeof(num))
-			return -1;
-		memcpy(num, sep + 1, n - (size_t)(sep - s) - 1);
-		num[n - (size_t)(sep - s) - 1] = 0;
-		k = strtol(num, &e, 10);
-		if (*e)
-			return -1;
-		return percent_slice(a * (double)(k - 1), a * (double)k, first, last, start, end);
-	}
-	if (parse_percent(s, (size_t)(sep - s), &a) || parse_percent(sep + 1, n - (size_t)(sep - s) - 1, &b))
-		return -1;
-	return percent_slice(a, b, first, last, start, end);
-}
-
-/*
- * --time START,END ranges, split the way perf splits them: as many ranges
- * as commas; each range's END is the word after its comma (spaces after
- * the comma skipped), which may hold no comma; the next range starts after
- * the space that ends it.  Ranges come in order: each ends before the next
- * starts (compared as written, an open end being 0, as perf compares).
- */
-static int parse_time_ranges(struct sample_filter *f, const char *v)
-{
-	size_t commas = 0;
-	const char *p = v;
-
-	for (const char *c = v; *c; c++)
-		commas += *c == ',';
-	if (!commas || commas > MAX_FILTER)
-		return -1;
-	for (size_t i = 0; i < commas; i++) {
-		const char *arg = p, *end;
-
-		if (i + 1 < commas) {
-			for (p = strchr(p, ',') + 1; isspace((unsigned char)*p); p++)
-				;
-			for (; *p && !isspace((unsigned char)*p); p++)
-				if (*p == ',')
-					return -1;
-			end = p;
-			p += *p != 0;
-		} else {
-			end = arg + strlen(arg);
-		}
-		while (arg < end && isspace((unsigned char)*arg))
-			arg++;
-		if (parse_range(arg, (size_t)(end - arg), &f->times[i].start, &f->times[i].end))
-			return -1;
-		f->nr_times = i + 1;
-	}
-	for (size_t i = 0; i + 1 < f->nr_times; i++)
-		if (f->times[i].end >= f->times[i + 1].start)
-			return -1;
-	return 0;
-}
-
-/* "P%": the first slice of P% */
-static int percent_slice_one(const char *v, uint64_t first, uint64_t last, struct sample_filter *f)
-{
-	double p;
-
-	if (parse_percent(v, strlen(v), &p) || p <= 0 || percent_slice(0, p, first, last, &f->times[0].start,
-								  &f->times[0].end))
-		return -1;
-	f->nr_times = 1;
-	return 0;
-}
-
-/*
- * --time percent items, of the time from @first to @last, read as perf
- * reads them: with a '/' anywhere, every comma-separated item is "P%/N";
- * else with a '-', every one "A%-B%"; else the whole is one "P%" (its
- * only '%' last), the first slice of P%.
- */
-static int parse_time_percents(struct sample_filter *f, const char *v, uint64_t first, uint64_t last)
-{
-	char form = strchr(v, '/') ? '/' : strchr(v, '-') ? '-' : 0;
-
-	if (!form) {
-		if (strchr(v, '%') != v + strlen(v) - 1 || percent_slice_one(v, first, last, f))
-			return -1;
-		return 0;
-	}
-	while (*v) {
-		const char *e = strchr(v, ',');
-		size_t n = e ? (size_t)(e - v) : strlen(v);
-
-		if (!n || f->nr_times >= MAX_FILTER)
-			return -1;   /* perf takes no empty item, nor doubled or trailing separators */
-		if (parse_percent_item(v, n, form, first, last, &f->times[f->nr_times].start,
-				       &f->times[f->nr_times].end))
-			return -1;
-		f->nr_times++;
-		v += n + (e != NULL);
-	}
-	return f->nr_times ? 0 : -1;
-}
-
-/* --time: START,END ranges, or percent items.  @first/@last: the recording's sample times (percent only). */
-static int parse_times(struct sample_filter *f, const char *v, uint64_t first, uint64_t last)
-{
-	f->nr_times = 0;
-	return strchr(v, '%') ? parse_time_percents(f, v, first, last) : parse_time_ranges(f, v);
-}
-
 static int parse_time_opt(const char *cmd, const char *v, struct sample_filter *f)
 {
-	/* percent slices need the recording: checked for their syntax now, computed later */
-	if (parse_times(f, v, 0, strchr(v, '%') ? 1000000000ULL : 0)) {
+	struct ds_filter *check = ds_filter__new();
+	int err = check ? ds_filter__set_time(check, v) : -ENOMEM;
+
+	ds_filter__delete(check);
+	if (err == -ENOMEM) {
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
+		return -1;
+	}
+	if (err) {
 		usage_error(cmd, "bad --time '%s' (START,END in seconds, as perf script prints them, either side "
 				 "empty; several ranges separated by spaces; or percent: 10%%/2, 0%%-10%%,30%%-40%%, 10%%)", v);
 		return -1;
@@ -261,79 +75,66 @@ static int parse_time_opt(const char *cmd, const char *v, struct sample_filter *
 /* perf's CPU lists: "0-3,6" */
 static int parse_cpus(const char *cmd, const char *v, struct sample_filter *f)
 {
-	const char *p = v;
+	struct ds_filter *check = ds_filter__new();
+	int err = check ? ds_filter__set_cpus(check, v) : -ENOMEM;
 
-	memset(f->cpus, 0, sizeof(f->cpus));
-	while (*p) {
-		char *e;
-		unsigned long a = strtoul(p, &e, 10), b = a;
-
-		if (e == p)
-			goto bad;
-		if (*e == '-') {
-			p = e + 1;
-			b = strtoul(p, &e, 10);
-			if (e == p)
-				goto bad;
-		}
-		if (a > b || b >= MAX_FILTER_CPUS || (*e && *e != ','))
-			goto bad;
-		for (unsigned long c = a; c <= b; c++)
-			f->cpus[c / 64] |= 1ULL << (c % 64);
-		p = *e ? e + 1 : e;
+	ds_filter__delete(check);
+	if (err == -ENOMEM) {
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
+		return -1;
 	}
-	f->by_cpu = true;
+	if (err) {
+		usage_error(cmd, "bad CPU list '%s' (like 0-3,6; CPUs below %d)", v, DS_FILTER_MAX_CPUS);
+		return -1;
+	}
+	f->cpu_str = v;
 	return 1;
-bad:
-	usage_error(cmd, "bad CPU list '%s' (like 0-3,6; CPUs below %d)", v, MAX_FILTER_CPUS);
-	return -1;
 }
 
 bool sample_filter_active(const struct sample_filter *f)
 {
-	return f->nr_pids || f->nr_tids || f->nr_comms || f->time_str || f->by_cpu;
+	return f->nr_pids || f->nr_tids || f->nr_comms || f->time_str || f->cpu_str;
+}
+
+/* f->lib made of the options' values; the errors are the library's (out of memory: -ENOMEM) */
+static int filter_make(struct sample_filter *f)
+{
+	if (!(f->lib = ds_filter__new()))
+		return -errno;
+	if (ds_filter__set_pids(f->lib, f->pids, f->nr_pids) || ds_filter__set_tids(f->lib, f->tids, f->nr_tids) ||
+	    ds_filter__set_comms(f->lib, f->comms, f->nr_comms) || (f->cpu_str && ds_filter__set_cpus(f->lib, f->cpu_str)) ||
+	    (f->time_str && ds_filter__set_time(f->lib, f->time_str)))
+		return -1;
+	return 0;
 }
 
 int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct ds_reader *rd)
 {
-	const struct ds_header_info *hi = ds_reader__info(rd);
+	int err;
 
-	if (f->by_cpu) {
-		/* perf's rule (perf_session__cpu_bitmap): the first event of each type samples the CPU */
-		bool seen[6] = { false }, all = true;   /* by type, up to PERF_TYPE_MAX: those perf asks */
-
-		for (size_t i = 0; i < ds_reader__nr_evsels(rd); i++) {
-			const struct ds_evsel *e = ds_reader__evsel(rd, i);
-
-			if (e->attr.type >= sizeof(seen) / sizeof(*seen) || seen[e->attr.type])
-				continue;
-			seen[e->attr.type] = true;
-			all = all && (e->attr.sample_type & DS_SAMPLE_CPU);
-		}
-		if (!all) {
-			fprintf(stderr, "dstack %s: File does not contain CPU events. Remove -C option to proceed.\n", cmd);
-			return -1;
-		}
-		/* perf takes CPUs up to the recording's count (none known in a pipe) */
-		for (size_t c = 0; c < MAX_FILTER_CPUS; c++)
-			if ((f->cpus[c / 64] >> (c % 64) & 1) && c >= hi->nr_cpus_avail) {
-				fprintf(stderr, "dstack %s: -C: CPU %zu is not one of the recording's %u CPUs%s\n", cmd, c,
-					hi->nr_cpus_avail, hi->pipe ? " (a pipe-mode recording does not say how many)" : "");
-				return -1;
-			}
+	if (!sample_filter_active(f))
+		return 0;
+	if (filter_make(f)) {
+		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
+		return -1;
 	}
-	if (f->time_str && strchr(f->time_str, '%')) {
-		if (!hi->last_sample_time) {
-			fprintf(stderr, "dstack %s: --time %s: the recording does not say its first and last sample "
-					"times (no HEADER_SAMPLE_TIME): percent ranges need them\n", cmd, f->time_str);
-			return -1;
-		}
-		if (parse_times(f, f->time_str, hi->first_sample_time, hi->last_sample_time)) {
-			fprintf(stderr, "dstack %s: bad --time '%s'\n", cmd, f->time_str);
-			return -1;
-		}
+	switch ((err = ds_filter__prepare(f->lib, rd))) {
+	case 0:
+		return 0;
+	case -EOPNOTSUPP:
+		fprintf(stderr, "dstack %s: File does not contain CPU events. Remove -C option to proceed.\n", cmd);
+		break;
+	case -ERANGE:
+		fprintf(stderr, "dstack %s: -C: %s\n", cmd, ds_errmsg());
+		break;
+	case -ENODATA:
+		fprintf(stderr, "dstack %s: --time %s: %s\n", cmd, f->time_str, ds_errmsg());
+		break;
+	default:
+		fprintf(stderr, "dstack %s: bad --time '%s'\n", cmd, f->time_str);
+		break;
 	}
-	return 0;
+	return -1;
 }
 
 static int parse_comms(const char *cmd, char *v, struct sample_filter *f)
@@ -386,63 +187,24 @@ int walk_opt(struct walk_opts *o, const char *cmd, int argc, char **argv, int *i
 	return 0;
 }
 
-static bool in_list(const int32_t *v, size_t n, int32_t x)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
-
-/*
- * perf's perf_time__ranges_skip_sample(): one range bounds, several are a
- * union.  A sample without a time is perf's time -1, past any range's end
- * (only a time of 0 passes every filter).
- */
-static bool time_wanted(const struct sample_filter *f, uint64_t t)
-{
-	if (!f->nr_times || !t)
-		return true;
-	if (f->nr_times == 1)
-		return !((f->times[0].start && t < f->times[0].start) || (f->times[0].end && t > f->times[0].end));
-	for (size_t i = 0; i < f->nr_times; i++)
-		if (t >= f->times[i].start && (t <= f->times[i].end || !f->times[i].end))
-			return true;
-	return false;
-}
-
 bool sample_filter_cpu(const struct sample_filter *f, const struct ds_sample *s)
 {
-	return !(f->by_cpu && s->has_cpu && s->cpu != (uint32_t)-1 &&
-		 (s->cpu >= MAX_FILTER_CPUS || !(f->cpus[s->cpu / 64] >> (s->cpu % 64) & 1)));
+	return !f->lib || ds_filter__cpu(f->lib, s);
 }
 
 bool sample_filter_time_cpu(const struct sample_filter *f, const struct ds_sample *s)
 {
-	return time_wanted(f, s->time) && sample_filter_cpu(f, s);
+	return !f->lib || ds_filter__time_cpu(f->lib, s);
 }
 
 bool sample_filter_wanted(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
 {
-	return sample_filter_time_cpu(f, s) && sample_filter_thread(f, s, comm);
+	return !f->lib || ds_filter__wanted(f->lib, s, comm);
 }
 
 bool sample_filter_thread(const struct sample_filter *f, const struct ds_sample *s, const char *comm)
 {
-	if (f->nr_pids && !in_list(f->pids, f->nr_pids, (int32_t)s->pid))
-		return false;
-	if (f->nr_tids && !in_list(f->tids, f->nr_tids, (int32_t)s->tid))
-		return false;
-	if (f->nr_comms) {
-		size_t i;
-
-		for (i = 0; i < f->nr_comms; i++)
-			if (!strcmp(f->comms[i], comm))
-				break;
-		if (i == f->nr_comms)
-			return false;
-	}
-	return true;
+	return !f->lib || ds_filter__thread(f->lib, s, comm);
 }
 
 /*
@@ -645,6 +407,8 @@ void walk_finish(struct walk *w)
 	walk_left_to_exit = w->profile;
 #endif
 	w->profile = NULL;
+	ds_filter__delete(w->filter.lib);
+	w->filter.lib = NULL;
 }
 
 int walk_samples(const char *cmd, const struct walk_opts *o, ds_profile_sample_fn fn, void *ctx)

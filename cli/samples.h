@@ -12,36 +12,33 @@
 #include <stdint.h>
 #include "cli.h"
 #include "progress.h"
+#include "dstack/filter.h"
 #include "dstack/profile.h"
 
 #define MAX_FILTER 64
 
-#define MAX_FILTER_CPUS 4096
-
 /*
- * perf's sample filters: --pid, --tid, --comm (comma lists), -C/--cpu
- * (a list like 0-3,6) and --time (ranges "START,END" in seconds with up
- * to nine decimals, either side open, several separated by spaces; or
- * percent slices of the recording: "10%/2", "0%-10%,30%-40%").
+ * perf's sample filters as the options give them: --pid, --tid, --comm
+ * (comma lists) here, -C/--cpu and --time as given; the library's filter
+ * (dstack/filter.h) made of them for the recording by sample_filter_prepare().
  */
 struct sample_filter {
 	int32_t pids[MAX_FILTER], tids[MAX_FILTER];
 	size_t nr_pids, nr_tids;
 	const char *comms[MAX_FILTER];
 	size_t nr_comms;
-	const char *time_str;            /* --time as given; sample_filter_prepare() reads it */
-	struct { uint64_t start, end; } times[MAX_FILTER];  /* ns; 0: open */
-	size_t nr_times;
-	bool by_cpu;
-	uint64_t cpus[MAX_FILTER_CPUS / 64];
+	const char *time_str;            /* --time as given */
+	const char *cpu_str;             /* -C as given */
+	struct ds_filter *lib;           /* sample_filter_prepare()'s, freed by walk_finish() */
 };
 
 /* Any filter set. */
 bool sample_filter_active(const struct sample_filter *f);
 /*
- * Once the recording is open: the --time ranges (percent needs the
- * recording's first and last sample times), the -C check (the samples
- * must carry their CPU).  0, or -1 after printing why.
+ * Once the recording is open: the library's filter made (f->lib), its
+ * --time ranges (percent needs the recording's first and last sample
+ * times), the -C check (the samples must carry their CPU).  0, or -1
+ * after printing why.
  */
 int sample_filter_prepare(struct sample_filter *f, const char *cmd, const struct ds_reader *rd);
 /* The sample passes the filters (@comm: its thread's at its time). */

@@ -57,6 +57,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "dstack/log.h"
+#include "dstack/export.h"
 #include "dstack/reader.h"
 
 /* Features perf 7.2 names: 1..DS_FEAT_NR_NAMED-1 (beyond DS_FEAT_MAX_KNOWN: 7.x's) */
@@ -118,5 +119,33 @@ struct ds_feat_iter;
 struct ds_feat_iter *ds_feat_iter__new(const struct ds_reader *rd, int feat);
 int ds_feat_iter__next(struct ds_feat_iter *it, struct ds_feat_rec *rec);
 void ds_feat_iter__delete(struct ds_feat_iter *it);
+
+/*
+ * The event groups of @rd's GROUP_DESC feature, each to @fn: its name as
+ * recorded ("{anon_group}" for an unnamed one), its leader's event index
+ * and its number of members (consecutive events).  Nothing without one;
+ * a damaged feature ends at its last whole group, the damage warned about
+ * (the log, dstack/log.h) with its offset.
+ */
+typedef void (*ds_group_fn)(void *ctx, const char *name, uint32_t leader, uint32_t members);
+void ds_reader__for_each_group(const struct ds_reader *rd, ds_group_fn fn, void *ctx);
+
+/*
+ * The header as perf report --header-only and perf script --header 7.2
+ * print it, to @fn (dstack/export.h's write callback): with
+ * DS_HEADER_LAYOUT the file's layout ("# ========", when it was captured:
+ * the modification time of @path's file, standard input's for "-", then
+ * the data offset and size), with DS_HEADER_FEATURES one block per feature
+ * the file has, in feature order ("# hostname : ...", "# event : ...",
+ * "# pmu mappings: ...", ...), then "# missing features: ..." (not for a
+ * pipe); with both, the whole block, closed by "# ========\n#\n" (a
+ * pipe's after its layout, as perf prints a pipe's features as they
+ * come).  A damaged feature section is warned about (the log) after the
+ * records before the damage.  0, or the first failed write's negative
+ * errno (nothing more written), or -ENOMEM.
+ */
+#define DS_HEADER_LAYOUT 1u
+#define DS_HEADER_FEATURES 2u
+int ds_reader__print_header(const struct ds_reader *rd, const char *path, unsigned parts, ds_write_fn fn, void *ctx);
 
 #endif

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "dstack/abi.h"
+#include "dstack/machine.h"
+#include "dstack/writer.h"
 
 enum ds_target { DS_TARGET_CMD, DS_TARGET_ALL_CPUS, DS_TARGET_PID, DS_TARGET_TID };
 
@@ -125,5 +127,32 @@ int ds_recorder__run(struct ds_recorder *r, ds_record_sink sink, void *ctx);
 /* Async-signal-safe: ends the run (grace period follows). */
 void ds_recorder__stop(struct ds_recorder *r);
 const struct ds_recorder_stats *ds_recorder__stats(const struct ds_recorder *r);
+
+/*
+ * The recorder's records written to a perf.data writer as perf record
+ * writes them: pass ds_record_out__write as the sink of
+ * ds_recorder__synthesize and ds_recorder__run, the ds_record_out as its
+ * context.  Each MMAP2 that carries a build-id adds it to @w's BUILD_ID
+ * feature once a file name (the host's machine, pid -1); an MMAP or MMAP2
+ * of "[vdso]" below 4 GiB (an i386 task's) is noted.  The writer is the
+ * caller's and outlives it.  ds_record_out__new: NULL with errno set.
+ */
+struct ds_record_out;
+
+struct ds_record_out *ds_record_out__new(struct ds_writer *w);
+void ds_record_out__delete(struct ds_record_out *o);
+/* A ds_record_sink (@ctx: the ds_record_out): 0 or the writer's negative errno. */
+int ds_record_out__write(void *ctx, const void *record, size_t len);
+/* 0, or the first failed write's negative errno, ds_errmsg() saying the writer's failure again. */
+int ds_record_out__status(const struct ds_record_out *o);
+/* An i386 task's vDSO was mapped: its image is worth keeping too. */
+bool ds_record_out__vdso32_mapped(const struct ds_record_out *o);
+/*
+ * The vDSO image @kind of this machine kept in @buildid_dir (perf's
+ * build-id cache, ds_vdso__keep) and named in the header, as perf record
+ * does for recordings unwound later.  0, or ds_vdso__keep's negative
+ * errno (-ENOEXEC: this kernel runs no i386 program).
+ */
+int ds_record_out__keep_vdso(struct ds_record_out *o, const char *buildid_dir, enum ds_vdso_kind kind);
 
 #endif

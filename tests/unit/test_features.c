@@ -415,6 +415,78 @@ static void quiet(enum ds_log_level level, const char *fmt, va_list ap)
 	(void)ap;
 }
 
+/* ---- the header's text (ds_reader__print_header) and groups (ds_reader__for_each_group) ---- */
+
+struct mem {
+	char b[8192];
+	size_t n;
+	int fail_after;                 /* writes before failing with -ENOSPC; 0: never */
+	int writes;
+};
+
+static int mem_write(void *ctx, const void *buf, size_t len)
+{
+	struct mem *m = ctx;
+
+	if (m->fail_after && ++m->writes >= m->fail_after)
+		return -ENOSPC;
+	if (m->n + len >= sizeof(m->b))
+		len = sizeof(m->b) - 1 - m->n;
+	memcpy(m->b + m->n, buf, len);
+	m->n += len;
+	m->b[m->n] = 0;
+	return 0;
+}
+
+static void on_group(void *ctx, const char *name, uint32_t leader, uint32_t members)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%s:%u:%u;", name, leader, members);
+}
+
+static void test_header_text(void)
+{
+	struct buf groups = { .n = 0 }, pmus = { .n = 0 };
+	char path[4200], seen[256] = "";
+	static struct mem m;
+
+	put_u32(&groups, 1);
+	put_str(&groups, "{anon_group}"); put_u32(&groups, 0); put_u32(&groups, 2);
+	put_u32(&pmus, 2);
+	put_u32(&pmus, 4); put_str(&pmus, "cpu");
+	put_u32(&pmus, 1); put_str(&pmus, "software");
+	const struct feat f[] = { { DS_FEAT_GROUP_DESC, &groups }, { DS_FEAT_PMU_MAPPINGS, &pmus } };
+
+	if (write_file("header_text", f, 2, path, sizeof(path)))
+		return;
+	struct ds_reader *rd = open_file(path);
+
+	if (!rd)
+		return;
+	ds_reader__for_each_group(rd, on_group, seen);
+	CHECK(!strcmp(seen, "{anon_group}:0:2;"), "groups: %s", seen);
+	CHECK(ds_reader__print_header(rd, path, DS_HEADER_LAYOUT, mem_write, &m) == 0, "layout: %s", ds_errmsg());
+	CHECK(!strncmp(m.b, "# ========\n# captured on    : ", 30) && strstr(m.b, "# header version : 1\n") &&
+	      strstr(m.b, "# feat offset    : ") && !strstr(m.b, "# arch"), "layout only: %s", m.b);
+	m.n = 0;
+	CHECK(ds_reader__print_header(rd, path, DS_HEADER_FEATURES, mem_write, &m) == 0, "features");
+	CHECK(!strncmp(m.b, "# arch : x86_64\n", 16) && strstr(m.b, "# event : name = cpu-clock, , id = { 1 }") &&
+	      strstr(m.b, "# group: {cpu-clock,cpu-clock2}\n") &&
+	      strstr(m.b, "# pmu mappings: cpu = 4, software = 1\n") && strstr(m.b, "# missing features: ") &&
+	      !strstr(m.b, "# ========"), "features only: %s", m.b);
+	m.n = 0;
+	CHECK(ds_reader__print_header(rd, path, DS_HEADER_LAYOUT | DS_HEADER_FEATURES, mem_write, &m) == 0, "all");
+	CHECK(strstr(m.b, "# captured on") && strstr(m.b, "# arch : x86_64") && m.n > 12 &&
+	      !strcmp(m.b + m.n - 13, "# ========\n#\n"), "the whole block, closed: %s", m.b);
+	m.n = 0;
+	m.fail_after = 1;
+	CHECK(ds_reader__print_header(rd, path, DS_HEADER_LAYOUT | DS_HEADER_FEATURES, mem_write, &m) == -ENOSPC &&
+	      strstr(ds_errmsg(), "writing the header"), "a failed write: %s", ds_errmsg());
+	ds_reader__close(rd);
+}
+
 int main(int argc, char **argv)
 {
 	bool keep = argc > 1;
@@ -431,8 +503,9 @@ int main(int argc, char **argv)
 	test_good();
 	test_damaged();
 	test_empty();
+	test_header_text();
 	if (!keep) {
-		const char *names[] = { "features", "cmdline", "groups", "pmu_caps", "hostname", "nrcpus", "bpf", "empty" };
+		const char *names[] = { "features", "cmdline", "groups", "pmu_caps", "hostname", "nrcpus", "bpf", "empty", "header_text" };
 		char p[4200];
 
 		for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
