@@ -367,23 +367,10 @@ void script_print_addr(struct script *sc, const struct ds_event *ev, struct ds_t
 			  r.addr, (fl & SF(DSOFF)) ? PO_DSOFF : 0);
 }
 
-/*
- * perf's thread__find_map_fb: @addr in the sample's mode (@mode), else in
- * the mode its value says (the top half is the kernel's).  false: in no map.
- */
+/* perf's thread__find_map_fb (ds_machine__resolve_fb).  false: in no map. */
 static bool resolve_fb(struct script *sc, struct ds_thread *t, uint16_t mode, uint64_t addr, struct ds_resolved *r)
 {
-	uint16_t by_value = addr >> 63 ? DS_MISC_KERNEL : DS_MISC_USER;
-
-	for (int k = 0; k < 2; k++, mode = by_value) {
-		if (mode != DS_MISC_USER && mode != DS_MISC_KERNEL)
-			continue;   /* perf takes no guest or hypervisor address here */
-		if (ds_machine__resolve(sc->machine, t, mode, addr, r))
-			return true;
-		if (mode == by_value)
-			break;
-	}
-	return false;
+	return ds_machine__resolve_fb(sc->machine, t, mode, addr, r);
 }
 
 /* A branch's flags as perf's print_bstack_flags: "/P/-/-/12/CALL/- " */

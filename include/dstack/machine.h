@@ -111,6 +111,24 @@ bool ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpu
 			 uint64_t ip, struct ds_resolved *out);
 
 /*
+ * An address a sample names besides its ip (a branch's ends, a data
+ * address), by one of perf's two rules for them, which its commands print
+ * differently (so both are kept):
+ *  - ds_machine__resolve_any (perf report's branch view, ip__resolve_ams):
+ *    the first of user, then kernel, whose maps hold @addr; *@level is
+ *    perf's '.', 'k', or 'H' when none does (perf's next tries are guest
+ *    modes, which a host recording does not take);
+ *  - ds_machine__resolve_fb (perf script's thread__find_map_fb): in
+ *    @cpumode, else in the mode its value says (the top half is the
+ *    kernel's); guest and hypervisor modes are not tried.
+ * Whether a map holds it; else @out is "[unknown]" as ds_machine__resolve's.
+ */
+bool ds_machine__resolve_any(struct ds_machine *m, struct ds_thread *t, uint64_t addr,
+			     struct ds_resolved *out, char *level);
+bool ds_machine__resolve_fb(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
+			    uint64_t addr, struct ds_resolved *out);
+
+/*
  * Bound the maps all address spaces hold at once to @max (0, the default:
  * none; ds_profile sets it from its memory budget).  Past it the tasks
  * that exited let go of their maps first (a long recording's countless

@@ -699,3 +699,30 @@ bool ds_machine__resolve(struct ds_machine *m, struct ds_thread *t, uint16_t cpu
 		unknown(out, "[unknown]");
 	return map != NULL;
 }
+
+bool ds_machine__resolve_any(struct ds_machine *m, struct ds_thread *t, uint64_t addr,
+			     struct ds_resolved *out, char *level)
+{
+	*level = 'H';
+	if (ds_machine__resolve(m, t, DS_MISC_USER, addr, out))
+		*level = '.';
+	else if (ds_machine__resolve(m, t, DS_MISC_KERNEL, addr, out))
+		*level = 'k';
+	return *level != 'H';
+}
+
+bool ds_machine__resolve_fb(struct ds_machine *m, struct ds_thread *t, uint16_t cpumode,
+			    uint64_t addr, struct ds_resolved *out)
+{
+	uint16_t by_value = addr >> 63 ? DS_MISC_KERNEL : DS_MISC_USER;
+
+	for (int k = 0; k < 2; k++, cpumode = by_value) {
+		if (cpumode != DS_MISC_USER && cpumode != DS_MISC_KERNEL)
+			continue;
+		if (ds_machine__resolve(m, t, cpumode, addr, out))
+			return true;
+		if (cpumode == by_value)
+			break;
+	}
+	return false;
+}
