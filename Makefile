@@ -142,6 +142,14 @@ example-folded: all
 		examples/folded.c $(EXAMPLE_PREFIX)/lib/libdstack.a $(EXAMPLE_LIBS)
 .PHONY: example-folded
 
+# examples/top.c (dstack/report.h), built the same way: `example-top FILE SYMFS KALLSYMS`
+example-top: all
+	rm -rf $(EXAMPLE_PREFIX)
+	$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	$(CC) -std=c11 $(WARN) $(OPT) $(LDOPT) -I$(EXAMPLE_PREFIX)/include -o $(BUILD)/example-top \
+		examples/top.c $(EXAMPLE_PREFIX)/lib/libdstack.a $(EXAMPLE_LIBS)
+.PHONY: example-top
+
 # Fuzzing (fuzz/README.md): libFuzzer targets built with clang into build-fuzz/.
 FUZZ_DIR     := build-fuzz
 FUZZ_CC      ?= clang

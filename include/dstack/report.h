@@ -172,13 +172,22 @@ const struct ds_report_entry *ds_report__entry(struct ds_report *r, size_t i);
 
 /* The entry's event name. */
 const char *ds_report_entry__event(const struct ds_report_entry *e);
-/* The symbol column's text as printed: "[.] name" or "[k] name", an address without a symbol. */
+/*
+ * The symbol column's text as printed ("[.] name", "[k] name", a data
+ * object's "name+0xOFF", an address without a symbol) into @buf, cut to
+ * @n - 1 bytes and NUL-terminated (@n > 0); returns the whole text's
+ * length, as snprintf.
+ */
 size_t ds_report_entry__symbol(const struct ds_report_entry *e, char *buf, size_t n);
 /* The symbol's name (NULL: no symbol), the DSO as recorded (NULL: none), the comm (NULL: not a sort key) */
 const char *ds_report_entry__sym(const struct ds_report_entry *e);
 const char *ds_report_entry__dso(const struct ds_report_entry *e);
 const char *ds_report_entry__comm(const struct ds_report_entry *e);
-/* Its own period (Self), its cumulative one (Children; the self period without opts.children), its samples */
+/*
+ * Its own period (Self), its cumulative one (Children; the self period
+ * where the report has no cumulative profile: without opts.children, or
+ * callchains, or on a pipe, as perf), its samples
+ */
 uint64_t ds_report_entry__self(const struct ds_report_entry *e);
 uint64_t ds_report_entry__children(const struct ds_report_entry *e);
 uint64_t ds_report_entry__samples(const struct ds_report_entry *e);

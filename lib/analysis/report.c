@@ -518,9 +518,16 @@ const char *ds_report_entry__event(const struct ds_report_entry *e)
 
 size_t ds_report_entry__symbol(const struct ds_report_entry *e, char *buf, size_t n)
 {
-	int len = dsi_report_sym_text(entry_of(e), buf, n);
+	const struct entry *en = entry_of(e);
+	int len = dsi_report_sym_text(en, buf, n), more = 0;
 
-	return len < 0 ? 0 : (size_t)len;
+	if (len < 0)
+		return 0;
+	/* a data object's offset, as print_entry_columns prints it */
+	if (en->object)
+		more = snprintf((size_t)len < n ? buf + len : NULL, (size_t)len < n ? n - (size_t)len : 0, "+0x%llx",
+				(unsigned long long)en->obj_off);
+	return (size_t)len + (size_t)(more > 0 ? more : 0);
 }
 
 const char *ds_report_entry__sym(const struct ds_report_entry *e)
