@@ -128,7 +128,7 @@ int ds_report__attach(struct ds_report *r, struct ds_profile *p);
  */
 bool ds_report__branch_view_refused(const struct ds_report *r);
 
-/* Count sample @s (a ds_profile_sample_fn's).  0, or a negative errno (ENOMEM). */
+/* Count sample @s (a ds_profile_sample_fn's).  0, or a negative errno: ENOMEM; EINVAL before attach or after finish. */
 int ds_report__add_sample(struct ds_report *r, const struct ds_profile_sample *s);
 /* opts.stats: count event @ev (a ds_event_fn's of ds_profile__for_each_event).  0 or a negative errno. */
 int ds_report__add_event(struct ds_report *r, const struct ds_event *ev);

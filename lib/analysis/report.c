@@ -88,6 +88,8 @@ static int stats_read(void *ctx, const struct ds_evsel *evsel, uint64_t period)
  */
 int ds_report__add_event(struct ds_report *r, const struct ds_event *ev)
 {
+	if (!r->reader)
+		return dsi_error(-EINVAL, "report: not attached to a profile");
 
 	if (!ev->evsel || ev->evsel->idx < 0 || ev->evsel->idx >= EVENTS_MAX)
 		return 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/error.h"
 #include "util/grow.h"
 #include "analysis/report_int.h"
 #include "analysis/report_text.h"
@@ -804,6 +805,9 @@ int ds_report__add_sample(struct ds_report *r, const struct ds_profile_sample *s
 	struct ds_profile_sample copy, named;
 	size_t ev;
 	bool cc, shown;
+
+	if (!r->reader || r->finished)
+		return dsi_error(-EINVAL, "report: %s", r->finished ? "finished: no more samples" : "not attached to a profile");
 
 	/* at the first sample: a pipe's GROUP_DESC comes as a record, before it */
 	if (!r->groups_read) {

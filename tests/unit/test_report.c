@@ -6,7 +6,8 @@
  * self periods add up to it), children against self (cumulative or not),
  * the printed text against the entries, a -g form (folded call graphs
  * under each entry), the --sort checks and the errors (a bad key, a
- * second attach, a failing stream, --stats of no events).
+ * second attach, a sample before attach or after the end, a failing
+ * stream).
  */
 #include <errno.h>
 #include <limits.h>
@@ -213,6 +214,16 @@ static void test_errors(void)
 	errno = 0;
 	CHECK(!ds_report__new(&o) && errno == EINVAL, "opts.sz too small");
 
+	o = (struct ds_report_opts){ .sz = sizeof(o) };
+	r = ds_report__new(&o);
+	if (r) {
+		struct ds_profile_sample s = { 0 };
+
+		CHECK(ds_report__add_sample(r, &s) == -EINVAL && strstr(ds_errmsg(), "not attached"),
+		      "a sample before attach: '%s'", ds_errmsg());
+		CHECK(ds_report__print(r, mem_write, &m) == -EINVAL && !m.len, "print before attach");
+		ds_report__delete(r);
+	}
 	r = build(NULL, &p);   /* perf's defaults: --children, comm,dso,symbol, call graphs */
 	CHECK(r && p, "defaults: %s", ds_errmsg());
 	if (!r)
@@ -222,6 +233,12 @@ static void test_errors(void)
 	CHECK(ds_report__entry_count(r) > 0, "entries");
 	err = ds_report__print(r, mem_write, &m);
 	CHECK(err == -ENOSPC && m.len <= 100, "a failing stream: %d after %zu bytes", err, m.len);
+	{
+		struct ds_profile_sample s = { 0 };
+
+		CHECK(ds_report__add_sample(r, &s) == -EINVAL && strstr(ds_errmsg(), "finished"),
+		      "a sample after finish: '%s'", ds_errmsg());
+	}
 	free(m.buf);
 	ds_report__delete(r);
 	ds_profile__close(p);
