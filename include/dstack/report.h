@@ -15,6 +15,14 @@
  *   err = ds_report__print(r, ds_write_stdio, stdout);
  *   ds_report__delete(r);
  *
+ * perf's output needs perf's reading: the profile opened with
+ * ds_profile_opts.perf_order (entries are made, and ties kept, in perf's
+ * order of samples), want_shapes (the report's memo of what a sample
+ * adds to, by its chain's shape; without it each sample is worked out
+ * anew), max_stack_from_root where the call graphs are caller first
+ * (opts.caller), and transient_comms if it likes (the report copies the
+ * ":TID" comms it keeps).  examples/top.c is a whole program.
+ *
  * Lifetimes.  A report reads its profile's reader, machine and names
  * (symbol and DSO names are the profile's, not copied): it is attached
  * to a profile after ds_profile__open, fed by that profile's run, and

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* The report's call graphs (report_int.h): nodes, the trees of a node's children, and the memo of a sample's path. */
+/*
+ * The report's call graphs (report_int.h): nodes, the trees of a node's
+ * children, and the memo of a sample's path.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/grow.h"
 #include "analysis/report_int.h"
-#include "analysis/report_text.h"
 
 /*
  * --children: perf's order is not a sort.  Its comparison of equal Children

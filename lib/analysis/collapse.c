@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* The report's order (report_int.h): perf's comparators of entries, its collapse of equal entries and merge of their call graphs, and the group view's pairing of members with their leader's entries. */
+/*
+ * The report's order (report_int.h): perf's comparators of entries, its
+ * collapse of equal entries and merge of their call graphs, and the group
+ * view's pairing of members with their leader's entries.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/grow.h"
 #include "analysis/report_int.h"
-#include "analysis/report_text.h"
-
-/* ---- output ------------------------------------------------------------ */
 
 /* perf's short name of a DSO (ds_machine__dso_short_name) */
 const char *dsi_report_short_dso(const struct ds_report *r, const char *dso)

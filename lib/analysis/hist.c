@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* The report's entries (report_int.h): their keys and hashes, and perf's tree of entries searched as perf searches it. */
+/*
+ * The report's entries (report_int.h): their keys and hashes, and perf's
+ * tree of entries searched as perf searches it.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/grow.h"
 #include "analysis/report_int.h"
-#include "analysis/report_text.h"
 
 
 /* Two branches equal by the branch keys sorted by (dso_from ... cycles) */
@@ -82,47 +84,6 @@ static uint64_t entry_hash(const struct ds_report *r, const struct entry *e)
 	if (dsi_report_uses(r, SORT_CPU))
 		h = dsi_hash_pair(h, (uint64_t)(uint32_t)e->cpu);
 	return r->brs ? branch_ends_hash(r, &r->brs[e->br], h) : h;
-}
-
-/* Our copy of a string interned by the machine (stable pointer during the walk). */
-/*
- * Names come from the machine and the symbol tables, which live until the
- * profile is closed; the report is printed before that (dstack/report.h), so they
- * are used as they are: equal names are equal pointers (interned).
- */
-const char *dsi_report_keep(struct ds_report *r, const char *s)
-{
-	(void)r;
-	return s;
-}
-
-/* Room for one more node: false on ENOMEM. */
-static bool node_room(struct ds_report *r)
-{
-	struct node *n = dsi_grow(r->nodes, &r->cap_nodes, r->nr_nodes + 1, sizeof(*n), 4096);
-	struct rbn *t;
-
-	if (!n || r->nr_nodes >= NONE - 1)
-		return false;
-	r->nodes = n;
-	if (!(t = dsi_grow(r->nrb, &r->cap_nrb, r->nr_nodes + 1, sizeof(*t), 4096)))
-		return false;
-	r->nrb = t;
-	return true;
-}
-
-uint32_t dsi_report_new_node(struct ds_report *r, uint32_t parent, uint32_t key)
-{
-	if (!node_room(r))
-		return NONE;
-	r->nodes[r->nr_nodes] = (struct node){ .key = key, .parent = parent, .first_child = NONE, .next_sibling = NONE,
-					       .kids_root = NONE };
-	if (parent != NONE) {
-		r->nodes[parent].nkids += r->nodes[parent].nkids < NKIDS_MAX;
-		r->nodes[r->nr_nodes].next_sibling = r->nodes[parent].first_child;
-		r->nodes[parent].first_child = (uint32_t)r->nr_nodes;
-	}
-	return (uint32_t)r->nr_nodes++;
 }
 
 static bool nkey_eq(const void *ctx, uint32_t id, const void *key)
@@ -219,32 +180,6 @@ typedef const struct entry *(*rb_entry_at)(const void *base, uint32_t x);
 const struct entry *dsi_report_list_at(const void *base, uint32_t x) { return ((struct entry *const *)base)[x]; }
 static const struct entry *ents_at(const void *base, uint32_t x) { return &((const struct entry *)base)[x]; }
 
-/*
- * perf's walk of the tree at @root for @key (@cmp < 0: left of a node;
- * node x's entry: @at(@base, x)).  With @find it stops at a node it finds
- * equal (returned), as perf's searches do; without, equal goes right, as
- * its insertions do.  NONE otherwise, with the parent and side to link a
- * new node at.
- */
-uint32_t dsi_report_rb_descend(const struct ds_report *r, const struct rbn *t, uint32_t root, rb_entry_at at,
-			   const void *base, const struct entry *key, entry_cmp cmp, bool find, uint32_t *parent,
-			   bool *left)
-{
-	*parent = NONE;
-	*left = false;
-	for (uint32_t x = root; x != NONE;) {
-		const struct entry *ex = at(base, x);
-		int c = cmp(&key, &ex, (void *)r);
-
-		if (!c && find)
-			return x;
-		*parent = x;
-		*left = c < 0;
-		x = *left ? t[x].left : t[x].right;
-	}
-	return NONE;
-}
-
 /* Node @z (entry @in[z]) into the red-black tree at *@root as perf's go (@cmp < 0: left of a node; equal: right). */
 void dsi_report_rb_insert(const struct ds_report *r, struct rbn *t, uint32_t *root, struct entry **in, uint32_t z,
 		      entry_cmp cmp)
@@ -270,7 +205,7 @@ struct entry *dsi_report_find_entry(struct ds_report *r, const struct entry *key
 	bool added;
 
 	/* the entry's root is made first, so nothing can fail once it is in the map */
-	if (!e || r->nr_ents >= NONE - 1 || !node_room(r))
+	if (!e || r->nr_ents >= NONE - 1 || !dsi_report_node_room(r))
 		return NULL;
 	r->ents = e;
 	id = dsi_idmap__find_or_add(&r->ent_ids, entry_hash(r, key), entry_id_eq, r, key, (uint32_t)r->nr_ents,
@@ -351,7 +286,7 @@ struct entry *dsi_report_find_entry_tree(struct ds_report *r, const struct entry
 	if (x != NONE)
 		return &r->ents[x];
 	e = dsi_grow(r->ents, &r->cap_ents, r->nr_ents + 1, sizeof(*e), 1024);
-	if (!e || r->nr_ents >= NONE - 1 || !node_room(r) || !etree_room(r, r->nr_ents))
+	if (!e || r->nr_ents >= NONE - 1 || !dsi_report_node_room(r) || !etree_room(r, r->nr_ents))
 		return NULL;
 	r->ents = e;
 	z = (uint32_t)r->nr_ents++;
@@ -371,32 +306,5 @@ struct entry *dsi_report_find_entry_tree(struct ds_report *r, const struct entry
 			r->ent_moved[moved[i]] = r->ent_epoch;
 	}
 	return e;
-}
-
-/* Is @key equal, by perf's comparison, to an entry this sample added to already (its he_cache)? */
-bool dsi_report_in_he_cache(const struct ds_report *r, const struct entry *key)
-{
-	/* before the tree, an equal entry is the one found: its stamp tells */
-	for (size_t i = 0; r->etree_on && i < r->nr_he_cache; i++) {
-		const struct entry *c = &r->ents[r->he_cache[i]];
-
-		/* the quick check first: most entries differ by symbol */
-		if (key->sym && c->sym && !key->inlined && !c->inlined && key->start != c->start)
-			continue;
-		if (!dsi_report_cmp_collapsed(&key, &c, (void *)r))
-			return true;
-	}
-	return false;
-}
-
-bool dsi_report_he_cache_add(struct ds_report *r, const struct entry *e)
-{
-	uint32_t *v = dsi_grow(r->he_cache, &r->cap_he_cache, r->nr_he_cache + 1, sizeof(*v), 64);
-
-	if (!v)
-		return false;
-	r->he_cache = v;
-	r->he_cache[r->nr_he_cache++] = (uint32_t)(e - r->ents);
-	return true;
 }
 

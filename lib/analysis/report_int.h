@@ -22,6 +22,7 @@
 #include "util/hashmap.h"
 #include "util/idmap.h"
 #include "util/strset.h"
+#include "util/grow.h"
 #include "util/trie.h"
 #include "analysis/report_branch.h"
 #include "wbuf.h"
@@ -353,20 +354,13 @@ struct etree {
 };
 
 /* hist.c */
-const char *dsi_report_keep(struct ds_report *r, const char *s);
-uint32_t dsi_report_new_node(struct ds_report *r, uint32_t parent, uint32_t key);
 uint32_t dsi_report_intern_nkey(struct ds_report *r, const struct nkey *key);
 uint32_t dsi_report_frame_nkey(struct ds_report *r, const struct ds_profile_sample *s, size_t i);
 const struct entry *dsi_report_list_at(const void *base, uint32_t x);
-uint32_t dsi_report_rb_descend(const struct ds_report *r, const struct rbn *t, uint32_t root, rb_entry_at at,
-			   const void *base, const struct entry *key, entry_cmp cmp, bool find, uint32_t *parent,
-			   bool *left);
 void dsi_report_rb_insert(const struct ds_report *r, struct rbn *t, uint32_t *root, struct entry **in, uint32_t z,
 		      entry_cmp cmp);
 struct entry *dsi_report_find_entry(struct ds_report *r, const struct entry *key);
 struct entry *dsi_report_find_entry_tree(struct ds_report *r, const struct entry *key);
-bool dsi_report_in_he_cache(const struct ds_report *r, const struct entry *key);
-bool dsi_report_he_cache_add(struct ds_report *r, const struct entry *e);
 
 /* callgraph.c */
 bool dsi_report_rb_link_moved(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool left, uint32_t *moved,
@@ -402,5 +396,100 @@ int dsi_report_print_report(struct ds_report *r);
 /* report.c */
 void dsi_report_setup_groups(struct ds_report *r);
 
+/* Small helpers of the per-sample path, inline in every file that calls them */
+
+/*
+ * Our copy of a string interned by the machine: names come from the
+ * machine and the symbol tables, which live until the profile is closed;
+ * the report is printed before that (dstack/report.h), so they are used
+ * as they are: equal names are equal pointers (interned).
+ */
+static inline const char *dsi_report_keep(struct ds_report *r, const char *s)
+{
+	(void)r;
+	return s;
+}
+
+/* Is @key equal, by perf's comparison, to an entry this sample added to already (its he_cache)? */
+static inline bool dsi_report_in_he_cache(const struct ds_report *r, const struct entry *key)
+{
+	/* before the tree, an equal entry is the one found: its stamp tells */
+	for (size_t i = 0; r->etree_on && i < r->nr_he_cache; i++) {
+		const struct entry *c = &r->ents[r->he_cache[i]];
+
+		/* the quick check first: most entries differ by symbol */
+		if (key->sym && c->sym && !key->inlined && !c->inlined && key->start != c->start)
+			continue;
+		if (!dsi_report_cmp_collapsed(&key, &c, (void *)r))
+			return true;
+	}
+	return false;
+}
+
+static inline bool dsi_report_he_cache_add(struct ds_report *r, const struct entry *e)
+{
+	uint32_t *v = dsi_grow(r->he_cache, &r->cap_he_cache, r->nr_he_cache + 1, sizeof(*v), 64);
+
+	if (!v)
+		return false;
+	r->he_cache = v;
+	r->he_cache[r->nr_he_cache++] = (uint32_t)(e - r->ents);
+	return true;
+}
+
+/* Room for one more node: false on ENOMEM. */
+static inline bool dsi_report_node_room(struct ds_report *r)
+{
+	struct node *n = dsi_grow(r->nodes, &r->cap_nodes, r->nr_nodes + 1, sizeof(*n), 4096);
+	struct rbn *t;
+
+	if (!n || r->nr_nodes >= NONE - 1)
+		return false;
+	r->nodes = n;
+	if (!(t = dsi_grow(r->nrb, &r->cap_nrb, r->nr_nodes + 1, sizeof(*t), 4096)))
+		return false;
+	r->nrb = t;
+	return true;
+}
+
+static inline uint32_t dsi_report_new_node(struct ds_report *r, uint32_t parent, uint32_t key)
+{
+	if (!dsi_report_node_room(r))
+		return NONE;
+	r->nodes[r->nr_nodes] = (struct node){ .key = key, .parent = parent, .first_child = NONE, .next_sibling = NONE,
+					       .kids_root = NONE };
+	if (parent != NONE) {
+		r->nodes[parent].nkids += r->nodes[parent].nkids < NKIDS_MAX;
+		r->nodes[r->nr_nodes].next_sibling = r->nodes[parent].first_child;
+		r->nodes[parent].first_child = (uint32_t)r->nr_nodes;
+	}
+	return (uint32_t)r->nr_nodes++;
+}
+
+/*
+ * perf's walk of the tree at @root for @key (@cmp < 0: left of a node;
+ * node x's entry: @at(@base, x)).  With @find it stops at a node it finds
+ * equal (returned), as perf's searches do; without, equal goes right, as
+ * its insertions do.  NONE otherwise, with the parent and side to link a
+ * new node at.
+ */
+static inline uint32_t dsi_report_rb_descend(const struct ds_report *r, const struct rbn *t, uint32_t root, rb_entry_at at,
+			   const void *base, const struct entry *key, entry_cmp cmp, bool find, uint32_t *parent,
+			   bool *left)
+{
+	*parent = NONE;
+	*left = false;
+	for (uint32_t x = root; x != NONE;) {
+		const struct entry *ex = at(base, x);
+		int c = cmp(&key, &ex, (void *)r);
+
+		if (!c && find)
+			return x;
+		*parent = x;
+		*left = c < 0;
+		x = *left ? t[x].left : t[x].right;
+	}
+	return NONE;
+}
 
 #endif

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The report printed as perf report --stdio prints it (report_int.h): the sections' heads, the columns, the call graphs in every -g form. */
+/*
+ * The report printed as perf report --stdio prints it (report_int.h): the
+ * sections' heads, the columns, the call graphs in every -g form.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

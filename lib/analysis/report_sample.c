@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* A sample into the report (report_int.h): its keys, its entries and call-graph paths, --children, the memos, the filters, the branch view's branches. */
+/*
+ * A sample into the report (report_int.h): its keys, its entries and call-
+ * graph paths, --children, the memos, the filters, the branch view's
+ * branches.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +11,6 @@
 #include "util/error.h"
 #include "util/grow.h"
 #include "analysis/report_int.h"
-#include "analysis/report_text.h"
 
 /* The flat profile's frame: the sample ip's own symbol, not a function inlined there. */
 static size_t leaf_frame(const struct ds_profile_sample *s)
