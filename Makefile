@@ -167,8 +167,8 @@ $(FUZZ_DIR)/libdstack.a: $(FUZZ_LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# the CLI for fuzz_cli (the commands whose engines are still in cli/; the
-# exports' engine is fuzzed through the library by fuzz_export): every command's object, main.c's main renamed, tidy exits
+# the CLI for fuzz_cli (inject, whose engine is still in cli/, and the shells of report and the
+# exports, whose engines fuzz_report and fuzz_export fuzz through the library): every command's object, main.c's main renamed, tidy exits
 FUZZ_CLI_OBJ := $(patsubst cli/%.c,$(FUZZ_DIR)/cli/%.o,$(wildcard cli/*.c)) $(CLI_UTIL_SRC:%.c=$(FUZZ_DIR)/%.o)
 
 $(FUZZ_DIR)/cli/%.o: cli/%.c
