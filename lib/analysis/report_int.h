@@ -150,11 +150,11 @@ struct ds_report {
 	size_t *sec_start;                 /* by section: its first entry in order, then the end */
 	size_t *sec_ev;                    /* by section: its event (index in evsels) */
 	size_t nr_secs;
-	const struct ds_reader *reader;   /* the recording's, during the walk and the printing */
+	const struct ds_reader *reader;   /* the profile's (ds_report__attach): its events, its features */
 	bool children, graph, caller;
 	bool in_tree;                      /* entries go into perf's output tree (tree_order) */
 	bool any_callchain;                /* a sample of an event that records callchains was seen */
-	struct ds_machine *machine;        /* the walk's: a thread's newest comm, at print time */
+	struct ds_machine *machine;        /* the samples': a thread's newest comm, at print time */
 	double percent_limit;
 	int sort[SORT_MAX], nr_sort;
 	unsigned sort_mask;                /* bit SORT_x set when x is a sort key (asked per sample) */
@@ -192,7 +192,7 @@ struct ds_report {
 	int col[SORT_MAX], nr_col;          /* the sort keys shown: a filter of one value hides its key's column
 					     * (it still tells entries apart: a --children caller's DSO) */
 	bool latency;                      /* perf's Latency columns: context-switch records (and, printing, a parallelism above 1) */
-	struct ds_profile *profile;        /* the walk's: tracepoint texts */
+	struct ds_profile *profile;        /* attached: tracepoint texts, --stats' counter reads and totals */
 	/*
 	 * perf's group view (events recorded as a group, -e '{a,b}'): the
 	 * leader's section shows each member's entries in a column of its own,
@@ -290,10 +290,10 @@ struct ds_report {
 	size_t nr_rec, cap_rec;
 	struct memo *memo;                /* what a sample with that key adds to (no --children) */
 	size_t nr_memo, cap_memo;
-        /* library string -> our copy (the library's die with the walk) */
+	/* the samples (the branch view: branches) shown so far, counted or not */
 	uint64_t seq;
 	/* the events seen, in the order of their first samples (every event a reader can hold) */
-	const struct ds_evsel *evsels[EVENTS_MAX];  /* compared only: they die with the walk */
+	const struct ds_evsel *evsels[EVENTS_MAX];  /* compared only: they die with the profile */
 	const char *ev_names[EVENTS_MAX];
 	uint64_t ev_samples[EVENTS_MAX], ev_period[EVENTS_MAX], ev_latency[EVENTS_MAX];   /* the totals shown */
 	uint64_t ev_passed[EVENTS_MAX];    /* samples past the CPU and time filters: the event has a section */
@@ -327,7 +327,7 @@ static inline bool dsi_report_uses(const struct ds_report *r, int key)
 
 /*
  * Does an entry keep its comm: sorted by comm, or by pid (shown "pid:comm")?
- * The walk interns no ":TID" (transient_comms): the report copies those
+ * A profile with transient_comms interns no ":TID": the report copies those
  * it keeps (kept_comm), so a task per sample leaves behind no name but
  * those of the entries it has room for.
  */
