@@ -142,6 +142,14 @@ example-folded: all
 		examples/folded.c $(EXAMPLE_PREFIX)/lib/libdstack.a $(EXAMPLE_LIBS)
 .PHONY: example-folded
 
+# examples/top.c (dstack/report.h), built the same way: `example-top FILE SYMFS KALLSYMS`
+example-top: all
+	rm -rf $(EXAMPLE_PREFIX)
+	$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	$(CC) -std=c11 $(WARN) $(OPT) $(LDOPT) -I$(EXAMPLE_PREFIX)/include -o $(BUILD)/example-top \
+		examples/top.c $(EXAMPLE_PREFIX)/lib/libdstack.a $(EXAMPLE_LIBS)
+.PHONY: example-top
+
 # Fuzzing (fuzz/README.md): libFuzzer targets built with clang into build-fuzz/.
 FUZZ_DIR     := build-fuzz
 FUZZ_CC      ?= clang
@@ -159,8 +167,8 @@ $(FUZZ_DIR)/libdstack.a: $(FUZZ_LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# the CLI for fuzz_cli (the commands whose engines are still in cli/; the
-# exports' engine is fuzzed through the library by fuzz_export): every command's object, main.c's main renamed, tidy exits
+# the CLI for fuzz_cli (inject, whose engine is still in cli/, and the shells of report and the
+# exports, whose engines fuzz_report and fuzz_export fuzz through the library): every command's object, main.c's main renamed, tidy exits
 FUZZ_CLI_OBJ := $(patsubst cli/%.c,$(FUZZ_DIR)/cli/%.o,$(wildcard cli/*.c)) $(CLI_UTIL_SRC:%.c=$(FUZZ_DIR)/%.o)
 
 $(FUZZ_DIR)/cli/%.o: cli/%.c

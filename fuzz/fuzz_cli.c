@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target 11: the commands whose engines are still in cli/ (report,
- * inject) and the exports' command shells; the exports' engine is fuzzed
- * through the library's API by fuzz_export.  A perf.data file (from a memfd)
+ * Fuzz target 11: the command whose engine is still in cli/ (inject) and
+ * the shells of report and the exports; their engines are fuzzed through
+ * the library's API by fuzz_report and fuzz_export.  A perf.data file (from a memfd)
  * through the commands themselves, as `dstack CMD -i FILE -o /dev/null`
  * runs them: pprof (protobuf + gzip), speedscope (JSON), inject --merge
  * (perf.data writer), flamegraph (SVG), folded, and report (to stdout,

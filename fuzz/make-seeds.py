@@ -35,6 +35,9 @@ for f in sorted(os.listdir(data)):
     # the export target: the last byte picks the model, folded, flame graph, (3: folded text), pprof, speedscope, diff
     for pick in (0, 1, 2, 4, 5, 6):
         put('export', '%s.cut.%d' % (name, pick), blob[:CUT] + bytes([pick]))
+    # the report target: the last two bytes pick the options (sort keys, --children, -g, filters, --stats)
+    for opt in (b'\x00\x00', b'\x00\x11', b'\x09\x32', b'\x81\x45', b'\x00\xf4', b'\xc0\xc3', b'\x26\x07'):
+        put('report', '%s.cut.%s' % (name, opt.hex()), blob[:CUT] + opt)
     # the cli target: the last byte picks the command (5 of them)
     for pick in range(5):
         put('cli', '%s.cut.%d' % (name, pick), blob[:CUT] + bytes([pick]))

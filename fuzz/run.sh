@@ -10,7 +10,7 @@ F=$ROOT/build-fuzz
 mode=${1:-smoke} secs=${2:-20}
 shift $(( $# < 2 ? $# : 2 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(script pipe zstd elf kallsyms tracepoint export cli sframe unwind demangle jitdump)
+[ ${#targets[@]} -gt 0 ] || targets=(script pipe zstd elf kallsyms tracepoint export report cli sframe unwind demangle jitdump)
 status=0
 
 if [ "$mode" != regress ]; then

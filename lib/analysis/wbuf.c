@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The exports' output buffer (wbuf.h) and the stdio stream (dstack/export.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ int dsi_wbuf__flush(struct dsi_wbuf *w)
 			w->error = err < 0 ? err : -EIO;
 	}
 	w->len = 0;
+	w->flushes++;
 	return w->error;
 }
 
@@ -128,4 +130,34 @@ void dsi_wbuf__json(struct dsi_wbuf *w, const char *s)
 int dsi_export_failed(int err, int kept, const char *msg)
 {
 	return dsi_error_keep(err, msg && msg[0] && err == kept ? msg : NULL);
+}
+
+/* "00".."99": two digits per division */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+void dsi_wbuf__fixed2(struct dsi_wbuf *w, double v, int width)
+{
+	char tmp[40];
+	int n = 0;
+
+	if (__LDBL_MANT_DIG__ < 64 || !(v >= 0 && v < 1e15)) {
+		dsi_wbuf__printf(w, "%*.2f", width, v);
+		return;
+	}
+	uint64_t k = (uint64_t)nearbyintl((long double)v * 100), ip = k / 100;
+	unsigned frac = (unsigned)(k % 100) * 2;
+
+	tmp[sizeof(tmp) - 1 - n++] = digit_pairs[frac + 1];
+	tmp[sizeof(tmp) - 1 - n++] = digit_pairs[frac];
+	tmp[sizeof(tmp) - 1 - n++] = '.';
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + ip % 10);
+		ip /= 10;
+	} while (ip);
+	while (n < width && n < (int)sizeof(tmp))
+		tmp[sizeof(tmp) - 1 - n++] = ' ';
+	dsi_wbuf__write(w, tmp + sizeof(tmp) - n, (size_t)n);
 }

@@ -19,6 +19,7 @@ struct dsi_wbuf {
 	void *ctx;
 	int error;                 /* the first failure's negative errno, 0 none */
 	size_t len;
+	uint64_t flushes;           /* how many times the buffer was emptied (what a printer wrote shows in it) */
 	char *buf;                 /* DSI_WBUF_SIZE bytes */
 };
 
@@ -42,6 +43,8 @@ void dsi_wbuf__dec(struct dsi_wbuf *w, uint64_t v);
 /* (at most 4095 bytes of one call, as the CLI's outbuf_printf, whose output the exports' was) */
 __attribute__((format(printf, 2, 3)))
 void dsi_wbuf__printf(struct dsi_wbuf *w, const char *fmt, ...);
+/* @v as printf's "%*.2f" with @width, digit for digit (util/outbuf.c's outbuf_fixed2 for the report) */
+void dsi_wbuf__fixed2(struct dsi_wbuf *w, double v, int width);
 /* @s escaped for XML text or attributes (control characters, not allowed in XML 1.0, as '?'). */
 void dsi_wbuf__xml(struct dsi_wbuf *w, const char *s);
 /* @s as a JSON string with its quotes. */

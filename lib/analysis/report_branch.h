@@ -4,7 +4,7 @@
  * perf report shows by default for a recording made with branch stacks
  * (-b, LBR; the BRANCH_STACK header feature), an entry per branch of
  * weight 1.  Its keys (comm,dso_from,symbol_from,symbol_to,cycles by
- * default, or those --sort names) are cmd_report.c's entries; this is how
+ * default, or those --sort names) are lib/analysis/report*.c's entries; this is how
  * each end is resolved (perf's ip__resolve_ams), told apart, ordered,
  * sized and printed, as perf 7.2 does.
  *
@@ -12,10 +12,10 @@
  * resolved it (the machine's names, the symbol tables'): the report is
  * printed before the walk ends.
  *
- * Who may use it: cmd_report.c.
+ * Who may use it: lib/analysis/report*.c.
  */
-#ifndef DSTACK_CLI_REPORT_BRANCH_H
-#define DSTACK_CLI_REPORT_BRANCH_H
+#ifndef DSTACK_ANALYSIS_REPORT_BRANCH_H
+#define DSTACK_ANALYSIS_REPORT_BRANCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,14 +45,14 @@ struct branch_ends {
  * known, so a user map of the thread first, then the kernel's, else none.
  * The resolution itself into *@res: true where a map holds @addr.
  */
-bool branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out,
+bool dsi_branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out,
 			  struct ds_resolved *res);
 
 /* perf's equal ends (its symbol_from/symbol_to keys): one symbol, or no symbol at one address */
-bool branch_side__eq(const struct branch_side *a, const struct branch_side *b);
-uint64_t branch_side__hash(const struct branch_side *s);
+bool dsi_branch_side__eq(const struct branch_side *a, const struct branch_side *b);
+uint64_t dsi_branch_side__hash(const struct branch_side *s);
 /* perf's equal objects (dso_from/dso_to): one short name, or none */
-bool branch_dso__eq(const struct branch_side *a, const struct branch_side *b);
+bool dsi_branch_dso__eq(const struct branch_side *a, const struct branch_side *b);
 
 /*
  * perf's comparisons of two ends, as report's comparators take them
@@ -60,20 +60,20 @@ bool branch_dso__eq(const struct branch_side *a, const struct branch_side *b);
  * by start and end, none last, two without by address; objects by short
  * name descending, none first.
  */
-int branch_side__cmp(const struct branch_side *a, const struct branch_side *b);
-int branch_dso__cmp(const struct branch_side *a, const struct branch_side *b);
+int dsi_branch_side__cmp(const struct branch_side *a, const struct branch_side *b);
+int dsi_branch_dso__cmp(const struct branch_side *a, const struct branch_side *b);
 
 /* A symbol column's text as perf's _hist_entry__sym_snprintf: "[k] name", or the address in 16 digits */
-size_t branch_side__text(const struct branch_side *s, char *buf, size_t n);
+size_t dsi_branch_side__text(const struct branch_side *s, char *buf, size_t n);
 
 /* The width perf gives a symbol column for @s (hists__calc_col_len): the name's and "[k] ", or an address's */
-size_t branch_side__width(const struct branch_side *s);
+size_t dsi_branch_side__width(const struct branch_side *s);
 
 /*
  * The width perf gives an object column for @s: its name's where the end
  * has a symbol; one without widens it to an address's 16 digits
  * (hists__set_unres_dso_col_len).
  */
-size_t branch_dso__width(const struct branch_side *s);
+size_t dsi_branch_dso__width(const struct branch_side *s);
 
 #endif

@@ -6,23 +6,18 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "cli/report_branch.h"
+#include "analysis/report_branch.h"
 #include "dstack/machine.h"
 #include "util/hashmap.h"
 
-bool branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out,
+bool dsi_branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, struct branch_side *out,
 			  struct ds_resolved *res)
 {
 	const char *short_name;
 	size_t last;
 
-	/* perf's next tries are guest modes, which a host report does not take: level 'H' */
-	*out = (struct branch_side){ .addr = addr, .al_addr = addr, .level = 'H' };
-	if (ds_machine__resolve(s->machine, s->thread, DS_MISC_USER, addr, res))
-		out->level = '.';
-	else if (ds_machine__resolve(s->machine, s->thread, DS_MISC_KERNEL, addr, res))
-		out->level = 'k';
-	else
+	*out = (struct branch_side){ .addr = addr, .al_addr = addr };
+	if (!ds_machine__resolve_any(s->machine, s->thread, addr, res, &out->level))
 		return false;
 	short_name = ds_machine__dso_short_name(s->machine, res->dso);
 	out->dso = short_name ? short_name : ds_dso__short_name(res->dso, res->kernel, NULL, 0);
@@ -39,19 +34,19 @@ bool branch_side__resolve(const struct ds_profile_sample *s, uint64_t addr, stru
 	return true;
 }
 
-bool branch_side__eq(const struct branch_side *a, const struct branch_side *b)
+bool dsi_branch_side__eq(const struct branch_side *a, const struct branch_side *b)
 {
 	if (!a->sym || !b->sym)
 		return !a->sym && !b->sym && a->addr == b->addr;
 	return a->start == b->start && a->end == b->end;
 }
 
-uint64_t branch_side__hash(const struct branch_side *s)
+uint64_t dsi_branch_side__hash(const struct branch_side *s)
 {
 	return s->sym ? dsi_hash_pair(s->start, s->end) : dsi_hash64(s->addr);
 }
 
-bool branch_dso__eq(const struct branch_side *a, const struct branch_side *b)
+bool dsi_branch_dso__eq(const struct branch_side *a, const struct branch_side *b)
 {
 	return a->dso == b->dso || (a->dso && b->dso && !strcmp(a->dso, b->dso));
 }
@@ -62,7 +57,7 @@ static int sign(int64_t v)
 	return (v > 0) - (v < 0);
 }
 
-int branch_side__cmp(const struct branch_side *a, const struct branch_side *b)
+int dsi_branch_side__cmp(const struct branch_side *a, const struct branch_side *b)
 {
 	/* perf's sort__sym_from_cmp (and _to): its value with @a left, negated */
 	if (!a->sym && !b->sym)
@@ -74,7 +69,7 @@ int branch_side__cmp(const struct branch_side *a, const struct branch_side *b)
 	return -sign((int64_t)(b->end - a->end));
 }
 
-int branch_dso__cmp(const struct branch_side *a, const struct branch_side *b)
+int dsi_branch_dso__cmp(const struct branch_side *a, const struct branch_side *b)
 {
 	/* perf's sort__dso_from_cmp (and _to), negated */
 	if (!a->dso || !b->dso)
@@ -82,7 +77,7 @@ int branch_dso__cmp(const struct branch_side *a, const struct branch_side *b)
 	return -sign(strcmp(a->dso, b->dso));
 }
 
-size_t branch_side__text(const struct branch_side *s, char *buf, size_t n)
+size_t dsi_branch_side__text(const struct branch_side *s, char *buf, size_t n)
 {
 	int len;
 
@@ -97,12 +92,12 @@ size_t branch_side__text(const struct branch_side *s, char *buf, size_t n)
 	return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
 }
 
-size_t branch_side__width(const struct branch_side *s)
+size_t dsi_branch_side__width(const struct branch_side *s)
 {
 	return s->sym ? strlen(s->sym) + 4 : 16 + 4 + 2;
 }
 
-size_t branch_dso__width(const struct branch_side *s)
+size_t dsi_branch_dso__width(const struct branch_side *s)
 {
 	return s->sym ? (s->dso ? strlen(s->dso) : 9) : 16;
 }
