@@ -297,14 +297,12 @@ int cmd_report(int argc, char **argv)
 	walk_opts_init(&c->wo);
 	c->o = (struct ds_report_opts){ .sz = sizeof(c->o), .graph_min = -1, .memory = cli_budget(),
 					.children = true /* perf's default where callchains were recorded */ };
-	c->wo.want_shapes = true;
 	ret = parse_args(c, argc, argv);
 	if (ret) {
 		cli_report_free(c);
 		return ret < 0 ? EXIT_OK : ret;
 	}
 	c->wo.transient_comms = true;   /* a ":TID" the report keeps, it copies */
-	c->wo.keep_filtered = true;
 	/* samples in perf 7.2's order: entries are made as perf makes them (the
 	 * first to make one gives its level, [k] or [.]; ties keep that order) */
 	c->wo.perf_order = true;

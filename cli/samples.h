@@ -60,14 +60,7 @@ struct walk_opts {
 	unsigned max_stack;              /* default 127, as perf */
 	bool no_inline;
 	bool no_demangle;
-	bool want_shapes;                /* fill ds_profile_sample.shape_id (report aggregates by it) */
 	bool max_stack_from_root;        /* a longer chain keeps its outermost max_stack entries (caller order) */
-	/*
-	 * Hand over the samples --comm/--pid/--tid leave out too, marked
-	 * filtered and without frames (perf report counts them in its
-	 * totals); --time and -C drop samples outright, as in perf.
-	 */
-	bool keep_filtered;
 	/* samples named as perf script names them (ds_thread__script_comm): folded is script's output collapsed */
 	bool script_comms;
 	/* the sample's comm valid during the callback only (ds_profile_opts.transient_comms): the sink keeps its text */

@@ -38,7 +38,6 @@ int main(int argc, char **argv)
 		/* as perf report reads: its order of samples, a caller-first chain past --max-stack */
 		.perf_order = true,
 		.max_stack_from_root = true,
-		.want_shapes = true,        /* the report's memo of a sample's entries, by its chain's shape */
 		.transient_comms = true,
 	};
 	struct ds_report_opts ropts = {

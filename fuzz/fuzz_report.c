@@ -102,8 +102,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.symbols = { .symfs = fz_dir, .kallsyms = fz_kallsyms },
 		.one_thread = true,    /* every run starts alike */
 		.transient_comms = true,
-		.want_shapes = true,
-		.keep_filtered = true,
 		.perf_order = true,
 		.max_stack_from_root = o.caller,
 	};

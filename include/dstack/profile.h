@@ -68,7 +68,8 @@ enum ds_profile_verdict {
 	DS_PROFILE_DROP,     /* not delivered (perf's --time, -C) */
 	/*
 	 * Left out by its thread (perf's --pid, --tid, --comm): delivered
-	 * marked filtered, without frames, if keep_filtered; else dropped.
+	 * marked filtered, without frames, where a report is attached
+	 * (dstack/report.h: perf report counts them); else dropped.
 	 */
 	DS_PROFILE_HIDE,
 };
@@ -96,10 +97,6 @@ struct ds_profile_opts {
 	 * its pointer.
 	 */
 	bool transient_comms;
-	/* fill ds_profile_sample.shape_id and frame_ids (ds_machine__callchain_shape) */
-	bool want_shapes;
-	/* deliver the samples the filter hides (DS_PROFILE_HIDE), marked */
-	bool keep_filtered;
 	/* events: deferred callchains as records of their own, samples unstitched (ds_session_opts.no_stitch) */
 	bool no_stitch;
 	/*
@@ -185,9 +182,9 @@ struct ds_profile_sample {
 					  * New ids keep coming on a long input (the same chain gets another once
 					  * the machine's bounded chain cache has moved on): a cache keyed by them
 					  * must be bounded too */
-	uint64_t shape_id;               /* with want_shapes: ds_machine__callchain_shape(); 0 none */
+	uint64_t shape_id;               /* with a report attached: ds_machine__callchain_shape(); 0 none */
 	const uint32_t *frame_ids;       /* with a shape_id, each frame's id (ds_machine__shape_frames); else NULL */
-	bool filtered;                   /* hidden by the filter (keep_filtered): no frames */
+	bool filtered;                   /* hidden by the filter (with a report attached): no frames */
 	bool off_cpu;                    /* a wait: period is its length in ns */
 };
 

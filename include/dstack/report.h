@@ -17,9 +17,7 @@
  *
  * perf's output needs perf's reading: the profile opened with
  * ds_profile_opts.perf_order (entries are made, and ties kept, in perf's
- * order of samples), want_shapes (the report's memo of what a sample
- * adds to, by its chain's shape; without it each sample is worked out
- * anew), max_stack_from_root where the call graphs are caller first
+ * order of samples), max_stack_from_root where the call graphs are caller first
  * (opts.caller), and transient_comms if it likes (the report copies the
  * ":TID" comms it keeps).  examples/top.c is a whole program.
  *

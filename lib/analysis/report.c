@@ -14,6 +14,7 @@
 #include "dstack/features.h"
 #include "dstack/log.h"
 #include "dstack/session.h"
+#include "profile/profile_int.h"
 #include "util/error.h"
 #include "analysis/report_int.h"
 
@@ -441,6 +442,9 @@ int ds_report__attach(struct ds_report *r, struct ds_profile *p)
 {
 	if (r->reader)
 		return dsi_error(-EALREADY, "report: attached already");
+	/* what the report needs of each sample: its memo's key, and the samples the filter hides */
+	if (dsi_profile__want_shapes(p, true) || dsi_profile__keep_filtered(p, true))
+		return dsi_error(-EALREADY, "report: attached after the profile ran");
 	r->reader = ds_profile__reader(p);
 	r->profile = p;
 	if (r->graph_given && !any_callchains(r->reader))   /* perf refuses too ("Selected -g or --branch-history. But no callchain ...") */

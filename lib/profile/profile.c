@@ -16,6 +16,7 @@
 #include "dstack/profile.h"
 #include "dstack/tracepoint.h"
 #include "stream/session_int.h"
+#include "profile/profile_int.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
@@ -64,6 +65,9 @@ struct ds_profile {
 	size_t nr_listed;
 	unsigned max_stack;              /* as given to the machine: 0 takes no frames */
 	bool ran;
+	/* set by the report that reads the samples (profile_int.h) */
+	bool want_shapes;
+	bool keep_filtered;
 	struct ds_user_unwind *uu;
 	struct trace_text tt;
 	struct read_split reads;
@@ -470,7 +474,7 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 {
 	const struct ds_sample *s = &ev->sample;
 	struct ds_callchain cc = { 0 };
-	unsigned cc_flags = w->o.want_shapes ? DS_CALLCHAIN_SHAPE : 0;
+	unsigned cc_flags = w->want_shapes ? DS_CALLCHAIN_SHAPE : 0;
 	const uint64_t *unwound;
 	uint64_t unwound_nr = 0;
 	size_t nr;
@@ -506,7 +510,7 @@ static void sample_frames(struct ds_profile *w, const struct ds_event *ev, struc
 	if (!ws->frames)
 		return;
 	ws->chain_id = cc.id;
-	if (w->o.want_shapes) {
+	if (w->want_shapes) {
 		ws->shape_id = cc.shape;
 		ws->frame_ids = ds_machine__shape_frames(w->machine, ws->shape_id, &nr);
 		if (nr != ws->nr_frames)
@@ -580,7 +584,7 @@ static int on_event(void *ctx, const struct ds_event *ev)
 	ws.cpu = s->has_cpu ? s->cpu : (uint32_t)-1;
 	ws.parallelism = sample_parallelism(w);
 	if (v == DS_PROFILE_HIDE) {
-		if (!w->o.keep_filtered)
+		if (!w->keep_filtered)
 			return 0;
 		ws.filtered = true;   /* counted, not shown: no frames */
 	}
@@ -876,3 +880,19 @@ struct ds_session *ds_profile__session(const struct ds_profile *p) { return p->s
 struct ds_symbols *ds_profile__symbols(const struct ds_profile *p) { return p->syms; }
 struct ds_machine *ds_profile__machine(const struct ds_profile *p) { return p->machine; }
 struct ds_user_unwind *ds_profile__user_unwind(const struct ds_profile *p) { return p->uu; }
+
+int dsi_profile__want_shapes(struct ds_profile *p, bool on)
+{
+	if (p->ran)
+		return -EALREADY;
+	p->want_shapes = on;
+	return 0;
+}
+
+int dsi_profile__keep_filtered(struct ds_profile *p, bool on)
+{
+	if (p->ran)
+		return -EALREADY;
+	p->keep_filtered = on;
+	return 0;
+}

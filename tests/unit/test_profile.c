@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dstack/profile.h"
+#include "profile/profile_int.h"
 
 static int passed, failed;
 
@@ -61,6 +62,9 @@ static void on_error(void *ctx, int err, const char *msg)
 		c->bad++;
 }
 
+/* the samples the filter hides, delivered marked (what a report asks: profile_int.h) */
+static bool keep_filtered;
+
 static int run(const char *path, struct ds_profile_opts *o, struct count *c, struct ds_profile_stats *st)
 {
 	struct ds_profile *p;
@@ -71,8 +75,10 @@ static int run(const char *path, struct ds_profile_opts *o, struct count *c, str
 	p = ds_profile__open(path, o);
 	if (!p)
 		return -errno;
+	CHECK(dsi_profile__keep_filtered(p, keep_filtered) == 0, "keep_filtered before the run");
 	ret = ds_profile__for_each_sample(p, on_sample, c);
 	CHECK(ds_profile__for_each_sample(p, on_sample, c) == -EALREADY, "a second run is refused");
+	CHECK(dsi_profile__keep_filtered(p, true) == -EALREADY, "keep_filtered after the run is refused");
 	if (st)
 		ds_profile__stats(p, st);
 	ds_profile__close(p);
@@ -109,11 +115,11 @@ int main(int argc, char **argv)
 	c = (struct count){ .verdict = DS_PROFILE_HIDE };
 	CHECK(run(path, &o, &c, NULL) == 0 && c.samples == 0, "HIDE: %llu samples", (unsigned long long)c.samples);
 	c = (struct count){ .verdict = DS_PROFILE_HIDE };
-	o.keep_filtered = true;
+	keep_filtered = true;
 	CHECK(run(path, &o, &c, NULL) == 0 && c.samples == all.samples && c.filtered == all.samples &&
 	      !c.with_frames && !c.bad, "HIDE, keep_filtered: %llu filtered", (unsigned long long)c.filtered);
 	o.filter = NULL;
-	o.keep_filtered = false;
+	keep_filtered = false;
 
 	c = (struct count){ .stop_after = 10 };
 	ret = run(path, &o, &c, NULL);

@@ -255,7 +255,6 @@ int main(int argc, char **argv)
 	popts.symbols.symfs = argv[1];
 	popts.symbols.kallsyms = argv[2];
 	popts.perf_order = true;
-	popts.want_shapes = true;
 	popts.transient_comms = true;
 	test_children();
 	test_self_graph();
