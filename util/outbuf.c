@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "util/numtext.h"
 #include "util/outbuf.h"
 
 static const char *output_cmd = "";
@@ -152,63 +153,22 @@ void outbuf_hex(struct outbuf *o, uint64_t v, int width)
 	o->len += (size_t)n;
 }
 
-/* "00".."99": two digits per division */
-static const char digit_pairs[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
 void outbuf_dec(struct outbuf *o, uint64_t v, int width, char pad)
 {
-	char tmp[32];
-	int n = 0;
+	char tmp[DSI_NUMTEXT_DEC_MAX];
+	size_t n = dsi_numtext_dec(tmp + sizeof(tmp), v, width, pad);
 
-	while (v >= 100) {
-		unsigned d = (unsigned)(v % 100) * 2;
-
-		v /= 100;
-		tmp[sizeof(tmp) - 1 - n++] = digit_pairs[d + 1];
-		tmp[sizeof(tmp) - 1 - n++] = digit_pairs[d];
-	}
-	if (v >= 10) {
-		tmp[sizeof(tmp) - 1 - n++] = digit_pairs[v * 2 + 1];
-		tmp[sizeof(tmp) - 1 - n++] = digit_pairs[v * 2];
-	} else {
-		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v);
-	}
-	while (n < width && n < (int)sizeof(tmp))
-		tmp[sizeof(tmp) - 1 - n++] = pad;
-	outbuf_write(o, tmp + sizeof(tmp) - n, (size_t)n);
+	outbuf_write(o, tmp + sizeof(tmp) - n, n);
 }
 
-/*
- * printf rounds the exact binary value of @v to two decimals, ties to
- * even.  A double times 100 needs at most 60 significant bits, so it is
- * exact in long double where that has a 64-bit mantissa (x86's), and
- * nearbyintl() in the default rounding mode rounds it as printf does.
- * Elsewhere, and for what a percentage never is (negative, huge, NaN),
- * printf itself.
- */
+/* printf's "%*.2f", digit for digit (util/numtext.h) */
 void outbuf_fixed2(struct outbuf *o, double v, int width)
 {
-	char tmp[40];
-	int n = 0;
+	char tmp[DSI_NUMTEXT_MAX];
+	size_t n = dsi_numtext_fixed2(tmp + sizeof(tmp), v, width);
 
-	if (__LDBL_MANT_DIG__ < 64 || !(v >= 0 && v < 1e15)) {
+	if (!n)
 		outbuf_printf(o, "%*.2f", width, v);
-		return;
-	}
-	uint64_t k = (uint64_t)nearbyintl((long double)v * 100), ip = k / 100;
-	unsigned frac = (unsigned)(k % 100) * 2;
-
-	tmp[sizeof(tmp) - 1 - n++] = digit_pairs[frac + 1];
-	tmp[sizeof(tmp) - 1 - n++] = digit_pairs[frac];
-	tmp[sizeof(tmp) - 1 - n++] = '.';
-	do {
-		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + ip % 10);
-		ip /= 10;
-	} while (ip);
-	while (n < width && n < (int)sizeof(tmp))
-		tmp[sizeof(tmp) - 1 - n++] = ' ';
-	outbuf_write(o, tmp + sizeof(tmp) - n, (size_t)n);
+	else
+		outbuf_write(o, tmp + sizeof(tmp) - n, n);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include "analysis/wbuf.h"
 #include "util/error.h"
+#include "util/numtext.h"
 
 int ds_write_stdio(void *ctx, const void *buf, size_t len)
 {
@@ -64,12 +65,9 @@ void dsi_wbuf__write_slow(struct dsi_wbuf *w, const void *s, size_t n)
 
 void dsi_wbuf__dec(struct dsi_wbuf *w, uint64_t v)
 {
-	char d[20];
-	size_t n = 0;
+	char d[DSI_NUMTEXT_DEC_MAX];
+	size_t n = dsi_numtext_dec(d + sizeof(d), v, 0, ' ');
 
-	do
-		d[sizeof(d) - ++n] = (char)('0' + v % 10);
-	while ((v /= 10));
 	dsi_wbuf__write(w, d + sizeof(d) - n, n);
 }
 
@@ -132,32 +130,13 @@ int dsi_export_failed(int err, int kept, const char *msg)
 	return dsi_error_keep(err, msg && msg[0] && err == kept ? msg : NULL);
 }
 
-/* "00".."99": two digits per division */
-static const char digit_pairs[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
 void dsi_wbuf__fixed2(struct dsi_wbuf *w, double v, int width)
 {
-	char tmp[40];
-	int n = 0;
+	char tmp[DSI_NUMTEXT_MAX];
+	size_t n = dsi_numtext_fixed2(tmp + sizeof(tmp), v, width);
 
-	if (__LDBL_MANT_DIG__ < 64 || !(v >= 0 && v < 1e15)) {
+	if (!n)
 		dsi_wbuf__printf(w, "%*.2f", width, v);
-		return;
-	}
-	uint64_t k = (uint64_t)nearbyintl((long double)v * 100), ip = k / 100;
-	unsigned frac = (unsigned)(k % 100) * 2;
-
-	tmp[sizeof(tmp) - 1 - n++] = digit_pairs[frac + 1];
-	tmp[sizeof(tmp) - 1 - n++] = digit_pairs[frac];
-	tmp[sizeof(tmp) - 1 - n++] = '.';
-	do {
-		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + ip % 10);
-		ip /= 10;
-	} while (ip);
-	while (n < width && n < (int)sizeof(tmp))
-		tmp[sizeof(tmp) - 1 - n++] = ' ';
-	dsi_wbuf__write(w, tmp + sizeof(tmp) - n, (size_t)n);
+	else
+		dsi_wbuf__write(w, tmp + sizeof(tmp) - n, n);
 }
