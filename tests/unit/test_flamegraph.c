@@ -12,6 +12,7 @@
 #include <string.h>
 #include "dstack/export.h"
 #include "stack_samples.h"
+#include "mem_stream.h"
 
 static int passed, failed;
 
@@ -22,27 +23,6 @@ static int passed, failed;
 static char ev[] = "cycles";
 static const int machine;
 
-struct mem {
-	char *buf;
-	size_t len, cap;
-	int fail_errno;
-};
-
-static int mem_write(void *ctx, const void *buf, size_t len)
-{
-	struct mem *m = ctx;
-
-	if (m->fail_errno)
-		return -m->fail_errno;
-	if (m->len + len + 1 > m->cap) {
-		m->cap = (m->len + len + 1) * 2;
-		m->buf = realloc(m->buf, m->cap);
-	}
-	memcpy(m->buf + m->len, buf, len);
-	m->len += len;
-	m->buf[m->len] = 0;
-	return 0;
-}
 
 static size_t count(const char *s, const char *what)
 {

@@ -16,6 +16,7 @@
 #include "dstack/export.h"
 #include "dstack/log.h"
 #include "stack_samples.h"
+#include "mem_stream.h"
 
 static int passed, failed;
 
@@ -27,31 +28,6 @@ static char ev[] = "cycles";
 static const int machine;
 
 /* A stream into memory; fails with fail_errno once more than fail_after bytes were asked for. */
-struct mem {
-	char *buf;
-	size_t len, cap;
-	size_t fail_after;
-	int fail_errno;
-	int calls_after_fail;
-};
-
-static int mem_write(void *ctx, const void *buf, size_t len)
-{
-	struct mem *m = ctx;
-
-	if (m->fail_errno && m->len + len > m->fail_after) {
-		m->calls_after_fail++;
-		return -m->fail_errno;
-	}
-	if (m->len + len + 1 > m->cap) {
-		m->cap = (m->len + len + 1) * 2;
-		m->buf = realloc(m->buf, m->cap);
-	}
-	memcpy(m->buf + m->len, buf, len);
-	m->len += len;
-	m->buf[m->len] = 0;
-	return 0;
-}
 
 static void feed(struct ds_folded *fo, int copies)
 {

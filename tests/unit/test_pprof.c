@@ -16,6 +16,7 @@
 #include "dstack/export.h"
 #include "dstack/log.h"
 #include "stack_samples.h"
+#include "mem_stream.h"
 
 static int passed, failed;
 
@@ -26,26 +27,6 @@ static int passed, failed;
 static char clock_ev[] = "cpu-clock", cycles[] = "cycles";
 static const int machine;
 
-struct mem {
-	unsigned char *buf;
-	size_t len, cap;
-	int fail_errno;
-};
-
-static int mem_write(void *ctx, const void *buf, size_t len)
-{
-	struct mem *m = ctx;
-
-	if (m->fail_errno)
-		return -m->fail_errno;
-	if (m->len + len > m->cap) {
-		m->cap = (m->len + len) * 2;
-		m->buf = realloc(m->buf, m->cap);
-	}
-	memcpy(m->buf + m->len, buf, len);
-	m->len += len;
-	return 0;
-}
 
 /* The gzip stream inflated into *@out; its length, 0 on a bad stream. */
 static size_t inflate_all(const struct mem *m, unsigned char **out)
@@ -56,7 +37,7 @@ static size_t inflate_all(const struct mem *m, unsigned char **out)
 	*out = malloc(cap);
 	if (inflateInit2(&z, 15 + 16) != Z_OK)
 		return 0;
-	z.next_in = m->buf;
+	z.next_in = (Bytef *)m->buf;
 	z.avail_in = (uInt)m->len;
 	z.next_out = *out;
 	z.avail_out = (uInt)cap;

@@ -17,6 +17,7 @@
 #include "dstack/log.h"
 #include "dstack/profile.h"
 #include "dstack/report.h"
+#include "mem_stream.h"
 
 static int passed, failed;
 
@@ -28,28 +29,6 @@ static char path[PATH_MAX];
 static struct ds_profile_opts popts;
 
 /* A stream into memory; fails with fail_errno once more than fail_after bytes were asked for. */
-struct mem {
-	char *buf;
-	size_t len, cap;
-	size_t fail_after;
-	int fail_errno;
-};
-
-static int mem_write(void *ctx, const void *buf, size_t len)
-{
-	struct mem *m = ctx;
-
-	if (m->fail_errno && m->len + len > m->fail_after)
-		return -m->fail_errno;
-	if (m->len + len + 1 > m->cap) {
-		m->cap = (m->len + len + 1) * 2;
-		m->buf = realloc(m->buf, m->cap);
-	}
-	memcpy(m->buf + m->len, buf, len);
-	m->len += len;
-	m->buf[m->len] = 0;
-	return 0;
-}
 
 static int on_sample(void *ctx, const struct ds_profile_sample *s)
 {

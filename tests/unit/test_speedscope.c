@@ -14,6 +14,7 @@
 #include "dstack/export.h"
 #include "dstack/log.h"
 #include "stack_samples.h"
+#include "mem_stream.h"
 
 static int passed, failed;
 
@@ -24,24 +25,6 @@ static int passed, failed;
 static char clock_ev[] = "cpu-clock", cycles[] = "cycles";
 static const int machine;
 
-struct mem {
-	char *buf;
-	size_t len, cap;
-};
-
-static int mem_write(void *ctx, const void *buf, size_t len)
-{
-	struct mem *m = ctx;
-
-	if (m->len + len + 1 > m->cap) {
-		m->cap = (m->len + len + 1) * 2;
-		m->buf = realloc(m->buf, m->cap);
-	}
-	memcpy(m->buf + m->len, buf, len);
-	m->len += len;
-	m->buf[m->len] = 0;
-	return 0;
-}
 
 /* @copies rounds of: tid 20 (main <- b), tid 10 (main <- a), with event @ev. */
 static char *speedscope(size_t memory, const char *tmpdir, int copies, char *ev, int *err, char **why)
