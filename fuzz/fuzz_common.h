@@ -31,6 +31,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A ds_write_fn that counts the bytes an export or a report writes, and drops them. */
+struct fz_out {
+	size_t bytes;
+};
+
+static inline int fz_write(void *ctx, const void *buf, size_t len)
+{
+	struct fz_out *o = ctx;
+
+	o->bytes += len;
+	return 0;
+}
+
 static char fz_dir[64];       /* empty symfs root */
 static char fz_kallsyms[96];  /* empty kallsyms file */
 

@@ -19,18 +19,6 @@
 #include "dstack/profile.h"
 #include "dstack/stacks.h"
 
-struct fz_out {
-	size_t bytes;
-};
-
-static int fz_write(void *ctx, const void *buf, size_t len)
-{
-	struct fz_out *o = ctx;
-
-	o->bytes += len;
-	return 0;
-}
-
 static int on_model(void *ctx, const struct ds_profile_sample *s)
 {
 	return ds_stacks__add(ctx, s);
