@@ -12,13 +12,31 @@
 #include "analysis/report_int.h"
 
 /* perf's short name of a DSO (ds_machine__dso_short_name) */
-const char *dsi_report_short_dso(const struct ds_report *r, const char *dso)
+static const char *short_dso_of(const struct ds_report *r, const char *dso)
 {
 	const char *s;
 
 	if (r->machine && (s = ds_machine__dso_short_name(r->machine, dso)))
 		return s;
 	return ds_dso__short_name(dso, false, NULL, 0);
+}
+
+/*
+ * Remembered per DSO (r->short_dsos): the entries' comparisons ask for it
+ * twice each, and working it out (a hash lookup, a string search) was a
+ * tenth of a --children report.  Without memory, worked out again.
+ */
+const char *dsi_report_short_dso(const struct ds_report *r, const char *dso)
+{
+	uint64_t *v = r->short_dsos ? dsi_hashmap__find(r->short_dsos, (uintptr_t)dso) : NULL;
+	const char *s;
+
+	if (v)
+		return (const char *)(uintptr_t)*v;
+	s = short_dso_of(r, dso);
+	if (r->short_dsos)
+		(void)dsi_hashmap__set(r->short_dsos, (uintptr_t)dso, (uintptr_t)s);
+	return s;
 }
 
 int dsi_report_sym_text(const struct entry *e, char *buf, size_t n)
@@ -120,8 +138,8 @@ static int dso_cmp(const struct ds_report *r, const struct entry *a, const struc
 
 	if (a->dso == b->dso)
 		return 0;
-	ua = !strcmp(a->dso, "[unknown]");
-	ub = !strcmp(b->dso, "[unknown]");
+	ua = a->dso[0] == '[' && !strcmp(a->dso, "[unknown]");
+	ub = b->dso[0] == '[' && !strcmp(b->dso, "[unknown]");
 	return ua != ub ? ua - ub : strcmp(dsi_report_short_dso(r, a->dso), dsi_report_short_dso(r, b->dso));
 }
 

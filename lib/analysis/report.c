@@ -155,6 +155,7 @@ void ds_report__delete(struct ds_report *r)
 	for (size_t i = 0; dsi_hashmap__next(&r->inlined_names, &i, &k, &v);)
 		free((void *)(uintptr_t)v);
 	dsi_hashmap__exit(&r->inlined_names);
+	dsi_hashmap__exit(&r->short_dso_map);
 	dsi_strset__exit(&r->texts);
 	dsi_idmap__exit(&r->ent_ids);
 	dsi_trie__exit(&r->node_trie);
@@ -435,6 +436,7 @@ struct ds_report *ds_report__new(const struct ds_report_opts *opts)
 		return NULL;
 	}
 	settle_sort_keys(r);
+	r->short_dsos = &r->short_dso_map;
 	return r;
 }
 

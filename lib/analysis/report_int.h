@@ -265,6 +265,14 @@ struct ds_report {
 	uint32_t *paths;                  /* records: PATH_HEAD words, then n nodes */
 	size_t nr_paths, cap_paths;
 	struct dsi_hashmap inlined_names;  /* sym -> "sym (inlined)" (malloc'd) */
+	/*
+	 * dsi_report_short_dso's answers: interned DSO name -> its short name.
+	 * Through a pointer (to short_dso_map) because the comparisons ask
+	 * with the report const.  A DSO's short name is fixed once samples
+	 * come (the machine lists the header's kernel names before them).
+	 */
+	struct dsi_hashmap *short_dsos;
+	struct dsi_hashmap short_dso_map;
 	struct dsi_strset texts;          /* our copies, one per text (source lines, tracepoint texts, comms) */
 	struct dsi_idmap memo_ids;         /* (shape id, evsel, comm, pid) -> index in memo */
 	struct dsi_idmap cmemo_ids;        /* --children: the same key -> index in cmemo */
