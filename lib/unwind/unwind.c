@@ -20,6 +20,9 @@
 #include "symbols/symbols_int.h"
 #include "unwind/unwind_int.h"
 
+#define HINT_BITS 8
+#define HINTS (1u << HINT_BITS)
+
 struct uw_dso {
 	const struct ds_elf_image *img;   /* NULL: no usable file */
 	bool is64;
@@ -35,6 +38,9 @@ struct uw_dso {
 	struct uw_row *rows;              /* sorted by start, disjoint */
 	size_t nr, cap;
 	struct uw_opstore ops;
+	/* file offsets looked up lately: their address and row (valid while
+	 * the rows are the @nr + 1 they were, an insertion moving them) */
+	struct uw_hint { uint64_t off, vaddr; size_t nr, row; bool text; } hint[HINTS];
 };
 
 struct ds_unwinder {
@@ -668,7 +674,7 @@ static const struct map_seen *map_seen(struct ds_unwinder *u, ds_unwind_find_map
  * walks it by its own rows.
  */
 static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, bool vdso, uint64_t look,
-			      uint64_t vaddr)
+			      uint64_t vaddr, bool text)
 {
 	uint64_t base;
 
@@ -679,7 +685,7 @@ static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, 
 	 * walks on by the frame pointer; the CFI read where it lies gives
 	 * the frames perf prints of CPython's trampolines
 	 */
-	if (d->first_page == UINT64_MAX || vdso || in_text(d, vaddr) ||
+	if (d->first_page == UINT64_MAX || vdso || text ||
 	    dsi_dso__is_jitdump(map->dso) || (map->name && !strncmp(map->name, "/tmp/jitted-", 12)))
 		return true;
 	base = map->start - map->pgoff;
@@ -700,7 +706,10 @@ static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
 		      struct map_cache *mc, struct frame *fr)
 {
 	const struct map_seen *ms = map_seen(u, find, ctx, look, mc);
+	struct uw_dso *d;
 	uint64_t off;
+	struct uw_hint *h;
+	bool text;
 
 	fr->d = NULL;
 	fr->row = NULL;
@@ -709,9 +718,26 @@ static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx,
 	if (!ms->dso)
 		return ms->vdso ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
 	off = look - ms->map->start + ms->map->pgoff;
-	if (!(fr->d = ms->d) || !fr->d->img || !dsi_elf__off_to_vaddr(fr->d->img, off, &fr->vaddr) ||
-	    !perf_reports_here(fr->d, ms->map, ms->vdso, look, fr->vaddr) || !(fr->row = rules(fr->d, fr->vaddr)))
+	if (!(d = fr->d = ms->d) || !d->img)
 		return DS_UNWIND_END_NO_INFO;
+	h = &d->hint[(off * 0x9e3779b97f4a7c15ull) >> (64 - HINT_BITS)];
+	if (h->nr == d->nr + 1 && h->off == off) {
+		fr->vaddr = h->vaddr;
+		if (!perf_reports_here(d, ms->map, ms->vdso, look, fr->vaddr, h->text))
+			return DS_UNWIND_END_NO_INFO;
+		fr->row = &d->rows[h->row];
+		return -1;
+	}
+	if (!dsi_elf__off_to_vaddr(d->img, off, &fr->vaddr))
+		return DS_UNWIND_END_NO_INFO;
+	text = in_text(d, fr->vaddr);
+	if (!perf_reports_here(d, ms->map, ms->vdso, look, fr->vaddr, text) || !(fr->row = rules(d, fr->vaddr)))
+		return DS_UNWIND_END_NO_INFO;
+	h->text = text;
+	h->off = off;
+	h->vaddr = fr->vaddr;
+	h->nr = d->nr + 1;
+	h->row = (size_t)(fr->row - d->rows);
 	return -1;
 }
 
