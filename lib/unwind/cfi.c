@@ -78,6 +78,13 @@ static int rule_of(Dwarf_Frame *fr, unsigned regno, struct uw_rule *r, struct uw
 	}
 	r->loc = value ? UW_VAL_EXPR : UW_EXPR;
 	r->nexpr = (uint32_t)n;
+	if (!value && n >= 1 && n <= 2 && (n == 1 || ops[0].atom == DW_OP_call_frame_cfa) &&
+	    ops[n - 1].atom >= DW_OP_breg0 && ops[n - 1].atom <= DW_OP_breg31 &&
+	    ops[n - 1].atom - DW_OP_breg0 < UW_MAX_REGS) {
+		r->at_reg = true;
+		r->reg = (uint8_t)(ops[n - 1].atom - DW_OP_breg0);
+		r->off = (int64_t)ops[n - 1].number;
+	}
 	return ops_keep(st, ops, n, &r->expr);
 }
 

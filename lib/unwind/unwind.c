@@ -20,6 +20,9 @@
 #include "symbols/symbols_int.h"
 #include "unwind/unwind_int.h"
 
+#define HINT_BITS 8
+#define HINTS (1u << HINT_BITS)
+
 struct uw_dso {
 	const struct ds_elf_image *img;   /* NULL: no usable file */
 	bool is64;
@@ -35,6 +38,9 @@ struct uw_dso {
 	struct uw_row *rows;              /* sorted by start, disjoint */
 	size_t nr, cap;
 	struct uw_opstore ops;
+	/* file offsets looked up lately: their address and row (valid while
+	 * the rows are the @nr + 1 they were, an insertion moving them) */
+	struct uw_hint { uint64_t off, vaddr; size_t nr, row; bool text; } hint[HINTS];
 };
 
 struct ds_unwinder {
@@ -257,6 +263,24 @@ static void sframe_row(const struct uw_sframe_row *sr, bool is64, struct uw_row 
 	}
 }
 
+/* A kept row's register masks (struct uw_row): what step_row copies and what it computes. */
+static void row_masks(struct uw_row *row)
+{
+	row->same = row->apply = 0;
+	for (unsigned r = 0; r < UW_MAX_REGS; r++) {
+		switch (row->regs[r].loc) {
+		case UW_SAME:
+			row->same |= 1u << r;
+			break;
+		case UW_AT_CFA: case UW_VAL_CFA: case UW_IN_REG: case UW_EXPR: case UW_VAL_EXPR:
+			row->apply |= 1u << r;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
 /* The row for @vaddr, decoded and kept on first use; NULL only without memory. */
 static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 {
@@ -292,6 +316,7 @@ static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 		row.start = vaddr;
 		row.end = vaddr + 1;
 	}
+	row_masks(&row);
 	/* keep the rows disjoint: a range is clipped to its neighbours */
 	if (at > 0 && row.start < d->rows[at - 1].end)
 		row.start = d->rows[at - 1].end;
@@ -328,6 +353,17 @@ struct walk {
 	uint64_t mask;                      /* the task's register width */
 	struct uw_mem mem;
 };
+
+/* dsi_uw_mem__read for the walk's 8-byte reads, inlined: most of a step's work */
+static inline bool mem_read(const struct uw_mem *m, uint64_t addr, uint64_t *val)
+{
+	uint64_t at = addr - m->base;
+
+	if (addr < m->base || at > m->size || m->size - at < 8)
+		return false;
+	memcpy(val, m->stack + at, 8);
+	return true;
+}
 
 static bool reg_get(const struct walk *w, unsigned r, uint64_t *v)
 {
@@ -366,18 +402,21 @@ static bool caller_reg(const struct walk *w, const struct uw_rule *ru, unsigned 
 	case UW_SAME:
 		return reg_get(w, r, v);
 	case UW_AT_CFA:
-		return dsi_uw_mem__read(&w->mem, cfa + (uint64_t)ru->off, v);
+		return mem_read(&w->mem, cfa + (uint64_t)ru->off, v);
 	case UW_VAL_CFA:
 		*v = cfa + (uint64_t)ru->off;
 		return true;
 	case UW_IN_REG:
 		return reg_get(w, ru->reg, v);
 	case UW_EXPR:
+		if (ru->at_reg)
+			return reg_get(w, ru->reg, v) && mem_read(&w->mem, *v + (uint64_t)ru->off, v);
+		/* fall through */
 	case UW_VAL_EXPR:
 		ok = !dsi_uw_expr__eval(ops->v + ru->expr, ru->nexpr, w->regs, w->valid, true, cfa, &w->mem,
 					v, &is_value);
 		if (ok && ru->loc == UW_EXPR && !is_value)
-			ok = dsi_uw_mem__read(&w->mem, *v, v);
+			ok = mem_read(&w->mem, *v, v);
 		return ok;
 	case UW_UNDEF:
 	default:
@@ -391,28 +430,40 @@ static bool caller_reg(const struct walk *w, const struct uw_rule *ru, unsigned 
  */
 static int step_row(struct walk *w, const struct uw_row *row, const struct uw_opstore *ops)
 {
-	uint64_t cfa, nregs[UW_MAX_REGS], v;
-	uint32_t nvalid = 0;
+	uint64_t cfa, vals[UW_MAX_REGS], v;
+	uint32_t got = 0, nvalid, in = (1u << w->nregs) - 1;
 	int end;
 
 	if ((end = row_cfa(w, row, ops, &cfa)) >= 0)
 		return end;
-	for (unsigned r = 0; r < w->nregs; r++) {
+	/* the registers the row computes (from the callee's, so apart), then
+	 * those it keeps as they are (UW_SAME) */
+	for (uint32_t m = row->apply & in; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctz(m);
+
 		if (caller_reg(w, &row->regs[r], r, cfa, ops, &v)) {
-			nregs[r] = v & w->mask;
-			nvalid |= 1u << r;
+			vals[r] = v & w->mask;
+			got |= 1u << r;
 		}
 	}
 	/* the caller's stack pointer is the CFA on x86 unless a rule says otherwise */
 	if (row->regs[w->sp].loc == UW_SAME || row->regs[w->sp].loc == UW_UNDEF) {
-		nregs[w->sp] = cfa & w->mask;
-		nvalid |= 1u << w->sp;
+		vals[w->sp] = cfa & w->mask;
+		got |= 1u << w->sp;
 	}
+	nvalid = (w->valid & row->same & in & ~got) | got;
 	if (row->regs[w->ra].loc == UW_UNDEF)
 		return DS_UNWIND_END_OUTERMOST;
 	if (!(nvalid & (1u << w->ra)))
 		return DS_UNWIND_END_LEFT_STACK;
-	memcpy(w->regs, nregs, sizeof(nregs));
+	if (w->mask != ~0ull)
+		for (unsigned r = 0; r < w->nregs; r++)
+			w->regs[r] &= w->mask;
+	for (uint32_t m = got; m; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctz(m);
+
+		w->regs[r] = vals[r];
+	}
 	w->valid = nvalid;
 	return -1;
 }
@@ -430,9 +481,9 @@ static int step_fp64(struct walk *w)
 
 	if (!reg_get(w, w->fp, &bp) || !reg_get(w, w->sp, &sp) || !bp)
 		return DS_UNWIND_END_NO_INFO;
-	if (!dsi_uw_mem__read(&w->mem, bp + 8, &ra))
+	if (!mem_read(&w->mem, bp + 8, &ra))
 		return DS_UNWIND_END_LEFT_STACK;
-	if (!dsi_uw_mem__read(&w->mem, bp, &nbp))
+	if (!mem_read(&w->mem, bp, &nbp))
 		nbp = 0;
 	if (bp + 16 <= sp)
 		return DS_UNWIND_END_NO_PROGRESS;
@@ -458,9 +509,9 @@ static int step_fp32(struct walk *w)
 
 	if (!reg_get(w, w->fp, &bp) || !reg_get(w, w->sp, &sp) || !bp || !sp || bp < sp)
 		return DS_UNWIND_END_NO_INFO;
-	if (!dsi_uw_mem__read(&w->mem, bp + 4, &ra) || !ra)
+	if (!mem_read(&w->mem, bp + 4, &ra) || !ra)
 		return DS_UNWIND_END_LEFT_STACK;
-	if (!dsi_uw_mem__read(&w->mem, bp, &nbp) || !nbp || bp + 8 >= nbp)
+	if (!mem_read(&w->mem, bp, &nbp) || !nbp || bp + 8 >= nbp)
 		return DS_UNWIND_END_NO_PROGRESS;
 	w->regs[w->fp] = nbp & w->mask;
 	w->regs[w->sp] = (bp + 8) & w->mask;
@@ -485,7 +536,7 @@ static int step_at_entry(struct walk *w)
 
 	if (!reg_get(w, w->sp, &sp))
 		return DS_UNWIND_END_NO_INFO;
-	if (!dsi_uw_mem__read(&w->mem, sp, &ra))
+	if (!mem_read(&w->mem, sp, &ra))
 		return DS_UNWIND_END_LEFT_STACK;
 	w->regs[w->sp] = (sp + w->word) & w->mask;
 	w->regs[w->ra] = ra & w->mask;
@@ -558,18 +609,53 @@ struct frame {
 	uint64_t vaddr;
 };
 
-/* The binary mapped at @look (a vDSO map's: its image) and the offset of @look in it (*off); NULL if none. */
-static struct ds_dso *frame_dso(struct ds_unwinder *u, const struct ds_map *map, uint64_t look, uint64_t *off)
-{
-	if (!map)
-		return NULL;
-	*off = look - map->start + map->pgoff;
-	return u->machine ? ds_machine__map_dso(u->machine, map) : map->dso;
-}
-
 static bool is_vdso(const struct ds_map *map)
 {
 	return map->name && (!strcmp(map->name, "[vdso]") || !strcmp(map->name, "[vdso32]"));
+}
+
+/*
+ * The maps one walk has met, with what was found for them: a walk goes
+ * back and forth between a few binaries (the program, its C library), and
+ * the task's maps, which are disjoint, do not change during it.
+ */
+struct map_seen {
+	const struct ds_map *map;
+	struct ds_dso *dso;               /* its binary (a vDSO map's: its image), NULL if none */
+	struct uw_dso *d;                 /* its tables; NULL without memory */
+	bool vdso;
+};
+
+#define MAP_CACHE 4
+
+struct map_cache {
+	struct map_seen v[MAP_CACHE];
+	unsigned nr, next;
+};
+
+/* The map holding @look and what it gives, NULL if none. */
+static const struct map_seen *map_seen(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx, uint64_t look,
+				       struct map_cache *mc)
+{
+	const struct ds_map *map;
+	struct map_seen *ms;
+
+	for (unsigned i = 0; i < mc->nr; i++)
+		if (look >= mc->v[i].map->start && look < mc->v[i].map->end)
+			return &mc->v[i];
+	if (!(map = find(ctx, look)))
+		return NULL;
+	if (mc->nr < MAP_CACHE) {
+		ms = &mc->v[mc->nr++];
+	} else {
+		ms = &mc->v[mc->next];
+		mc->next = (mc->next + 1) % MAP_CACHE;
+	}
+	ms->map = map;
+	ms->dso = u->machine ? ds_machine__map_dso(u->machine, map) : map->dso;
+	ms->vdso = is_vdso(map);
+	ms->d = ms->dso ? dso_tables(u, ms->dso) : NULL;
+	return ms;
 }
 
 /*
@@ -587,7 +673,8 @@ static bool is_vdso(const struct ds_map *map)
  * CFI up a page off and reads a wrong slot as the return address; ours
  * walks it by its own rows.
  */
-static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, uint64_t look, uint64_t vaddr)
+static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, bool vdso, uint64_t look,
+			      uint64_t vaddr, bool text)
 {
 	uint64_t base;
 
@@ -598,7 +685,7 @@ static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, 
 	 * walks on by the frame pointer; the CFI read where it lies gives
 	 * the frames perf prints of CPython's trampolines
 	 */
-	if (d->first_page == UINT64_MAX || is_vdso(map) || in_text(d, vaddr) ||
+	if (d->first_page == UINT64_MAX || vdso || text ||
 	    dsi_dso__is_jitdump(map->dso) || (map->name && !strncmp(map->name, "/tmp/jitted-", 12)))
 		return true;
 	base = map->start - map->pgoff;
@@ -616,21 +703,41 @@ static bool perf_reports_here(const struct uw_dso *d, const struct ds_map *map, 
  * reporting fails there.
  */
 static int find_frame(struct ds_unwinder *u, ds_unwind_find_map find, void *ctx, uint64_t look,
-		      struct frame *fr)
+		      struct map_cache *mc, struct frame *fr)
 {
-	const struct ds_map *map = find(ctx, look);
-	uint64_t off = 0;
-	struct ds_dso *dso = frame_dso(u, map, look, &off);
+	const struct map_seen *ms = map_seen(u, find, ctx, look, mc);
+	struct uw_dso *d;
+	uint64_t off;
+	struct uw_hint *h;
+	bool text;
 
 	fr->d = NULL;
 	fr->row = NULL;
-	if (!map)
+	if (!ms)
 		return -1;
-	if (!dso)
-		return is_vdso(map) ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
-	if (!(fr->d = dso_tables(u, dso)) || !fr->d->img || !dsi_elf__off_to_vaddr(fr->d->img, off, &fr->vaddr) ||
-	    !perf_reports_here(fr->d, map, look, fr->vaddr) || !(fr->row = rules(fr->d, fr->vaddr)))
+	if (!ms->dso)
+		return ms->vdso ? DS_UNWIND_END_NO_VDSO : DS_UNWIND_END_NO_INFO;
+	off = look - ms->map->start + ms->map->pgoff;
+	if (!(d = fr->d = ms->d) || !d->img)
 		return DS_UNWIND_END_NO_INFO;
+	h = &d->hint[(off * 0x9e3779b97f4a7c15ull) >> (64 - HINT_BITS)];
+	if (h->nr == d->nr + 1 && h->off == off) {
+		fr->vaddr = h->vaddr;
+		if (!perf_reports_here(d, ms->map, ms->vdso, look, fr->vaddr, h->text))
+			return DS_UNWIND_END_NO_INFO;
+		fr->row = &d->rows[h->row];
+		return -1;
+	}
+	if (!dsi_elf__off_to_vaddr(d->img, off, &fr->vaddr))
+		return DS_UNWIND_END_NO_INFO;
+	text = in_text(d, fr->vaddr);
+	if (!perf_reports_here(d, ms->map, ms->vdso, look, fr->vaddr, text) || !(fr->row = rules(d, fr->vaddr)))
+		return DS_UNWIND_END_NO_INFO;
+	h->text = text;
+	h->off = off;
+	h->vaddr = fr->vaddr;
+	h->nr = d->nr + 1;
+	h->row = (size_t)(fr->row - d->rows);
 	return -1;
 }
 
@@ -719,6 +826,7 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 			      struct ds_unwind_result *res)
 {
 	struct walk w;
+	struct map_cache mc = { .nr = 0 };
 	bool activation = true;   /* the pc is exact, not a return address */
 	size_t taken = 0;         /* frames walked, those at 0 (not written) included */
 	int end;
@@ -733,7 +841,7 @@ void ds_unwinder__unwind_regs(struct ds_unwinder *u, ds_unwind_find_map find, vo
 		struct frame fr;
 		uint64_t ip;
 
-		if ((end = find_frame(u, find, ctx, look, &fr)) >= 0)
+		if ((end = find_frame(u, find, ctx, look, &mc, &fr)) >= 0)
 			break;
 		/* a signal frame's own address is exact too (its caller's pc is) */
 		ip = activation || (fr.row && fr.row->signal) ? pc : pc - 1;

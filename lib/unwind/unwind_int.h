@@ -33,6 +33,9 @@ enum uw_cfa { UW_CFA_REG, UW_CFA_EXPR };
 struct uw_rule {
 	uint8_t loc;              /* enum uw_loc */
 	uint8_t reg;
+	/* UW_EXPR of the form [DW_OP_call_frame_cfa,] DW_OP_breg@reg @off (glibc's
+	 * signal trampoline): saved at register @reg + @off, read without the evaluator */
+	bool at_reg;
 	int64_t off;
 	uint32_t expr, nexpr;     /* ops in the table's expression store */
 };
@@ -56,6 +59,9 @@ struct uw_row {
 	int64_t cfa_off;
 	uint32_t cfa_expr, cfa_nexpr;
 	struct uw_rule regs[UW_MAX_REGS];
+	/* set by the walker when it keeps the row: bit r, register r's rule is
+	 * UW_SAME (@same) or one to apply (@apply: neither UW_SAME nor UW_UNDEF) */
+	uint32_t same, apply;
 };
 
 struct uw_opstore {
