@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "util/io.h"
@@ -30,15 +29,6 @@
 /* pinned windows beyond this (unless the owner set pin_limit): pin says
  * no and the caller copies */
 #define PIN_LIMIT (64u << 20)
-/*
- * Records that are mostly bytes nobody reads (dwarf mode's stack copies,
- * ~8 KiB a sample of which the unwinder reads the top few hundred) are
- * read through a mapping instead: a window of MAP_WINDOW bytes mapped when
- * the gets of the window left averaged MAP_AVG bytes or more.  Copying
- * them with pread was most of a dwarf-mode script's time (docs/performance.md).
- */
-#define MAP_WINDOW (4u << 20)
-#define MAP_AVG 2048
 
 int dsi_source__open(struct ds_source *s, const char *path)
 {
@@ -97,12 +87,6 @@ static struct ds_source_window *window_new(struct ds_source *s, size_t cap)
 /* @w is done with: kept for reuse, or freed. */
 static void window_put(struct ds_source *s, struct ds_source_window *w)
 {
-	if (w->mapped) {
-		s->live_bytes -= w->cap;
-		munmap(w->data, w->cap);
-		free(w);
-		return;
-	}
 	if (w->cap == WINDOW && s->nr_spare < SPARE_WINDOWS) {
 		w->next_spare = s->spare;
 		s->spare = w;
@@ -161,25 +145,6 @@ void dsi_source__close(struct ds_source *s)
 	s->fd = -1;
 }
 
-/* A window mapping [@start, @start + @len) of the file (@start page-aligned, within its size); NULL if not. */
-static struct ds_source_window *map_window(struct ds_source *s, uint64_t start, uint64_t len)
-{
-	struct ds_source_window *w = calloc(1, sizeof(*w));
-	void *m;
-
-	if (!w)
-		return NULL;
-	m = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, s->fd, (off_t)start);
-	if (m == MAP_FAILED) {
-		free(w);
-		return NULL;
-	}
-	*w = (struct ds_source_window){ .data = m, .off = start, .len = (size_t)len, .cap = (size_t)len,
-					 .mapped = true, .src = s };
-	s->live_bytes += w->cap;
-	return w;
-}
-
 static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t **p)
 {
 	struct ds_source_window *w = s->win;
@@ -187,8 +152,6 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 	if (off > s->size || len > s->size - off)
 		return -ENODATA;
 	if (w && off >= w->off && off + len <= w->off + w->len) {
-		s->win_gets++;
-		s->win_bytes += len;
 		*p = w->data + (off - w->off);
 		return 0;
 	}
@@ -206,19 +169,7 @@ static int file_get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
 		want = 1;   /* a 0-byte read at the end: still a buffer to point into */
 	if (want > SIZE_MAX / 2)
 		return -ENOMEM;
-	/* never past the file's end: a mapping faults there */
-	bool map = least == WINDOW && want <= s->size - start && s->win_gets && s->win_bytes / s->win_gets >= MAP_AVG;
-
-	s->win_gets = 1;
-	s->win_bytes = len;
 	leave_window(s);
-	uint64_t map_len = s->size - start < MAP_WINDOW ? s->size - start : MAP_WINDOW;
-
-	if (map && (w = map_window(s, start, want > map_len ? want : map_len))) {
-		s->win = w;
-		*p = w->data + (off - start);
-		return 0;
-	}
 	w = window_new(s, (size_t)want);
 	if (!w)
 		return -ENOMEM;

@@ -23,7 +23,6 @@ struct ds_source_window {
 	size_t len, cap;
 	unsigned pins;
 	bool retired;           /* no longer the current window: put away at the last unpin */
-	bool mapped;            /* data is a mapping of the file (file_get), not a buffer */
 	struct ds_source *src;
 	struct ds_source_window *next_spare;
 };
@@ -42,8 +41,6 @@ struct ds_source {
 	size_t *pinned;         /* where pins count them: &pinned_bytes, or a count
 				 * several sources share (set after open) */
 	size_t pin_limit;       /* pinned_bytes past which pin says no; 0: 64 MiB */
-	/* the gets the current window answered and their bytes (file_get's choice of window) */
-	uint64_t win_gets, win_bytes;
 	/* pipe: bytes [buf_off, buf_off + buf_len) of the stream */
 	uint8_t *buf;
 	size_t buf_cap, buf_len;
