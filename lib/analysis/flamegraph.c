@@ -399,12 +399,15 @@ int ds_flamegraph__write(struct ds_flamegraph *fg, ds_write_fn fn, void *ctx)
 /* The label that fits in @width pixels (what the script computes again on zoom). */
 static void label(struct dsi_wbuf *o, const char *name, double width)
 {
-	int fit = (int)((width - 6) / 7.2);
+	double chars = (width - 6) / 7.2;
 	size_t len = strlen(name);
 	char buf[1024];
+	int fit;
 
-	if (fit < 3)
+	if (!(chars >= 3))   /* NaN too */
 		return;
+	/* a width past any screen (a hostile weight or size): as long a label as fits the buffer */
+	fit = chars < (double)sizeof(buf) ? (int)chars : (int)sizeof(buf) - 1;
 	if (len <= (size_t)fit && len < sizeof(buf)) {
 		dsi_wbuf__xml(o, name);
 		return;
