@@ -57,6 +57,18 @@ row() { # name input dstack_stats perf_stats note
 }
 skip() { printf '%-34s %-16s SKIPPED: %s\n' "$1" "$2" "$3"; }
 
+# report_note PERF DSTACK [--trees]: a report row's note, the two outputs
+# compared as the test suite does (same lines and percentages; perf pads its
+# columns differently, so not byte for byte)
+report_note() {
+	local res
+	if res=$(python3 tests/check_report.py "$@" 2>&1); then
+		echo "equal per tests/check_report.py"
+	else
+		echo "DIFFER: $(echo "$res" | tail -1)"
+	fi
+}
+
 ks_for() { if [ "$1" = threads2.defer ]; then echo "$W/data/threads2.defer.kallsyms"; else echo "$W/kallsyms"; fi; }
 
 # script: .fp exactly; deferred ones with --no-merge-callchains on both sides
@@ -83,14 +95,8 @@ bench_report() {
 	have_perf7 || { skip "report --stdio" "$name" "perf 7.2 not ready"; return; }
 	"$DSTACK" report "${opts[@]}" > "$B/$name.dstack.report" 2>/dev/null
 	"$PERF7" report "${opts[@]}" > "$B/$name.perf.report" 2>/dev/null
-	# compared as the test suite does (same lines and percentages; perf pads
-	# its columns differently, so not byte for byte)
-	local note res
-	if res=$(python3 tests/check_report.py "$B/$name.perf.report" "$B/$name.dstack.report" --trees 2>&1); then
-		note="equal per tests/check_report.py"
-	else
-		note="DIFFER: $(echo "$res" | tail -1)"
-	fi
+	local note
+	note=$(report_note "$B/$name.perf.report" "$B/$name.dstack.report" --trees)
 	settle
 	local t
 	t=$(time_mixed "$NF" "$DSTACK" report "${opts[@]}" :: "$N" "$PERF7" report "${opts[@]}")
@@ -152,30 +158,23 @@ scaled() { # name copies -> path of the scaled file (made once)
 # samples (mix.defer grown 3x), and diff of two such recordings against one
 # report of dstack's own (its goal: within 2x).  Deferred outputs are not
 # equal by design (dstack stitches the samples whose record came first, which
-# perf leaves with a bare cookie: docs/stitching.md), so the note says how far
+# perf leaves with a bare cookie: docs/stitching.md), so the note says where
 # check_report.py finds them apart.
 bench_children() {
-	local name=$1 f opts t note res
+	local name=$1 f opts t note
 	f=$(scaled "$name" 3) || return
 	have_perf7 || { skip "report --stdio (--children)" "$name.x3" "perf 7.2 not ready"; return; }
 	opts=(--stdio --symfs "$W/symfs-root/symfs" --kallsyms "$W/kallsyms" -i "$f")
 	"$DSTACK" report "${opts[@]}" > "$B/children.dstack.report" 2>/dev/null
 	"$PERF7" report "${opts[@]}" > "$B/children.perf.report" 2>/dev/null
-	if res=$(python3 tests/check_report.py "$B/children.perf.report" "$B/children.dstack.report" 2>&1); then
-		note="equal per tests/check_report.py"
-	else
-		note="differ by the stitched samples: $(echo "$res" | grep -c 'differs:') entries"
-	fi
+	note=$(report_note "$B/children.perf.report" "$B/children.dstack.report")
 	settle
 	t=$(time_mixed "$NL" "$DSTACK" report "${opts[@]}" :: "$NL" "$PERF7" report "${opts[@]}")
 	row "report --stdio (--children)" "$name.x3" "$(line 1 "$t")" "$(line 2 "$t")" "$note ($(grep -c . "$B/children.perf.report") lines)"
 	opts=(--symfs "$W/symfs-root/symfs" --kallsyms "$W/kallsyms")
 	t=$(time_mixed "$NL" "$DSTACK" diff "${opts[@]}" "$W/data/$name.data" "$f" :: \
 		"$NL" "$DSTACK" report --stdio "${opts[@]}" -i "$f")
-	printf '%-34s %-16s %9s %9s %6.1fx %10s %10s  %s\n' "diff (vs dstack report)" "$name,x3" \
-		"$(line 1 "$t" | cut -d' ' -f1)" "$(line 2 "$t" | cut -d' ' -f1)" \
-		"$(echo "$(line 2 "$t" | cut -d' ' -f1) / $(line 1 "$t" | cut -d' ' -f1)" | bc -l)" \
-		"$(line 1 "$t" | cut -d' ' -f3)" "$(line 2 "$t" | cut -d' ' -f3)" "second column: one report of the x3 file (goal: ratio >= 0.5)"
+	row "diff (vs dstack report)" "$name,x3" "$(line 1 "$t")" "$(line 2 "$t")" "second column: one report of the x3 file (goal: ratio >= 0.5)"
 }
 
 # The large input, side by side with perf (fewer runs: perf takes seconds).
@@ -198,11 +197,7 @@ if have_perf7; then
 	ropts=(--stdio --no-children "${opts[@]}")
 	"$DSTACK" report "${ropts[@]}" > "$B/large.dstack.report" 2>/dev/null
 	"$PERF7" report "${ropts[@]}" > "$B/large.perf.report" 2>/dev/null
-	if res=$(python3 tests/check_report.py "$B/large.perf.report" "$B/large.dstack.report" --trees 2>&1); then
-		note="equal per tests/check_report.py"
-	else
-		note="DIFFER: $(echo "$res" | tail -1)"
-	fi
+	note=$(report_note "$B/large.perf.report" "$B/large.dstack.report" --trees)
 	settle
 	t=$(time_mixed "$NL" "$DSTACK" report "${ropts[@]}" :: "$NL" "$PERF7" report "${ropts[@]}")
 	row "report --stdio --no-children" "$(basename "$large" .data)" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
@@ -241,7 +236,7 @@ bench_dwarf() {
 		libs=${KVM_CACHE:-/var/tmp/kernel-vm}/root/usr/lib/x86_64-linux-gnu
 		cp -L "$libs/libc.so.6" "$libs/ld-linux-x86-64.so.2" "$symfs/usr/lib/x86_64-linux-gnu/"
 	fi
-	local opts=(--symfs "$symfs" --kallsyms "$out/kallsyms" -i "$out/dwarf.data") n t note res
+	local opts=(--symfs "$symfs" --kallsyms "$out/kallsyms" -i "$out/dwarf.data") n t note
 	"$DSTACK" script "${opts[@]}" > "$B/dwarf.dstack.script" 2>/dev/null
 	"$PERF7" script "${opts[@]}" > "$B/dwarf.perf.script" 2>/dev/null
 	n=$(grep -c cpu-clock "$B/dwarf.dstack.script")
@@ -256,22 +251,14 @@ bench_dwarf() {
 	local ropts=(--stdio --no-children "${opts[@]}")
 	"$DSTACK" report "${ropts[@]}" > "$B/dwarf.dstack.report" 2>/dev/null
 	"$PERF7" report "${ropts[@]}" > "$B/dwarf.perf.report" 2>/dev/null
-	if res=$(python3 tests/check_report.py "$B/dwarf.perf.report" "$B/dwarf.dstack.report" --trees 2>&1); then
-		note="equal per tests/check_report.py"
-	else
-		note="DIFFER: $(echo "$res" | tail -1)"
-	fi
+	note=$(report_note "$B/dwarf.perf.report" "$B/dwarf.dstack.report" --trees)
 	settle
 	t=$(time_mixed "$NL" "$DSTACK" report "${ropts[@]}" :: "$NL" "$PERF7" report "${ropts[@]}")
 	row "report --stdio (dwarf mode)" "dwarf" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
 	ropts=(--stdio "${opts[@]}")
 	"$DSTACK" report "${ropts[@]}" > "$B/dwarf.dstack.children" 2>/dev/null
 	"$PERF7" report "${ropts[@]}" > "$B/dwarf.perf.children" 2>/dev/null
-	if res=$(python3 tests/check_report.py "$B/dwarf.perf.children" "$B/dwarf.dstack.children" 2>&1); then
-		note="equal per tests/check_report.py"
-	else
-		note="DIFFER: $(echo "$res" | tail -1)"
-	fi
+	note=$(report_note "$B/dwarf.perf.children" "$B/dwarf.dstack.children")
 	settle
 	t=$(time_mixed "$NL" "$DSTACK" report "${ropts[@]}" :: "$NL" "$PERF7" report "${ropts[@]}")
 	row "report --stdio --children (dwarf)" "dwarf" "$(line 1 "$t")" "$(line 2 "$t")" "$note"

@@ -53,21 +53,33 @@ static int parse_ids(const char *cmd, const char *opt, const char *v, int32_t *o
 	return 1;
 }
 
-static int parse_time_opt(const char *cmd, const char *v, struct sample_filter *f)
+/*
+ * @v checked as the library will take it (@set on a filter made for the
+ * check): 1 if taken, 0 if refused (the caller says why in the option's
+ * words), -1 out of memory (said).
+ */
+static int filter_takes(const char *cmd, int (*set)(struct ds_filter *, const char *), const char *v)
 {
 	struct ds_filter *check = ds_filter__new();
-	int err = check ? ds_filter__set_time(check, v) : -ENOMEM;
+	int err = check ? set(check, v) : -ENOMEM;
 
 	ds_filter__delete(check);
 	if (err == -ENOMEM) {
 		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
 		return -1;
 	}
-	if (err) {
+	return !err;
+}
+
+static int parse_time_opt(const char *cmd, const char *v, struct sample_filter *f)
+{
+	int taken = filter_takes(cmd, ds_filter__set_time, v);
+
+	if (!taken)
 		usage_error(cmd, "bad --time '%s' (START,END in seconds, as perf script prints them, either side "
 				 "empty; several ranges separated by spaces; or percent: 10%%/2, 0%%-10%%,30%%-40%%, 10%%)", v);
+	if (taken <= 0)
 		return -1;
-	}
 	f->time_str = v;
 	return 1;
 }
@@ -75,18 +87,12 @@ static int parse_time_opt(const char *cmd, const char *v, struct sample_filter *
 /* perf's CPU lists: "0-3,6" */
 static int parse_cpus(const char *cmd, const char *v, struct sample_filter *f)
 {
-	struct ds_filter *check = ds_filter__new();
-	int err = check ? ds_filter__set_cpus(check, v) : -ENOMEM;
+	int taken = filter_takes(cmd, ds_filter__set_cpus, v);
 
-	ds_filter__delete(check);
-	if (err == -ENOMEM) {
-		fprintf(stderr, "dstack %s: %s\n", cmd, ds_errmsg());
-		return -1;
-	}
-	if (err) {
+	if (!taken)
 		usage_error(cmd, "bad CPU list '%s' (like 0-3,6; CPUs below %d)", v, DS_FILTER_MAX_CPUS);
+	if (taken <= 0)
 		return -1;
-	}
 	f->cpu_str = v;
 	return 1;
 }

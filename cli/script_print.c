@@ -367,11 +367,6 @@ void script_print_addr(struct script *sc, const struct ds_event *ev, struct ds_t
 			  r.addr, (fl & SF(DSOFF)) ? PO_DSOFF : 0);
 }
 
-/* perf's thread__find_map_fb (ds_machine__resolve_fb).  false: in no map. */
-static bool resolve_fb(struct script *sc, struct ds_thread *t, uint16_t mode, uint64_t addr, struct ds_resolved *r)
-{
-	return ds_machine__resolve_fb(sc->machine, t, mode, addr, r);
-}
 
 /* A branch's flags as perf's print_bstack_flags: "/P/-/-/12/CALL/- " */
 static void print_branch_flags(struct outbuf *o, uint64_t fl)
@@ -382,7 +377,7 @@ static void print_branch_flags(struct outbuf *o, uint64_t fl)
 	outbuf_write(o, text, n < sizeof(text) ? n : sizeof(text) - 1);
 }
 
-/* " (dso)" of a branch's end @r (resolve_fb: @mapped), its offset with PO_DSOFF in @opts */
+/* " (dso)" of a branch's end @r (ds_machine__resolve_fb: @mapped), its offset with PO_DSOFF in @opts */
 static void print_branch_dso(struct outbuf *o, const struct ds_resolved *r, bool mapped, uint8_t opts)
 {
 	print_dso(o, mapped ? r->dso : "[unknown]", mapped && dso_has_offset(r->dso, r->kernel, r->map_end, opts),
@@ -394,7 +389,7 @@ static void print_branch_sym(struct script *sc, struct ds_thread *t, uint16_t mo
 			     uint8_t opts)
 {
 	struct ds_resolved r;
-	bool mapped = resolve_fb(sc, t, mode, addr, &r);
+	bool mapped = ds_machine__resolve_fb(sc->machine, t, mode, addr, &r);
 	const struct ds_frame *fr = &r.frames[r.nr_frames ? r.nr_frames - 1 : 0];
 	const char *sym = mapped ? (fr->elf_name ? fr->elf_name : fr->name) : NULL;
 
@@ -420,7 +415,7 @@ static void print_branch_addr(struct script *sc, struct ds_thread *t, uint16_t m
 	outbuf_hex(sc->out, addr, 0);
 	if (!(fl & SF(DSO)))
 		return;
-	mapped = resolve_fb(sc, t, mode, addr, &r);
+	mapped = ds_machine__resolve_fb(sc->machine, t, mode, addr, &r);
 	print_branch_dso(sc->out, &r, mapped, opts);
 }
 
