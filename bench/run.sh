@@ -171,6 +171,13 @@ bench_children() {
 	settle
 	t=$(time_mixed "$NL" "$DSTACK" report "${opts[@]}" :: "$NL" "$PERF7" report "${opts[@]}")
 	row "report --stdio (--children)" "$name.x3" "$(line 1 "$t")" "$(line 2 "$t")" "$note ($(grep -c . "$B/children.perf.report") lines)"
+	# the flat view (--no-children) of the same file: its goal is about this one too
+	"$DSTACK" report --no-children "${opts[@]}" > "$B/nochildren.dstack.report" 2>/dev/null
+	"$PERF7" report --no-children "${opts[@]}" > "$B/nochildren.perf.report" 2>/dev/null
+	note=$(report_note "$B/nochildren.perf.report" "$B/nochildren.dstack.report" --trees)
+	settle
+	t=$(time_mixed "$NL" "$DSTACK" report --no-children "${opts[@]}" :: "$NL" "$PERF7" report --no-children "${opts[@]}")
+	row "report --stdio --no-children" "$name.x3" "$(line 1 "$t")" "$(line 2 "$t")" "$note"
 	opts=(--symfs "$W/symfs-root/symfs" --kallsyms "$W/kallsyms")
 	t=$(time_mixed "$NL" "$DSTACK" diff "${opts[@]}" "$W/data/$name.data" "$f" :: \
 		"$NL" "$DSTACK" report --stdio "${opts[@]}" -i "$f")

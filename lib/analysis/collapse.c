@@ -132,15 +132,13 @@ static int cmp_plain_key(const struct ds_report *r, int key, const struct entry 
 }
 
 /* perf's DSO key: by short name, entries of no map ("[unknown]") last */
-static int dso_cmp(const struct ds_report *r, const struct entry *a, const struct entry *b)
+static int dso_cmp(const struct entry *a, const struct entry *b)
 {
-	bool ua, ub;
-
 	if (a->dso == b->dso)
 		return 0;
-	ua = a->dso[0] == '[' && !strcmp(a->dso, "[unknown]");
-	ub = b->dso[0] == '[' && !strcmp(b->dso, "[unknown]");
-	return ua != ub ? ua - ub : strcmp(dsi_report_short_dso(r, a->dso), dsi_report_short_dso(r, b->dso));
+	if (a->dso_unknown != b->dso_unknown)
+		return a->dso_unknown - b->dso_unknown;
+	return a->sdso == b->sdso ? 0 : strcmp(a->sdso, b->sdso);
 }
 
 /* Member @k's entry paired with @e in its group's section (link_group): @e itself for the leader, NULL if none. */
@@ -189,7 +187,7 @@ int dsi_report_cmp_entry(const void *pa, const void *pb, void *ctx)
 
 		switch (r->sort[i]) {
 		case SORT_DSO:
-			c = dso_cmp(r, a, b);
+			c = dso_cmp(a, b);
 			break;
 		case SORT_SYM:
 			if (!a->sym != !b->sym)
@@ -250,7 +248,7 @@ static int sym_collapsed(const struct ds_report *r, const struct entry *a, const
 	/* two unknown symbols: their addresses alone, not their DSOs */
 	if (!a->sym && !b->sym)
 		return a->start == b->start ? 0 : (int64_t)(a->start - b->start) < 0 ? -1 : 1;
-	if ((c = dso_cmp(r, a, b)))
+	if ((c = dso_cmp(a, b)))
 		return c;
 	if (!a->sym != !b->sym)
 		return a->sym ? -1 : 1;
@@ -283,7 +281,7 @@ int dsi_report_cmp_collapsed(const void *pa, const void *pb, void *ctx)
 			c = sym_collapsed(r, a, b);
 			break;
 		case SORT_DSO:
-			c = dso_cmp(r, a, b);
+			c = dso_cmp(a, b);
 			break;
 		default:
 			c = cmp_plain_key(r, r->sort[i], a, b);

@@ -43,13 +43,13 @@ static bool entry_eq(const struct ds_report *r, const struct entry *a, const str
 	if (dsi_report_uses(r, SORT_PID) && a->pid != b->pid)
 		return false;
 	/* perf tells objects apart by their short names: two "perf" binaries are one */
-	if (dsi_report_uses(r, SORT_DSO) && a->dso != b->dso && strcmp(dsi_report_short_dso(r, a->dso), dsi_report_short_dso(r, b->dso)))
+	if (dsi_report_uses(r, SORT_DSO) && a->sdso != b->sdso && strcmp(a->sdso, b->sdso))
 		return false;
 	if (dsi_report_uses(r, SORT_SYM) && (a->sym != b->sym || (!a->sym && a->addr != b->addr)))
 		return false;
 	/* perf's symbol key tells the DSOs of two symbols apart when no dso key does (free@plt of two objects) */
 	if (dsi_report_uses(r, SORT_SYM) && !dsi_report_uses(r, SORT_DSO) && a->sym && a->dso != b->dso &&
-	    strcmp(dsi_report_short_dso(r, a->dso), dsi_report_short_dso(r, b->dso)))
+	    a->sdso != b->sdso && strcmp(a->sdso, b->sdso))
 		return false;
 	/* perf's inlined function is one per function it is inlined in (its symbol's start) */
 	if (dsi_report_uses(r, SORT_SYM) && a->inlined && a->start != b->start)
@@ -72,11 +72,11 @@ static uint64_t entry_hash(const struct ds_report *r, const struct entry *e)
 	if (dsi_report_uses(r, SORT_PID))
 		h = dsi_hash_pair(h, (uint64_t)(uint32_t)e->pid);
 	if (dsi_report_uses(r, SORT_DSO))
-		h = dsi_hash_pair(h, dsi_hash_str(dsi_report_short_dso(r, e->dso)));
+		h = dsi_hash_pair(h, dsi_hash_str(e->sdso));
 	if (dsi_report_uses(r, SORT_SYM))
 		h = dsi_hash_pair(h, e->sym ? (uintptr_t)e->sym ^ (e->inlined ? e->start : 0) : e->addr);
 	if (dsi_report_uses(r, SORT_SYM) && !dsi_report_uses(r, SORT_DSO) && e->sym)
-		h = dsi_hash_pair(h, dsi_hash_str(dsi_report_short_dso(r, e->dso)));
+		h = dsi_hash_pair(h, dsi_hash_str(e->sdso));
 	if (dsi_report_uses(r, SORT_SRCLINE))
 		h = dsi_hash_pair(h, (uintptr_t)e->srcline);
 	if (dsi_report_uses(r, SORT_TRACE))
@@ -263,6 +263,17 @@ static bool etree_start(struct ds_report *r)
 	r->etree_on = true;
 	r->tree_epoch = ++r->ent_epoch;
 	return true;
+}
+
+uint32_t dsi_report_search_entry_tree(struct ds_report *r, const struct entry *key)
+{
+	size_t ev = dsi_report_event_index(r, key->evsel);
+	uint32_t p;
+	bool left;
+
+	if (ev == SIZE_MAX || !r->etree_on)
+		return NONE;
+	return dsi_report_rb_descend(r, r->etree, r->ein_root[ev], ents_at, r->ents, key, dsi_report_cmp_collapsed, true, &p, &left);
 }
 
 /*

@@ -82,6 +82,7 @@ struct rbn {
 struct entry {
 	const struct ds_evsel *evsel;
 	const char *comm, *dso, *sym;  /* dso: as recorded (interned); sym NULL: unknown */
+	const char *sdso;              /* dso's short name (dsi_report_short_dso), kept for the comparisons */
 	const char *srcline;           /* --sort srcline: perf's text, ours (one copy per text) */
 	const char *trace;             /* --sort trace: the tracepoint's text, ours (one copy per text) */
 	uint64_t addr;                 /* printed when sym is NULL */
@@ -89,6 +90,9 @@ struct entry {
 	int32_t cpu;                   /* --sort cpu: the sample's, -1 if it does not say */
 	char level;                    /* 'k' or '.' as the entry was first seen */
 	bool inlined;                  /* --children: an inlined function's entry (sym ends " (inlined)") */
+	bool dso_unknown;              /* dso is "[unknown]" (no map): perf's DSO key puts it last */
+	bool merged;                   /* --children: merged into an equal entry as perf collapses */
+	bool object;                   /* sym is a data object: perf prints "sym+0xOFF" (obj_off) */
 	uint64_t self, acc, samples;
 	uint64_t lat_self, lat_acc;        /* perf's latency: period * 1000 / parallelism, summed */
 	uint64_t stamp;                /* last sample that added to acc (one add per sample) */
@@ -96,8 +100,6 @@ struct entry {
 	uint32_t depth;                /* --children: perf's callchain max_depth (frames from it on, most) */
 	uint64_t start;                /* the symbol's start (perf's collapsed order), the address with none */
 	uint64_t end;                  /* the symbol's end (an inlined function's: the one it is in) */
-	bool merged;                   /* --children: merged into an equal entry as perf collapses */
-	bool object;                   /* sym is a data object: perf prints "sym+0xOFF" (obj_off) */
 	uint64_t obj_off;
 	uint32_t br;                   /* the branch view's: its branch's ends (index in r->brs), else NONE */
 };
@@ -369,6 +371,8 @@ void dsi_report_rb_insert(const struct ds_report *r, struct rbn *t, uint32_t *ro
 		      entry_cmp cmp);
 struct entry *dsi_report_find_entry(struct ds_report *r, const struct entry *key);
 struct entry *dsi_report_find_entry_tree(struct ds_report *r, const struct entry *key);
+/* What perf's search of @key's event tree finds now (the trees are on: etree_on), nothing made: NONE if none. */
+uint32_t dsi_report_search_entry_tree(struct ds_report *r, const struct entry *key);
 
 /* callgraph.c */
 bool dsi_report_rb_link_moved(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, bool left, uint32_t *moved,

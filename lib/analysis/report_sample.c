@@ -80,6 +80,8 @@ static void key_of(struct ds_report *r, const struct ds_profile_sample *s, const
 	*key = (struct entry){ .br = NONE, .evsel = s->evsel, .comm = dsi_report_keeps_comm(r) ? dsi_report_keep(r, s->comm) : NULL, .pid = s->tid,
 			       .dso = dsi_report_keep(r, f->dso),
 			       .sym = f->cookie ? NULL : dsi_report_keep(r, f->sym), .addr = f->ip, .level = f->kernel ? 'k' : '.' };
+	key->sdso = dsi_report_short_dso(r, key->dso);
+	key->dso_unknown = key->dso[0] == '[' && !strcmp(key->dso, "[unknown]");
 	/* the flat profile names the symbol-table symbol, as perf's does (a
 	 * clone "f.constprop.0" whose DWARF says "f" stays "f.constprop.0") */
 	if (rel && !f->cookie && f->elf_sym)
@@ -189,6 +191,14 @@ static void rec_credit(struct ds_report *r, const struct entry *e, bool graph, s
 	v[r->nr_rec++] = at == SIZE_MAX ? NONE : (uint32_t)at;
 }
 
+/* --children: the key of caller frame @i of @s (an inlined one's "name (inlined)"); false on ENOMEM. */
+static bool caller_key(struct ds_report *r, const struct ds_profile_sample *s, size_t i, struct entry *key)
+{
+	key_of(r, s, &s->frames[i], false, key);
+	key->inlined = s->frames[i].inlined && key->sym;
+	return !key->inlined || (key->sym = inlined_name(r, key->sym));
+}
+
 static int add_children(struct ds_report *r, const struct ds_profile_sample *s, struct entry *self, bool own_kernel)
 {
 	long n = (long)s->nr_frames;
@@ -224,13 +234,11 @@ static int add_children(struct ds_report *r, const struct ds_profile_sample *s, 
 		uint32_t depth = (uint32_t)(n - j);
 		struct entry key, *e;
 
-		key_of(r, s, &s->frames[i], false, &key);
+		if (!caller_key(r, s, (size_t)i, &key))
+			return -ENOMEM;
 		if (strcmp(s->frames[i].dso, "[unknown]"))
 			level = '.';
 		key.level = level;
-		key.inlined = s->frames[i].inlined && key.sym;
-		if (key.inlined && !(key.sym = inlined_name(r, key.sym)))
-			return -ENOMEM;
 		/* perf's he_cache: a frame equal to one the sample added already (recursion) adds nothing */
 		if (dsi_report_in_he_cache(r, &key))
 			continue;
@@ -399,12 +407,74 @@ static bool cmemo_eq(const void *ctx, uint32_t id, const void *key)
 	       m->pid == memo_pid(r, s);
 }
 
+/* Was a node on the way from the root to entry @x moved since @epoch? */
+static bool etree_way_moved(const struct ds_report *r, uint32_t x, uint32_t epoch)
+{
+	for (; x != NONE; x = r->etree[x].parent)
+		if (r->ent_moved[x] > epoch)
+			return true;
+	return false;
+}
+
+/* Is @want what perf's search of the tree finds for @key: without a search while its way did not move since @epoch? */
+static bool still_finds(struct ds_report *r, const struct entry *key, uint32_t want, uint32_t epoch)
+{
+	return !etree_way_moved(r, want, epoch) || dsi_report_search_entry_tree(r, key) == want;
+}
+
+/* Was a node on the way to one of the @n entries @found moved since @epoch? */
+static bool ways_moved(const struct ds_report *r, const uint32_t *found, uint32_t n, uint32_t epoch)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (etree_way_moved(r, found[k], epoch))
+			return true;
+	return false;
+}
+
 /*
- * Does perf's search of the tree still find what @m's searches found?  A
- * search takes the way from the root to what it finds, so it does while
- * no rotation moved a node on that way: a new leaf is on no such way.
+ * Do the searches count_sample makes for @s find what @m's found (the @n
+ * entries @found)?  Its steps taken again: the frames the he_cache skips
+ * told by the entries found before them, a search made again where its
+ * way moved.  The he_cache is left as the memo's.
  */
-static bool cmemo_tree_holds(struct ds_report *r, struct cmemo *m)
+static bool searches_find_again(struct ds_report *r, const struct cmemo *m, const struct ds_profile_sample *s,
+				const uint32_t *found, uint32_t n)
+{
+	long nr = (long)s->nr_frames;
+	uint32_t k = 1, *v;
+	struct entry key;
+
+	if (!n || !(v = dsi_grow(r->he_cache, &r->cap_he_cache, n, sizeof(*v), 64)))
+		return false;
+	r->he_cache = v;
+	memcpy(r->he_cache, found, n * sizeof(*found));
+	key_of(r, s, &s->frames[m->leaf], true, &key);
+	if (!still_finds(r, &key, found[0], m->epoch))
+		return false;
+	for (long j = 0; j < nr; j++) {
+		long i = r->caller ? nr - 1 - j : j;
+
+		r->nr_he_cache = k;
+		if (!caller_key(r, s, (size_t)i, &key))
+			return false;
+		if (dsi_report_in_he_cache(r, &key))
+			continue;
+		if (k == n || !still_finds(r, &key, found[k], m->epoch))
+			return false;
+		k++;
+	}
+	return k == n;
+}
+
+/*
+ * Does perf's search of the tree still find what @m's searches found, for
+ * @s (whose frames are those @m was made of: cmemo_valid)?  A search takes
+ * the way from the root to what it finds, so it does while no rotation
+ * moved a node on that way (a new leaf is on no such way).  Where one
+ * moved, the sample's searches are made again: all found as before, its
+ * count takes the same steps, so its memo holds.
+ */
+static bool cmemo_tree_holds(struct ds_report *r, struct cmemo *m, const struct ds_profile_sample *s)
 {
 	const uint32_t *found = r->citems + m->items + 2 * (size_t)m->nr_items;
 
@@ -412,10 +482,8 @@ static bool cmemo_tree_holds(struct ds_report *r, struct cmemo *m)
 		return true;
 	if (m->epoch < r->tree_epoch)
 		return false;   /* made with the hash map, before the tree */
-	for (uint32_t k = 0; k < m->nr_found; k++)
-		for (uint32_t x = found[k]; x != NONE; x = r->etree[x].parent)
-			if (r->ent_moved[x] > m->epoch)
-				return false;
+	if (ways_moved(r, found, m->nr_found, m->epoch) && !searches_find_again(r, m, s, found, m->nr_found))
+		return false;
 	m->epoch = r->ent_epoch;
 	return true;
 }
@@ -426,19 +494,18 @@ static bool cmemo_valid(struct ds_report *r, struct cmemo *m, const struct ds_pr
 	const uint64_t *sp = r->cspans + m->spans;
 	uint64_t span[2];
 
-	if (r->etree_on && !cmemo_tree_holds(r, m))
-		return false;
-	if (s->chain_id && s->chain_id == m->chain_id)
-		return true;
-	if (m->nr_frames != s->nr_frames || m->leaf != leaf_frame(s))
-		return false;
-	for (size_t i = 0; i < s->nr_frames; i++) {
-		frame_span(&s->frames[i], span);
-		if (span[0] != sp[2 * i] || span[1] != sp[2 * i + 1])
+	if (!s->chain_id || s->chain_id != m->chain_id) {
+		if (m->nr_frames != s->nr_frames || m->leaf != leaf_frame(s))
 			return false;
+		for (size_t i = 0; i < s->nr_frames; i++) {
+			frame_span(&s->frames[i], span);
+			if (span[0] != sp[2 * i] || span[1] != sp[2 * i + 1])
+				return false;
+		}
+		m->chain_id = s->chain_id;
 	}
-	m->chain_id = s->chain_id;
-	return true;
+	/* (the frames first: the searches made again take them) */
+	return !r->etree_on || cmemo_tree_holds(r, m, s);
 }
 
 /* @s counted from its cmemo, as count_sample would count it; false when it has none that holds. */
