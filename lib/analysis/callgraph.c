@@ -481,6 +481,14 @@ int dsi_report_path_add(struct ds_report *r, size_t off, const struct ds_profile
 	return 0;
 }
 
+void dsi_report_path_add_pending(struct ds_report *r, size_t off, uint64_t period)
+{
+	uint32_t *p = r->paths + off;
+
+	p[10] = (uint32_t)r->nr_nodes;
+	path_set_pending(p, path_pending(p) + period);
+}
+
 /* Every path's pending period credited to its nodes (before printing). */
 void dsi_report_flush_paths(struct ds_report *r)
 {

@@ -285,6 +285,15 @@ struct ds_report {
 	uint64_t *cspans;                 /* cmemo's frame spans (two words a frame) */
 	size_t nr_cspans, cap_cspans;
 	/*
+	 * --children: a run of samples of one chain from one cmemo, one after
+	 * the other (children_from_memo): 1 + its index (0: none) and what the
+	 * run added, not yet in its entries and paths (dsi_report_flush_run);
+	 * last_hit: 1 + the cmemo the sample before came from without making a
+	 * node (0: none), last_chain its chain id.
+	 */
+	uint32_t run, last_hit;
+	uint64_t last_chain, run_period, run_lat;
+	/*
 	 * Moves when perf's tree of entries changes in a way that can change
 	 * what a search finds: its start, and an entry made in it whose
 	 * linking moved nodes (a rotation; a new leaf changes no search that
@@ -381,12 +390,16 @@ bool dsi_report_rb_link(struct rbn *t, uint32_t *root, uint32_t z, uint32_t p, b
 uint32_t dsi_report_child_at(struct ds_report *r, uint32_t parent, uint32_t key, uint64_t ip);
 void dsi_report_credit(struct ds_report *r, uint32_t root, const uint32_t *nodes, size_t n, uint64_t period);
 int dsi_report_path_add(struct ds_report *r, size_t off, const struct ds_profile_sample *s);
+/* @period into the pending sum of the path at @off: dsi_report_path_add of samples that take no walk. */
+void dsi_report_path_add_pending(struct ds_report *r, size_t off, uint64_t period);
 void dsi_report_flush_paths(struct ds_report *r);
 int dsi_report_add_chain_at(struct ds_report *r, struct entry *e, const struct ds_profile_sample *s, long from, long to,
 			size_t *at);
 
 /* sample.c */
 bool dsi_report_in_group(const struct ds_report *r, const struct ds_evsel *evsel);
+/* A run of samples (struct ds_report's run) into its entries and paths: before anything else counts or reads them. */
+void dsi_report_flush_run(struct ds_report *r);
 size_t dsi_report_event_index(struct ds_report *r, const struct ds_evsel *evsel);
 
 /* collapse.c */

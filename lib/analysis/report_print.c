@@ -791,6 +791,7 @@ int ds_report__finish(struct ds_report *r)
 	if (r->finished)
 		return r->error;
 	r->finished = true;
+	dsi_report_flush_run(r);
 	dsi_report_flush_paths(r);
 	/* (perf's branch view has no latency column) */
 	r->latency = r->latency && !r->branch_keys && latency_differs(r);

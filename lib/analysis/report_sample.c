@@ -508,7 +508,44 @@ static bool cmemo_valid(struct ds_report *r, struct cmemo *m, const struct ds_pr
 	return !r->etree_on || cmemo_tree_holds(r, m, s);
 }
 
-/* @s counted from its cmemo, as count_sample would count it; false when it has none that holds. */
+/*
+ * The run's sums into its cmemo's entries and paths, as its samples would
+ * have added them one by one: nothing else counted meanwhile, so no node
+ * was made and no path changed (see children_from_memo).
+ */
+void dsi_report_flush_run(struct ds_report *r)
+{
+	const struct cmemo *m;
+	const uint32_t *it;
+
+	if (!r->run)
+		return;
+	m = &r->cmemo[r->run - 1];
+	it = r->citems + m->items;
+	for (uint32_t k = 0; k < m->nr_items; k++) {
+		struct entry *e = &r->ents[it[2 * k]];
+
+		e->acc += r->run_period;
+		e->lat_acc += r->run_lat;
+		if (it[2 * k + 1] != NONE)
+			dsi_report_path_add_pending(r, it[2 * k + 1], r->run_period);
+	}
+	r->run = 0;
+}
+
+/*
+ * @s counted from its cmemo, as count_sample would count it; false when it
+ * has none that holds.
+ *
+ * A run: a sample from the cmemo of the one before with the same chain
+ * (its chain id), where counting that one made no node, adds to each of
+ * its paths as a pending sum alone.  A path of no mixed node was checked
+ * at the mix epoch of the sample before, which no walk since moved; one
+ * through a mixed node took its known way with these addresses, or
+ * walked with them and kept its comparisons, and no child came since
+ * (dsi_report_path_add).  So its sums are kept once for the run, put
+ * into the entries and paths before anything else counts (flush_run).
+ */
 static bool children_from_memo(struct ds_report *r, const struct ds_profile_sample *s, bool cc)
 {
 	uint64_t lat = sample_latency(s);
@@ -516,6 +553,7 @@ static bool children_from_memo(struct ds_report *r, const struct ds_profile_samp
 	const uint32_t *it;
 	struct entry *e;
 	uint32_t id;
+	size_t nodes;
 
 	if (!cmemo_wanted(r, s, cc) || (id = dsi_idmap__find(&r->cmemo_ids, memo_hash(r, s), cmemo_eq, r, s)) == NONE)
 		return false;
@@ -526,6 +564,17 @@ static bool children_from_memo(struct ds_report *r, const struct ds_profile_samp
 	e->self += s->period;
 	e->samples++;
 	e->lat_self += lat;
+	if (r->last_hit == id + 1 && s->chain_id && s->chain_id == r->last_chain) {
+		if (r->run != id + 1) {
+			r->run = id + 1;
+			r->run_period = r->run_lat = 0;
+		}
+		r->run_period += s->period;
+		r->run_lat += lat;
+		return true;
+	}
+	dsi_report_flush_run(r);
+	nodes = r->nr_nodes;
 	it = r->citems + m->items;
 	for (uint32_t k = 0; k < m->nr_items; k++) {
 		e = &r->ents[it[2 * k]];
@@ -534,6 +583,9 @@ static bool children_from_memo(struct ds_report *r, const struct ds_profile_samp
 		if (it[2 * k + 1] != NONE && dsi_report_path_add(r, it[2 * k + 1], s))
 			r->error = -ENOMEM;
 	}
+	/* (a sample that made nodes starts no run: a path walked before them may walk again) */
+	r->last_hit = r->nr_nodes == nodes && !r->error ? id + 1 : 0;
+	r->last_chain = s->chain_id;
 	return true;
 }
 
@@ -761,6 +813,8 @@ static int count_kept(struct ds_report *r, const struct ds_profile_sample *s, bo
 	} else {
 		uint32_t epoch = r->ent_epoch;
 
+		dsi_report_flush_run(r);
+		r->last_hit = 0;
 		r->rec_on = cmemo_wanted(r, s, cc);
 		r->rec_ok = true;
 		r->nr_rec = 0;
@@ -819,6 +873,8 @@ static int count_branches(struct ds_report *r, const struct ds_profile_sample *s
 
 	if (ev == SIZE_MAX || !smp->branch || !smp->branch_nr || !s->machine)
 		return 0;
+	dsi_report_flush_run(r);
+	r->last_hit = 0;
 	/* (NULL past the bound, or on ENOMEM: r->error) */
 	const struct ds_profile_sample *k = kept_comm(r, s, &named);
 
