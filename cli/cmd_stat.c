@@ -139,6 +139,8 @@ static void print_stitch_stats(const struct ds_stitch_stats *ss)
 	printf("samples_per_deferred_record    %.2f\n",
 	       used ? (double)(ss->stitched_before + ss->stitched_after) / (double)used : 0.0);
 	printf("held.max_events                %llu\n", (unsigned long long)ss->max_held);
+	printf("held.set_aside                 %llu\n", (unsigned long long)ss->set_aside);
+	printf("held.given_up                  %llu\n", (unsigned long long)ss->released_early);
 }
 
 static void print_stats(const struct ds_session *s)

@@ -23,9 +23,11 @@
  * earlier, or at the end.
  *
  * Cost: O(1) expected per event (hash maps keyed by tid and cookie).
- * Memory: the events held (up to max_held_bytes: past it the oldest go
- * out early, out of order),
- * plus one user chain per live tid.  No allocation per sample in the
+ * Memory: the events held, up to max_held_bytes: past it the oldest
+ * samples that wait leave the queue for a store of their own (up to half
+ * of it; they go when settled, out of time order, as perf 7.2 prints
+ * them), then the oldest go out early, unstitched; plus one user chain
+ * per live tid.  No allocation per sample in the
  * steady state.
  *
  * Ownership: events passed to the callback are valid only during the call.
@@ -51,13 +53,14 @@ struct ds_stitch_stats {
 	uint64_t unresolved;
 	uint64_t max_held;             /* most events held back at once */
 	uint64_t released_early;       /* samples given up on (unresolved) to stay within max_held_bytes */
+	uint64_t set_aside;            /* waiting samples moved out of the held FIFO past max_held_bytes (delivered out of time order) */
 };
 
 struct ds_stitcher;
 
 struct ds_stitcher_opts {
 	uint64_t exit_grace_ns;        /* 0: default (100 ms) */
-	uint64_t max_held_bytes;       /* 0: default (32 MiB); beyond it the oldest pending is released */
+	uint64_t max_held_bytes;       /* 0: default (32 MiB); beyond it the oldest pending is set aside, then released */
 	/*
 	 * Deliver in perf 7.2's order instead of time order: a deferred sample
 	 * when its task's next deferred record comes, everything else at once

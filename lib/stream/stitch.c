@@ -76,7 +76,10 @@ struct tid_state {
 	/* its held samples, oldest first (NO_SEQ: none): all its deferred ones
 	 * in perf's order, those waiting for their release (HELD_WAIT) in time order */
 	uint64_t wait_head, wait_tail;
+	/* its samples set aside (indexes into ds_stitcher.aside, oldest first; NO_SEQ: none) */
+	uint64_t aside_head, aside_tail;
 	bool exited;
+	bool aside_due;         /* listed in ds_stitcher.due: a sample set aside is ready */
 };
 
 struct exit_note {
@@ -106,6 +109,19 @@ struct ds_stitcher {
 	uint64_t now;
 	uint64_t *merged;           /* scratch for a merged callchain */
 	size_t merged_cap;
+	/*
+	 * Samples set aside (set_aside): out of the FIFO, each with its own
+	 * copy, linked in its task's list by next_wait; free slots by next.
+	 * aside_bytes is what they cost (copies, slots), within half of
+	 * max_held_bytes.  due: tids whose samples set aside are ready (time
+	 * order), to go at the end of the event that settled them.
+	 */
+	struct held *aside;
+	size_t nr_aside, cap_aside;
+	uint64_t aside_free;
+	uint64_t aside_bytes;
+	uint32_t *due;
+	size_t nr_due, cap_due;
 	bool warned_tidless;
 };
 
@@ -133,6 +149,7 @@ struct ds_stitcher *ds_stitcher__new(const struct ds_stitcher_opts *opts, ds_eve
 		st->opts.max_held_bytes = DEFAULT_MAX_HELD;
 	st->fn = fn;
 	st->ctx = ctx;
+	st->aside_free = NO_SEQ;
 	st->sweep_at = SWEEP_MIN;
 	return st;
 }
@@ -160,10 +177,19 @@ void ds_stitcher__delete(struct ds_stitcher *st)
 		struct held *h = &st->ring[s & (st->cap - 1)];
 
 		chain_put(h->chain);
-		dsi_arena__release(&st->arena, h->chunk);
+		if (h->chunk)
+			dsi_arena__release(&st->arena, h->chunk);
 	}
 	free(st->ring);
 	dsi_arena__exit(&st->arena);
+	for (uint64_t i = 0; i < st->nr_aside; i++) {
+		if (!st->aside[i].hdr)
+			continue;
+		chain_put(st->aside[i].chain);
+		free((void *)st->aside[i].hdr);
+	}
+	free(st->aside);
+	free(st->due);
 	for (size_t i = 0; i < st->nr_states; i++) {
 		chain_put(st->states[i].chain);
 		free(st->states[i].older);
@@ -218,6 +244,7 @@ static struct tid_state *tid_state(struct ds_stitcher *st, uint32_t tid)
 	memset(ts, 0, sizeof(*ts));
 	ts->tid = tid;
 	ts->wait_head = ts->wait_tail = NO_SEQ;
+	ts->aside_head = ts->aside_tail = NO_SEQ;
 	return ts;
 }
 
@@ -231,7 +258,7 @@ static struct tid_state *tid_state(struct ds_stitcher *st, uint32_t tid)
  */
 static bool tid_state__idle(const struct tid_state *ts)
 {
-	return !ts->npending && !ts->chain && ts->wait_head == NO_SEQ && !ts->nr_older;
+	return !ts->npending && !ts->chain && ts->wait_head == NO_SEQ && !ts->nr_older && ts->aside_head == NO_SEQ;
 }
 
 /* Between events only: it moves states (no tid_state pointer may live across it). */
@@ -320,6 +347,8 @@ static int deliver(struct ds_stitcher *st, struct ds_event *ev, const struct cha
 }
 
 static void resolve(struct ds_stitcher *st, struct held *h, struct chain *c, bool passed);
+static int deliver_aside(struct ds_stitcher *st, struct tid_state *ts, bool (*go)(const struct held *));
+static bool aside_any(const struct held *a);
 
 /* Deliver the held sample @h (resolved unstitched if still pending) and let its copy go. */
 static int deliver_held(struct ds_stitcher *st, struct held *h)
@@ -342,7 +371,9 @@ static int deliver_held(struct ds_stitcher *st, struct held *h)
 	err = deliver(st, &ev, h->chain);
 	chain_put(h->chain);
 	h->chain = NULL;
-	dsi_arena__release(&st->arena, h->chunk);
+	if (h->chunk)
+		dsi_arena__release(&st->arena, h->chunk);
+	h->chunk = NULL;
 	return err;
 }
 
@@ -362,6 +393,15 @@ static int release_tid(struct ds_stitcher *st, struct tid_state *ts, uint64_t ti
 	uint64_t s = ts->wait_head;
 	int err = 0;
 
+	/* those set aside first: they are older than any in the FIFO */
+	for (uint64_t i = ts->aside_head; i != NO_SEQ; i = st->aside[i].next_wait) {
+		struct held *h = &st->aside[i];
+
+		h->passed = h->state != HELD_PENDING && h->stitch == DS_STITCH_UNRESOLVED;
+		h->release_time = time;
+	}
+	if (ts->aside_head != NO_SEQ && (err = deliver_aside(st, ts, aside_any)))
+		return err;
 	ts->wait_head = ts->wait_tail = NO_SEQ;
 	while (s != NO_SEQ && !err) {
 		struct held *h = held_at(st, s);
@@ -426,6 +466,49 @@ static int rekey_pending(struct ds_stitcher *st)
 	return 0;
 }
 
+/* @ts's samples set aside are ready (time order): they go after this event's settling (drain_due). */
+static void mark_due(struct ds_stitcher *st, struct tid_state *ts)
+{
+	uint32_t *n;
+
+	if (st->opts.perf_order || ts->aside_due)
+		return;
+	n = dsi_grow(st->due, &st->cap_due, st->nr_due + 1, sizeof(*n), 16);
+	if (!n)
+		return;   /* (they go when the task's samples are next settled, or at the end) */
+	st->due = n;
+	st->due[st->nr_due++] = ts->tid;
+	ts->aside_due = true;
+}
+
+enum settle_which { SETTLE_COOKIE, SETTLE_ALL, SETTLE_OTHERS };
+
+/*
+ * Settle @ts's pending samples set aside as settle_cookie does those in
+ * the FIFO: @which SETTLE_COOKIE those of @cookie (chain @c), SETTLE_ALL
+ * every one (those of @cookie get @c, the others none), SETTLE_OTHERS
+ * every one but those of @cookie (none).  One walk of the task's list.
+ */
+static void settle_aside(struct ds_stitcher *st, struct tid_state *ts, enum settle_which which, uint64_t cookie,
+			 struct chain *c, bool passed, uint64_t time)
+{
+	bool any = false;
+
+	for (uint64_t i = ts->aside_head; i != NO_SEQ; i = st->aside[i].next_wait) {
+		struct held *h = &st->aside[i];
+		bool mine = h->cookie == cookie;
+
+		if (h->state != HELD_PENDING || (which == SETTLE_COOKIE && !mine) || (which == SETTLE_OTHERS && mine))
+			continue;
+		resolve(st, h, mine ? c : NULL, passed);
+		if (!(mine && c) && time)
+			h->release_time = time;
+		any = true;
+	}
+	if (any)
+		mark_due(st, ts);
+}
+
 /*
  * Settle the pending samples of @cookie: those of @tid (any tid if @tid is
  * -1, in tid-less mode only) get chain @c, or become unresolved when @c is
@@ -484,6 +567,8 @@ static void settle_tid(struct ds_stitcher *st, struct tid_state *ts, uint64_t co
 	forget_older(ts);
 	if (ts->npending)
 		settle_cookie(st, ts->cookie, ts->tid, c && ts->cookie == cookie ? c : NULL, passed, time);
+	if (ts->aside_head != NO_SEQ)
+		settle_aside(st, ts, SETTLE_ALL, cookie, c, passed, time);
 }
 
 /*
@@ -498,6 +583,7 @@ static void keep_older(struct ds_stitcher *st, struct tid_state *ts)
 	uint64_t *n = dsi_grow(ts->older, &ts->cap_older, ts->nr_older + 1, sizeof(*n), 4);
 	if (!n) {
 		settle_cookie(st, ts->cookie, ts->tid, NULL, false, 0);
+		settle_aside(st, ts, SETTLE_COOKIE, ts->cookie, NULL, false, 0);
 		return;
 	}
 	ts->older = n;
@@ -514,6 +600,8 @@ static void give_up_older(struct ds_stitcher *st, struct tid_state *ts)
 	for (size_t i = 0; i < ts->nr_older; i++)
 		if (ts->older[i] != ts->cookie)   /* (the newest waits for its record a little: note_exit) */
 			settle_cookie(st, ts->older[i], ts->tid, NULL, false, DS_NO_TIME);
+	if (ts->nr_older)
+		settle_aside(st, ts, SETTLE_OTHERS, ts->cookie, NULL, false, DS_NO_TIME);
 	forget_older(ts);
 }
 
@@ -539,19 +627,182 @@ static bool rebase(const void **p, const char *from, const char *to, size_t size
  * every field it points to is in the record (a caller's sample may point
  * elsewhere; then it is parsed again, as before).
  */
-static bool keep_sample(struct held *h, const struct ds_event *ev)
+static bool rebase_sample(struct ds_sample *s, const char *from, const char *to, size_t size)
 {
-	const char *from = (const char *)ev->hdr, *to = (const char *)h->hdr;
-	size_t size = ev->hdr->size;
-	struct ds_sample *s = &h->sample;
-
-	if (!ev->evsel)
-		return false;
-	*s = ev->sample;
 	return rebase((const void **)&s->callchain, from, to, size) && rebase(&s->raw, from, to, size) &&
 	       rebase(&s->branch, from, to, size) && rebase((const void **)&s->regs_user, from, to, size) &&
 	       rebase(&s->stack_user, from, to, size) && rebase((const void **)&s->regs_intr, from, to, size) &&
 	       rebase(&s->aux, from, to, size) && rebase((const void **)&s->read, from, to, size);
+}
+
+static bool keep_sample(struct held *h, const struct ds_event *ev)
+{
+	if (!ev->evsel)
+		return false;
+	h->sample = ev->sample;
+	return rebase_sample(&h->sample, (const char *)ev->hdr, (const char *)h->hdr, ev->hdr->size);
+}
+
+/*
+ * Set aside @h, the FIFO's head, a sample of task @ts that waits (for its
+ * record in time order; for its task's next record in perf's order), so
+ * that the events behind it may go: the FIFO held them all, and one task
+ * asleep in the kernel for seconds (sampled on its way in, its record
+ * written when it wakes) would make the bound give its sample up.  Its
+ * copy moves out of the arena (it would pin a chunk) to a slot of the
+ * aside store, at the end of its task's list; it goes when it is settled
+ * (time order: at once, out of time order, where perf 7.2 prints it) or
+ * at its task's next record (perf's order).  false, and nothing moved,
+ * when the store is at its share of the bound (half) or cannot grow.
+ */
+static bool set_aside(struct ds_stitcher *st, struct held *h, struct tid_state *ts)
+{
+	size_t size = h->hdr->size;
+	uint64_t i = st->aside_free;
+	void *copy;
+
+	if (st->warned_tidless || st->aside_bytes + size + 2 * sizeof(*h) > st->opts.max_held_bytes / 2)
+		return false;
+	if (i == NO_SEQ) {
+		struct held *n = dsi_grow(st->aside, &st->cap_aside, st->nr_aside + 1, sizeof(*n), 64);
+
+		if (!n)
+			return false;
+		st->aside = n;
+		i = st->nr_aside++;
+	} else {
+		st->aside_free = st->aside[i].next;
+	}
+	copy = malloc(size);
+	if (!copy) {
+		st->aside[i].hdr = NULL;
+		st->aside[i].next = st->aside_free;
+		st->aside_free = i;
+		return false;
+	}
+	memcpy(copy, h->hdr, size);
+	struct held *a = &st->aside[i];
+
+	*a = *h;
+	if (a->parsed)
+		rebase_sample(&a->sample, (const char *)h->hdr, copy, size);
+	a->hdr = copy;
+	a->chunk = NULL;
+	a->next = a->next_wait = NO_SEQ;
+	dsi_arena__release(&st->arena, h->chunk);
+	h->chunk = NULL;
+	h->chain = NULL;
+	h->state = HELD_DONE;
+	if (ts->aside_tail == NO_SEQ)
+		ts->aside_head = i;
+	else
+		st->aside[ts->aside_tail].next_wait = i;
+	ts->aside_tail = i;
+	st->aside_bytes += size + 2 * sizeof(*h);
+	st->stats.set_aside++;
+	return true;
+}
+
+/* Deliver @ts's samples set aside for which @go holds, oldest first; they leave the store. */
+static int deliver_aside(struct ds_stitcher *st, struct tid_state *ts, bool (*go)(const struct held *))
+{
+	uint64_t *link = &ts->aside_head;
+	int err = 0;
+
+	while (*link != NO_SEQ && !err) {
+		uint64_t i = *link;
+		struct held *a = &st->aside[i];
+
+		if (!go(a)) {
+			link = &a->next_wait;
+			continue;
+		}
+		*link = a->next_wait;
+		err = deliver_held(st, a);
+		st->aside_bytes -= a->hdr->size + 2 * sizeof(*a);
+		free((void *)a->hdr);
+		a->hdr = NULL;
+		a->next = st->aside_free;
+		st->aside_free = i;
+	}
+	ts->aside_tail = NO_SEQ;
+	for (uint64_t i = ts->aside_head; i != NO_SEQ; i = st->aside[i].next_wait)
+		ts->aside_tail = i;
+	return err;
+}
+
+static bool aside_settled(const struct held *a)
+{
+	return a->state != HELD_PENDING;
+}
+
+static bool aside_any(const struct held *a)
+{
+	(void)a;
+	return true;
+}
+
+/* Time order: deliver the samples set aside that were settled (mark_due). */
+static int drain_due(struct ds_stitcher *st)
+{
+	int err = 0;
+
+	for (size_t k = 0; k < st->nr_due && !err; k++) {
+		uint64_t *idx = dsi_hashmap__find(&st->tids, st->due[k]);
+		struct tid_state *ts = idx ? &st->states[*idx] : NULL;
+
+		if (!ts || !ts->aside_due)
+			continue;
+		ts->aside_due = false;
+		err = deliver_aside(st, ts, aside_settled);
+	}
+	st->nr_due = 0;
+	return err;
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+	uint64_t x = (*(struct held *const *)a)->seq, y = (*(struct held *const *)b)->seq;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The end: every sample set aside goes, oldest first (they are older than
+ * any in the FIFO), as the FIFO's go then.
+ */
+static int flush_aside(struct ds_stitcher *st)
+{
+	struct held **order;
+	size_t n = 0;
+	int err = 0;
+
+	if (!st->nr_aside)
+		return 0;
+	order = malloc(st->nr_aside * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->nr_aside; i++)
+		if (st->aside[i].hdr)
+			order[n++] = &st->aside[i];
+	qsort(order, n, sizeof(*order), cmp_seq);
+	for (size_t i = 0; i < n && !err; i++) {
+		if (st->opts.perf_order)
+			order[i]->release_time = DS_NO_TIME;
+		err = deliver_held(st, order[i]);
+		free((void *)order[i]->hdr);
+		order[i]->hdr = NULL;
+	}
+	free(order);
+	if (err)
+		return err;
+	for (size_t i = 0; i < st->nr_states; i++)
+		st->states[i].aside_head = st->states[i].aside_tail = NO_SEQ;
+	st->nr_aside = 0;
+	st->aside_free = NO_SEQ;
+	st->aside_bytes = 0;
+	st->nr_due = 0;
+	return 0;
 }
 
 static int hold(struct ds_stitcher *st, const struct ds_event *ev, bool pending, bool waiting, struct chain *c)
@@ -853,7 +1104,7 @@ static int push_deferred(struct ds_stitcher *st, struct ds_event *ev)
 			settle_tid(st, ts, d.cookie, c, true, ev->sample.time);
 	}
 	release_waiting(st, ts, ev->sample.time);
-	int err = !st->opts.perf_order ? 0 : release_tid(st, ts, ev->sample.time);
+	int err = !st->opts.perf_order ? drain_due(st) : release_tid(st, ts, ev->sample.time);
 
 	return err ? err : emit(st, ev, false, NULL);
 }
@@ -922,14 +1173,15 @@ static void expire_exits(struct ds_stitcher *st, uint64_t now, bool all)
  */
 static uint64_t held_bytes(const struct ds_stitcher *st)
 {
-	return st->arena.bytes_live + (st->tail - st->head) * (2 * sizeof(struct held) + 32);
+	return st->arena.bytes_live + (st->tail - st->head) * (2 * sizeof(struct held) + 32) + st->aside_bytes;
 }
 
 /*
- * Too much held: deliver the oldest held samples now (out of perf's
- * order), the pending ones unresolved (without their user stack, counted
- * in released_early), down to three quarters of the bound so that this
- * runs once per many events, not for each.
+ * Too much held, down to three quarters of the bound so that this runs
+ * once per many events, not for each: the oldest held samples that wait
+ * are set aside (set_aside), while that store is within its share; past
+ * it they go now (out of perf's order), the pending ones unresolved
+ * (without their user stack, counted in released_early).
  */
 static int enforce_limit(struct ds_stitcher *st)
 {
@@ -939,8 +1191,19 @@ static int enforce_limit(struct ds_stitcher *st)
 		/* in time order the head may be any event: no task state made for it */
 		struct tid_state *ts = h->state == HELD_PENDING || h->state == HELD_WAIT || st->opts.perf_order
 				       ? tid_state(st, h->tid) : NULL;
+		uint64_t next_wait = h->next_wait;
 		int err;
 
+		if (ts && (h->state == HELD_PENDING || st->opts.perf_order) && set_aside(st, h, ts)) {
+			if (st->opts.perf_order) {
+				/* (out of its task's queue, at the end of its list set aside) */
+				ts->wait_head = next_wait;
+				if (ts->wait_head == NO_SEQ)
+					ts->wait_tail = NO_SEQ;
+			}
+			compact(st);
+			continue;
+		}
 		if (h->state == HELD_PENDING) {
 			if (!ts)
 				return -ENOMEM;
@@ -999,6 +1262,8 @@ int ds_stitcher__push(struct ds_stitcher *st, const struct ds_event *in)
 		return err;
 	if (held_bytes(st) > st->opts.max_held_bytes && (err = enforce_limit(st)))
 		return err;
+	if (st->nr_due && (err = drain_due(st)))
+		return err;
 	return !st->opts.perf_order ? drain_ready(st) : 0;
 }
 
@@ -1010,6 +1275,7 @@ int ds_stitcher__flush(struct ds_stitcher *st)
 	expire_exits(st, 0, true);
 	for (size_t i = 0; i < st->nr_states; i++)
 		give_up_older(st, &st->states[i]);
+	err = flush_aside(st);
 	for (uint64_t s = st->head; s < st->tail && !err; s++) {
 		struct held *h = held_at(st, s);
 

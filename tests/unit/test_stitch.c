@@ -35,12 +35,21 @@ struct seen {
 };
 static struct seen out[64];
 static int nout;
+static uint32_t filler_tid;   /* (not 0) its events are not kept, its samples counted in nfiller */
+static int nfiller;
 
 static int collect(void *ctx, const struct ds_event *ev)
 {
-	struct seen *s = &out[nout++];
+	struct seen *s;
 
 	(void)ctx;
+	if (filler_tid && ev->sample.tid == filler_tid) {
+		nfiller += ev->hdr->type == DS_REC_SAMPLE;
+		return 0;
+	}
+	if (nout == 64)
+		return 0;   /* (only the first are kept) */
+	s = &out[nout++];
 	s->type = ev->hdr->type;
 	s->tid = ev->sample.tid;
 	s->time = ev->sample.time;
@@ -59,7 +68,7 @@ static int nbuf;
 /* Build and push a sample: kernel ips then optional deferred marker. */
 static void sample(struct ds_stitcher *st, uint32_t tid, uint64_t time, uint64_t cookie, bool user_inplace)
 {
-	uint64_t *r = buf[nbuf++];
+	uint64_t *r = buf[nbuf++ % 64];   /* (a record pushed is the stitcher's copy) */
 	struct ds_event ev = { .evsel = &evsel };
 	size_t n = 0;
 
@@ -92,7 +101,7 @@ static void sample(struct ds_stitcher *st, uint32_t tid, uint64_t time, uint64_t
 
 static void deferred(struct ds_stitcher *st, int64_t tid, uint64_t time, uint64_t cookie, uint64_t user_ip)
 {
-	uint64_t *r = buf[nbuf++];
+	uint64_t *r = buf[nbuf++ % 64];
 	struct ds_event ev = { .evsel = &evsel };
 	struct ds_event_header h = { DS_REC_CALLCHAIN_DEFERRED, DS_MISC_USER, 8 * (1 + 2 + 2 + 2) };
 
@@ -133,10 +142,17 @@ static void task_exit(struct ds_stitcher *st, uint32_t tid, uint64_t time)
 	CHECK(ds_stitcher__push(st, &ev) == 0, "push exit");
 }
 
-static struct ds_stitcher *start(void)
+static void reset(void)
 {
 	nout = 0;
 	nbuf = 0;
+	filler_tid = 0;
+	nfiller = 0;
+}
+
+static struct ds_stitcher *start(void)
+{
+	reset();
 	return ds_stitcher__new(NULL, collect, NULL);
 }
 
@@ -473,6 +489,86 @@ static void test_sweep(void)
 	ds_stitcher__delete(st);
 }
 
+/*
+ * A task asleep in the kernel after its sample (its record written when it
+ * wakes, seconds later) must not cost its stack: past the bound the sample
+ * is set aside, the events behind it go on, and its record still stitches
+ * it (delivered then, before the record, as perf 7.2 prints it).  In
+ * perf's order the same, the filler being deferred samples each released
+ * by its record (the FIFO's slots behind the sleeper were what filled it).
+ */
+static void test_set_aside(void)
+{
+	for (int po = 0; po < 2; po++) {
+		struct ds_stitcher_opts o = { .perf_order = po, .max_held_bytes = 1u << 20 };
+		struct ds_stitcher *st;
+		const int n = 20000;
+
+		reset();
+		filler_tid = 20;
+		st = ds_stitcher__new(&o, collect, NULL);
+		sample(st, 10, 100, 0x900000001, false);
+		for (int i = 0; i < n; i++) {
+			sample(st, 20, 200 + 2 * (uint64_t)i, po ? 0x900000100 + (uint64_t)i : 0, false);
+			if (po)
+				deferred(st, 20, 201 + 2 * (uint64_t)i, 0x900000100 + (uint64_t)i, 0x3000);
+		}
+		CHECK(nfiller > n / 2, "order %d: the events behind the sleeper went on (%d of %d)", po, nfiller, n);
+		CHECK(ds_stitcher__stats(st)->set_aside == 1 && ds_stitcher__stats(st)->released_early == 0,
+		      "order %d: set aside %llu, given up %llu", po,
+		      (unsigned long long)ds_stitcher__stats(st)->set_aside,
+		      (unsigned long long)ds_stitcher__stats(st)->released_early);
+		int before = nout;
+
+		deferred(st, 10, 1000000, 0x900000001, 0x7000);
+		CHECK(nout > before && out[before].tid == 10 && out[before].type == DS_REC_SAMPLE &&
+		      out[before].stitch == DS_STITCH_AFTER && has_user(&out[before], 0x7000) &&
+		      out[before].record_time == 1000000 && out[before].time == 100,
+		      "order %d: its record stitches it, delivered before the record", po);
+		CHECK(ds_stitcher__flush(st) == 0 && nfiller == n, "order %d: every filler sample out (%d)", po, nfiller);
+		CHECK(ds_stitcher__stats(st)->unresolved == 0, "order %d: nothing unresolved", po);
+		ds_stitcher__delete(st);
+	}
+}
+
+/*
+ * The store set aside has half the bound: past it, the oldest pending
+ * samples are given up as before (and counted); those set aside still
+ * match their records, and an EXIT or the end gives the rest up.
+ */
+static void test_set_aside_full(void)
+{
+	struct ds_stitcher_opts o = { .max_held_bytes = 1u << 20 };
+	struct ds_stitcher *st;
+	const int sleepers = 4000;
+	uint64_t t = 100;
+
+	reset();
+	filler_tid = 20;
+	st = ds_stitcher__new(&o, collect, NULL);
+	for (int i = 0; i < sleepers; i++) {
+		sample(st, 1000 + (uint32_t)i, t++, 0xa00000000 + (uint64_t)i, false);
+		for (int k = 0; k < 8; k++)
+			sample(st, 20, t++, 0, false);
+	}
+	const struct ds_stitch_stats *ss = ds_stitcher__stats(st);
+
+	CHECK(ss->set_aside > 0 && ss->released_early > 0 && ss->set_aside + ss->released_early <= (uint64_t)sleepers,
+	      "aside %llu, given up %llu", (unsigned long long)ss->set_aside, (unsigned long long)ss->released_early);
+	/* the first was set aside (the store was empty), the newest is in the FIFO */
+	nout = 0;   /* (what was given up is counted above) */
+	deferred(st, 1000, t++, 0xa00000000, 0x7100);
+	CHECK(nout > 0 && out[0].tid == 1000 && out[0].stitch == DS_STITCH_AFTER && has_user(&out[0], 0x7100),
+	      "the first sleeper, set aside, stitched by its record");
+	deferred(st, 1000 + sleepers - 1, t++, 0xa00000000 + sleepers - 1, 0x7200);
+	CHECK(ds_stitcher__flush(st) == 0, "flush");
+	CHECK(ss->stitched_after == 2 && ss->unresolved == (uint64_t)sleepers - 2,
+	      "the others unresolved at the end (stitched %llu, unresolved %llu)",
+	      (unsigned long long)ss->stitched_after, (unsigned long long)ss->unresolved);
+	CHECK(nfiller == sleepers * 8, "every filler sample out (%d)", nfiller);
+	ds_stitcher__delete(st);
+}
+
 int main(void)
 {
 	test_after();
@@ -486,6 +582,8 @@ int main(void)
 	test_shared_cookie();
 	test_perf_order();
 	test_sweep();
+	test_set_aside();
+	test_set_aside_full();
 	printf("test_stitch: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
