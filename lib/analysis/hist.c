@@ -51,8 +51,13 @@ static bool entry_eq(const struct ds_report *r, const struct entry *a, const str
 	if (dsi_report_uses(r, SORT_SYM) && !dsi_report_uses(r, SORT_DSO) && a->sym && a->dso != b->dso &&
 	    a->sdso != b->sdso && strcmp(a->sdso, b->sdso))
 		return false;
-	/* perf's inlined function is one per function it is inlined in (its symbol's start) */
-	if (dsi_report_uses(r, SORT_SYM) && a->inlined && a->start != b->start)
+	/*
+	 * perf's symbol key is the symbol's start (sort__sym_cmp): two
+	 * functions of one name are two (Rust's legacy names drop the hash
+	 * that tells generic instances apart); an inlined function is one per
+	 * function it is inlined in (its symbol's start)
+	 */
+	if (dsi_report_uses(r, SORT_SYM) && a->sym && a->start != b->start)
 		return false;
 	if (dsi_report_uses(r, SORT_SRCLINE) && a->srcline != b->srcline)
 		return false;
@@ -74,7 +79,7 @@ static uint64_t entry_hash(const struct ds_report *r, const struct entry *e)
 	if (dsi_report_uses(r, SORT_DSO))
 		h = dsi_hash_pair(h, dsi_hash_str(e->sdso));
 	if (dsi_report_uses(r, SORT_SYM))
-		h = dsi_hash_pair(h, e->sym ? (uintptr_t)e->sym ^ (e->inlined ? e->start : 0) : e->addr);
+		h = dsi_hash_pair(h, e->sym ? (uintptr_t)e->sym ^ e->start : e->addr);
 	if (dsi_report_uses(r, SORT_SYM) && !dsi_report_uses(r, SORT_DSO) && e->sym)
 		h = dsi_hash_pair(h, dsi_hash_str(e->sdso));
 	if (dsi_report_uses(r, SORT_SRCLINE))
@@ -90,10 +95,15 @@ static bool nkey_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct nkey *a = &((const struct ds_report *)ctx)->nkeys[id], *b = key;
 
-	/* perf's match_chain(): inlined functions are one by name, whatever their DSO (libc's and ld.so's __GI_munmap) */
+	/*
+	 * perf's match_chain(): inlined functions are one by name, whatever
+	 * their DSO (libc's and ld.so's __GI_munmap); others by DSO and the
+	 * symbol's start (two functions of one name are two)
+	 */
 	if (a->inlined && b->inlined && a->sym && b->sym)
 		return a->sym == b->sym;
-	return a->sym == b->sym && a->dso == b->dso && a->ip == b->ip && a->inlined == b->inlined;
+	return a->sym == b->sym && a->dso == b->dso && a->ip == b->ip && a->inlined == b->inlined &&
+	       (!a->sym || a->inlined || a->start == b->start);
 }
 
 /*
@@ -128,7 +138,7 @@ uint32_t dsi_report_intern_nkey(struct ds_report *r, const struct nkey *key)
 	r->nkeys = n;
 	k = key->inlined && key->sym ? dsi_hash64((uintptr_t)key->sym ^ 1)   /* by name alone (nkey_eq) */
 				     : dsi_hash64((uintptr_t)key->dso * 0x9e3779b97f4a7c15ULL ^
-						  (key->sym ? (uintptr_t)key->sym ^ key->inlined : key->ip) *
+						  (key->sym ? (uintptr_t)key->sym ^ key->start : key->ip) *
 						  0xc2b2ae3d27d4eb4fULL);
 	id = dsi_idmap__find_or_add(&r->nkey_ids, k, nkey_eq, r, key, (uint32_t)r->nr_nkeys, &added);
 	if (added)

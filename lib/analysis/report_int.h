@@ -39,7 +39,7 @@ struct nkey {
 	const char *sym, *dso;     /* sym NULL: no symbol (or a deferred cookie) */
 	uint64_t ip;               /* the frame's address when sym is NULL, else 0 */
 	bool inlined;
-	uint64_t start;            /* not part of the key: the symbol's start in its DSO (perf orders equal call-graph branches by it) */
+	uint64_t start;            /* the symbol's start in its DSO: a key of a symbol not inlined (perf orders equal call-graph branches by it) */
 	uint32_t dso_rank;         /* not part of the key: the DSO's place in perf's order of its DSO objects (see dso_rank()) */
 };
 

@@ -20,6 +20,7 @@
 struct shape_frame {
 	const char *sym, *dso, *elf_sym;
 	uint64_t ip, addr;             /* only for frames with no symbol */
+	uint64_t start;                /* the symbol's start in its object (kernel: its address) */
 	uint8_t flags;                 /* inlined, kernel, cookie */
 };
 
@@ -65,24 +66,27 @@ static uint8_t frame_flags(const struct ds_cc_frame *f)
 static struct shape_frame shape_frame_of(const struct ds_cc_frame *f)
 {
 	return (struct shape_frame){ .sym = f->sym, .dso = f->dso, .elf_sym = f->elf_sym, .flags = frame_flags(f),
-				     .ip = f->sym ? 0 : f->ip, .addr = f->sym ? 0 : f->addr };
+				     .ip = f->sym ? 0 : f->ip, .addr = f->sym ? 0 : f->addr,
+				     .start = !f->sym ? 0 : f->kernel ? f->ip - f->offset : f->addr - f->offset };
 }
 
 /*
  * Equal for every analysis: names (interned: compared as pointers), flags,
- * and the addresses only of frames with no symbol (shape_frame_of zeroes
- * them otherwise).
+ * the symbol's start in its object (two functions of one name are two to
+ * perf's report: its keys compare symbols by start), and the addresses
+ * only of frames with no symbol (shape_frame_of zeroes them otherwise).
  */
 static bool frame_same(const struct shape_frame *a, const struct shape_frame *b)
 {
 	return a->sym == b->sym && a->dso == b->dso && a->elf_sym == b->elf_sym && a->flags == b->flags &&
-	       a->ip == b->ip && a->addr == b->addr;
+	       a->ip == b->ip && a->addr == b->addr && a->start == b->start;
 }
 
 static uint64_t frame_hash(const struct shape_frame *sf)
 {
 	return dsi_hash_pair(dsi_hash_pair((uintptr_t)sf->sym, (uintptr_t)sf->dso),
-			    dsi_hash_pair((uintptr_t)sf->elf_sym ^ sf->flags, sf->ip ^ sf->addr * 0x9e3779b97f4a7c15ULL));
+			    dsi_hash_pair((uintptr_t)sf->elf_sym ^ sf->flags,
+					  sf->ip ^ (sf->addr ^ sf->start * 0xc2b2ae3d27d4eb4fULL) * 0x9e3779b97f4a7c15ULL));
 }
 
 static bool frame_eq(const void *ctx, uint32_t id, const void *key)

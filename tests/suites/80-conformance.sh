@@ -41,6 +41,10 @@ conf_build() {
 	cc "${f[@]}" -o "$d/wldl" "$ROOT/tests/vm/conformance-dl.c" -ldl &&
 	cc "${f[@]}" -shared -fPIC -DPLUG=3 -DPLUG_FN=plug_one -o "$d/libplug1.so" "$ROOT/tests/vm/conformance-dl.c" &&
 	cc "${f[@]}" -shared -fPIC -DPLUG=5 -DPLUG_FN=plug_two -o "$d/libplug2.so" "$ROOT/tests/vm/conformance-dl.c" || return 1
+	# two local functions of one name in one binary (the dup shape)
+	cc "${f[@]}" -DDUP_PART=1 -DDUP_ENTRY=part_one -c -o "$d/dup1.o" "$ROOT/tests/vm/conformance-dup.c" &&
+	cc "${f[@]}" -DDUP_PART=2 -DDUP_ENTRY=part_two -c -o "$d/dup2.o" "$ROOT/tests/vm/conformance-dup.c" &&
+	cc "${f[@]}" -o "$d/wldup" "$ROOT/tests/vm/conformance-dup.c" "$d/dup1.o" "$d/dup2.o" || return 1
 	conf_old_perf "$d/oldperf"
 	# 32-bit static: Debian sid's multilib gcc if its root is built (never
 	# built from here: that needs the network and minutes), else the
@@ -421,7 +425,7 @@ conf_needs() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach tidt noinh kcc ucc swev tpdw tpraw evmix swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx nofpg nofpd nofpdw nofpxx n32dw n32g dyn static nopied named dld sched sampall kcore injd py pydw old61g old61dw old61m old61tp old61p}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach tidt noinh kcc ucc swev tpdw tpraw evmix swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx nofpg nofpd nofpdw nofpxx n32dw n32g dyn static nopied named dup dld sched sampall kcore injd py pydw old61g old61dw old61m old61tp old61p}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")
@@ -445,7 +449,7 @@ conf_guest() {
 			[ ! -x "$job/gowl" ] || cp "$job"/gowl "$d/symfs/job/"
 			[ ! -x "$job/wlclang" ] || cp "$job"/wlclang "$job"/wlxxclang "$d/symfs/job/"
 			cp "$job"/wlnofp "$job"/wlxxnofp "$job"/wldyn "$d/symfs/job/"
-			cp "$job"/wlstatic "$job"/wlnopie "$job"/wlname "$job"/wldl "$job"/libplug[12].so "$d/symfs/job/"
+			cp "$job"/wlstatic "$job"/wlnopie "$job"/wlname "$job"/wldup "$job"/wldl "$job"/libplug[12].so "$d/symfs/job/"
 			[ ! -x "$job/wl32nofp" ] || cp "$job"/wl32nofp "$d/symfs/job/"
 		done
 	fi

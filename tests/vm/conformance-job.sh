@@ -177,6 +177,8 @@ rec dyn -e cpu-clock -c 100000 -g -- ./wldyn mix 10
 rec static -e cpu-clock -c 100000 -g -- ./wlstatic mix 10
 rec nopied -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlnopie mix 10
 rec named -e cpu-clock -c 100000 --call-graph fp,defer -- ./wlname 3
+# two local functions of one name in one binary: two report entries
+rec dup -e cpu-clock -c 100000 -g -- ./wldup 20
 rec dld -e cpu-clock -c 100000 --call-graph fp,defer -- ./wldl 4
 # Python (the guest's) with its perf trampolines: -X perf names each Python
 # function in a JIT map; deferred, and through stack copies.  The
