@@ -6,8 +6,10 @@ sample for sample.
 
 PERF_SCRIPT and DSTACK_SCRIPT: `script -F +dsoff` of the same file by perf
 7.2 and by dstack (--no-inline both, or neither).  MMAPS: dstack's
-`script --show-mmap-events` lines of that file (the maps, to read a frame's
-code from its file; paths under ROOT when given: the guest's binaries).
+`script --show-mmap-events --show-task-events` lines of that file (the
+maps, to read a frame's code from its file; the forks that give a child its
+parent's, the execs that end them; paths under ROOT when given: the guest's
+binaries).
 NOMERGE: dstack's --no-merge-callchains script of a deferred recording.
 
 Each sample is one of:
@@ -81,6 +83,10 @@ from collections import Counter
 HEAD = re.compile(r'^(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?(\d+\.\d+):')
 FRAME = re.compile(r'^\s+([0-9a-f]+) (.*) \((.*?)\)$')
 DSOFF = re.compile(r'^(.*)\+0x([0-9a-f]+)$')
+EXEC = re.compile(r'PERF_RECORD_COMM exec: .*:(\d+)/\d+$')
+INF = float('inf')
+LINE_TIME = re.compile(r'\s(\d+\.\d+): PERF_RECORD_')
+FORK = re.compile(r'PERF_RECORD_FORK\((\d+):\d+\):\((\d+):\d+\)')
 MMAP = re.compile(r' (\d+)/(\d+): \[0x([0-9a-f]+)\((0x[0-9a-f]+)\) @ (0x[0-9a-f]+|0)[^\]]*\]: (\S+) (.*)$')
 
 
@@ -118,13 +124,33 @@ def samples(text):
 
 
 class Maps:
-    """each pid's executable mappings from the MMAP/MMAP2 lines"""
+    """each pid's executable mappings from the MMAP/MMAP2 lines, each with
+    the time it holds from and to: a FORK line of a new process gives the
+    child what its parent has mapped then (a forked child runs in them until
+    it execs, and no MMAP of its own says so), an exec's COMM line ends the
+    process's.  find() looks at the mappings of time `at` when it is set
+    (the sample being checked), at every one the process had otherwise."""
 
     def __init__(self, text, root):
         self.by_pid = {}
         self.root = root
         self.files = {}
+        self.at = None
         for line in text.split('\n'):
+            t = LINE_TIME.search(line)
+            t = float(t.group(1)) if t else 0.0
+            f = FORK.search(line)
+            if f:
+                child, parent = int(f.group(1)), int(f.group(2))
+                if child != parent:
+                    self.by_pid.setdefault(child, []).extend(
+                        (s, e, pg, path, t, INF) for s, e, pg, path, _, end in self.by_pid.get(parent, []) if end == INF)
+                continue
+            e = EXEC.search(line)
+            if e:
+                pid = int(e.group(1))
+                self.by_pid[pid] = [m[:5] + (min(m[5], t),) for m in self.by_pid.get(pid, [])]
+                continue
             m = MMAP.search(line)
             if not m:
                 continue
@@ -132,17 +158,18 @@ class Maps:
             pgoff, prot, path = int(m.group(5), 16), m.group(6), m.group(7).strip()
             if 'x' not in prot and 'PERF_RECORD_MMAP ' not in line:
                 continue
-            self.by_pid.setdefault(pid, []).append((start, start + size, pgoff, path))
+            self.by_pid.setdefault(pid, []).append((start, start + size, pgoff, path, t, INF))
         for v in self.by_pid.values():
             v.sort()
 
     def find(self, pid, addr):
         v = self.by_pid.get(pid, [])
-        i = bisect.bisect_right(v, (addr, float('inf'))) - 1
-        # the newest mapping that holds addr (a later mmap over an older one)
+        i = bisect.bisect_right(v, (addr, INF)) - 1
+        # the mapping that holds addr, of the latest start (a later mmap
+        # inside an older one)
         best = None
-        for s, e, pg, path in v[max(0, i - 64):i + 1]:
-            if s <= addr < e:
+        for s, e, pg, path, t0, t1 in v[max(0, i - 64):i + 1]:
+            if s <= addr < e and (self.at is None or t0 <= self.at < t1):
                 best = (s, e, pg, path)
         return best
 
@@ -512,9 +539,6 @@ def main():
     if os.path.exists(perf_path + '.err'):
         PERF_FAILED.update(re.findall(r'^Failed to open (.*), continuing without symbols$', read(perf_path + '.err'), re.M))
     PERF_NAMED.update(f[2] for s in P for f in s[4] if f[0] is not None and not f[1].startswith('[unknown]'))
-    pids = {}
-    for line in read(mmaps).split('\n'):
-        pass
     counts = Counter()
     examples = {}
     unverified = 0
@@ -529,6 +553,7 @@ def main():
             label, len(P), len(D), list((pk - dk).items())[:2], list((dk - pk).items())[:2]))
         sys.exit(1)
     for ps, ds in zip(P, D):
+        maps.at = float(ds[2])
         cls, note = classify(ps[4], ds[4], maps, recs)
         pid = pid_of(ds[3])
         if cls == 'deeper':

@@ -41,7 +41,7 @@ real_compare() {
 	if ! "$DSTACK" script -F +pid,+dsoff "${dargs[@]}" >"$o/dstack" 2>"$o/dstack.err"; then
 		bad "real $label: dstack script failed: $(tail -2 "$o/dstack.err")"; return
 	fi
-	"$DSTACK" script --show-mmap-events "${dargs[@]}" 2>/dev/null | grep 'PERF_RECORD_MMAP' >"$o/mmaps"
+	"$DSTACK" script --show-mmap-events --show-task-events "${dargs[@]}" 2>/dev/null | grep -E 'PERF_RECORD_(MMAP|FORK|COMM exec)' >"$o/mmaps"
 	local extra=()
 	[ -z "$defer" ] || { "$DSTACK" script --no-merge-callchains "${dargs[@]}" >"$o/nomerge" 2>/dev/null; extra=("$o/nomerge"); }
 	res=$(python3 "$ROOT/tests/real/compare.py" "$label" "$o/perf" "$o/dstack" "$o/mmaps" \
