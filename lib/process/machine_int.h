@@ -36,7 +36,7 @@ struct ds_maps {
 	size_t nr_chunks, cap_chunks;
 	size_t nr;                 /* maps in all */
 	size_t last_c, last_i;     /* last-hit cache (checked: may be stale) */
-	uint64_t stamp;            /* new, never reused, on every change: keys the frame cache */
+	uint64_t stamp;            /* new on every change (a clone without JIT maps starts with its source's): keys the frame and chain caches */
 	size_t *live;              /* the machine's count of the maps all sets hold, kept by these (NULL: none) */
 };
 

@@ -66,6 +66,7 @@ static struct ds_maps_chunk *chunk_new(size_t cap)
 struct ds_maps *dsi_maps__clone(const struct ds_maps *src)
 {
 	struct ds_maps *mp = dsi_maps__new(src->live);
+	bool jit = false;
 
 	if (!mp || !src->nr)
 		return mp;
@@ -88,7 +89,17 @@ struct ds_maps *dsi_maps__clone(const struct ds_maps *src)
 		mp->nr += from->nr;
 		if (mp->live)
 			*mp->live += from->nr;
+		for (size_t i = 0; i < from->nr; i++)
+			jit |= from->v[i].jit;
 	}
+	/*
+	 * The same maps resolve an address the same way: a forked child shares
+	 * its parent's cached frames and chains until either changes (each
+	 * change makes a new stamp), unless a map's symbols come from the
+	 * process's own perf map (/tmp/perf-PID.map: another pid's file)
+	 */
+	if (!jit)
+		mp->stamp = src->stamp;
 	return mp;
 }
 
