@@ -24,7 +24,7 @@
  *
  * Cost: O(1) expected per event (hash maps keyed by tid and cookie).
  * Memory: the events held, up to max_held_bytes: past it the oldest
- * samples that wait leave the queue for a store of their own (up to half
+ * samples that wait leave the queue for a store of their own (up to an eighth
  * of it; they go when settled, out of time order, as perf 7.2 prints
  * them), then the oldest go out early, unstitched; plus one user chain
  * per live tid.  No allocation per sample in the

@@ -112,7 +112,7 @@ struct ds_stitcher {
 	/*
 	 * Samples set aside (set_aside): out of the FIFO, each with its own
 	 * copy, linked in its task's list by next_wait; free slots by next.
-	 * aside_bytes is what they cost (copies, slots), within half of
+	 * aside_bytes is what they cost (copies, slots), within an eighth of
 	 * max_held_bytes.  due: tids whose samples set aside are ready (time
 	 * order), to go at the end of the event that settled them.
 	 */
@@ -653,7 +653,10 @@ static bool keep_sample(struct held *h, const struct ds_event *ev)
  * aside store, at the end of its task's list; it goes when it is settled
  * (time order: at once, out of time order, where perf 7.2 prints it) or
  * at its task's next record (perf's order).  false, and nothing moved,
- * when the store is at its share of the bound (half) or cannot grow.
+ * when the store is at its share of the bound or cannot grow.  The share
+ * is an eighth: what the store holds the FIFO has not, and a store of
+ * half the bound left the FIFO's short waits so little room that more
+ * samples were given up than without it.
  */
 static bool set_aside(struct ds_stitcher *st, struct held *h, struct tid_state *ts)
 {
@@ -661,7 +664,7 @@ static bool set_aside(struct ds_stitcher *st, struct held *h, struct tid_state *
 	uint64_t i = st->aside_free;
 	void *copy;
 
-	if (st->warned_tidless || st->aside_bytes + size + 2 * sizeof(*h) > st->opts.max_held_bytes / 2)
+	if (st->warned_tidless || st->aside_bytes + size + 2 * sizeof(*h) > st->opts.max_held_bytes / 8)
 		return false;
 	if (i == NO_SEQ) {
 		struct held *n = dsi_grow(st->aside, &st->cap_aside, st->nr_aside + 1, sizeof(*n), 64);
