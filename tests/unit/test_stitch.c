@@ -532,7 +532,7 @@ static void test_set_aside(void)
 }
 
 /*
- * The store set aside has half the bound: past it, the oldest pending
+ * The store set aside has an eighth of the bound: past it, the oldest pending
  * samples are given up as before (and counted); those set aside still
  * match their records, and an EXIT or the end gives the rest up.
  */
