@@ -22,7 +22,11 @@ Each sample is one of:
              made up), or it is the first instruction of one of V8's
              builtins (its deoptimizer makes a frame whose return address
              is its continuation's start, Builtins_InterpreterEnterAtBytecode,
-             which no call precedes); a JIT frame (a perf map's or anonymous code) must be
+             which no call precedes), or a signal trampoline's (a handler's
+             return address: glibc's __restore_rt, the code of rt_sigreturn;
+             the frame after it, the code the signal interrupted, is any
+             instruction of mapped code, as the leaf is);
+             a JIT frame (a perf map's or anonymous code) must be
              named by the map.  A frame failing that makes the sample
              "deeper-bad", which fails.  "deeper-stitched": a deferred
              sample perf left with its bare cookie whose record came before
@@ -242,9 +246,45 @@ def check_extra(frame, pid, maps, leaf):
     b = maps.code_before(path, addr - start + pgoff + RA_BIAS)
     if b is None:
         return '%x: %s unreadable' % (addr, path)
-    if not after_call(b) and not at_v8_builtin(path, addr - start + pgoff + RA_BIAS):
+    off = addr - start + pgoff
+    if not after_call(b) and not at_v8_builtin(path, off + RA_BIAS) and not at_sigreturn(maps, path, off):
         return '%x (%s %s+0x%x) follows no call instruction (%s)' % (addr, sym, path, addr - start + pgoff, b.hex())
     return None
+
+
+# the signal trampolines (sa_restorer, the vDSO's): rt_sigreturn (15) or,
+# i386, rt_sigreturn (173) and sigreturn (119)
+SIGRETURN = (bytes.fromhex('48c7c00f0000000f05'), bytes.fromhex('b80f0000000f05'),
+             bytes.fromhex('b8ad000000cd80'), bytes.fromhex('58b877000000cd80'))
+
+
+def at_sigreturn(maps, path, off):
+    """Is file offset off (or off + 1: the frame printed a byte before its
+    return address) a signal trampoline's first instruction?  A handler's
+    return address is its sa_restorer (glibc's __restore_rt), which the
+    kernel wrote in the signal frame: no call precedes it, and past it the
+    walk goes on in the interrupted code (the sigcontext's registers)."""
+    for o in (off, off + 1):
+        for pat in SIGRETURN:
+            b = maps.code_before(path, o + len(pat), len(pat))
+            if b is not None and b == pat:
+                return True
+    return False
+
+
+def interrupted(frames, i, pid, maps):
+    """Is frames[i] (and those inlined at its address) the code a signal
+    interrupted: the frame after a signal trampoline's, from the signal
+    frame's saved registers (any instruction, as a sample's own address)?"""
+    j = i - 1
+    while j >= 0 and frames[j][0] == frames[i][0]:
+        j -= 1
+    if j < 0 or frames[j][0] is None or not is_user(frames[j]):
+        return False
+    m = maps.find(pid, frames[j][0])
+    if m is None or m[3].startswith('[') or m[3].startswith('//anon'):
+        return False
+    return at_sigreturn(maps, m[3], frames[j][0] - m[0] + m[2])
 
 
 def at_v8_builtin(path, off):
@@ -564,7 +604,7 @@ def main():
                 extra_frames += 1
                 # the leaf, and the frames inlined at its address
                 leaf = user and f[0] == leaf_addr and all(g[0] == leaf_addr for g in ds[4][user[0]:i + 1])
-                why = check_extra(f, pid, maps, leaf)
+                why = check_extra(f, pid, maps, leaf or interrupted(ds[4], i, pid, maps))
                 if why:
                     break
             if why:
