@@ -384,6 +384,14 @@ static void compact(struct ds_stitcher *st)
 		st->head++;
 }
 
+/* @h goes at its task's record at @time (perf's order). */
+static void released_at(struct held *h, uint64_t time)
+{
+	/* (a held sample matches only a record after it: the others are given up) */
+	h->passed = h->state != HELD_PENDING && h->stitch == DS_STITCH_UNRESOLVED;
+	h->release_time = time;
+}
+
 /*
  * perf 7.2's order: a task's held samples go out, oldest first, when a
  * deferred record of that task arrives (matched or not).
@@ -394,12 +402,8 @@ static int release_tid(struct ds_stitcher *st, struct tid_state *ts, uint64_t ti
 	int err = 0;
 
 	/* those set aside first: they are older than any in the FIFO */
-	for (uint64_t i = ts->aside_head; i != NO_SEQ; i = st->aside[i].next_wait) {
-		struct held *h = &st->aside[i];
-
-		h->passed = h->state != HELD_PENDING && h->stitch == DS_STITCH_UNRESOLVED;
-		h->release_time = time;
-	}
+	for (uint64_t i = ts->aside_head; i != NO_SEQ; i = st->aside[i].next_wait)
+		released_at(&st->aside[i], time);
 	if (ts->aside_head != NO_SEQ && (err = deliver_aside(st, ts, aside_any)))
 		return err;
 	ts->wait_head = ts->wait_tail = NO_SEQ;
@@ -407,9 +411,7 @@ static int release_tid(struct ds_stitcher *st, struct tid_state *ts, uint64_t ti
 		struct held *h = held_at(st, s);
 
 		s = h->next_wait;
-		/* (a held sample matches only a record after it: the others are given up) */
-		h->passed = h->state != HELD_PENDING && h->stitch == DS_STITCH_UNRESOLVED;
-		h->release_time = time;
+		released_at(h, time);
 		err = deliver_held(st, h);
 	}
 	compact(st);
@@ -658,13 +660,27 @@ static bool keep_sample(struct held *h, const struct ds_event *ev)
  * half the bound left the FIFO's short waits so little room that more
  * samples were given up than without it.
  */
+/* What a sample set aside costs the store: its copy of @size bytes and, as in the FIFO, two slots. */
+static uint64_t aside_cost(size_t size)
+{
+	return size + 2 * sizeof(struct held);
+}
+
+/* Slot @i of the store is free again (its copy gone). */
+static void aside_slot_free(struct ds_stitcher *st, uint64_t i)
+{
+	st->aside[i].hdr = NULL;
+	st->aside[i].next = st->aside_free;
+	st->aside_free = i;
+}
+
 static bool set_aside(struct ds_stitcher *st, struct held *h, struct tid_state *ts)
 {
 	size_t size = h->hdr->size;
 	uint64_t i = st->aside_free;
 	void *copy;
 
-	if (st->warned_tidless || st->aside_bytes + size + 2 * sizeof(*h) > st->opts.max_held_bytes / 8)
+	if (st->warned_tidless || st->aside_bytes + aside_cost(size) > st->opts.max_held_bytes / 8)
 		return false;
 	if (i == NO_SEQ) {
 		struct held *n = dsi_grow(st->aside, &st->cap_aside, st->nr_aside + 1, sizeof(*n), 64);
@@ -678,9 +694,7 @@ static bool set_aside(struct ds_stitcher *st, struct held *h, struct tid_state *
 	}
 	copy = malloc(size);
 	if (!copy) {
-		st->aside[i].hdr = NULL;
-		st->aside[i].next = st->aside_free;
-		st->aside_free = i;
+		aside_slot_free(st, i);
 		return false;
 	}
 	memcpy(copy, h->hdr, size);
@@ -701,7 +715,7 @@ static bool set_aside(struct ds_stitcher *st, struct held *h, struct tid_state *
 	else
 		st->aside[ts->aside_tail].next_wait = i;
 	ts->aside_tail = i;
-	st->aside_bytes += size + 2 * sizeof(*h);
+	st->aside_bytes += aside_cost(size);
 	st->stats.set_aside++;
 	return true;
 }
@@ -709,7 +723,7 @@ static bool set_aside(struct ds_stitcher *st, struct held *h, struct tid_state *
 /* Deliver @ts's samples set aside for which @go holds, oldest first; they leave the store. */
 static int deliver_aside(struct ds_stitcher *st, struct tid_state *ts, bool (*go)(const struct held *))
 {
-	uint64_t *link = &ts->aside_head;
+	uint64_t *link = &ts->aside_head, kept = NO_SEQ;
 	int err = 0;
 
 	while (*link != NO_SEQ && !err) {
@@ -717,20 +731,19 @@ static int deliver_aside(struct ds_stitcher *st, struct tid_state *ts, bool (*go
 		struct held *a = &st->aside[i];
 
 		if (!go(a)) {
+			kept = i;
 			link = &a->next_wait;
 			continue;
 		}
 		*link = a->next_wait;
 		err = deliver_held(st, a);
-		st->aside_bytes -= a->hdr->size + 2 * sizeof(*a);
+		st->aside_bytes -= aside_cost(a->hdr->size);
 		free((void *)a->hdr);
-		a->hdr = NULL;
-		a->next = st->aside_free;
-		st->aside_free = i;
+		aside_slot_free(st, i);
 	}
-	ts->aside_tail = NO_SEQ;
-	for (uint64_t i = ts->aside_head; i != NO_SEQ; i = st->aside[i].next_wait)
-		ts->aside_tail = i;
+	/* (stopped by an error, the list past *link is as it was, its tail too) */
+	if (*link == NO_SEQ)
+		ts->aside_tail = kept;
 	return err;
 }
 
