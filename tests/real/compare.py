@@ -282,9 +282,8 @@ def interrupted(frames, i, pid, maps):
     if j < 0 or frames[j][0] is None or not is_user(frames[j]):
         return False
     m = maps.find(pid, frames[j][0])
-    if m is None or m[3].startswith('[') or m[3].startswith('//anon'):
-        return False
-    return at_sigreturn(maps, m[3], frames[j][0] - m[0] + m[2])
+    # (an object with no file, [vdso] or //anon, reads as None: no trampoline)
+    return m is not None and at_sigreturn(maps, m[3], frames[j][0] - m[0] + m[2])
 
 
 def at_v8_builtin(path, off):
