@@ -36,7 +36,7 @@ struct ds_jitdump;
 
 /* One code load or move of a dump, in file order. */
 struct ds_jit_code {
-	uint64_t time;             /* the record's timestamp (CLOCK_MONOTONIC): mapped from then on */
+	uint64_t time;             /* the record's timestamp as written (ds_jitdump__code_time: on the recording's clock) */
 	uint64_t addr, size;       /* the code (a move: its new address) */
 	uint64_t map_len;          /* the MMAP2's length: size, or ALIGN_8(size) + the unwinding's mapped size */
 	uint64_t index;            /* code_index: names jitted-PID-INDEX.so */
@@ -68,6 +68,17 @@ int ds_jitdump__status(const struct ds_jitdump *jd);
 size_t ds_jitdump__nr_codes(const struct ds_jitdump *jd);
 /* Code @i (< nr_codes), valid until close. */
 const struct ds_jit_code *ds_jitdump__code(const struct ds_jitdump *jd, size_t i);
+/*
+ * When code @i is mapped from, on the recording's clock: its timestamp
+ * (CLOCK_MONOTONIC, perf record -k mono's), or where the dump's are the
+ * CPU's time stamp counter (JITDUMP_FLAGS_ARCH_TIMESTAMP, Java's agent
+ * with JITDUMP_USE_ARCH_TIMESTAMP=1) that converted by @tc, the
+ * recording's TIME_CONV (ds_header_info.time_conv).  DS_NO_TIME for
+ * such a dump when @tc is NULL or has no conversion (time_mult 0), and
+ * for @i past the codes.
+ */
+struct ds_time_conv;
+uint64_t ds_jitdump__code_time(const struct ds_jitdump *jd, size_t i, const struct ds_time_conv *tc);
 /*
  * Write code @i's ELF file to @path (created or truncated, mode 0644), as
  * perf inject --jit writes it; its 20-byte build-id into @bid if not NULL.

@@ -137,6 +137,15 @@ bool ds_machine__resolve_fb(struct ds_machine *m, struct ds_thread *t, uint16_t 
  * maps, hostile or a JIT's, does not grow memory without end.
  */
 void ds_machine__set_max_maps(struct ds_machine *m, size_t max);
+/*
+ * The recording's TSC conversion (its reader's ds_header_info.time_conv,
+ * filled as the TIME_CONV record is read; it must outlive the machine's
+ * use): a jitdump of TSC timestamps maps its code at the times it gives.
+ * Without one (NULL, or none in the recording), such a dump's code is
+ * mapped at the dump's own mmap, said once.
+ */
+struct ds_time_conv;
+void ds_machine__set_time_conv(struct ds_machine *m, const struct ds_time_conv *tc);
 uint64_t ds_machine__maps_dropped(const struct ds_machine *m);
 
 /* The user map of @t holding @addr, or NULL; valid until the thread's maps change. */

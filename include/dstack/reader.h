@@ -53,6 +53,22 @@ struct ds_build_id_entry {
 	char *filename;
 };
 
+/*
+ * The recording's conversion of the CPU's time stamp counter to perf's
+ * clock (PERF_RECORD_TIME_CONV, written by perf record where the kernel
+ * gives it: cap_user_time_zero).  A jitdump whose timestamps are the
+ * TSC's (JITDUMP_FLAGS_ARCH_TIMESTAMP) is placed on the samples' clock
+ * with it.  time_mult 0: the recording has none (yet).
+ */
+struct ds_time_conv {
+	uint64_t time_shift, time_mult, time_zero;
+	uint64_t time_cycles, time_mask;   /* cap_user_time_short: a counter narrower than 64 bits */
+	bool cap_user_time_zero, cap_user_time_short;
+};
+
+/* perf's time of TSC value @cyc (perf's tsc_to_perf_time); @tc->time_mult must not be 0. */
+uint64_t ds_time_conv__perf_time(const struct ds_time_conv *tc, uint64_t cyc);
+
 struct ds_header_info {
 	bool pipe;
 	uint64_t data_offset, data_size;   /* the data section of the file (a directory's "data") */
@@ -72,6 +88,8 @@ struct ds_header_info {
 	/* the data size the header gives (data_size is what is read: 0 here, a
 	 * recording not finished, is read to the end of the file) */
 	uint64_t header_data_size;
+	/* the last TIME_CONV record read so far (perf keeps the last too); zeroes: none */
+	struct ds_time_conv time_conv;
 };
 
 /* Whether the recording has header feature @feat (DS_FEAT_*): a file's

@@ -1000,6 +1000,42 @@ static void handle_event_update(struct ds_reader *r, const uint8_t *p, uint16_t 
 		replace_str(&r->evsels[*idx]->name, strndup((const char *)p + 24, size - 24));
 }
 
+/*
+ * TIME_CONV: shift, mult, zero; since Linux 5.12's perf also cycles, mask
+ * and the two caps (a shorter record has none of them: perf's
+ * event_contains).  A record too short for the first three is ignored.
+ */
+static void handle_time_conv(struct ds_reader *r, const uint8_t *p, uint16_t size)
+{
+	struct ds_time_conv tc = { 0 };
+
+	if (size < 32)
+		return;
+	memcpy(&tc.time_shift, p + 8, 8);
+	memcpy(&tc.time_mult, p + 16, 8);
+	memcpy(&tc.time_zero, p + 24, 8);
+	if (size >= 50) {
+		memcpy(&tc.time_cycles, p + 32, 8);
+		memcpy(&tc.time_mask, p + 40, 8);
+		tc.cap_user_time_zero = p[48] != 0;
+		tc.cap_user_time_short = p[49] != 0;
+	}
+	if (tc.time_shift >= 64)   /* hostile: perf would shift by it (undefined); no conversion rather */
+		tc.time_mult = 0;
+	r->info.time_conv = tc;
+}
+
+uint64_t ds_time_conv__perf_time(const struct ds_time_conv *tc, uint64_t cyc)
+{
+	uint64_t quot, rem;
+
+	if (tc->cap_user_time_short)
+		cyc = tc->time_cycles + ((cyc - tc->time_cycles) & tc->time_mask);
+	quot = cyc >> tc->time_shift;
+	rem = cyc & ((1ull << tc->time_shift) - 1);
+	return tc->time_zero + quot * tc->time_mult + ((rem * tc->time_mult) >> tc->time_shift);
+}
+
 static void quiesce(struct ds_reader *r)
 {
 	if (r->quiesce)
@@ -1016,6 +1052,7 @@ static int absorb_record(struct ds_reader *r, uint64_t off, const uint8_t *p, ui
 	case DS_REC_ID_INDEX:
 	case DS_REC_EVENT_UPDATE:
 	case DS_REC_FINISHED_INIT:
+	case DS_REC_TIME_CONV:
 		quiesce(r);
 		break;
 	default:
@@ -1043,6 +1080,9 @@ static int absorb_record(struct ds_reader *r, uint64_t off, const uint8_t *p, ui
 		break;
 	case DS_REC_EVENT_UPDATE:
 		handle_event_update(r, p, size);
+		break;
+	case DS_REC_TIME_CONV:
+		handle_time_conv(r, p, size);
 		break;
 	default:
 		break;

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dstack/log.h"
+#include "dstack/reader.h"
 #include "util/grow.h"
 #include "process/machine_int.h"
 #include "symbols/jitdump.h"
@@ -46,10 +48,15 @@ int dsi_machine__jitdump_mmap(struct ds_machine *m, uint32_t pid, const char *pa
 	if (!(q = dsi_grow(m->jit_q, &m->jit_cap, m->jit_nr + jd->nr, sizeof(*q), 64)))
 		return -ENOMEM;
 	m->jit_q = q;
+	if (jd->arch_time && (!m->time_conv || !m->time_conv->time_mult))
+		ds_warn("jitdump %s: its timestamps are the CPU's (TSC) and the recording has no TIME_CONV to convert "
+			"them: its code mapped from the dump's mmap on\n", jd->path);
 	for (size_t i = 0; i < jd->nr; i++) {
-		/* code timed before the dump's own mmap (another clock) is mapped with it */
-		uint64_t t = jd->codes[i].time;
+		/* code timed before the dump's own mmap (another clock, no conversion) is mapped with it */
+		uint64_t t = dsi_jitdump__time(jd, &jd->codes[i], m->time_conv);
 
+		if (t == DS_NO_TIME)
+			t = 0;
 		q[m->jit_nr++] = (struct dsi_jit_pending){ .time = time != DS_NO_TIME && t < time ? time : t,
 							   .seq = m->jit_seq++, .pid = (int32_t)pid, .jd = jd,
 							   .code = &jd->codes[i] };
@@ -100,6 +107,11 @@ int dsi_machine__jit_advance(struct ds_machine *m, uint64_t time)
 		m->jit_next++;
 	}
 	return 0;
+}
+
+void ds_machine__set_time_conv(struct ds_machine *m, const struct ds_time_conv *tc)
+{
+	m->time_conv = tc;
 }
 
 void dsi_machine__jit_exit(struct ds_machine *m)

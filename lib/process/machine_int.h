@@ -94,6 +94,7 @@ struct ds_machine {
 	struct dsi_jit_pending *jit_q;
 	size_t jit_nr, jit_next, jit_cap;
 	uint64_t jit_seq;
+	const struct ds_time_conv *time_conv;   /* the recording's, for dumps of TSC times (NULL: none) */
 };
 
 /* ---- jitmaps.c ---- */

@@ -718,6 +718,7 @@ struct ds_profile *ds_profile__open(const char *path, const struct ds_profile_op
 		return NULL;
 	rd = ds_session__reader(p->session);
 	hi = ds_reader__info(rd);
+	ds_machine__set_time_conv(p->machine, &hi->time_conv);
 	if (wants_kernel(rd, so))
 		ds_symbols__preload_kernel(p->syms);   /* no-op if started above */
 	if (p->o.before_symbols)

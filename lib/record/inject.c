@@ -334,7 +334,7 @@ static size_t jit_sample_id(const struct ds_event *ev, uint32_t pid, uint32_t ti
  * as prot and MAP_SHARED (perf's fields), at the code's timestamp.
  */
 static int jit_write_mmap2(struct ds_inject *inj, const struct ds_event *ev, uint32_t pid, const struct ds_jit_code *c,
-			   const char *file, const char *written)
+			   uint64_t time, const char *file, const char *written)
 {
 	uint8_t *r = inj->rec;
 	size_t name = strlen(file) + 1, name_pad = (name + 7) & ~(size_t)7, size = 8 + 64 + name_pad;
@@ -358,7 +358,7 @@ static int jit_write_mmap2(struct ds_inject *inj, const struct ds_event *ev, uin
 	memcpy(r + 48, ino, 16);
 	memcpy(r + 64, prot, 8);
 	memcpy(r + 72, file, name);
-	size += jit_sample_id(ev, pid, tid, c->time, r + size);
+	size += jit_sample_id(ev, pid, tid, time, r + size);
 	struct ds_event_header h = { .type = DS_REC_MMAP2, .misc = DS_MISC_USER, .size = (uint16_t)size };
 
 	memcpy(r, &h, sizeof(h));
@@ -369,8 +369,10 @@ static int jit_write_mmap2(struct ds_inject *inj, const struct ds_event *ev, uin
  * The mmap @me of a jitdump, as perf inject --jit takes it: each code load
  * written as DIR/jitted-PID-INDEX.so (DIR the dump's directory: as
  * recorded in the records, under --symfs for the files) and mapped by an
- * MMAP2 at its time; a move maps its load's file anew.  The dump's own
- * mmap is not copied.  1 done, 0 not a dump that can be read (the record
+ * MMAP2 at its time; a move maps its load's file anew.  TSC times are
+ * converted by the recording's TIME_CONV; without one (where perf inject
+ * injects nothing of the dump) they are the dump's mmap's, said once, as
+ * ds_machine maps them.  The dump's own mmap is not copied.  1 done, 0 not a dump that can be read (the record
  * is copied), or -errno of a failed write.
  */
 static int jit_inject_dump(struct ds_inject *inj, const struct ds_event *ev, const struct ds_mmap_event *me)
@@ -399,8 +401,18 @@ static int jit_inject_dump(struct ds_inject *inj, const struct ds_event *ev, con
 
 	wdir_len = wslash ? (int)(wslash - path) : 1;
 	inj->n.jit_dumps++;
+	const struct ds_time_conv *tc = &ds_reader__info(inj->r)->time_conv;
+
+	if (ds_jitdump__code_time(jd, 0, tc) == DS_NO_TIME && !inj->machine) {
+		char msg[4400];
+
+		snprintf(msg, sizeof(msg), "jitdump %s: its timestamps are the CPU's (TSC) and the recording has no TIME_CONV "
+			 "to convert them: its code mapped from the dump's mmap on", path);
+		warn(inj, msg);
+	}
 	for (size_t i = 0; !err && i < ds_jitdump__nr_codes(jd); i++) {
 		const struct ds_jit_code *c = ds_jitdump__code(jd, i);
+		uint64_t time = ds_jitdump__code_time(jd, i, tc);
 		uint8_t bid[20];
 
 		snprintf(file, sizeof(file), "%.*s/jitted-%u-%llu.so", dir_len, dir, c->pid, (unsigned long long)c->index);
@@ -421,7 +433,7 @@ static int jit_inject_dump(struct ds_inject *inj, const struct ds_event *ev, con
 			err = ds_writer__add_build_id(inj->w, (int32_t)me->pid, DS_MISC_USER, bid, 20, file);
 		}
 		if (!err)
-			err = jit_write_mmap2(inj, ev, me->pid, c, file, written);
+			err = jit_write_mmap2(inj, ev, me->pid, c, time == DS_NO_TIME ? ev->sample.time : time, file, written);
 		inj->n.jit_codes++;
 	}
 	ds_jitdump__close(jd);
@@ -504,8 +516,10 @@ static bool setup_unwinding(struct ds_inject *inj)
 
 	inj->syms = ds_symbols__new(&so);
 	inj->machine = inj->syms ? ds_machine__new(inj->syms) : NULL;
-	if (inj->machine)
+	if (inj->machine) {
+		ds_machine__set_time_conv(inj->machine, &ds_reader__info(inj->r)->time_conv);
 		inj->uu = ds_user_unwind__new(inj->machine, inj->syms, ds_reader__info(inj->r), inj->opts.buildid_dir);
+	}
 	return inj->uu != NULL;
 }
 

@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dstack/event.h"
+#include "dstack/reader.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/io.h"
@@ -295,11 +297,8 @@ static int read_header(struct dsi_jitdump *jd, struct win *w, uint64_t *first)
 		say(jd, 32, "unknown flags %#llx: not read", (unsigned long long)jd->flags);
 		return -EINVAL;
 	}
-	if (jd->flags & FLAG_ARCH_TIMESTAMP) {
-		/* perf converts them with the recording's TIME_CONV; dstack does not read that yet */
-		say(jd, 32, "timestamps are the CPU's (TSC), not CLOCK_MONOTONIC: not read");
-		return -EINVAL;
-	}
+	/* TSC timestamps: kept as they are, placed on the recording's clock by dsi_jitdump__time */
+	jd->arch_time = (jd->flags & FLAG_ARCH_TIMESTAMP) != 0;
 	*first = hsize;
 	return 0;
 }
@@ -391,6 +390,13 @@ void dsi_jitdump__exit(struct dsi_jitdump *jd)
 	dsi_strblock__free(&jd->names);
 	memset(jd, 0, sizeof(*jd));
 	jd->fd = -1;
+}
+
+uint64_t dsi_jitdump__time(const struct dsi_jitdump *jd, const struct ds_jit_code *c, const struct ds_time_conv *tc)
+{
+	if (!jd->arch_time)
+		return c->time;
+	return tc && tc->time_mult ? ds_time_conv__perf_time(tc, c->time) : DS_NO_TIME;
 }
 
 bool dsi_jitdump__name_matches(const char *path, uint32_t pid)
@@ -584,6 +590,11 @@ size_t ds_jitdump__nr_codes(const struct ds_jitdump *d)
 const struct ds_jit_code *ds_jitdump__code(const struct ds_jitdump *d, size_t i)
 {
 	return i < d->jd.nr ? &d->jd.codes[i] : NULL;
+}
+
+uint64_t ds_jitdump__code_time(const struct ds_jitdump *d, size_t i, const struct ds_time_conv *tc)
+{
+	return i < d->jd.nr ? dsi_jitdump__time(&d->jd, &d->jd.codes[i], tc) : DS_NO_TIME;
 }
 
 int ds_jitdump__write_elf(const struct ds_jitdump *d, size_t i, const char *path, uint8_t bid[20])

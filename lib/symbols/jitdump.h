@@ -39,6 +39,7 @@ struct dsi_jitdump {
 	bool swap;                 /* written in the other byte order */
 	uint32_t pid, elf_mach, version;
 	uint64_t flags;
+	bool arch_time;            /* JITDUMP_FLAGS_ARCH_TIMESTAMP: the codes' times are the TSC's */
 	struct ds_jit_code *codes;
 	size_t nr, cap;
 	uint64_t nr_problems;      /* records skipped or reads ended (problem names the first) */
@@ -53,6 +54,15 @@ struct dsi_jitdump {
  */
 int dsi_jitdump__read(struct dsi_jitdump *jd, const char *path);
 void dsi_jitdump__exit(struct dsi_jitdump *jd);
+
+/*
+ * Code @c's time on the recording's clock: its record's timestamp, or for
+ * a dump of TSC timestamps that converted by @tc (the recording's
+ * TIME_CONV, as perf inject converts it); DS_NO_TIME when it has them and
+ * @tc is NULL or empty (perf inject then injects nothing of the dump).
+ */
+struct ds_time_conv;
+uint64_t dsi_jitdump__time(const struct dsi_jitdump *jd, const struct ds_jit_code *c, const struct ds_time_conv *tc);
 
 /*
  * Whether @path names a jitdump as perf detects one: its base name is

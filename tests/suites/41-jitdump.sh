@@ -7,7 +7,8 @@
 #  - CPython 3.14 -X perf_jit recorded in the guest (its perf, -k mono
 #    --call-graph dwarf): the dump is /tmp/jit-PID.dump there, copied to
 #    the guest root's /tmp for perf7 (and removed after) and to a symfs of
-#    our own for dstack.
+#    our own for dstack; and that dump rewritten with TSC timestamps, which
+#    perf and dstack convert with the recording's TIME_CONV.
 # Checked: dstack script on the raw file prints what perf 7.2 script prints
 # on perf inject --jit's file (every line; a vDSO frame perf7's chroot
 # cannot name aside), so does dstack on perf's injected file, perf 7.2
@@ -217,6 +218,44 @@ SH
 		bad "jitdump CPython: dstack inject --jit failed: $(tail -3 "$o/dsinject.err")"
 	fi
 	rm -f "$o/symfs/tmp/jitted-"*.so
+	jitdump_py_tsc "$o" "$groot" "$dump" "$name" "$pid"
+}
+
+# The same dump as a writer of TSC timestamps writes it (Java's agent with
+# JITDUMP_USE_ARCH_TIMESTAMP=1), each time the counter value the
+# recording's TIME_CONV converts back to it.  The recording is -k mono's,
+# which has none (the kernel gives cap_user_time_zero only for its own
+# clock): py.tsc.data is py.data with the guest's conversion added first.
+# dstack reads it as it read py.data, and perf 7.2 reads both injections
+# (perf's, dstack's) the same.
+jitdump_py_tsc() {
+	local o=$1 groot=$2 dump=$3 name=$4 pid=$5 r
+	if ! r=$(python3 "$ROOT/tests/tools/jitdump_check.py" tsc "$dump" "$o/symfs/tmp/$name" "$o/out/py.data" \
+		"$o/out/py.tsc.data" 2>&1); then
+		bad "jitdump CPython TSC: the dump's times as TSC: $r"; cp "$dump" "$o/symfs/tmp/$name"; return
+	fi
+	"$DSTACK" script --symfs "$o/symfs" --kallsyms "$o/out/kallsyms" -i "$o/out/py.tsc.data" >"$o/tsc.txt" 2>"$o/tsc.err"
+	if cmp -s "$o/ds.txt" "$o/tsc.txt" && ! grep -q jitdump "$o/tsc.err"; then
+		ok "jitdump CPython TSC: a dump of TSC times ($r) reads as the CLOCK_MONOTONIC one, every line ($(grep -c /jitted- "$o/tsc.txt") JIT frames)"
+	else
+		bad "jitdump CPython TSC: the TSC dump's output differs: $(diff "$o/ds.txt" "$o/tsc.txt" | head -4) $(head -2 "$o/tsc.err")"
+	fi
+	cp "$o/symfs/tmp/$name" "$groot/tmp/$name"
+	(cd "$o/out" && "$KVM_PERF7" inject --jit -i py.tsc.data -o py.p7tsc.data) >"$o/p7tsc.log" 2>&1
+	(cd "$o/out" && "$KVM_PERF7" script --kallsyms kallsyms -i py.p7tsc.data) >"$o/p7tsc.txt" 2>"$o/p7tsc.err"
+	rm -f "$groot/tmp/jitted-$pid-"*.so
+	jitdump_same "CPython TSC: dstack script of the raw file vs perf 7.2 script of perf inject --jit's" "$o/p7tsc.txt" "$o/tsc.txt"
+	if "$DSTACK" inject --jit --symfs "$o/symfs" -i "$o/out/py.tsc.data" -o "$o/out/py.dstsc.data" 2>"$o/dstsc.err"; then
+		cp "$o/symfs/tmp/jitted-$pid-"*.so "$groot/tmp/"
+		(cd "$o/out" && "$KVM_PERF7" script --kallsyms kallsyms -i py.dstsc.data) >"$o/p7dstsc.txt" 2>"$o/p7dstsc.err"
+		jitdump_same "CPython TSC: perf 7.2 script of dstack inject --jit's file vs dstack script of the raw file" \
+			"$o/p7dstsc.txt" "$o/tsc.txt"
+	else
+		bad "jitdump CPython TSC: dstack inject --jit failed: $(tail -3 "$o/dstsc.err")"
+	fi
+	rm -f "$groot/tmp/$name" "$groot/tmp/jitted-$pid-"*.so "$o/symfs/tmp/jitted-"*.so "$o/out/py.p7tsc.data" "$o/out/py.dstsc.data" \
+		"$o/out/py.tsc.data"
+	cp "$dump" "$o/symfs/tmp/$name"
 }
 
 # dstack script of the CPython recording (the ASan pass: against the release build's)

@@ -12,6 +12,10 @@
                                          dump in the other byte order); prints the record's offset
   jitdump_check.py kept GOOD BAD         BAD's samples are GOOD's, every frame at the same address,
                                          every frame outside JIT code the same line
+  jitdump_check.py tsc IN OUT DATA DOUT  dump IN as a writer of TSC timestamps writes it (the flag
+                                         JITDUMP_FLAGS_ARCH_TIMESTAMP, every time the counter value
+                                         perf.data file DATA's TIME_CONV converts back to it); DOUT:
+                                         DATA, with a TIME_CONV record added if it has none
 """
 import re
 import struct
@@ -131,6 +135,97 @@ def mutate(kind, src, dst):
     return 0
 
 
+def time_conv(data):
+    """The (last) TIME_CONV record of perf.data file @data: shift, mult, zero, cycles, mask, short; None if none."""
+    d = open(data, 'rb').read()
+    if d[:8] != b'PERFILE2':
+        raise SystemExit('%s: not a perf.data file' % data)
+    off, size = struct.unpack_from('<QQ', d, 40)
+    end, tc = off + size, None
+    while off + 8 <= end:
+        typ, _, sz = struct.unpack_from('<IHH', d, off)
+        if sz < 8:
+            break
+        if typ == 79 and sz >= 32:
+            shift, mult, zero = struct.unpack_from('<QQQ', d, off + 8)
+            cyc, mask, short = 0, 0, 0
+            if sz >= 50:
+                cyc, mask = struct.unpack_from('<QQ', d, off + 32)
+                short = d[off + 49]
+            tc = (shift, mult, zero, cyc, mask, short)
+        off += sz
+    return tc
+
+
+def perf_time(tc, cyc):
+    """perf's tsc_to_perf_time, modulo 2^64 as perf computes it."""
+    shift, mult, zero, cycles, mask, short = tc
+    m = (1 << 64) - 1
+    if short:
+        cyc = (cycles + ((cyc - cycles) & mask)) & m
+    quot, rem = cyc >> shift, cyc & ((1 << shift) - 1)
+    return (zero + quot * mult + ((rem * mult) >> shift)) & m
+
+
+def to_tsc(tc, t):
+    """The TSC value perf converts to exactly @t (a counter of under 1 ns a cycle has one)."""
+    shift, mult, zero = tc[:3]
+    cyc = (((t - zero) & ((1 << 64) - 1)) << shift) // mult
+    for _ in range(64):   # (the estimate is off by a cycle or two: rounding)
+        if perf_time(tc, cyc) < t:
+            cyc += 1
+        elif cyc and perf_time(tc, cyc) > t:
+            cyc -= 1
+    if perf_time(tc, cyc) != t:
+        raise SystemExit('no TSC value converts to %d (%d ns a cycle or more)' % (t, mult >> shift))
+    return cyc
+
+
+# A Linux 7.2 guest's conversion (0.385 ns a cycle), from time 0
+GUEST_TC = (31, 827195406, 0, 0, 0, 0)
+
+
+def with_time_conv(data, out, tc):
+    """perf.data file @data with a TIME_CONV record of @tc first in its data section, written to @out.
+
+    The feature sections after the data move by the record's size (the
+    feature table at the data's end gives their offsets)."""
+    d = bytearray(open(data, 'rb').read())
+    off, size = struct.unpack_from('<QQ', d, 40)
+    feats = bin(int.from_bytes(d[72:104], 'little')).count('1')
+    table = off + size
+    rec = struct.pack('<IHHQQQQQBB6x', 79, 0, 56, tc[0], tc[1], tc[2], tc[3], tc[4], 1, tc[5])
+    for k in range(feats):
+        fo, fs = struct.unpack_from('<QQ', d, table + 16 * k)
+        struct.pack_into('<QQ', d, table + 16 * k, fo + len(rec), fs)
+    struct.pack_into('<QQ', d, 40, off, size + len(rec))
+    open(out, 'wb').write(bytes(d[:off]) + rec + bytes(d[off:]))
+
+
+def tsc(src, dst, data, data_out):
+    """@src rewritten as a writer of TSC timestamps writes it (JITDUMP_FLAGS_ARCH_TIMESTAMP), for @data's TIME_CONV.
+
+    A recording without one (perf record -k mono writes none: the kernel
+    gives cap_user_time_zero only for its own clock) gets the guest's, as
+    @data_out; with one, @data_out is a copy."""
+    tc = time_conv(data)
+    if not tc or not tc[1]:
+        tc = GUEST_TC
+        with_time_conv(data, data_out, tc)
+    else:
+        open(data_out, 'wb').write(open(data, 'rb').read())
+    d = open(src, 'rb').read()
+    e, recs = records(d)
+    b = bytearray(d)
+    struct.pack_into(e + 'Q', b, 24, to_tsc(tc, struct.unpack_from(e + 'Q', d, 24)[0]))
+    struct.pack_into(e + 'Q', b, 32, struct.unpack_from(e + 'Q', d, 32)[0] | 1)
+    for off, _, _ in recs:
+        struct.pack_into(e + 'Q', b, off + 8, to_tsc(tc, struct.unpack_from(e + 'Q', d, off + 8)[0]))
+    open(dst, 'wb').write(bytes(b))
+    print('%d records, shift %d mult %d' % (len(recs), tc[0], tc[1]))
+    return 0
+
+
 def kept(good, bad):
     a, b = blocks(good), blocks(bad)
     if len(a) != len(b):
@@ -161,6 +256,8 @@ if __name__ == '__main__':
         sys.exit(same(sys.argv[2], sys.argv[3]))
     if cmd == 'mutate':
         sys.exit(mutate(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if cmd == 'tsc':
+        sys.exit(tsc(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]))
     if cmd == 'kept':
         sys.exit(kept(sys.argv[2], sys.argv[3]))
     raise SystemExit(__doc__)

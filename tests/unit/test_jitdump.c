@@ -8,7 +8,11 @@
  * mapped with its load's code; the ELF image of a load loads (its symbol
  * at 0x80, its size) and its .eh_frame gives the unwinder the rows the
  * CFI says; damaged dumps: one problem line with the file and the right
- * offset, what came before kept.
+ * offset, what came before kept.  A dump of TSC timestamps: converted as
+ * perf converts them (tsc_to_perf_time), and through the public API a
+ * recording written here (its TIME_CONV, the dump's mmap, samples in JIT
+ * code) maps each load at its converted time; without a TIME_CONV, the
+ * code is mapped from the dump's mmap on.
  */
 #include <elf.h>
 #include <errno.h>
@@ -18,6 +22,9 @@
 #include <unistd.h>
 #include "dstack/jitdump.h"
 #include "dstack/log.h"
+#include "dstack/profile.h"
+#include "dstack/reader.h"
+#include "dstack/writer.h"
 #include "symbols/jitdump.h"
 #include "symbols/symbols_int.h"
 #include "unwind/unwind_int.h"
@@ -227,6 +234,166 @@ static void read_back(bool swap, const char *path)
 	dsi_jitdump__exit(&jd);
 }
 
+/* perf's tsc_to_perf_time, computed here another way: 128-bit product, then the shift */
+static uint64_t ref_perf_time(const struct ds_time_conv *tc, uint64_t cyc)
+{
+	if (tc->cap_user_time_short)
+		cyc = tc->time_cycles + ((cyc - tc->time_cycles) & tc->time_mask);
+	return tc->time_zero + (uint64_t)(((unsigned __int128)cyc * tc->time_mult) >> tc->time_shift);
+}
+
+static void tsc_conversion(void)
+{
+	/* a Linux 7.2 guest's TIME_CONV (shift 31, mult 827195406, zero "negative") */
+	struct ds_time_conv g = { .time_shift = 31, .time_mult = 827195406, .time_zero = 18446744071097176521ull,
+				  .cap_user_time_zero = true };
+	struct ds_time_conv sh = { .time_shift = 10, .time_mult = 3 << 10, .time_zero = 5, .time_cycles = 0x12345000,
+				   .time_mask = 0xffffffff, .cap_user_time_zero = true, .cap_user_time_short = true };
+	const uint64_t cycs[] = { 0, 1, 0x7fffffff, 0x80000000, 123456789012345ull, 0x0123456789abcdefull };
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(cycs) / sizeof(cycs[0]); i++)
+		bad += ds_time_conv__perf_time(&g, cycs[i]) != ref_perf_time(&g, cycs[i]) ||
+		       ds_time_conv__perf_time(&sh, cycs[i]) != ref_perf_time(&sh, cycs[i]);
+	CHECK(!bad, "TSC to perf time as perf's formula, %d of %zu differ", bad, 2 * sizeof(cycs) / sizeof(cycs[0]));
+	/* a short counter: only its low 32 bits count, from time_cycles on */
+	CHECK(ds_time_conv__perf_time(&sh, 0xabcd00000010ull) == ds_time_conv__perf_time(&sh, 0x10),
+	      "cap_user_time_short: the counter's high bits ignored");
+}
+
+/* ---- a recording with a dump of TSC times, read through ds_profile ---- */
+
+#define TSC_PID 77
+enum { CONV_SHIFT = 10, CONV_ZERO = 1000 };   /* conversion: t = 1000 + 3 * cycles */
+
+struct found {
+	uint64_t time;
+	char sym[64];
+};
+
+static int on_jit_sample(void *ctx, const struct ds_profile_sample *s)
+{
+	struct found *f = ctx;
+
+	for (size_t i = 0; i < 8; i++)
+		if (f[i].time == s->ev->sample.time) {
+			const char *sym = s->nr_frames && s->frames[0].sym ? s->frames[0].sym : "[unknown]";
+
+			snprintf(f[i].sym, sizeof(f[i].sym), "%s", sym);
+		}
+	return 0;
+}
+
+static void put_record(struct ds_writer *w, uint32_t type, uint16_t misc, const uint64_t *body, size_t words, int *ret)
+{
+	uint64_t r[64];
+	struct ds_event_header h = { type, misc, (uint16_t)(8 * (words + 1)) };
+
+	memcpy(r, &h, 8);
+	memcpy(r + 1, body, 8 * words);
+	*ret |= ds_writer__write(w, r, 8 * (words + 1));
+}
+
+/* A recording of pid 77 mapping @dump at time 1200, with samples in its code at @f's times and addresses. */
+static int write_tsc_recording(const char *path, const char *dump, bool time_conv, const uint64_t (*smp)[2], size_t n)
+{
+	struct ds_attr a = { .type = 1, .sample_type = DS_SAMPLE_IP | DS_SAMPLE_TID | DS_SAMPLE_TIME,
+			     .flags = 1ULL << DS_ATTR_SAMPLE_ID_ALL };
+	const uint64_t ids[] = { 1 };
+	uint64_t b[48] = { 0 };
+	struct ds_writer *w = ds_writer__open(path, false);
+	size_t nl = strlen(dump) + 1, words;
+	int ret = 0;
+
+	if (!w)
+		return -1;
+	ret |= ds_writer__add_attr(w, &a, ds_attr__min_size(&a), ids, 1, "cpu-clock");
+	if (time_conv) {
+		uint64_t tc[6] = { CONV_SHIFT, 3 << CONV_SHIFT, CONV_ZERO, 0, 0, 1 /* cap_user_time_zero */ };
+
+		put_record(w, DS_REC_TIME_CONV, 0, tc, 6, &ret);
+	}
+	/* MMAP2: pid tid, addr len pgoff, maj min, ino, gen, prot flags, name, then pid/tid and time */
+	b[0] = (uint64_t)TSC_PID << 32 | TSC_PID;
+	b[1] = 0x7f0000100000ull;
+	b[2] = 0x1000;
+	b[7] = 5 /* PROT_READ|PROT_EXEC */ | 2ull << 32 /* MAP_PRIVATE */;
+	memcpy(&b[8], dump, nl);
+	words = 8 + (nl + 7) / 8;
+	b[words++] = (uint64_t)TSC_PID << 32 | TSC_PID;
+	b[words++] = 1200;
+	put_record(w, DS_REC_MMAP2, DS_MISC_USER, b, words, &ret);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s[3] = { smp[i][1], (uint64_t)TSC_PID << 32 | TSC_PID, smp[i][0] };
+
+		put_record(w, DS_REC_SAMPLE, DS_MISC_USER, s, 3, &ret);
+	}
+	put_record(w, DS_REC_FINISHED_ROUND, 0, b, 0, &ret);
+	ret |= ds_writer__close(w);
+	return ret;
+}
+
+static void tsc_profile(const char *dir)
+{
+	char dump[256], data[256];
+	struct buf b;
+	size_t second;
+	size_t n = build(&b, false, &second);
+	const uint64_t one = 1;   /* JITDUMP_FLAGS_ARCH_TIMESTAMP */
+	/*
+	 * The loads' TSC times 101, 111 and the move's 120 convert to 1303,
+	 * 1333 and 1360 (the mmap is at 1200): load 1 (0x7f0000001020) is not
+	 * mapped yet at 1305 and is at 1340; load 0, moved at 1360 to
+	 * 0x7f0000009000, is found there at 1370.
+	 */
+	const uint64_t smp[][2] = { { 1305, 0x7f0000001004 }, { 1306, 0x7f0000001024 }, { 1340, 0x7f0000001024 },
+				    { 1370, 0x7f0000009004 } };
+	const char *want_conv[] = { "py::f:/a.py", "[unknown]", "py::g:/a.py", "py::f:/a.py" };
+	const char *want_none[] = { "py::f:/a.py", "py::g:/a.py", "py::g:/a.py", "py::f:/a.py" };
+
+	memcpy(b.b + 32, &one, 8);
+	snprintf(dump, sizeof(dump), "%s/jit-%d.dump", dir, TSC_PID);
+	snprintf(data, sizeof(data), "%s/tsc.data", dir);
+	write_dump(dump, b.b, n);
+
+	struct dsi_jitdump jd;
+
+	CHECK(dsi_jitdump__read(&jd, dump) == 0 && jd.nr == 3 && jd.arch_time && !jd.problem[0],
+	      "a dump of TSC times is read: %zu codes, '%s'", jd.nr, jd.problem);
+	struct ds_time_conv tc = { .time_shift = CONV_SHIFT, .time_mult = 3 << CONV_SHIFT, .time_zero = CONV_ZERO };
+
+	CHECK(jd.nr == 3 && dsi_jitdump__time(&jd, &jd.codes[0], NULL) == DS_NO_TIME &&
+	      dsi_jitdump__time(&jd, &jd.codes[0], &tc) == 1303 && dsi_jitdump__time(&jd, &jd.codes[2], &tc) == 1360,
+	      "its times: none without a conversion, converted with one");
+	dsi_jitdump__exit(&jd);
+
+	for (int conv = 1; conv >= 0; conv--) {
+		struct found f[8] = { { 0 } };
+		struct ds_profile *p;
+
+		for (size_t i = 0; i < 4; i++)
+			f[i].time = smp[i][0];
+		CHECK(write_tsc_recording(data, dump, conv, smp, 4) == 0, "recording written");
+		p = ds_profile__open(data, NULL);
+		CHECK(p && ds_profile__for_each_sample(p, on_jit_sample, f) == 0, "read: %s", ds_errmsg());
+		if (p && conv) {
+			const struct ds_time_conv *rtc = &ds_reader__info(ds_profile__reader(p))->time_conv;
+
+			CHECK(rtc->time_shift == CONV_SHIFT && rtc->time_mult == 3 << CONV_SHIFT && rtc->time_zero == CONV_ZERO &&
+			      rtc->cap_user_time_zero && !rtc->cap_user_time_short, "the reader's TIME_CONV");
+		}
+		ds_profile__close(p);
+		for (size_t i = 0; i < 4; i++) {
+			const char *want = conv ? want_conv[i] : want_none[i];
+
+			CHECK(!strcmp(f[i].sym, want), "%s TIME_CONV: the sample at %llu in %s, want %s", conv ? "with" : "without",
+			      (unsigned long long)f[i].time, f[i].sym, want);
+		}
+	}
+	unlink(data);
+	unlink(dump);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/test_jitdump-XXXXXX";
@@ -243,6 +410,15 @@ int main(void)
 	      !dsi_jitdump__name_matches("/tmp/jit-12x.dump", 0) && !dsi_jitdump__name_matches("/tmp/xjit-1.dump", 1),
 	      "perf's marker names");
 	unlink(path);
+	tsc_conversion();
+	char dir[] = "/tmp/test_jitdump-tsc-XXXXXX";
+
+	if (mkdtemp(dir)) {
+		tsc_profile(dir);
+		rmdir(dir);
+	} else {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+	}
 	printf("test_jitdump: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
