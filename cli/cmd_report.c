@@ -255,8 +255,10 @@ static void report_at_end(struct cli_report *c, int status)
 		return;
 	}
 	if (!c->o.stats && c->header) {
-		header_print(stdout, c->wo.common.input, ds_profile__reader(c->wo_profile));
-		fflush(stdout);
+		int err = header_print(stdout, c->wo.common.input, ds_profile__reader(c->wo_profile));
+
+		if (err)
+			output_failed("stdout", err);
 	} else if (!c->o.stats && !cli_quiet) {
 		outbuf_puts(out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
 	}

@@ -130,10 +130,11 @@ static void print_deferred(struct script *sc, const struct ds_event *ev)
  */
 static void print_header(struct script *sc)
 {
+	int err;
+
 	outbuf_flush(sc->out);
-	header_print(stdout, sc->input, sc->reader);
-	if (fflush(stdout) || ferror(stdout))
-		sc->out->error = sc->out->error ? sc->out->error : EIO;
+	if ((err = header_print(stdout, sc->input, sc->reader)) && !sc->out->error)
+		sc->out->error = -output_failed("stdout", err);
 	sc->header = false;
 }
 
@@ -502,10 +503,14 @@ int cmd_script(int argc, char **argv)
 
 		if (sc.header_only && pipe) {
 			/* perf stops before a pipe's features come: the layout only */
-			header_print_layout(stdout, sc.input, sc.reader);
+			int err = header_print_layout(stdout, sc.input, sc.reader);
+
 			fputs("# ========\n#\n", stdout);
-			if (fflush(stdout) || ferror(stdout))
-				ret = EXIT_INPUT;
+			errno = 0;
+			if (!err && (fflush(stdout) || ferror(stdout)))
+				err = errno ? errno : EIO;
+			if (err && !sc.out->error)
+				sc.out->error = -output_failed("stdout", err);
 		} else if (sc.header && !pipe) {
 			print_header(&sc);
 		}

@@ -7,10 +7,13 @@
 #include <stdio.h>
 #include "dstack/reader.h"
 
-/* The whole header block, "# ========" to "# ========\n#"; @path names the input ("-": stdin). */
-void header_print(FILE *f, const char *path, const struct ds_reader *rd);
-/* Its parts: the file's layout (from "# ========" to "feat offset"), the features. */
-void header_print_layout(FILE *f, const char *path, const struct ds_reader *rd);
+/*
+ * The whole header block, "# ========" to "# ========\n#"; @path names the
+ * input ("-": stdin).  @f is flushed: 0, or the errno of a failed write.
+ */
+int header_print(FILE *f, const char *path, const struct ds_reader *rd);
+/* Its parts: the file's layout (from "# ========" to "feat offset"; flushed, as header_print), the features. */
+int header_print_layout(FILE *f, const char *path, const struct ds_reader *rd);
 void header_print_features(FILE *f, const struct ds_reader *rd);
 
 /*

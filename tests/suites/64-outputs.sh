@@ -12,7 +12,8 @@ outputs_suite() {
 	rm -rf "$o"; mkdir -p "$o"
 	# every command, its output on stdout (inject -o -; the exports -o -)
 	local cmds=("script" "stat" "dump" "report --stdio" "folded" "flamegraph -o -" "pprof -o -"
-		    "speedscope -o -" "inject --merge -o -")
+		    "speedscope -o -" "inject --merge -o -" "script --header-only" "report --header-only"
+		    "report --stdio --header")
 	local full=0 pipe_ign=0 pipe_dfl=0 n=0
 	for c in "${cmds[@]}"; do
 		name=${c%% *}; n=$((n + 1))
