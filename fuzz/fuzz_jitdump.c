@@ -7,12 +7,14 @@
  * (symbols, program headers), resolved at its start, middle and end, and
  * its .eh_frame searched by libdw and converted by the unwinder's CFI
  * reader at the same addresses.  The API's reader and ELF writer
- * (ds_jitdump__open, ds_jitdump__write_elf) run on the same file.
+ * (ds_jitdump__open, ds_jitdump__write_elf) run on the same file, and
+ * its codes' times go through a TSC conversion made of the input's bytes.
  */
 #include <fcntl.h>
 #include "fuzz_common.h"
 #include "dstack/jitdump.h"
 #include "dstack/log.h"
+#include "dstack/reader.h"
 #include "symbols/jitdump.h"
 #include "symbols/symbols_int.h"
 #include "unwind/unwind_int.h"
@@ -82,10 +84,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ds_symbols__delete(syms);
 
 	struct ds_jitdump *pub = ds_jitdump__open(dump);
+	/* a TSC conversion as hostile as the dump: its fields from the input's first bytes */
+	struct ds_time_conv tc = { 0 };
 
+	memcpy(&tc, data, size < sizeof(tc) ? size : sizeof(tc));
+	tc.cap_user_time_zero = tc.cap_user_time_short = false;
+	tc.cap_user_time_short = size > 48 && (data[48] & 1);
 	if (pub) {
 		if (ds_jitdump__status(pub))
 			(void)ds_errmsg();
+		for (size_t i = 0; i < ds_jitdump__nr_codes(pub) && i < 64; i++)
+			(void)ds_jitdump__code_time(pub, i, &tc);
 		for (size_t i = 0; i < ds_jitdump__nr_codes(pub) && i < 2; i++)
 			(void)ds_jitdump__write_elf(pub, i, elf, NULL);
 		ds_jitdump__close(pub);

@@ -66,7 +66,7 @@ struct ds_time_conv {
 	bool cap_user_time_zero, cap_user_time_short;
 };
 
-/* perf's time of TSC value @cyc (perf's tsc_to_perf_time); @tc->time_mult must not be 0. */
+/* perf's time of TSC value @cyc (perf's tsc_to_perf_time); DS_NO_TIME for no conversion (time_mult 0, a shift past 63). */
 uint64_t ds_time_conv__perf_time(const struct ds_time_conv *tc, uint64_t cyc);
 
 struct ds_header_info {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zstd.h>
+#include "dstack/event.h"
 #include "dstack/log.h"
 #include "dstack/reader.h"
 #include "util/grow.h"
@@ -1029,6 +1030,8 @@ uint64_t ds_time_conv__perf_time(const struct ds_time_conv *tc, uint64_t cyc)
 {
 	uint64_t quot, rem;
 
+	if (!tc->time_mult || tc->time_shift >= 64)
+		return DS_NO_TIME;
 	if (tc->cap_user_time_short)
 		cyc = tc->time_cycles + ((cyc - tc->time_cycles) & tc->time_mask);
 	quot = cyc >> tc->time_shift;

@@ -396,7 +396,7 @@ uint64_t dsi_jitdump__time(const struct dsi_jitdump *jd, const struct ds_jit_cod
 {
 	if (!jd->arch_time)
 		return c->time;
-	return tc && tc->time_mult ? ds_time_conv__perf_time(tc, c->time) : DS_NO_TIME;
+	return tc ? ds_time_conv__perf_time(tc, c->time) : DS_NO_TIME;
 }
 
 bool dsi_jitdump__name_matches(const char *path, uint32_t pid)

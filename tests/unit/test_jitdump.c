@@ -259,6 +259,10 @@ static void tsc_conversion(void)
 	/* a short counter: only its low 32 bits count, from time_cycles on */
 	CHECK(ds_time_conv__perf_time(&sh, 0xabcd00000010ull) == ds_time_conv__perf_time(&sh, 0x10),
 	      "cap_user_time_short: the counter's high bits ignored");
+	struct ds_time_conv none = { .time_shift = 10 }, wide = { .time_shift = 64, .time_mult = 1 };
+
+	CHECK(ds_time_conv__perf_time(&none, 5) == DS_NO_TIME && ds_time_conv__perf_time(&wide, 5) == DS_NO_TIME,
+	      "no conversion (mult 0, a shift past 63): DS_NO_TIME");
 }
 
 /* ---- a recording with a dump of TSC times, read through ds_profile ---- */
