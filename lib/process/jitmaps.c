@@ -48,7 +48,7 @@ int dsi_machine__jitdump_mmap(struct ds_machine *m, uint32_t pid, const char *pa
 	if (!(q = dsi_grow(m->jit_q, &m->jit_cap, m->jit_nr + jd->nr, sizeof(*q), 64)))
 		return -ENOMEM;
 	m->jit_q = q;
-	if (jd->arch_time && (!m->time_conv || !m->time_conv->time_mult))
+	if (dsi_jitdump__time(jd, &jd->codes[0], m->time_conv) == DS_NO_TIME)   /* (TSC times, no conversion) */
 		ds_warn("jitdump %s: its timestamps are the CPU's (TSC) and the recording has no TIME_CONV to convert "
 			"them: its code mapped from the dump's mmap on\n", jd->path);
 	for (size_t i = 0; i < jd->nr; i++) {

@@ -372,8 +372,9 @@ static int jit_write_mmap2(struct ds_inject *inj, const struct ds_event *ev, uin
  * MMAP2 at its time; a move maps its load's file anew.  TSC times are
  * converted by the recording's TIME_CONV; without one (where perf inject
  * injects nothing of the dump) they are the dump's mmap's, said once, as
- * ds_machine maps them.  The dump's own mmap is not copied.  1 done, 0 not a dump that can be read (the record
- * is copied), or -errno of a failed write.
+ * ds_machine maps them.  The dump's own mmap is not copied.  1 done, 0
+ * not a dump that can be read (the record is copied), or -errno of a
+ * failed write.
  */
 static int jit_inject_dump(struct ds_inject *inj, const struct ds_event *ev, const struct ds_mmap_event *me)
 {
