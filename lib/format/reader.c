@@ -1002,9 +1002,10 @@ static void handle_event_update(struct ds_reader *r, const uint8_t *p, uint16_t 
 }
 
 /*
- * TIME_CONV: shift, mult, zero; since Linux 5.12's perf also cycles, mask
- * and the two caps (a shorter record has none of them: perf's
- * event_contains).  A record too short for the first three is ignored.
+ * TIME_CONV: shift, mult, zero; a newer perf's also cycles, mask and the
+ * two caps (an older record ends before them: perf's event_contains).  A
+ * record too short for the first three is ignored.  The consumer reads
+ * the conversion (jitdumps' TSC times): the pipeline was quiesced.
  */
 static void handle_time_conv(struct ds_reader *r, const uint8_t *p, uint16_t size)
 {
