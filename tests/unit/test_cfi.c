@@ -28,19 +28,7 @@
 #include "dstack/symbols.h"
 #include "dstack/unwind.h"
 #include "unwind/unwind_int.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do {                                           \
-	if (cond) {                                                     \
-		passed++;                                               \
-	} else {                                                        \
-		failed++;                                               \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-		fprintf(stderr, __VA_ARGS__);                           \
-		fputc('\n', stderr);                                    \
-	}                                                               \
-} while (0)
+#include "check.h"
 
 #define BASE 0x7f1200000000ull   /* where the test "maps" the object */
 

@@ -14,16 +14,10 @@
 #include "dstack/diff.h"
 #include "stack_samples.h"
 #include "mem_stream.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 static char clock_ev[] = "cpu-clock", cycles[] = "cycles";
 static const int machine;
-
 
 static int add_line(struct ds_diff *d, const char *line)
 {

@@ -14,12 +14,7 @@
 #include <string.h>
 #include "dstack/event.h"
 #include "dstack/reader.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 /* the fixed fields in record order, and what each is written as */
 static const uint64_t fixed_bits[] = {

@@ -20,12 +20,7 @@
 #include "dstack/log.h"
 #include "dstack/reader.h"
 #include "dstack/writer.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 /* A payload under construction, in perf's layout. */
 struct buf {

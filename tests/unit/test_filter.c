@@ -15,12 +15,7 @@
 #include "dstack/filter.h"
 #include "dstack/log.h"
 #include "dstack/writer.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 static struct ds_sample at(uint64_t t, uint32_t cpu, uint32_t pid, uint32_t tid)
 {

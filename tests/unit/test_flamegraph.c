@@ -13,16 +13,10 @@
 #include "dstack/export.h"
 #include "stack_samples.h"
 #include "mem_stream.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 static char ev[] = "cycles";
 static const int machine;
-
 
 static size_t count(const char *s, const char *what)
 {

@@ -21,12 +21,7 @@
 #include "util/strset.h"
 #include "util/trie.h"
 #include "process/machine_int.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 #define MANY 200000
 

@@ -18,12 +18,7 @@
 #include "dstack/log.h"
 #include "dstack/session.h"
 #include "dstack/writer.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 #define KIP1 0xffffffff81000100ULL
 #define KIP2 0xffffffff81000200ULL

@@ -28,12 +28,7 @@
 #include "symbols/jitdump.h"
 #include "symbols/symbols_int.h"
 #include "unwind/unwind_int.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 struct buf {
 	uint8_t b[8192];

@@ -15,12 +15,7 @@
 #include "dstack/machine.h"
 #include "dstack/profile.h"
 #include "dstack/reader.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 struct ref {
 	uint64_t start, end, pgoff;

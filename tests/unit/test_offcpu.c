@@ -11,12 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "dstack/offcpu.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 static int sw(struct ds_offcpu *oc, uint64_t t, int prev, int next, uint64_t state, uint64_t *ips, size_t n,
 	      struct ds_offcpu_wait *done)

@@ -10,12 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stream/ordered.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 struct rec {
 	struct ds_event_header hdr;

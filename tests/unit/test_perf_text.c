@@ -17,12 +17,7 @@
 #include "dstack/log.h"
 #include "dstack/perf_text.h"
 #include "dstack/writer.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 #define SAME(got, want) CHECK(!strcmp(got, want), "got '%s', want '%s'", got, want)
 

@@ -17,16 +17,10 @@
 #include "dstack/log.h"
 #include "stack_samples.h"
 #include "mem_stream.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 static char clock_ev[] = "cpu-clock", cycles[] = "cycles";
 static const int machine;
-
 
 /* The gzip stream inflated into *@out; its length, 0 on a bad stream. */
 static size_t inflate_all(const struct mem *m, unsigned char **out)

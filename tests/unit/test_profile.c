@@ -12,19 +12,7 @@
 #include <string.h>
 #include "dstack/profile.h"
 #include "profile/profile_int.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do {                                           \
-	if (cond) {                                                     \
-		passed++;                                               \
-	} else {                                                        \
-		failed++;                                               \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-		fprintf(stderr, __VA_ARGS__);                           \
-		fputc('\n', stderr);                                    \
-	}                                                               \
-} while (0)
+#include "check.h"
 
 struct count {
 	uint64_t samples, with_frames, filtered, bad, stop_after;

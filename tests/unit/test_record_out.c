@@ -15,12 +15,7 @@
 #include "dstack/reader.h"
 #include "dstack/recorder.h"
 #include "dstack/writer.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 /* An MMAP2 of @name at @start, with a build-id of @bid_len bytes (0: by device) */
 static size_t mmap2(uint64_t *r, const char *name, uint64_t start, uint8_t bid_len)

@@ -18,12 +18,7 @@
 #include "dstack/profile.h"
 #include "dstack/report.h"
 #include "mem_stream.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 static char path[PATH_MAX];
 static struct ds_profile_opts popts;

@@ -15,16 +15,10 @@
 #include "dstack/log.h"
 #include "stack_samples.h"
 #include "mem_stream.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 static char clock_ev[] = "cpu-clock", cycles[] = "cycles";
 static const int machine;
-
 
 /* @copies rounds of: tid 20 (main <- b), tid 10 (main <- a), with event @ev. */
 static char *speedscope(size_t memory, const char *tmpdir, int copies, char *ev, int *err, char **why)

@@ -14,12 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "util/spill.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 struct item {
 	char *text;

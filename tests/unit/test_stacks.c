@@ -12,12 +12,7 @@
 #include <string.h>
 #include "dstack/stacks.h"
 #include "stack_samples.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "check.h"
 
 static char ev_cycles[] = "cycles", ev_clock[] = "cpu-clock";
 static const int machine_a, machine_b;

@@ -8,12 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dstack/stitch.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 /* A fake evsel: IP|TID|TIME|CALLCHAIN, sample_id_all, defer_callchain. */
 static struct ds_evsel evsel = {

@@ -24,21 +24,10 @@
 #include "dstack/log.h"
 #include "dstack/symbols.h"
 #include "symbols/symbols_int.h"   /* which kallsyms search a file gets */
+#include "check.h"
 
-static int passed, failed;
 static int warnings;
 static char last_warning[512];
-
-#define CHECK(cond, ...) do {                                           \
-	if (cond) {                                                     \
-		passed++;                                               \
-	} else {                                                        \
-		failed++;                                               \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-		fprintf(stderr, __VA_ARGS__);                           \
-		fputc('\n', stderr);                                    \
-	}                                                               \
-} while (0)
 
 static void capture_log(enum ds_log_level level, const char *fmt, va_list ap)
 {

@@ -11,12 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "symbols/symbols_int.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 #define MAXID 3000
 

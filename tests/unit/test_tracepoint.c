@@ -18,12 +18,7 @@
 #include "dstack/log.h"
 #include "dstack/tracepoint.h"
 #include "tracepoint_formats.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 static void put(unsigned char *raw, size_t off, uint64_t v, size_t size)
 {

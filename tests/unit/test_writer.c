@@ -14,12 +14,7 @@
 #include "dstack/log.h"
 #include "dstack/reader.h"
 #include "dstack/writer.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-		printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "check.h"
 
 #define SAMPLE_TYPE (DS_SAMPLE_IDENTIFIER | DS_SAMPLE_IP | DS_SAMPLE_TID | DS_SAMPLE_TIME)
 #define NR_RECORDS 40000   /* enough to go through the 1 MiB buffer a few times */
