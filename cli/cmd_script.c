@@ -506,9 +506,8 @@ int cmd_script(int argc, char **argv)
 			int err = header_print_layout(stdout, sc.input, sc.reader);
 
 			fputs("# ========\n#\n", stdout);
-			errno = 0;
-			if (!err && (fflush(stdout) || ferror(stdout)))
-				err = errno ? errno : EIO;
+			if (!err)
+				err = header_flushed(stdout, 0);
 			if (err && !sc.out->error)
 				sc.out->error = -output_failed("stdout", err);
 		} else if (sc.header && !pipe) {

@@ -17,7 +17,7 @@
  * library's -errno): 0, or the errno of the first write that failed.  A
  * buffered stream fails at its flush, whose errno says why (ENOSPC).
  */
-static int header_flushed(FILE *f, int err)
+int header_flushed(FILE *f, int err)
 {
 	errno = 0;
 	if (fflush(f) && !err)

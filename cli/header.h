@@ -14,6 +14,8 @@
 int header_print(FILE *f, const char *path, const struct ds_reader *rd);
 /* Its parts: the file's layout (from "# ========" to "feat offset"; flushed, as header_print), the features. */
 int header_print_layout(FILE *f, const char *path, const struct ds_reader *rd);
+/* @f flushed after header text (@err: the writer's -errno): 0, or the errno of the first failed write. */
+int header_flushed(FILE *f, int err);
 void header_print_features(FILE *f, const struct ds_reader *rd);
 
 /*

@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ds_time_conv tc = { 0 };
 
 	memcpy(&tc, data, size < sizeof(tc) ? size : sizeof(tc));
-	tc.cap_user_time_zero = tc.cap_user_time_short = false;
+	tc.cap_user_time_zero = false;   /* (bools from raw bytes would not be bools) */
 	tc.cap_user_time_short = size > 48 && (data[48] & 1);
 	if (pub) {
 		if (ds_jitdump__status(pub))

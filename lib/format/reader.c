@@ -1022,9 +1022,7 @@ static void handle_time_conv(struct ds_reader *r, const uint8_t *p, uint16_t siz
 		tc.cap_user_time_zero = p[48] != 0;
 		tc.cap_user_time_short = p[49] != 0;
 	}
-	if (tc.time_shift >= 64)   /* hostile: perf would shift by it (undefined); no conversion rather */
-		tc.time_mult = 0;
-	r->info.time_conv = tc;
+	r->info.time_conv = tc;   /* (a hostile shift past 63: ds_time_conv__perf_time converts nothing) */
 }
 
 uint64_t ds_time_conv__perf_time(const struct ds_time_conv *tc, uint64_t cyc)
