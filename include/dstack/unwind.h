@@ -38,6 +38,7 @@ enum ds_unwind_method {
 	DS_UNWIND_CFI,
 	DS_UNWIND_SFRAME,
 	DS_UNWIND_FP,
+	DS_UNWIND_PLT,      /* a PLT stub no CFI covers, by its own code */
 	DS_UNWIND_METHOD__NR
 };
 

@@ -2,7 +2,8 @@
 /*
  * The stack walker: from a sample's user registers and stack snapshot to
  * its user frames, one caller at a time, each found by the best rules its
- * binary has (DWARF CFI, then SFrame, then the frame-pointer chain).
+ * binary has (DWARF CFI, then SFrame, then a PLT stub's own code, then
+ * the frame-pointer chain).
  *
  * Rules are kept per binary as rows over address ranges, sorted and
  * disjoint, decoded on a range's first use (a miss decodes once and
@@ -34,6 +35,9 @@ struct uw_dso {
 	Dwarf_CFI *dbg;                   /* .debug_frame (the Dwarf's) */
 	bool has_sframe;
 	struct uw_sframe sf;
+	/* the PLT sections' code, for stubs no CFI covers (plt_row) */
+	struct uw_plt { uint64_t start, size; const uint8_t *code; } plt[5];
+	unsigned nr_plt;
 	bool sframe_warned;
 	struct uw_row *rows;              /* sorted by start, disjoint */
 	size_t nr, cap;
@@ -82,7 +86,7 @@ const char *ds_unwind_end__name(enum ds_unwind_end e)
 
 const char *ds_unwind_method__name(enum ds_unwind_method m)
 {
-	static const char *const n[DS_UNWIND_METHOD__NR] = { "cfi", "sframe", "fp" };
+	static const char *const n[DS_UNWIND_METHOD__NR] = { "cfi", "sframe", "fp", "plt" };
 	return (unsigned)m < DS_UNWIND_METHOD__NR ? n[m] : "?";
 }
 
@@ -144,6 +148,30 @@ static void find_sframe(struct uw_dso *d, Elf *elf, const char *path)
 		return;
 	}
 	d->has_sframe = true;
+}
+
+/*
+ * The binary's PLT sections.  GNU ld describes its stubs in .eh_frame;
+ * lld, mold and gold (without --ld-generated-unwind-info) do not, and a
+ * sample lands in a stub whenever a call through it is interrupted.
+ */
+static void find_plt(struct uw_dso *d, Elf *elf)
+{
+	static const char *const names[] = { ".plt", ".plt.sec", ".plt.got", ".plt.bnd", ".iplt" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = dsi_elf__section(elf, names[i], &sh, NULL);
+		Elf_Data *data;
+
+		if (!scn || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+			continue;
+		d->plt[d->nr_plt++] = (struct uw_plt){
+			.start = sh.sh_addr, .size = data->d_size < sh.sh_size ? data->d_size : sh.sh_size,
+			.code = data->d_buf,
+		};
+	}
 }
 
 /*
@@ -219,6 +247,7 @@ static struct uw_dso *dso_tables(struct ds_unwinder *u, struct ds_dso *dso)
 	if (d->img->dwarf)
 		d->dbg = dwarf_getcfi(d->img->dwarf);
 	find_sframe(d, d->img->elf, ds_dso__path(dso));
+	find_plt(d, d->img->elf);
 	return d;
 }
 
@@ -281,6 +310,138 @@ static void row_masks(struct uw_row *row)
 	}
 }
 
+/* ---- PLT stubs ---------------------------------------------------------
+ * A stub's frame is its caller's call: the return address at sp, pushed
+ * one word more by each push the stub has run (a lazy entry's relocation
+ * index, the resolver's GOT word).  Every x86 PLT layout (ld's, lld's,
+ * mold's; IBT's endbr and .plt.sec, MPX's bnd, i386's %ebx forms) is made
+ * of the few instructions plt_insn knows, in 16-byte entries; anything
+ * else gives no rule.  The lazy resolver's header is the entry whose first
+ * instruction (after an endbr) pushes a memory word: it is jumped to with
+ * the index already pushed.
+ */
+
+/* The length of a ModRM operand (ModRM, SIB, displacement) in @n bytes; 0 if cut. */
+static size_t modrm_len(const uint8_t *p, size_t n)
+{
+	unsigned mod, rm;
+	size_t len = 1;
+
+	if (!n)
+		return 0;
+	mod = p[0] >> 6;
+	rm = p[0] & 7;
+	if (mod != 3 && rm == 4) {
+		if (n < 2)
+			return 0;
+		len++;
+		if (mod == 0 && (p[1] & 7) == 5)
+			len += 4;
+	} else if (mod == 0 && rm == 5) {
+		len += 4;
+	}
+	len += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	return len <= n ? len : 0;
+}
+
+static bool is_endbr(const uint8_t *p, size_t n)
+{
+	return n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && (p[3] == 0xfa || p[3] == 0xfb);
+}
+
+/* The length of the stub instruction at @p (0: not one), *push whether it pushes a word. */
+static size_t plt_insn(const uint8_t *p, size_t n, bool *push)
+{
+	size_t i = 0, m;
+	bool nop_prefix = false;   /* 66 or 2e: only long nops take them here */
+
+	*push = false;
+	if (is_endbr(p, n))
+		return 4;
+	for (; i < n && i < 8 && (p[i] == 0x66 || p[i] == 0x2e || p[i] == 0xf2 || p[i] == 0x3e); i++)
+		nop_prefix |= p[i] == 0x66 || p[i] == 0x2e;
+	if (i >= n)
+		return 0;
+	switch (p[i]) {
+	case 0x90: case 0xcc:                        /* nop, int3 padding */
+		return i + 1;
+	case 0x0f:                                   /* nop r/m */
+		if (i + 2 < n && p[i + 1] == 0x1f && !((p[i + 2] >> 3) & 7) && (m = modrm_len(p + i + 2, n - i - 2)))
+			return i + 2 + m;
+		return 0;
+	case 0x68:                                   /* push imm32 */
+		*push = true;
+		return !nop_prefix && i + 5 <= n ? i + 5 : 0;
+	case 0xe9:                                   /* jmp rel32 */
+		return !nop_prefix && i + 5 <= n ? i + 5 : 0;
+	case 0xff:                                   /* jmp r/m (/4), push r/m (/6) */
+		if (nop_prefix || i + 1 >= n || (((p[i + 1] >> 3) & 7) != 4 && ((p[i + 1] >> 3) & 7) != 6) ||
+		    !(m = modrm_len(p + i + 1, n - i - 1)))
+			return 0;
+		*push = ((p[i + 1] >> 3) & 7) == 6;
+		return i + 1 + m;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The rule for @vaddr in a PLT section of @d into @row, covering the
+ * instructions around it that the same pushes precede: true, or false
+ * where @vaddr is in no PLT, not at an instruction of the stub's, or in
+ * code plt_insn does not know.
+ */
+static bool plt_row(const struct uw_dso *d, uint64_t vaddr, struct uw_row *row)
+{
+	unsigned word = d->is64 ? 8 : 4, sp = d->is64 ? X64_RSP : X86_ESP, ra = d->is64 ? X64_RA : X86_RA;
+
+	for (unsigned k = 0; k < d->nr_plt; k++) {
+		const struct uw_plt *pl = &d->plt[k];
+		uint64_t rel = vaddr - pl->start, at = rel & ~(uint64_t)15, pos = at, start = at, end;
+		size_t n, len;
+		unsigned words = 1;
+		bool push;
+
+		if (vaddr < pl->start || rel >= pl->size)
+			continue;
+		n = (size_t)(pl->size - at < 16 ? pl->size - at : 16);
+		len = is_endbr(pl->code + at, n) ? 4 : 0;
+		if (plt_insn(pl->code + at + len, n - len, &push) && push && pl->code[at + len] == 0xff)
+			words = 2;   /* the resolver's header */
+		for (; pos < rel; pos += len) {
+			if (!(len = plt_insn(pl->code + pos, n - (size_t)(pos - at), &push)))
+				return false;
+			if (push && pos + len <= rel) {
+				words++;
+				start = pos + len;
+			}
+		}
+		if (pos != rel)
+			return false;
+		/* on to the next push's end, or as far as the stub decodes */
+		for (end = pos; end < at + n; end += len) {
+			if (!(len = plt_insn(pl->code + end, n - (size_t)(end - at), &push)))
+				break;
+			if (push) {
+				end += len;
+				break;
+			}
+		}
+		memset(row, 0, sizeof(*row));
+		row->start = pl->start + start;
+		row->end = pl->start + (end > rel ? end : rel + 1);
+		row->kind = UW_ROW_PLT;
+		row->cfa = UW_CFA_REG;
+		row->cfa_reg = (uint8_t)sp;
+		row->cfa_off = (int64_t)words * word;
+		row->regs[sp].loc = UW_VAL_CFA;
+		row->regs[ra].loc = UW_AT_CFA;
+		row->regs[ra].off = -(int64_t)word;
+		return true;
+	}
+	return false;
+}
+
 /* The row for @vaddr, decoded and kept on first use; NULL only without memory. */
 static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 {
@@ -309,6 +470,8 @@ static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 				d->sframe_warned = true;
 			}
 		}
+		if (rc <= 0 && plt_row(d, vaddr, &row))
+			rc = 1;
 	}
 	if (rc <= 0 || row.start > vaddr || row.end <= vaddr) {
 		memset(&row, 0, sizeof(row));
@@ -779,7 +942,7 @@ static int step_frame(struct walk *w, const struct frame *fr, uint64_t sp, bool 
 		return DS_UNWIND_END_OUTERMOST;
 	}
 	if (row && row->kind != UW_ROW_NONE) {
-		how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : DS_UNWIND_SFRAME;
+		how = row->kind == UW_ROW_CFI ? DS_UNWIND_CFI : row->kind == UW_ROW_SFRAME ? DS_UNWIND_SFRAME : DS_UNWIND_PLT;
 		end = step_row(w, row, &fr->d->ops);
 	} else if (exact && at_function_start(fr)) {
 		how = DS_UNWIND_FP;

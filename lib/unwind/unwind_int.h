@@ -47,7 +47,7 @@ struct uw_op {
 	uint64_t offset;          /* byte offset in its expression (skip/bra targets) */
 };
 
-enum uw_row_kind { UW_ROW_NONE, UW_ROW_CFI, UW_ROW_SFRAME };
+enum uw_row_kind { UW_ROW_NONE, UW_ROW_CFI, UW_ROW_SFRAME, UW_ROW_PLT };
 
 /* The rules for addresses [start, end) of a binary (its own addresses). */
 struct uw_row {

@@ -70,6 +70,13 @@ Each sample is one of:
              there, looks up another function's CFI and reads a wrong slot
              (docs/unwinding.md); each of dstack's frames from i passes the
              deeper check
+  perf-plt   diverging at frame i where frame i-1 lies in a PLT section
+             that no FDE of its object's .eh_frame_hdr covers (lld, mold):
+             perf's libdw walk takes the frame pointer there and skips the
+             stub's caller, dstack's rule is the stub's own code (the
+             return address at the stack pointer, a word deeper for each
+             push the stub ran: docs/unwinding.md); each of dstack's frames
+             from i passes the deeper check
   names      the same addresses, another symbol or object name somewhere
   shorter    dstack's frames are a prefix of perf's
   diverging  the first differing frame has another address
@@ -527,6 +534,76 @@ def perf_wrong_slot(p, d, pid, maps):
     return check_rest(d[i:], pid, maps)
 
 
+PLT_SECS = {}
+PLT_NAMES = ('.plt', '.plt.sec', '.plt.got', '.plt.bnd', '.iplt')
+
+
+def sections(path):
+    """{name: (sh_offset, sh_addr, size)} of path's sections (readelf, cached)"""
+    if path not in PLT_SECS:
+        out = subprocess.run(['readelf', '-SW', path], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True).stdout
+        PLT_SECS[path] = {m.group(1): (int(m.group(4), 16), int(m.group(3), 16), int(m.group(5), 16))
+                          for m in re.finditer(r'\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+) ([0-9a-f]+) ([0-9a-f]+) ', out)}
+    return PLT_SECS[path]
+
+
+def fde_covers(path, secs, vaddr):
+    """Does an FDE found through path's .eh_frame_hdr cover vaddr?  None
+    where the table is in a form this reader does not know (no proof either way)"""
+    if '.eh_frame_hdr' not in secs:
+        return False
+    off, addr, size = secs['.eh_frame_hdr']
+    with open(path, 'rb') as fh:
+        fh.seek(off)
+        hdr = fh.read(size)
+        # version 1, eh_frame_ptr pcrel sdata4, fde_count udata4, table datarel sdata4
+        if len(hdr) < 12 or hdr[0] != 1 or hdr[1] != 0x1b or hdr[2] != 0x03 or hdr[3] != 0x3b:
+            return None
+        count = int.from_bytes(hdr[8:12], 'little')
+        table = [(int.from_bytes(hdr[12 + 8 * i:16 + 8 * i], 'little', signed=True) + addr,
+                  int.from_bytes(hdr[16 + 8 * i:20 + 8 * i], 'little', signed=True) + addr)
+                 for i in range(min(count, (len(hdr) - 12) // 8))]
+        i = bisect.bisect_right([t[0] for t in table], vaddr) - 1
+        if i < 0:
+            return False
+        start, fde = table[i]
+        eh = secs.get('.eh_frame')
+        if eh is None or not eh[1] <= fde < eh[1] + eh[2]:
+            return None
+        fh.seek(fde - eh[1] + eh[0])
+        b = fh.read(16)
+        # the FDE's pc_begin (pcrel sdata4, as ld and lld write it) must be the table's
+        if len(b) < 16 or int.from_bytes(b[8:12], 'little', signed=True) + fde + 8 != start:
+            return None
+        return vaddr < start + int.from_bytes(b[12:16], 'little')
+
+
+def in_plt_without_cfi(f, root):
+    """frame f (its file offset f[3]) lies in a PLT section of its object
+    that no FDE covers (lld's, mold's): dstack's rule there is the stub's
+    own code (its pushes; the return address at the stack pointer), where
+    perf's libdw walk takes the frame pointer and skips the stub's caller"""
+    if f[0] is None or f[3] is None or f[2].startswith('['):
+        return False
+    path = (root or '') + f[2]
+    secs = sections(path)
+    for name in PLT_NAMES:
+        if name in secs and secs[name][0] <= f[3] < secs[name][0] + secs[name][2]:
+            return fde_covers(path, secs, f[3] - secs[name][0] + secs[name][1]) is False
+    return False
+
+
+def perf_fp_at_plt(p, d, pid, maps):
+    """perf's walk diverged (or stopped) after a frame in a PLT stub no CFI
+    covers, dstack's frames from there each pass check_extra"""
+    n = min(len(p), len(d))
+    i = next((i for i in range(n) if p[i][0] != d[i][0]), n)
+    if i == 0 or i >= len(d) or not is_user(d[i - 1]) or not in_plt_without_cfi(d[i - 1], maps.root):
+        return False
+    return check_rest(d[i:], pid, maps)
+
+
 def classify(p, d, maps, recs):
     """(class, note) of one sample: p perf's frames, d dstack's"""
     pa = [f[0] for f in p]
@@ -623,6 +700,10 @@ def main():
             # perf read a wrong slot after a frame its libdw module has a
             # page off (docs/unwinding.md); dstack's frames are checked
             cls, note = 'perf-pageoff', None
+        elif cls == 'diverging' and perf_fp_at_plt(ps[4], ds[4], pid, maps):
+            # perf took the frame pointer at a PLT stub no CFI covers
+            # (docs/unwinding.md); dstack's frames are checked
+            cls, note = 'perf-plt', None
         elif cls == 'stitched':
             want = recs.get((ds[1], note))
             got = ['%x' % f[0] for f in ds[4] if is_user(f)]
@@ -636,12 +717,12 @@ def main():
             examples[cls].append('%s tid %s time %s: %s\n      perf:   %s\n      dstack: %s' % (
                 ds[0], ds[1], ds[2], note, frames_text(ps[4]), frames_text(ds[4])))
     fails = sum(counts[c] for c in ('names', 'shorter', 'diverging', 'deeper-bad'))
-    print('%s %d %d %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
+    print('%s %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
                                                    counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
                                                    counts['perf-unmapped'], counts['perf-nosym'], counts['perf-pageoff'],
                                                    counts['names'],
                                                    counts['shorter'], counts['diverging'], counts['deeper-bad'],
-                                                   counts['alias']))
+                                                   counts['alias'], counts['perf-plt']))
     for cls, ex in examples.items():
         for e in ex:
             print('  %s: %s' % (cls, e))

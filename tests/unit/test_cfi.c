@@ -11,7 +11,10 @@
  * and DW_CFA_val_expression), a return address left in a register, and
  * zero return addresses (by CFI: the end; by the frame pointer: perf's
  * ffffffffffffffff frame); and the same object linked by lld, whose text
- * segment lies a page past its file offset.
+ * segment lies a page past its file offset.  tests/unit/data/plt-calls.s,
+ * linked by lld and by ld without CFI for their PLTs, is walked from every
+ * instruction a lazy call runs through its stub (followed as the CPU would,
+ * through the GOT's link-time slots) to the resolver's jump.
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -377,6 +380,185 @@ static void check_lld_text(const char *src, const char *dir, struct ds_symbols *
 	obj_map = saved_map;
 }
 
+/*
+ * PLT stubs without CFI.  Each call of plt-calls.s's caller is followed
+ * instruction by instruction as the CPU runs it on a lazy first call (the
+ * GOT slots hold their link-time values: back into the PLT), with the
+ * stack it has at each (the return address under what the stub pushed):
+ * from each, the walk must reach the caller's return address and end
+ * there (the caller's CFI finds 0 above it).  "Process" addresses are
+ * BASE + file offset: one map of the whole file.
+ */
+struct image {
+	Elf *elf;
+	int fd;
+};
+
+/* The file offset of @vaddr (in an allocated section with contents) into *off. */
+static bool image_off(const struct image *im, uint64_t vaddr, uint64_t *off)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(im->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && sh.sh_type != SHT_NOBITS &&
+		    vaddr >= sh.sh_addr && vaddr - sh.sh_addr < sh.sh_size) {
+			*off = sh.sh_offset + (vaddr - sh.sh_addr);
+			return true;
+		}
+	return false;
+}
+
+static bool image_read(const struct image *im, uint64_t vaddr, void *buf, size_t n)
+{
+	uint64_t off;
+
+	return image_off(im, vaddr, &off) && pread(im->fd, buf, n, (off_t)off) == (ssize_t)n;
+}
+
+/* Walk from @pc with @pushed words over the return address @ra (vaddrs). */
+static void check_stub_frame(struct ds_unwinder *u, const struct image *im, uint64_t pc, const uint64_t *pushed,
+			     size_t npushed, uint64_t ra, const char *what)
+{
+	uint64_t st[8], pc_off = 0, ra_off = 0, want[2];
+	char buf[160];
+	struct run r;
+
+	if (!image_off(im, pc, &pc_off) || !image_off(im, ra, &ra_off) || npushed > 5) {
+		CHECK(0, "%s: pc %#" PRIx64 " or return address %#" PRIx64 " in no section", what, pc, ra);
+		return;
+	}
+	for (size_t i = 0; i < npushed; i++)
+		st[i] = pushed[npushed - 1 - i];
+	st[npushed] = BASE + ra_off;
+	st[npushed + 1] = 0;
+	want[0] = BASE + pc_off;
+	want[1] = BASE + ra_off - 1;
+	walk(u, BASE + pc_off, SP, 0x5555, 0, st, npushed + 2, &r);
+	snprintf(buf, sizeof(buf), "%s: stub at %#" PRIx64 ", %zu pushed", what, pc, npushed);
+	expect(&r, want, 2, DS_UNWIND_END_OUTERMOST, buf);
+	CHECK(r.res.steps[DS_UNWIND_PLT] == 1, "%s: %u PLT steps, want 1", buf, r.res.steps[DS_UNWIND_PLT]);
+}
+
+/* Run the lazy call at @call (an e8 rel32) through its stub, checking each instruction's walk. */
+static unsigned follow_call(struct ds_unwinder *u, const struct image *im, uint64_t call, const char *what)
+{
+	uint8_t b[8];
+	int32_t rel;
+	uint64_t pc, ra = call + 5, pushed[5];
+	size_t np = 0;
+	unsigned visited = 0;
+
+	if (!image_read(im, call, b, 5) || b[0] != 0xe8) {
+		CHECK(0, "%s: no call at %#" PRIx64, what, call);
+		return 0;
+	}
+	memcpy(&rel, b + 1, 4);
+	pc = ra + (uint64_t)(int64_t)rel;
+	for (int step = 0; step < 12; step++) {
+		size_t p = 0;
+
+		if (!image_read(im, pc, b, sizeof(b))) {
+			CHECK(0, "%s: stub code at %#" PRIx64 " unreadable", what, pc);
+			return visited;
+		}
+		check_stub_frame(u, im, pc, pushed, np, ra, what);
+		visited++;
+		if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) {        /* endbr64 */
+			pc += 4;
+			continue;
+		}
+		if (b[0] == 0x68 && np < 5) {                                               /* push imm32 */
+			uint32_t imm;
+
+			memcpy(&imm, b + 1, 4);
+			pushed[np++] = imm;
+			pc += 5;
+			continue;
+		}
+		p = b[0] == 0xf2;                                                           /* bnd */
+		memcpy(&rel, b + p + 2, 4);
+		if (b[p] == 0xff && (b[p + 1] == 0x35 || b[p + 1] == 0x25)) {               /* push / jmp *rip+d */
+			uint64_t slot = pc + p + 6 + (uint64_t)(int64_t)rel, val = 0;
+
+			if (!image_read(im, slot, &val, 8)) {
+				CHECK(0, "%s: GOT slot %#" PRIx64 " unreadable", what, slot);
+				return visited;
+			}
+			if (b[p + 1] == 0x35 && np < 5) {
+				pushed[np++] = val;
+				pc += p + 6;
+				continue;
+			}
+			if (!val)       /* the resolver's slot, 0 until ld.so fills it */
+				return visited;
+			pc = val;
+			continue;
+		}
+		if (b[p] == 0xe9) {                                                         /* jmp rel32 */
+			memcpy(&rel, b + p + 1, 4);
+			pc += p + 5 + (uint64_t)(int64_t)rel;
+			continue;
+		}
+		CHECK(0, "%s: an instruction this test does not run at %#" PRIx64 " (%02x %02x)", what, pc, b[0], b[1]);
+		return visited;
+	}
+	CHECK(0, "%s: the stub did not reach the resolver", what);
+	return visited;
+}
+
+static void check_plt(const char *dir, struct ds_symbols *syms)
+{
+	static const struct { const char *tag, *flags; } links[] = {
+		{ "lld", "-fuse-ld=lld" },
+		{ "lld-ibt", "-fuse-ld=lld -Wl,-z,force-ibt" },
+		{ "ld", "-fuse-ld=bfd -Wl,--no-ld-generated-unwind-info" },
+		{ "ld-ibt", "-fuse-ld=bfd -Wl,-z,ibtplt -Wl,--no-ld-generated-unwind-info" },
+	};
+	char exe[PATH_MAX], src[PATH_MAX * 2], obj[PATH_MAX * 2], cmd[PATH_MAX * 8];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	Elf *saved = elf;
+	struct ds_map saved_map = obj_map;
+
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	snprintf(src, sizeof(src), "%s/../../tests/unit/data/plt-calls.s", dirname(exe));
+	for (size_t k = 0; k < sizeof(links) / sizeof(links[0]); k++) {
+		struct image im;
+		struct ds_unwinder *u;
+		unsigned visited;
+
+		snprintf(obj, sizeof(obj), "%s/plt-%s.so", dir, links[k].tag);
+		snprintf(cmd, sizeof(cmd), "%s -shared -nostdlib %s -o '%s' '%s' 2>/dev/null", cc, links[k].flags, obj, src);
+		if (system(cmd) != 0) {
+			printf("SKIPPED PLT stubs linked by %s: *** %s %s cannot link here ***\n", links[k].tag, cc,
+			       links[k].flags);
+			continue;
+		}
+		im.fd = open(obj, O_RDONLY);
+		im.elf = elf = im.fd >= 0 ? elf_begin(im.fd, ELF_C_READ, NULL) : NULL;
+		if (!elf) {
+			CHECK(0, "cannot read %s", obj);
+			continue;
+		}
+		obj_map = (struct ds_map){ .start = BASE, .end = BASE + 0x10000, .pgoff = 0, .name = obj,
+					   .dso = ds_symbols__dso(syms, obj, NULL, 0) };
+		u = ds_unwinder__new(NULL);
+		visited = follow_call(u, &im, sym("caller"), links[k].tag);
+		visited += follow_call(u, &im, sym("caller_ret"), links[k].tag);
+		/* each lazy call: the stub's jump, its push, its jump to the header, the header's push and jump */
+		CHECK(visited >= 10, "%s: %u stub instructions run, want 10 or more", links[k].tag, visited);
+		ds_unwinder__delete(u);
+		elf_end(elf);
+		close(im.fd);
+		unlink(obj);
+	}
+	elf = saved;
+	obj_map = saved_map;
+}
+
 int main(void)
 {
 	char exe[PATH_MAX], src[PATH_MAX * 2], dir[] = "/tmp/test_cfi.XXXXXX", obj[PATH_MAX * 2];
@@ -415,6 +597,7 @@ int main(void)
 	check_register_return();
 	check_zero_return();
 	check_lld_text(src, dir, syms);
+	check_plt(dir, syms);
 
 	dwarf_cfi_end(cfi);
 	elf_end(elf);
