@@ -77,6 +77,15 @@ Each sample is one of:
              return address at the stack pointer, a word deeper for each
              push the stub ran: docs/unwinding.md); each of dstack's frames
              from i passes the deeper check
+  fp-tail    perf printed no user frame (its libdw walks of a task print
+             nothing after one failed: docs/unwinding.md); dstack's frames
+             pass the deeper check up to a frame in code no CFI covers
+             (no FDE in its .eh_frame_hdr, no .debug_frame: hand-written
+             assembly such as BLAKE3's AVX-512 code in libLLVM), and every
+             frame after it is in no mapping: the frame-pointer chain's
+             values, which dstack reports as perf's libdw fallback does
+             where perf's walk runs (a 0 as ffffffffffffffff).  Counted,
+             not failed
   names      the same addresses, another symbol or object name somewhere
   shorter    dstack's frames are a prefix of perf's
   diverging  the first differing frame has another address
@@ -594,6 +603,31 @@ def in_plt_without_cfi(f, root):
     return False
 
 
+def without_cfi(f, root):
+    """frame f (file offset f[3]) lies in code of its object that no FDE
+    of its .eh_frame_hdr covers, and the object has no .debug_frame"""
+    if f[0] is None or f[3] is None or f[2].startswith('['):
+        return False
+    path = (root or '') + f[2]
+    secs = sections(path)
+    if '.debug_frame' in secs:
+        return False
+    for off, addr, size in secs.values():
+        if off <= f[3] < off + size and addr:
+            return fde_covers(path, secs, f[3] - off + addr) is False
+    return False
+
+
+def fp_tail(d, i, pid, maps):
+    """dstack's frames from i are all in no mapping ([unknown] objects), and
+    the frame before them is in code no CFI covers: the frame-pointer
+    chain's values there, which libdw's x86_64 fallback reports as frames
+    (a 0 as ffffffffffffffff) and perf prints where its walk runs"""
+    if i == 0 or not is_user(d[i - 1]) or not without_cfi(d[i - 1], maps.root):
+        return False
+    return all(f[0] is not None and f[2] == '[unknown]' and maps.find(pid, f[0]) is None for f in d[i:])
+
+
 def perf_fp_at_plt(p, d, pid, maps):
     """perf's walk diverged (or stopped) after a frame in a PLT stub no CFI
     covers, dstack's frames from there each pass check_extra"""
@@ -683,10 +717,14 @@ def main():
                 why = check_extra(f, pid, maps, leaf or interrupted(ds[4], i, pid, maps))
                 if why:
                     break
-            if why:
+            perf_empty = not ps[4] or not any(is_user(f) for f in ps[4])
+            if why and perf_empty and fp_tail(ds[4], i, pid, maps):
+                # perf printed no user frame: dstack's tail is its libdw walk's
+                cls, note = 'fp-tail', None
+            elif why:
                 cls, note = 'deeper-bad', why
             else:
-                if not ps[4] or not any(is_user(f) for f in ps[4]):
+                if perf_empty:
                     counts['deeper-from-empty'] += 1
                 note = None
         elif cls == 'shorter' and perf_tail_wild(ps[4], ds[4], pid, maps):
@@ -717,12 +755,12 @@ def main():
             examples[cls].append('%s tid %s time %s: %s\n      perf:   %s\n      dstack: %s' % (
                 ds[0], ds[1], ds[2], note, frames_text(ps[4]), frames_text(ds[4])))
     fails = sum(counts[c] for c in ('names', 'shorter', 'diverging', 'deeper-bad'))
-    print('%s %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
+    print('%s %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d' % (label, len(P), counts['equal'], counts['deeper'],
                                                    counts['deeper-from-empty'], counts['stitched'], counts['vdso'],
                                                    counts['perf-unmapped'], counts['perf-nosym'], counts['perf-pageoff'],
                                                    counts['names'],
                                                    counts['shorter'], counts['diverging'], counts['deeper-bad'],
-                                                   counts['alias'], counts['perf-plt']))
+                                                   counts['alias'], counts['perf-plt'], counts['fp-tail']))
     for cls, ex in examples.items():
         for e in ex:
             print('  %s: %s' % (cls, e))

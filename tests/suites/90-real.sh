@@ -22,8 +22,8 @@ REAL_ROOT=${KVM_CACHE:-/var/tmp/kernel-vm}/root
 real_perf7_ok() { [ -x "$KVM_PERF7_REAL" ] && [ -x "$REAL_ROOT/usr/bin/perf" ]; }
 
 real_header() {
-	printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %8s %10s %12s %7s %7s %9s %10s %6s %8s  %s\n' program mode samples equal deeper '(empty)' stitched \
-		vdso perf-wild perf-nosym perf-pageoff names shorter diverging deeper-bad alias perf-plt report
+	printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %8s %10s %12s %7s %7s %9s %10s %6s %8s %7s  %s\n' program mode samples equal deeper '(empty)' stitched \
+		vdso perf-wild perf-nosym perf-pageoff names shorter diverging deeper-bad alias perf-plt fp-tail report
 }
 
 # real_compare LABEL DATA SYMFS KALLSYMS NOINLINE DEFER: dstack's and perf 7.2's
@@ -70,10 +70,10 @@ real_compare() {
 			fi ;;
 		esac
 	fi
-	real_rows+=("$(printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %8s %10s %12s %7s %7s %9s %10s %6s %8s  %s' "${label%.*}" "${label##*.}" \
-		"${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "${7:-?}" "${8:-?}" "${9:-?}" "${10:-?}" "${11:-?}" "${12:-?}" "${13:-?}" "${14:-?}" "${15:-?}" "${16:-?}" "$rep")")
+	real_rows+=("$(printf '%-8s %-6s %7s %7s %7s %7s %8s %5s %8s %10s %12s %7s %7s %9s %10s %6s %8s %7s  %s' "${label%.*}" "${label##*.}" \
+		"${2:-?}" "${3:-?}" "${4:-?}" "${5:-?}" "${6:-?}" "${7:-?}" "${8:-?}" "${9:-?}" "${10:-?}" "${11:-?}" "${12:-?}" "${13:-?}" "${14:-?}" "${15:-?}" "${16:-?}" "${17:-?}" "$rep")")
 	if [ $rc -eq 0 ] && [ $# -ge 14 ] && [ "$2" -gt 0 ]; then
-		ok "real $label: $2 samples: $3 equal to perf 7.2's, $4 deeper (each added frame a return address in mapped code; $5 where perf printed no user frame), $6 stitched, $7 vDSO frames perf left unnamed, $8 where perf walked to an unmapped address, $9 where perf left a frame of an object it names elsewhere [unknown] and a FUNC symbol covers it, ${10} where perf read a wrong slot after a frame in a page-off segment, ${16:-0} where perf took the frame pointer at a PLT stub no CFI covers; KNOWN, not matched: ${15:-0} where perf names a frame by another of the FUNC symbols that start at its symbol's address (identical code folded), listed below"
+		ok "real $label: $2 samples: $3 equal to perf 7.2's, $4 deeper (each added frame a return address in mapped code; $5 where perf printed no user frame), $6 stitched, $7 vDSO frames perf left unnamed, $8 where perf walked to an unmapped address, $9 where perf left a frame of an object it names elsewhere [unknown] and a FUNC symbol covers it, ${10} where perf read a wrong slot after a frame in a page-off segment, ${16:-0} where perf took the frame pointer at a PLT stub no CFI covers, ${17:-0} where perf printed no user frame and dstack's walk ends as libdw's does after code no CFI covers (the frame pointer's values, in no mapping); KNOWN, not matched: ${15:-0} where perf names a frame by another of the FUNC symbols that start at its symbol's address (identical code folded), listed below"
 		[ "${15:-0}" = 0 ] || echo "$res" | grep -A2 '^  alias:' | head -9 | sed 's/^/info real '"$label"' /'
 	elif [ $# -ge 14 ] && [ "$2" -eq 0 ]; then
 		bad "real $label: no samples ($(tail -1 "$o/perf.err"))"
