@@ -17,6 +17,8 @@ for v in 3.12.1 3.12 3.13.0 3.11.7; do
 	done
 done
 cc -O2 -g -fomit-frame-pointer -o "$out/nofp" "$src/tests/real/nofp.c" || echo nofp >>"$out/missing"
+cc -O2 -fno-omit-frame-pointer -fno-builtin -fuse-ld=gold -Wl,--no-ld-generated-unwind-info -o "$out/plt" "$src/tests/real/plt.c" 2>/dev/null ||
+	echo plt >>"$out/missing"
 cat >"$out/go/main.go" <<'GO'
 package main
 
@@ -59,6 +61,7 @@ prog_cmd() {
 	go) echo "env GOCACHE=$out/go/cache GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on go build -buildvcs=false -o $out/go/realgo ." ;;
 	rustc) echo "$rustc_bin -C opt-level=1 -C debuginfo=0 -o $out/rs $src/tests/vm/conformance-rs.rs" ;;
 	nofp) echo "$out/nofp 25000" ;;
+	plt) echo "$out/plt 1000000" ;;
 	esac
 }
 
@@ -66,12 +69,13 @@ have() {
 	case $1 in
 	python) [ -n "$py" ] ;;
 	nofp) [ -x "$out/nofp" ] ;;
+	plt) [ -x "$out/plt" ] ;;
 	gxx) command -v g++ >/dev/null ;;
 	*) command -v "$1" >/dev/null ;;
 	esac
 }
 
-for prog in ${REAL_PROGS:-python node gcc gxx go rustc nofp}; do
+for prog in ${REAL_PROGS:-python node gcc gxx go rustc nofp plt}; do
 	if ! have "$prog"; then echo "$prog" >>"$out/missing"; continue; fi
 	for mode in dwarf fp; do
 		case $mode in dwarf) cg=(--call-graph dwarf) ;; fp) cg=(-g) ;; esac

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # Real programs, recorded fresh on every run: binaries no one here built
 # (pyenv's CPython, node with its perf map, gcc's cc1 and g++'s cc1plus
-# compiling real sources, the Go toolchain, rustc) and a -O2 program built
-# without frame pointers (tests/real/nofp.c), recorded by this machine's
+# compiling real sources, the Go toolchain, rustc), a -O2 program built
+# without frame pointers (tests/real/nofp.c) and one calling through a PLT
+# without CFI (tests/real/plt.c, gold), recorded by this machine's
 # perf (its own kernel, no deferral) with --call-graph dwarf and with -g
 # (tests/real/record.sh); and, in the Linux 7.x guest, Debian's python3
 # with -X perf under --call-graph fp,defer (tests/real/guest-job.sh).
@@ -75,6 +76,14 @@ real_compare() {
 	if [ $rc -eq 0 ] && [ $# -ge 14 ] && [ "$2" -gt 0 ]; then
 		ok "real $label: $2 samples: $3 equal to perf 7.2's, $4 deeper (each added frame a return address in mapped code; $5 where perf printed no user frame), $6 stitched, $7 vDSO frames perf left unnamed, $8 where perf walked to an unmapped address, $9 where perf left a frame of an object it names elsewhere [unknown] and a FUNC symbol covers it, ${10} where perf read a wrong slot after a frame in a page-off segment, ${16:-0} where perf took the frame pointer at a PLT stub no CFI covers, ${17:-0} where perf printed no user frame and dstack's walk ends as libdw's does after code no CFI covers (the frame pointer's values, in no mapping); KNOWN, not matched: ${15:-0} where perf names a frame by another of the FUNC symbols that start at its symbol's address (identical code folded), listed below"
 		[ "${15:-0}" = 0 ] || echo "$res" | grep -A2 '^  alias:' | head -9 | sed 's/^/info real '"$label"' /'
+		# the PLT workload must have met its stubs: else the rule went untested
+		if [ "$label" = plt.dwarf ]; then
+			if [ "${16:-0}" -gt 0 ]; then
+				ok "real plt.dwarf: ${16} samples walked on from a PLT stub without CFI (gold's) by the stub's code, to the caller perf's frame-pointer step skips"
+			else
+				bad "real plt.dwarf: no sample walked on from a PLT stub by its code (perf-plt 0 of $2)"
+			fi
+		fi
 	elif [ $# -ge 14 ] && [ "$2" -eq 0 ]; then
 		bad "real $label: no samples ($(tail -1 "$o/perf.err"))"
 	else
