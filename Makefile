@@ -26,13 +26,13 @@ CFLAGS  ?=
 # the CLI and the examples never see lib/.
 CFLAGS  += $(WARN) $(CSTD) $(OPT) $(TIDY) -Iinclude -I. -MMD -MP
 LIB_CFLAGS := -Ilib
-LDLIBS  := -lelf -ldw -lzstd -lz -lstdc++ -lm
+LDLIBS  := -lelf -ldw -lzstd -lz -liberty -lm
 ifeq ($(MODE),release)
 # The command is linked statically: loading and relocating its shared
 # objects (libstdc++ for its demangler, glibc too) was a large part of a
 # short run (docs/performance.md).  Nothing in it looks up users or hosts
 # (NSS).
-DSTACK_LIBS := -static -ldw -lelf -lzstd -lz -llzma -lstdc++ -lm -lpthread
+DSTACK_LIBS := -static -ldw -lelf -lzstd -lz -llzma -liberty -lm -lpthread
 else
 DSTACK_LIBS := $(LDLIBS)
 endif
@@ -134,7 +134,7 @@ example: all $(BUILD)/example-workload
 # way one outside this tree is: against an installed tree, its headers
 # (-I$PREFIX/include) and its library only, nothing of lib/ or util/.
 EXAMPLE_PREFIX ?= $(abspath $(BUILD))/example-prefix
-EXAMPLE_LIBS := -lelf -ldw -lzstd -lz -lstdc++ -lm -lpthread
+EXAMPLE_LIBS := -lelf -ldw -lzstd -lz -liberty -lm -lpthread
 example-folded: all
 	rm -rf $(EXAMPLE_PREFIX)
 	$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null

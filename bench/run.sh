@@ -144,7 +144,7 @@ if "$DSTACK" folded -h >/dev/null 2>&1; then bench_folded kernel.fp; fi
 # Scaling: the generator grows a recording COPIES times (new pids/tids, times,
 # cookies); script must stay linear in time and flat in memory.
 cflags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude)
-libs=("$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -lstdc++ -lm)
+libs=("$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -liberty -lm)
 cc "${cflags[@]}" -o "$B/scale" bench/scale.c "${libs[@]}" || exit 1
 cc "${cflags[@]}" -o "$B/stitch_bench" bench/stitch_bench.c "${libs[@]}" || exit 1
 

@@ -13,7 +13,7 @@
  * name in brackets, kernel frames suffixed "_[k]".
  *
  * Build against an installed tree (make install PREFIX=$P):
- *   cc -I$P/include folded.c $P/lib/libdstack.a -lelf -ldw -lzstd -lz -lstdc++ -lm -lpthread
+ *   cc -I$P/include folded.c $P/lib/libdstack.a -lelf -ldw -lzstd -lz -liberty -lm -lpthread
  */
 #include <stdio.h>
 #include <dstack/export.h>

@@ -14,7 +14,7 @@
  * ("[.] name", "[k] name").
  *
  * Build against an installed tree (make install PREFIX=$P):
- *   cc -I$P/include top.c $P/lib/libdstack.a -lelf -ldw -lzstd -lz -lstdc++ -lm -lpthread
+ *   cc -I$P/include top.c $P/lib/libdstack.a -lelf -ldw -lzstd -lz -liberty -lm -lpthread
  */
 #include <stdio.h>
 #include <dstack/log.h>

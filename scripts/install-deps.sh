@@ -2,7 +2,7 @@
 # Install the Debian (bookworm) packages dstack builds and tests with.
 # Only missing packages are installed; as root, or through sudo.
 set -eu
-pkgs="make gcc libc6-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev zstd python3 libstdc++-12-dev clang libclang-rt-14-dev"
+pkgs="make gcc libc6-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev zstd python3 libstdc++-12-dev libiberty-dev clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

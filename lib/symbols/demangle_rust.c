@@ -5,8 +5,9 @@
  * rustc-demangle's "{:#}" give (no crate hashes, no type suffixes on
  * constants), and the legacy scheme ("_ZN...17h<hash>E") with its hash and
  * "$LT$"-style escapes undone.  Written here because no bookworm library
- * the project links does it: libstdc++'s __cxa_demangle knows neither,
- * and libiberty (which does) is not among the build's dependencies.
+ * the project links does it as perf does: libiberty (linked for C++)
+ * prints some v0 names otherwise (`&'a mut T` where perf 7.2 prints
+ * `&mut 'a T`: 16 of 20,161 names of rustc 1.95's librustc_driver).
  * Every name comes from a file: lengths, back references and nesting are
  * checked, and a name that does not parse is left as it is (NULL).
  */

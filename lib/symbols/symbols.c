@@ -20,7 +20,7 @@
  *     then non-weak, then global, then fewer leading '_', then the longer
  *     (demangled) name, then the one that came first (wl: recurse_b at index
  *     14 beats recurse_a at 15).
- *   - Names starting with "_Z" are demangled with __cxa_demangle (parameters
+ *   - Names starting with "_Z" are demangled with libiberty's cplus_demangle_v3 (parameters
  *     included); names are interned, each at its first hit (a load keeps
  *     them where they lie in the file: interning a library's every name
  *     at load cost more than the few a profile hits; docs/performance.md).

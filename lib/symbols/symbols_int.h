@@ -38,6 +38,8 @@ const char *dsi_intern__sym(struct ds_intern *in, const char *s, bool demangle);
 char *dsi_demangle_rust(const char *s);
 /* @s demangled (malloc'd, the caller frees) if it is a C++ name that demangles, else NULL. Thread-safe. */
 char *dsi_demangle(const char *s);
+/* The C++ demangler alone, as perf's __cxa_demangle: malloc'd, or NULL. */
+char *dsi_demangle_cxx(const char *s);
 
 /*
  * Strings that live as long as their owner (an ELF image's made-up PLT

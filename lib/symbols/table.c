@@ -11,13 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <elf.h>
+#include <libiberty/demangle.h>
 
 #include "util/io.h"
 #include "util/grow.h"
 #include "symbols/symbols_int.h"
 
-/* libstdc++'s demangler: the same output as perf's (libiberty style). */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
 
 struct ds_istr {
 	struct ds_istr *next_hash;   /* same hash bucket */
@@ -60,10 +59,21 @@ const char *dsi_intern__str(struct ds_intern *in, const char *s, size_t len)
 	return is->str;
 }
 
+/*
+ * perf calls the __cxa_demangle of the libstdc++ it runs with; that is
+ * libiberty's v3 demangler with these options.  bookworm's libstdc++
+ * (GCC 12) prints C++20's requires-clauses and operators in template
+ * arguments otherwise than newer ones do; its libiberty (GCC 13's) prints
+ * what Debian sid's libstdc++ (GCC 16), perf 7.2's, prints.
+ */
+char *dsi_demangle_cxx(const char *s)
+{
+	return cplus_demangle_v3(s, DMGL_PARAMS | DMGL_TYPES);
+}
+
 char *dsi_demangle(const char *s)
 {
 	char *dm;
-	int status = -1;
 
 	/* perf tries Rust's schemes first ("_R", and "_ZN...E" with no parameters after) */
 	if (!strncmp(s, "_R", 2) || !strncmp(s, "_ZN", 3)) {
@@ -72,13 +82,7 @@ char *dsi_demangle(const char *s)
 			return dm;
 	}
 	/* perf only hands "_Z" names to the C++ demangler */
-	if (strncmp(s, "_Z", 2))
-		return NULL;
-	dm = __cxa_demangle(s, NULL, NULL, &status);
-	if (dm && status == 0)
-		return dm;
-	free(dm);
-	return NULL;
+	return strncmp(s, "_Z", 2) ? NULL : dsi_demangle_cxx(s);
 }
 
 const char *dsi_intern__sym(struct ds_intern *in, const char *s, bool demangle)

@@ -109,7 +109,7 @@ report_many_processes() {
 	local skip='^# Samples: |^# Event count|\[unknown\] +\[k\] 0x[0-9a-f]{16}$'
 	mkdir -p "$o"
 	if ! cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$o/scale" "$ROOT/bench/scale.c" \
-		"$ROOT/$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -lstdc++ -lm 2>"$o/cc.err"; then
+		"$ROOT/$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -liberty -lm 2>"$o/cc.err"; then
 		bad "report x3: cannot build bench/scale.c: $(head -2 "$o/cc.err")"; return
 	fi
 	for n in kernel.fp mix.defer threads2.defer; do

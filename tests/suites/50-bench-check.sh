@@ -7,7 +7,7 @@
 bench_check_suite() {
 	local lib; lib=$(dirname "$DSTACK")/libdstack.a
 	local o="$WORK/out/bench" cf=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wno-unused-parameter -I"$ROOT/include")
-	local libs=("$lib" -lelf -ldw -lzstd -lz -lstdc++ -lm)
+	local libs=("$lib" -lelf -ldw -lzstd -lz -liberty -lm)
 	mkdir -p "$o"
 	if ! cc "${cf[@]}" -o "$o/scale" "$ROOT/bench/scale.c" "${libs[@]}" 2>"$o/cc.err" ||
 	   ! cc "${cf[@]}" -o "$o/stitch_bench" "$ROOT/bench/stitch_bench.c" "${libs[@]}" 2>>"$o/cc.err"; then

@@ -38,7 +38,7 @@ threads_suite() {
 	# copies records instead; the output must not change.
 	local S0=(--symfs "$WORK/symfs-root/symfs" --kallsyms "$WORK/kallsyms")
 	if cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$o/scale" "$ROOT/bench/scale.c" \
-		"$ROOT/$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -lstdc++ -lm 2>/dev/null &&
+		"$ROOT/$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -liberty -lm 2>/dev/null &&
 	   "$o/scale" "$WORK/data/kernel.fp.data" "$o/x16.data" 16 2>/dev/null &&
 	   nr=$(python3 "$ROOT/tests/no_rounds.py" "$o/x16.data" "$o/x16-nr.data"); then
 		# each output is 430 MB: compared by checksum and line count ("MD5 LINES", one pass), not kept
@@ -86,7 +86,7 @@ threads_suite() {
 	done
 	# records queued across input windows (1 MiB, reused): pinned windows outlive the move
 	if cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$o/scale" "$ROOT/bench/scale.c" \
-		"$ROOT/$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -lstdc++ -lm 2>/dev/null &&
+		"$ROOT/$BUILD/libdstack.a" -lelf -ldw -lzstd -lz -liberty -lm 2>/dev/null &&
 	   "$o/scale" "$WORK/data/kernel.fp.data" "$o/x4.data" 4 2>/dev/null; then
 		tsan_run "script of a 19 MB recording (~19 windows)" 0 "$tsan/dstack" script "${S[@]}" -i "$o/x4.data" >"$o/x4.tsan"
 		"$DSTACK" script "${S[@]}" -i "$o/x4.data" >"$o/x4.rel" 2>/dev/null

@@ -26,7 +26,7 @@ example_suite() {
 	else ok "example: installed headers ($(ls "$prefix"/include/dstack | wc -l)) include only installed ones"; fi
 	if ! (cd "$WORK/out" && ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g "${san[@]}" -I"$prefix/include" \
 		-o "$o.bin" "$ROOT/examples/folded.c" "$prefix/lib/libdstack.a" \
-		-lelf -ldw -lzstd -lz -lstdc++ -lm -lpthread) >"$o.cc" 2>&1; then
+		-lelf -ldw -lzstd -lz -liberty -lm -lpthread) >"$o.cc" 2>&1; then
 		bad "example: examples/folded.c does not build against the installed tree: $(head -5 "$o.cc")"; return
 	fi
 	ok "example: examples/folded.c built with -I$prefix/include and libdstack.a only"
@@ -45,7 +45,7 @@ example_suite() {
 	# "CHILDREN SELF SYMBOL" (one column where the report has no cumulative profile, a pipe's: both the same)
 	if ! (cd "$WORK/out" && ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O1 -g "${san[@]}" -I"$prefix/include" \
 		-o "$o.top" "$ROOT/examples/top.c" "$prefix/lib/libdstack.a" \
-		-lelf -ldw -lzstd -lz -lstdc++ -lm -lpthread) >"$o.topcc" 2>&1; then
+		-lelf -ldw -lzstd -lz -liberty -lm -lpthread) >"$o.topcc" 2>&1; then
 		bad "example: examples/top.c does not build against the installed tree: $(head -5 "$o.topcc")"
 	else
 		ok "example: examples/top.c built with -I$prefix/include and libdstack.a only"

@@ -88,7 +88,7 @@ EOF
 	local cf=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$ROOT/include")
 	local data="$ROOT/examples/cpu.defer.data"
 	if ! gcc "${cf[@]}" -o "$o/count-so" "$o/count.c" -L"$ROOT/$BUILD" -Wl,-rpath,"$ROOT/$BUILD" -ldstack 2>"$o/cc.err" ||
-	   ! gcc "${cf[@]}" -o "$o/count-a" "$o/count.c" "$ar" -lelf -ldw -lzstd -lz -lstdc++ -lm -lpthread 2>>"$o/cc.err"; then
+	   ! gcc "${cf[@]}" -o "$o/count-a" "$o/count.c" "$ar" -lelf -ldw -lzstd -lz -liberty -lm -lpthread 2>>"$o/cc.err"; then
 		bad "api: a program of the API's does not link: $(head -3 "$o/cc.err")"; return
 	fi
 	local got want

@@ -202,6 +202,40 @@ real_guest_compare() {
 	done
 }
 
+# C++ names as perf 7.2 prints them: every "_Z" symbol of this machine's
+# C++ programs (cc1plus, node, rustc's libLLVM) demangled by dstack's C++
+# demangler and by the __cxa_demangle of the guest root's libstdc++ (GCC
+# 16's, the one perf 7.2 calls), run there
+real_demangle() {
+	local d=$real_work/demangle f objs=() n diff
+	mkdir -p "$d"
+	for f in "$(gcc -print-prog-name=cc1plus 2>/dev/null)" "$(command -v node)" \
+		"$(rustc --print sysroot 2>/dev/null)"/lib/libLLVM*; do
+		[ -f "$f" ] && objs+=("$f")
+	done
+	if [ ${#objs[@]} -eq 0 ]; then
+		echo "SKIPPED real demangling: *** no C++ program here (cc1plus, node, libLLVM) ***"; return
+	fi
+	for f in "${objs[@]}"; do nm "$f" 2>/dev/null; nm -D "$f" 2>/dev/null; done |
+		awk '{print $NF}' | sed -n 's/^\(_Z[^@]*\).*/\1/p' | sort -u >"$d/names"
+	if ! cc -O2 -I"$ROOT/include" -I"$ROOT" -I"$ROOT/lib" -o "$d/ours" "$ROOT/tests/real/demangle.c" "$ROOT/$BUILD/libdstack.a" \
+		-lelf -ldw -lzstd -lz -liberty -lm 2>"$d/cc.err" ||
+	   ! cc -O2 -DORACLE -o "$REAL_ROOT/tmp/dstack-demangle-oracle" "$ROOT/tests/real/demangle.c" -lstdc++ 2>>"$d/cc.err"; then
+		bad "real demangling: cannot build the helpers: $(tail -2 "$d/cc.err")"; return
+	fi
+	cp "$d/names" "$REAL_ROOT/tmp/dstack-demangle-names"
+	chroot "$REAL_ROOT" sh -c '/tmp/dstack-demangle-oracle </tmp/dstack-demangle-names' >"$d/perf" 2>"$d/perf.err"
+	rm -f "$REAL_ROOT/tmp/dstack-demangle-oracle" "$REAL_ROOT/tmp/dstack-demangle-names"
+	"$d/ours" <"$d/names" >"$d/dstack"
+	n=$(wc -l <"$d/names")
+	if [ "$n" -gt 0 ] && [ "$(wc -l <"$d/perf")" = "$n" ] && cmp -s "$d/perf" "$d/dstack"; then
+		ok "real demangling: $n C++ names of ${#objs[@]} programs demangled as the guest's libstdc++ (perf 7.2's) demangles them"
+	else
+		diff=$(paste -d'\t' "$d/names" "$d/perf" "$d/dstack" | awk -F'\t' '$2 != $3' | head -2 | cut -c1-400)
+		bad "real demangling: $(paste "$d/perf" "$d/dstack" | awk -F'\t' '$1 != $2' | wc -l) of $n names differ from perf 7.2's libstdc++ ($(tail -1 "$d/perf.err")): $diff"
+	fi
+}
+
 # The ASan pass: the release pass's recordings (a few) read again by the
 # ASan build; its script output must be the release build's, byte for byte.
 real_asan() {
@@ -236,6 +270,7 @@ elif ! real_perf7_ok; then
 	echo "SKIPPED real programs: *** perf 7.2 (the kernel-vm's root at $REAL_ROOT) not set up: nothing to compare with ***"
 else
 	mkdir -p "$real_work"
+	real_demangle
 	real_host
 	real_guest
 	echo "real programs: dstack's stacks against perf 7.2's, sample for sample (report: report --children, perf's lines equal)"
