@@ -40,7 +40,10 @@ static void probe_image(struct ds_dso *d, const struct ds_jit_code *c)
 	Dwarf_CFI *cfi = img && img->elf ? dwarf_getcfi_elf(img->elf) : NULL;
 
 	for (size_t i = 0; i < sizeof(offs) / sizeof(*offs); i++) {
+		struct ds_srcline sl;
+
 		(void)ds_dso__resolve(d, offs[i], fr, 8);
+		(void)ds_dso__srcline(d, offs[i], 0, &sl);   /* the debug-info record's lines */
 		if (cfi) {
 			struct uw_row row;
 			struct uw_opstore ops = { 0 };

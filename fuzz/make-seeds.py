@@ -151,6 +151,10 @@ def jitdump(e):
     for i in range(3):
         addr = 0x7f0000001000 + 0x20 * i
         out += rec(4, 1000 + 10 * i, unw)
+        if i == 2:   # the last load takes a debug-info record (its lines: srcline)
+            out += rec(2, 1020, struct.pack(e + 'QQ', addr, 3) + struct.pack(e + 'Qii', addr, 3, 0) + b'/x.py\0'
+                       + struct.pack(e + 'Qii', addr + 4, 4, 0) + b'\xff\0'
+                       + struct.pack(e + 'Qii', addr + 8, 2, 0) + b'node:internal/y\0')
         out += rec(0, 1001 + 10 * i, struct.pack(e + 'IIQQQQ', 4242, 4242, addr, addr, len(code), i)
                    + b'py::f%d:/x.py\0' % i + code)
     dbg = struct.pack(e + 'QQ', 0x7f0000001000, 2) + struct.pack(e + 'Qii', 0x7f0000001000, 3, 0) + b'/x.py\0' \

@@ -45,6 +45,10 @@ struct ds_jit_code {
 	bool move;                 /* JIT_CODE_MOVE (its load's image, mapped anew) */
 	/* where its bytes lie in the file (ds_jitdump__write_elf reads them) */
 	uint64_t code_off, unw_off, unw_size, unw_hdr_size, rec_off;
+	/* the debug-info record before its load (JIT_CODE_DEBUG_INFO, perf's
+	 * rule: the next load takes it): its entries' offset and bytes, and
+	 * how many it says it holds; dbg_nr 0: none */
+	uint64_t dbg_off, dbg_size, dbg_nr;
 };
 
 /* The file offset where perf's jitted ELF puts .text, the MMAP2's pgoff. */

@@ -5,11 +5,13 @@
  * the writer's byte order, version, header size, ELF machine, pid,
  * timestamp, flags), then records of a 16-byte prefix (id, total size,
  * timestamp) and their fields.  Only the records' fixed parts and names
- * are read into memory; code and unwinding bytes stay in the file, found
- * by offset when an image is built (dsi_jitdump__elf).
+ * are read into memory; code, unwinding and debug-info bytes stay in the
+ * file, found by offset when an image is built (dsi_jitdump__elf) or a
+ * line asked (dsi_jitdump__srcline).
  *
  * As perf inject --jit, the last unwinding record goes with the next code
- * load, and stays for the loads after it while its .eh_frame_hdr is empty.
+ * load, and stays for the loads after it while its .eh_frame_hdr is empty;
+ * a debug-info record goes with the next load only.
  */
 #include <elf.h>
 #include <errno.h>
@@ -36,6 +38,9 @@
 #define LOAD_FIXED (PREFIX_SIZE + 40u)      /* pid, tid, vma, code_addr, code_size, code_index */
 #define MOVE_FIXED (PREFIX_SIZE + 48u)      /* pid, tid, vma, old, new, code_size, code_index */
 #define UNWIND_FIXED (PREFIX_SIZE + 24u)    /* unwinding_size, eh_frame_hdr_size, mapped_size */
+#define DEBUG_FIXED (PREFIX_SIZE + 16u)     /* code_addr, nr_entry */
+#define DEBUG_ENTRY 16u                     /* addr, lineno, discrim; then the file name */
+#define MAX_DEBUG_SIZE (16u << 20)          /* a larger debug record's lines are not read */
 #define FLAG_ARCH_TIMESTAMP 1ull
 #define MAX_CODE_SIZE (64u << 20)           /* a larger code record is skipped: images stay bounded */
 #define WINDOW (1u << 20)
@@ -118,6 +123,12 @@ struct unwind_state {
 	bool have;
 };
 
+/* The debug-info record that goes with the next code load (perf inject's rule too). */
+struct debug_state {
+	uint64_t off, size, nr;
+	bool have;
+};
+
 /* Whether [addr, addr + size) can be code of a process of the dump's machine. */
 static bool user_range(const struct dsi_jitdump *jd, uint64_t addr, uint64_t size)
 {
@@ -143,7 +154,7 @@ static uint64_t map_len(uint64_t size, const struct unwind_state *u)
 
 /* A JIT_CODE_LOAD at @off of @size bytes: 1 kept, 0 skipped, -ENOMEM. */
 static int read_load(struct dsi_jitdump *jd, struct win *w, uint64_t off, uint32_t size, uint64_t time,
-		     struct unwind_state *u)
+		     struct unwind_state *u, struct debug_state *dbg)
 {
 	const uint8_t *p = win_get(w, off, LOAD_FIXED);
 	uint64_t addr, csize, name_max;
@@ -196,6 +207,12 @@ static int read_load(struct dsi_jitdump *jd, struct win *w, uint64_t off, uint32
 		c->unw_hdr_size = u->hdr_size;
 		if (u->hdr_size)   /* perf keeps an unwinding record without a header for the next loads */
 			u->have = false;
+	}
+	if (dbg->have) {
+		c->dbg_off = dbg->off;
+		c->dbg_size = dbg->size;
+		c->dbg_nr = dbg->nr;
+		dbg->have = false;
 	}
 	jd->nr++;
 	return 1;
@@ -269,6 +286,19 @@ static void read_unwinding(struct dsi_jitdump *jd, struct win *w, uint64_t off, 
 				    .have = true };
 }
 
+/* A JIT_CODE_DEBUG_INFO: kept for the next load (its entries are read when a line is asked). */
+static void read_debug(struct dsi_jitdump *jd, struct win *w, uint64_t off, uint32_t size, struct debug_state *dbg)
+{
+	const uint8_t *p = win_get(w, off, DEBUG_FIXED);
+
+	if (size < DEBUG_FIXED || !p) {
+		say(jd, off, "debug-info record of %u bytes, smaller than its fields: skipped", size);
+		return;
+	}
+	*dbg = (struct debug_state){ .off = off + DEBUG_FIXED, .size = size - DEBUG_FIXED, .nr = rd64(jd, p + 24) };
+	dbg->have = dbg->nr != 0;
+}
+
 static int read_header(struct dsi_jitdump *jd, struct win *w, uint64_t *first)
 {
 	const uint8_t *p = win_get(w, 0, HEADER_SIZE);
@@ -306,6 +336,7 @@ static int read_header(struct dsi_jitdump *jd, struct win *w, uint64_t *first)
 static int read_records(struct dsi_jitdump *jd, struct win *w, uint64_t off)
 {
 	struct unwind_state u = { 0 };
+	struct debug_state dbg = { 0 };
 	int err = 0;
 
 	while (off < jd->file_size && !err) {
@@ -332,10 +363,11 @@ static int read_records(struct dsi_jitdump *jd, struct win *w, uint64_t off)
 			return 0;
 		}
 		switch (id) {
-		case JIT_CODE_LOAD: err = read_load(jd, w, off, size, time, &u); break;
+		case JIT_CODE_LOAD: err = read_load(jd, w, off, size, time, &u, &dbg); break;
 		case JIT_CODE_MOVE: err = read_move(jd, w, off, size, time, &u); break;
+		case JIT_CODE_DEBUG_INFO: read_debug(jd, w, off, size, &dbg); break;
 		case JIT_CODE_UNWINDING_INFO: read_unwinding(jd, w, off, size, &u); break;
-		default: break;   /* debug info, close, and records of later versions: not needed (perf skips the unknown) */
+		default: break;   /* close, and records of later versions: not needed (perf skips the unknown) */
 		}
 		err = err < 0 ? err : 0;
 		off += size;
@@ -536,6 +568,87 @@ int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, 
 	*out = b;
 	*out_len = (size_t)total;
 	return 0;
+}
+
+/* ---- source lines -------------------------------------------------------------- */
+
+/*
+ * perf inject --jit turns a load's debug entries into a DWARF 2 line
+ * program (its genelf_debug.c), which addr2line reads for perf's srcline;
+ * the rows that program holds are made here from the entries directly, as
+ * its writer makes them: a row where the file, the line or the address
+ * changed, or wherever a special opcode fits (its header's line_base -5,
+ * line_range 242 (written as -14), opcode_base 13: a line step in [-5,
+ * 236] with an address step of 0 or 1), every address 0x80 (.text) plus
+ * the entry's offset from the code's start, modulo 2^64; the sequence
+ * ends at the last row's address.
+ */
+struct line_row {
+	uint64_t addr;
+	uint32_t line;
+	const char *file;          /* in the entries' buffer; NULL: none defined yet */
+};
+
+static bool special_opcode_fits(uint32_t line, uint32_t last_line, uint64_t addr, uint64_t last_addr)
+{
+	uint32_t step = line - last_line + 5u;
+	uint64_t da = addr - last_addr;
+
+	return step < 242u && da <= 1 && step + da * 242u + 13u <= 255u;
+}
+
+int dsi_jitdump__srcline(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint64_t text_addr,
+			 char *file, size_t file_size, unsigned *line)
+{
+	uint8_t *b;
+	size_t n = (size_t)c->dbg_size, q = 0;
+	uint64_t addr = DSI_JIT_TEXT_OFFSET;   /* the line program's state */
+	uint32_t last_line = 1;
+	const char *cur = NULL;
+	struct line_row best = { 0 };
+	bool found = false;
+
+	if (!c->dbg_nr || c->dbg_size > MAX_DEBUG_SIZE)
+		return -ENOENT;
+	if (!(b = malloc(n + 1)))
+		return -ENOMEM;
+	if (!pread_all(jd->fd, b, n, c->dbg_off)) {
+		free(b);
+		return -EIO;
+	}
+	b[n] = 0;   /* a name cut by the record's end ends there */
+	for (uint64_t i = 0; i < c->dbg_nr && n - q >= DEBUG_ENTRY + 1; i++) {
+		uint64_t at = DSI_JIT_TEXT_OFFSET + (rd64(jd, b + q) - c->addr);
+		uint32_t lineno = rd32(jd, b + q + 8);
+		const char *name = (const char *)b + q + DEBUG_ENTRY;
+		bool row = false;
+
+		q += DEBUG_ENTRY + strlen(name) + 1;
+		if ((!cur || strcmp(cur, name)) && strcmp(name, "\xff")) {
+			cur = name;
+			row = true;
+		}
+		if (special_opcode_fits(lineno, last_line, at, addr))
+			row = true;
+		else
+			row |= lineno != last_line || at != addr;
+		last_line = lineno;
+		addr = at;
+		/* the last row of the greatest address not above the one asked (addr2line's) */
+		if (row && at <= text_addr && (!found || at >= best.addr)) {
+			best = (struct line_row){ at, lineno, cur };
+			found = true;
+		}
+	}
+	/* the sequence ends at the last row's address: nothing from there on */
+	if (found && text_addr >= addr)
+		found = false;
+	if (found) {
+		snprintf(file, file_size, "%s", best.file ? best.file : "??");
+		*line = best.line;
+	}
+	free(b);
+	return found ? 1 : 0;
 }
 
 /* ---- the API ------------------------------------------------------------------ */

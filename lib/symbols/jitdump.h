@@ -65,6 +65,18 @@ struct ds_time_conv;
 uint64_t dsi_jitdump__time(const struct dsi_jitdump *jd, const struct ds_jit_code *c, const struct ds_time_conv *tc);
 
 /*
+ * The source line perf 7.2 prints for code @c of @jd at @text_addr, an
+ * address of its jitted ELF's .text (DSI_JIT_TEXT_OFFSET + the offset in
+ * the code), from the debug-info record its load took (what addr2line
+ * reads in the .debug_line perf inject --jit writes of it): 1 with
+ * *@file (its name as the dump wrote it, cut to @file_size; "??" when none
+ * was named) and *@line; 0 when no row holds the address (perf: "??:0");
+ * -ENOENT when the code has no debug info; -EIO, -ENOMEM.
+ */
+int dsi_jitdump__srcline(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint64_t text_addr,
+			 char *file, size_t file_size, unsigned *line);
+
+/*
  * Whether @path names a jitdump as perf detects one: its base name is
  * "jit-PID.dump" with PID decimal and equal to @pid (any when @pid is 0,
  * a system-wide synthesized map).

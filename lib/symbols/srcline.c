@@ -19,6 +19,7 @@
 #include "util/hashmap.h"
 #include "util/strset.h"
 #include "symbols/symbols_int.h"
+#include "symbols/jitdump.h"
 
 #define MAX_DEPTH 64
 
@@ -157,6 +158,46 @@ static const char *symtab_file(Elf *elf, uint64_t vaddr)
 }
 
 /* Positions at @vaddr, innermost first, into @out; their number (0: none). */
+/*
+ * A position as perf 7.2 keeps it from addr2line's "FILE:LINE": cut at
+ * the first ':' (its filename_split), the line read from what follows by
+ * strtoul with base 0.  A name with a colon (node's "node:internal/util",
+ * a JIT runtime's garbage name) so becomes the part before it, line 0 or
+ * the digits after it; any other name is as it is.
+ */
+static struct ds_srcline a2l_position(struct ds_srcline_cache *c, const char *file, unsigned line)
+{
+	const char *colon = strchr(file, ':');
+	char rest[64], *name;
+	struct ds_srcline pos;
+
+	if (!colon)
+		return (struct ds_srcline){ dsi_strset__intern(&c->names, file), line };
+	snprintf(rest, sizeof(rest), "%s:%u", colon + 1, line);
+	if (!(name = strndup(file, (size_t)(colon - file))))
+		return (struct ds_srcline){ NULL, 0 };
+	pos = (struct ds_srcline){ dsi_strset__intern(&c->names, name), (unsigned)strtoul(rest, NULL, 0) };
+	free(name);
+	return pos;
+}
+
+/*
+ * A jitdump code's line from its debug-info record (dsi_jitdump__srcline):
+ * one position ("??", 0 where no row holds it); none without a record.
+ */
+static size_t compute_jit(struct ds_srcline_cache *c, const struct dsi_jitdump *jd, const struct ds_jit_code *jc,
+			  uint64_t vaddr, struct ds_srcline *out)
+{
+	char file[DSI_JIT_NAME_MAX];
+	unsigned line = 0;
+	int rc = dsi_jitdump__srcline(jd, jc, vaddr, file, sizeof(file), &line);
+
+	if (rc < 0)
+		return 0;
+	out[0] = a2l_position(c, rc ? file : "??", rc ? line : 0);
+	return out[0].file ? 1 : 0;
+}
+
 static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img, uint64_t vaddr,
 		      struct ds_srcline *out)
 {
@@ -177,7 +218,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 			f = symtab_file(img->elf, vaddr);
 		if (!f)
 			return 0;
-		out[0] = (struct ds_srcline){ dsi_strset__intern(&c->names, f), 0 };
+		out[0] = a2l_position(c, f, 0);
 		return out[0].file ? 1 : 0;
 	}
 	nc = 0;
@@ -195,7 +236,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 			f = "??";
 		lineno = 0;
 	}
-	out[n++] = (struct ds_srcline){ dsi_strset__intern(&c->names, f), lineno > 0 ? (unsigned)lineno : 0 };
+	out[n++] = a2l_position(c, f, lineno > 0 ? (unsigned)lineno : 0);
 	/* from the innermost inlined instance out: where each was called, up to the function */
 	for (size_t i = nc; i-- > 0 && n < MAX_DEPTH;) {
 		int tag = dwarf_tag(&chain[i]);
@@ -209,7 +250,7 @@ static size_t compute(struct ds_srcline_cache *c, const struct ds_elf_image *img
 		if (!(f = call_file(&cu, &chain[i])) || !dwarf_attr(&chain[i], DW_AT_call_line, &a) ||
 		    dwarf_formudata(&a, &line))
 			break;
-		out[n++] = (struct ds_srcline){ dsi_strset__intern(&c->names, f), (unsigned)line };
+		out[n++] = a2l_position(c, f, (unsigned)line);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!out[i].file)
@@ -223,11 +264,13 @@ int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth,
 	struct ds_dso *d = (struct ds_dso *)dso;
 	struct ds_srcline_cache **cp, *c;
 	const struct ds_elf_image *img = d ? dsi_dso__image(d) : NULL;
+	const struct dsi_jitdump *jd = NULL;
+	const struct ds_jit_code *jc = dsi_dso__jit_code(d, &jd);
 	struct ds_srcline tmp[MAX_DEPTH];
 	uint64_t *hit, vaddr;
 	size_t n;
 
-	if (!img || !img->dwarf || !dsi_elf__off_to_vaddr(img, file_off, &vaddr))
+	if (!img || (!img->dwarf && !(jc && jc->dbg_nr)) || !dsi_elf__off_to_vaddr(img, file_off, &vaddr))
 		return -ENOENT;
 	cp = dsi_dso__srclines(d);
 	if (!(c = *cp) && !(c = *cp = calloc(1, sizeof(*c))))
@@ -238,7 +281,7 @@ int ds_dso__srcline(const struct ds_dso *dso, uint64_t file_off, unsigned depth,
 		*out = c->pool[(*hit >> 8) + depth];
 		return 0;
 	}
-	n = compute(c, img, vaddr, tmp);
+	n = jc && jc->dbg_nr ? compute_jit(c, jd, jc, vaddr, tmp) : compute(c, img, vaddr, tmp);
 	struct ds_srcline *np = dsi_grow(c->pool, &c->cap, c->nr + n, sizeof(*np), 256);
 
 	if (np) {

@@ -1267,3 +1267,11 @@ bool dsi_dso__is_jitdump(const struct ds_dso *d)
 {
 	return d && d->jit;
 }
+
+const struct ds_jit_code *dsi_dso__jit_code(const struct ds_dso *d, const struct dsi_jitdump **jd)
+{
+	if (!d || !d->jit)
+		return NULL;
+	*jd = d->jd;
+	return d->jit;
+}

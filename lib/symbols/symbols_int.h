@@ -281,6 +281,10 @@ struct ds_dso;
 const struct ds_elf_image *dsi_dso__image(struct ds_dso *d);
 /* Whether @d is the code of a jitdump (symbols/jitdump.h), whose image is built in memory; false for NULL. */
 bool dsi_dso__is_jitdump(const struct ds_dso *d);
+/* The jitdump code @d is, its dump into *@jd; NULL (and *@jd untouched) for any other DSO. */
+struct dsi_jitdump;
+struct ds_jit_code;
+const struct ds_jit_code *dsi_dso__jit_code(const struct ds_dso *d, const struct dsi_jitdump **jd);
 
 /* ---- DWARF inline chains ---------------------------------------------- */
 

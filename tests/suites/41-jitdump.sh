@@ -83,6 +83,7 @@ JS
 			else
 				bad "jitdump node: report --sort dso,sym's JIT entries differ from perf 7.2's: $(diff "$o/p7.report.jit" "$o/ds.report.jit" | head -6)"
 			fi
+			jitdump_node_srcline "$o" "$nd"
 			rm -f "$nd"/jitted-*.so
 			if "$DSTACK" inject --jit -i "$nd/node.data" -o "$nd/node.dsinj.data" 2>"$o/dsinject.err"; then
 				(cd "$nd" && "$KVM_PERF7" script --no-inline --symfs /host --kallsyms kallsyms -i node.dsinj.data) >"$o/p7ds.txt" 2>"$o/p7ds.err"
@@ -95,6 +96,29 @@ JS
 		rm -f "$link"
 	fi
 	jitdump_node_checks "$o" "$nd" ""
+}
+
+# Source lines of JIT code: perf 7.2 reads them from the .debug_line perf
+# inject --jit writes of a load's debug-info record, dstack from the
+# record.  The symfs holds only the dump's directory: node's own frames get
+# the same "node[addr]" on both sides (perf's addr2line over node's DWARF
+# would take minutes), the JIT frames their lines.
+jitdump_node_srcline() {
+	local o=$1 nd=$2 s=$1/jit-symfs n
+	rm -rf "$s"; mkdir -p "$s${nd%/*}"
+	ln -s "$nd" "$s$nd"
+	(cd "$nd" && "$KVM_PERF7" script -F ip,sym,dso,srcline --no-inline --symfs "/host$s" --kallsyms kallsyms \
+		-i node.p7inj.data) >"$o/p7.srcline" 2>/dev/null
+	"$DSTACK" script -F ip,sym,dso,srcline --no-inline --symfs "$s" --kallsyms "$nd/kallsyms" -i "$nd/node.data" \
+		>"$o/ds.srcline" 2>/dev/null
+	n=$(grep -c '^ *work\.js:[1-9]' "$o/ds.srcline")
+	# (a vDSO frame's name aside: perf7's chroot has no image of this kernel's vDSO)
+	sed -E -i 's/^([[:space:]]+[0-9a-f]+) .* \(\[vdso\]\)$/\1 VDSO ([vdso])/' "$o/p7.srcline" "$o/ds.srcline"
+	if [ "$n" -gt 0 ] && cmp -s "$o/p7.srcline" "$o/ds.srcline"; then
+		ok "jitdump node: script -F +srcline of the raw file as perf 7.2's of perf inject --jit's ($(wc -l <"$o/ds.srcline") lines, $n JIT frames at a line of work.js from the dump's debug info)"
+	else
+		bad "jitdump node: srcline of JIT code differs from perf 7.2's ($n at work.js lines): $(diff "$o/p7.srcline" "$o/ds.srcline" | head -6)"
+	fi
 }
 
 # jitdump_same WHAT REF OTHER: equal (tests/tools/jitdump_check.py same)

@@ -229,6 +229,81 @@ static void read_back(bool swap, const char *path)
 	dsi_jitdump__exit(&jd);
 }
 
+static void debug_entry(struct buf *b, uint64_t addr, uint32_t line, const char *name)
+{
+	u64(b, addr);
+	u32(b, line);
+	u32(b, 0);
+	put(b, name, strlen(name) + 1);
+}
+
+/*
+ * A debug-info record and the load that takes it, then a load without one:
+ * the lines perf's addr2line gives for the .debug_line perf inject writes
+ * of it (the rows where something changed, the sequence ending at the last
+ * entry's address), a repeated-name marker keeping the file, an entry
+ * below the code (perf's address arithmetic wraps) left out of the lookup.
+ */
+static void debug_lines(bool swap, const char *path)
+{
+	const uint64_t base = 0x7f0000001000;
+	struct buf b;
+	struct dsi_jitdump jd;
+	size_t rec;
+	char file[64];
+	unsigned line = 0;
+
+	memset(&b, 0, sizeof(b));
+	b.swap = swap;
+	u32(&b, 0x4A695444);
+	u32(&b, 1);
+	u32(&b, 40);
+	u32(&b, EM_X86_64);
+	u32(&b, 0);
+	u32(&b, 77);
+	u64(&b, 5);
+	u64(&b, 0);
+	rec = b.n;
+	u32(&b, 2);
+	u32(&b, 0);                 /* its size, set below */
+	u64(&b, 100);
+	u64(&b, base);
+	u64(&b, 5);
+	debug_entry(&b, base + 2, 10, "/src/a.js");
+	debug_entry(&b, base + 4, 10, "\xff");
+	debug_entry(&b, base + 6, 12, "/src/b.js");
+	debug_entry(&b, base - 0x100, 77, "zz");
+	debug_entry(&b, base + 9, 3, "/src/b.js");
+	uint32_t size = (uint32_t)(b.n - rec);
+
+	size = swap ? __builtin_bswap32(size) : size;
+	memcpy(b.b + rec + 4, &size, 4);
+	load(&b, 101, base, 0, "js::f");
+	load(&b, 102, base + 0x20, 1, "js::g");
+	write_dump(path, b.b, b.n);
+	CHECK(dsi_jitdump__read(&jd, path) == 0 && jd.nr == 2 && !jd.problem[0], "debug: 2 codes, '%s'", jd.problem);
+	if (jd.nr == 2) {
+		static const struct { uint64_t at; int rc; const char *file; unsigned line; } want[] = {
+			{ 0x80, 0, NULL, 0 },             /* before the first row */
+			{ 0x83, 1, "/src/a.js", 10 },
+			{ 0x85, 1, "/src/a.js", 10 },     /* the marker: the file kept */
+			{ 0x88, 1, "/src/b.js", 12 },     /* the wrapped entry is no row below it */
+			{ 0x89, 0, NULL, 0 },             /* the sequence's end */
+		};
+
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			int rc = dsi_jitdump__srcline(&jd, &jd.codes[0], want[i].at, file, sizeof(file), &line);
+
+			CHECK(rc == want[i].rc && (!rc || (!strcmp(file, want[i].file) && line == want[i].line)),
+			      "debug%s: line at %#llx: rc %d %s:%u", swap ? " (swapped)" : "", (unsigned long long)want[i].at,
+			      rc, rc > 0 ? file : "-", rc > 0 ? line : 0);
+		}
+		CHECK(dsi_jitdump__srcline(&jd, &jd.codes[1], 0x83, file, sizeof(file), &line) == -ENOENT,
+		      "debug: the next load has no debug info (the record went with the first)");
+	}
+	dsi_jitdump__exit(&jd);
+}
+
 /* perf's tsc_to_perf_time, computed here another way: 128-bit product, then the shift */
 static uint64_t ref_perf_time(const struct ds_time_conv *tc, uint64_t cyc)
 {
@@ -404,6 +479,8 @@ int main(void)
 	elf_version(EV_CURRENT);
 	read_back(false, path);
 	read_back(true, path);
+	debug_lines(false, path);
+	debug_lines(true, path);
 	CHECK(dsi_jitdump__name_matches("/tmp/x/jit-123.dump", 123) && dsi_jitdump__name_matches("jit-5.dump", 0) &&
 	      !dsi_jitdump__name_matches("/tmp/jit-123.dump", 124) && !dsi_jitdump__name_matches("/tmp/jit-.dump", 0) &&
 	      !dsi_jitdump__name_matches("/tmp/jit-12x.dump", 0) && !dsi_jitdump__name_matches("/tmp/xjit-1.dump", 1),
