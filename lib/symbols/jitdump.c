@@ -13,6 +13,7 @@
  * load, and stays for the loads after it while its .eh_frame_hdr is empty;
  * a debug-info record goes with the next load only.
  */
+#include <dwarf.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -479,16 +480,48 @@ static void make_build_id(uint64_t addr, const uint8_t *code, size_t n, uint8_t 
 	memcpy(bid, h, 20);
 }
 
-static const char shstrtab[] = "\0.text\0.eh_frame\0.eh_frame_hdr\0.shstrtab\0.symtab\0.strtab\0.note.gnu.build-id";
-enum { SN_TEXT = 1, SN_EH = 7, SN_EHDR = 17, SN_SHSTR = 31, SN_SYMTAB = 41, SN_STRTAB = 49, SN_NOTE = 57 };
+static const char shstrtab[] = "\0.text\0.eh_frame\0.eh_frame_hdr\0.shstrtab\0.symtab\0.strtab\0.note.gnu.build-id"
+				"\0.debug_line\0.debug_info\0.debug_abbrev";
+enum {
+	SN_TEXT = 1, SN_EH = 7, SN_EHDR = 17, SN_SHSTR = 31, SN_SYMTAB = 41, SN_STRTAB = 49, SN_NOTE = 57,
+	SN_DLINE = 76, SN_DINFO = 88, SN_DABBREV = 100,
+};
+
+struct bytes {
+	uint8_t *p;
+	size_t n, cap;
+	bool failed;
+};
+
+static int debug_sections(const struct dsi_jitdump *jd, const struct ds_jit_code *c, struct bytes *line,
+			  struct bytes *info, struct bytes *abbrev);
+static int build_elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, const struct bytes *const *dbg,
+		     uint8_t **out, size_t *out_len, uint8_t bid_out[20]);
 
 static uint64_t align(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) & ~(a - 1);
 }
 
-int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint8_t **out, size_t *out_len,
-		     uint8_t bid_out[20])
+int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, bool with_lines, uint8_t **out,
+		     size_t *out_len, uint8_t bid_out[20])
+{
+	struct bytes dl = { 0 }, di = { 0 }, da = { 0 };
+	int derr = with_lines && c->dbg_nr ? debug_sections(jd, c, &dl, &di, &da) : -ENOENT;
+
+	const struct bytes *dbg[3] = { &dl, &di, &da };
+	/* a record that cannot be read: the image without its lines */
+	int err = derr == -ENOMEM ? -ENOMEM : build_elf(jd, c, derr ? NULL : dbg, out, out_len, bid_out);
+
+	free(dl.p);
+	free(di.p);
+	free(da.p);
+	return err;
+}
+
+/* The image; @dbg: its .debug_line, .debug_info and .debug_abbrev, or NULL. */
+static int build_elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, const struct bytes *const *dbg,
+		     uint8_t **out, size_t *out_len, uint8_t bid_out[20])
 {
 	uint64_t text = DSI_JIT_TEXT_OFFSET, eh = align(text + c->size, 8), eh_size = 0, hdr_size = 0;
 	bool unw = c->unw_size > 0 || c->unw_hdr_size > 0 || c->unw_off;
@@ -505,8 +538,9 @@ int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, 
 	uint64_t symtab = align(shstr + sizeof(shstrtab), 8);
 	uint64_t strtab = symtab + 2 * sizeof(Elf64_Sym);
 	uint64_t note = align(strtab + name_len + 2, 4);
-	uint64_t shoff = align(note + 36, 8);
-	unsigned nsec = unw ? 8 : 6;
+	uint64_t dline = note + 36, dinfo = dline + (dbg ? dbg[0]->n : 0), dabbrev = dinfo + (dbg ? dbg[1]->n : 0);
+	uint64_t shoff = align(dabbrev + (dbg ? dbg[2]->n : 0), 8);
+	unsigned nsec = (unw ? 8 : 6) + (dbg ? 3 : 0);
 	uint64_t total = shoff + nsec * sizeof(Elf64_Shdr);
 	uint8_t *b = calloc(1, (size_t)total);
 
@@ -530,7 +564,7 @@ int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, 
 			  .p_paddr = text, .p_filesz = c->size, .p_memsz = c->size, .p_align = 8 };
 	Elf64_Sym syms[2] = { { 0 }, { .st_name = 1, .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC), .st_shndx = 1,
 				       .st_value = text, .st_size = c->size } };
-	Elf64_Shdr sh[8] = { { 0 } };
+	Elf64_Shdr sh[11] = { { 0 } };
 	unsigned i = 1;
 
 	memcpy(b, &eh_, sizeof(eh_));
@@ -562,6 +596,16 @@ int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, 
 	memcpy(b + note + 16, bid, 20);
 	sh[i++] = (Elf64_Shdr){ .sh_name = SN_NOTE, .sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC, .sh_offset = note,
 				.sh_size = 36, .sh_addralign = 4 };
+	if (dbg) {
+		const uint32_t names[3] = { SN_DLINE, SN_DINFO, SN_DABBREV };
+		const uint64_t offs[3] = { dline, dinfo, dabbrev };
+
+		for (unsigned k = 0; k < 3; k++) {
+			memcpy(b + offs[k], dbg[k]->p, dbg[k]->n);
+			sh[i++] = (Elf64_Shdr){ .sh_name = names[k], .sh_type = SHT_PROGBITS, .sh_offset = offs[k],
+						.sh_size = dbg[k]->n, .sh_addralign = 1 };
+		}
+	}
 	memcpy(b + shoff, sh, nsec * sizeof(Elf64_Shdr));
 	if (bid_out)
 		memcpy(bid_out, bid, 20);
@@ -574,19 +618,36 @@ int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, 
 
 /*
  * perf inject --jit turns a load's debug entries into a DWARF 2 line
- * program (its genelf_debug.c), which addr2line reads for perf's srcline;
- * the rows that program holds are made here from the entries directly, as
- * its writer makes them: a row where the file, the line or the address
- * changed, or wherever a special opcode fits (its header's line_base -5,
- * line_range 242 (written as -14), opcode_base 13: a line step in [-5,
- * 236] with an address step of 0 or 1), every address 0x80 (.text) plus
- * the entry's offset from the code's start, modulo 2^64; the sequence
- * ends at the last row's address.
+ * program (its genelf_debug.c), which addr2line reads for perf's srcline.
+ * The program is made here as that writer makes it (line_walk's steps):
+ * its header says line_base -5, line_range 242 (written as -14),
+ * opcode_base 13; it sets the address to 0x80 (.text), then for each
+ * entry defines its file where the name changed (the repeated-name marker
+ * "\xff" keeps it), and emits a special opcode where one fits (a line
+ * step in [-5, 236] with an address step of 0 or 1), else the line and
+ * address advances that changed and a row if anything did; it ends the
+ * sequence at the last entry's address.  Addresses are 0x80 plus the
+ * entry's offset from the code's start, modulo 2^64, as perf's are.
  */
-struct line_row {
-	uint64_t addr;
+struct line_walk {
+	const struct dsi_jitdump *jd;
+	const uint8_t *b;          /* the entries, NUL after the last byte */
+	size_t n, q;
+	uint64_t i, nr, code_addr;
+	uint64_t addr;             /* the line program's state */
 	uint32_t line;
-	const char *file;          /* in the entries' buffer; NULL: none defined yet */
+	const char *file;          /* NULL: none defined yet */
+};
+
+struct line_step {
+	uint64_t at;               /* the entry's address */
+	uint32_t line;
+	const char *name;          /* the entry's (maybe the marker) */
+	bool new_file;             /* the name changed: a file defined */
+	bool special;              /* a special opcode (a row) */
+	bool row;                  /* a row of the line table */
+	uint64_t from;             /* the state's address and line before it */
+	uint32_t from_line;
 };
 
 static bool special_opcode_fits(uint32_t line, uint32_t last_line, uint64_t addr, uint64_t last_addr)
@@ -597,58 +658,210 @@ static bool special_opcode_fits(uint32_t line, uint32_t last_line, uint64_t addr
 	return step < 242u && da <= 1 && step + da * 242u + 13u <= 255u;
 }
 
-int dsi_jitdump__srcline(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint64_t text_addr,
-			 char *file, size_t file_size, unsigned *line)
+/* The code's debug entries read into *@buf (malloc'd, NUL after them) and a walk over them. */
+static int line_walk_init(struct line_walk *w, const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint8_t **buf)
 {
-	uint8_t *b;
-	size_t n = (size_t)c->dbg_size, q = 0;
-	uint64_t addr = DSI_JIT_TEXT_OFFSET;   /* the line program's state */
-	uint32_t last_line = 1;
-	const char *cur = NULL;
-	struct line_row best = { 0 };
-	bool found = false;
+	size_t n = (size_t)c->dbg_size;
 
 	if (!c->dbg_nr || c->dbg_size > MAX_DEBUG_SIZE)
 		return -ENOENT;
-	if (!(b = malloc(n + 1)))
+	if (!(*buf = malloc(n + 1)))
 		return -ENOMEM;
-	if (!pread_all(jd->fd, b, n, c->dbg_off)) {
-		free(b);
+	if (!pread_all(jd->fd, *buf, n, c->dbg_off)) {
+		free(*buf);
 		return -EIO;
 	}
-	b[n] = 0;   /* a name cut by the record's end ends there */
-	for (uint64_t i = 0; i < c->dbg_nr && n - q >= DEBUG_ENTRY + 1; i++) {
-		uint64_t at = DSI_JIT_TEXT_OFFSET + (rd64(jd, b + q) - c->addr);
-		uint32_t lineno = rd32(jd, b + q + 8);
-		const char *name = (const char *)b + q + DEBUG_ENTRY;
-		bool row = false;
+	(*buf)[n] = 0;   /* a name cut by the record's end ends there */
+	*w = (struct line_walk){ .jd = jd, .b = *buf, .n = n, .nr = c->dbg_nr, .code_addr = c->addr,
+				 .addr = DSI_JIT_TEXT_OFFSET, .line = 1 };
+	return 0;
+}
 
-		q += DEBUG_ENTRY + strlen(name) + 1;
-		if ((!cur || strcmp(cur, name)) && strcmp(name, "\xff")) {
-			cur = name;
-			row = true;
-		}
-		if (special_opcode_fits(lineno, last_line, at, addr))
-			row = true;
-		else
-			row |= lineno != last_line || at != addr;
-		last_line = lineno;
-		addr = at;
+/* The next entry's step; false after the last (or where the record ends). */
+static bool line_walk_next(struct line_walk *w, struct line_step *st)
+{
+	if (w->i >= w->nr || w->q + DEBUG_ENTRY >= w->n)   /* a name byte at least; b[n] ends it */
+		return false;
+	st->at = DSI_JIT_TEXT_OFFSET + (rd64(w->jd, w->b + w->q) - w->code_addr);
+	st->line = rd32(w->jd, w->b + w->q + 8);
+	st->name = (const char *)w->b + w->q + DEBUG_ENTRY;
+	st->from = w->addr;
+	st->from_line = w->line;
+	w->q += DEBUG_ENTRY + strlen(st->name) + 1;
+	w->i++;
+	st->new_file = (!w->file || strcmp(w->file, st->name)) && strcmp(st->name, "\xff");
+	if (st->new_file)
+		w->file = st->name;
+	st->special = special_opcode_fits(st->line, w->line, st->at, w->addr);
+	st->row = st->new_file || st->special || st->line != w->line || st->at != w->addr;
+	w->line = st->line;
+	w->addr = st->at;
+	return true;
+}
+
+int dsi_jitdump__srcline(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint64_t text_addr,
+			 char *file, size_t file_size, unsigned *line)
+{
+	struct line_walk w;
+	struct line_step st;
+	uint8_t *b;
+	uint64_t best_at = 0;
+	uint32_t best_line = 0;
+	const char *best_file = NULL;
+	bool found = false;
+	int err = line_walk_init(&w, jd, c, &b);
+
+	if (err)
+		return err;
+	while (line_walk_next(&w, &st)) {
 		/* the last row of the greatest address not above the one asked (addr2line's) */
-		if (row && at <= text_addr && (!found || at >= best.addr)) {
-			best = (struct line_row){ at, lineno, cur };
+		if (st.row && st.at <= text_addr && (!found || st.at >= best_at)) {
+			best_at = st.at;
+			best_line = st.line;
+			best_file = w.file;
 			found = true;
 		}
 	}
-	/* the sequence ends at the last row's address: nothing from there on */
-	if (found && text_addr >= addr)
+	/* the sequence ends at the last entry's address: nothing from there on */
+	if (found && text_addr >= w.addr)
 		found = false;
 	if (found) {
-		snprintf(file, file_size, "%s", best.file ? best.file : "??");
-		*line = best.line;
+		snprintf(file, file_size, "%s", best_file ? best_file : "??");
+		*line = best_line;
 	}
 	free(b);
 	return found ? 1 : 0;
+}
+
+/* ---- the debug sections perf inject writes of them -------------------------------- */
+
+static void put_bytes(struct bytes *o, const void *p, size_t n)
+{
+	uint8_t *v;
+
+	if (o->failed || !(v = dsi_grow(o->p, &o->cap, o->n + n, 1, 256))) {
+		o->failed = true;
+		return;
+	}
+	o->p = v;
+	memcpy(o->p + o->n, p, n);
+	o->n += n;
+}
+
+static void put_u8(struct bytes *o, uint8_t v)
+{
+	put_bytes(o, &v, 1);
+}
+
+static void put_uleb(struct bytes *o, uint64_t v)
+{
+	do {
+		uint8_t b = v & 0x7f;
+
+		v >>= 7;
+		put_u8(o, (uint8_t)(b | (v ? 0x80 : 0)));
+	} while (v);
+}
+
+static void put_sleb(struct bytes *o, int64_t v)
+{
+	for (;;) {
+		uint8_t b = (uint8_t)(v & 0x7f);
+
+		v >>= 7;   /* arithmetic: the sign kept */
+		if ((v == 0 && !(b & 0x40)) || (v == -1 && (b & 0x40))) {
+			put_u8(o, b);
+			return;
+		}
+		put_u8(o, b | 0x80);
+	}
+}
+
+static void put_le(struct bytes *o, uint64_t v, unsigned size)
+{
+	uint8_t b[8];
+
+	for (unsigned k = 0; k < size; k++)
+		b[k] = (uint8_t)(v >> (8 * k));
+	put_bytes(o, b, size);
+}
+
+static void patch_u32(struct bytes *o, size_t at, uint32_t v)
+{
+	if (!o->failed)
+		for (unsigned k = 0; k < 4; k++)
+			o->p[at + k] = (uint8_t)(v >> (8 * k));
+}
+
+/* The .debug_line, .debug_info and .debug_abbrev of code @c, as perf inject writes them (x86_64, little-endian). */
+static int debug_sections(const struct dsi_jitdump *jd, const struct ds_jit_code *c, struct bytes *line,
+			  struct bytes *info, struct bytes *abbrev)
+{
+	static const uint8_t opcode_lengths[12] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	struct line_walk w;
+	struct line_step st;
+	uint8_t *b;
+	uint64_t files = 0;
+	int err = line_walk_init(&w, jd, c, &b);
+
+	if (err)
+		return err;
+	put_le(line, 0, 4);                  /* total length, below */
+	put_le(line, 2, 2);                  /* version */
+	put_le(line, 0, 4);                  /* header length, below */
+	put_u8(line, 1);                     /* minimum instruction length */
+	put_u8(line, 1);                     /* default is_stmt */
+	put_u8(line, (uint8_t)-5);           /* line_base */
+	put_u8(line, (uint8_t)-14);          /* line_range: 242 */
+	put_u8(line, 13);                    /* opcode_base */
+	put_bytes(line, opcode_lengths, sizeof(opcode_lengths));
+	put_u8(line, 0);                     /* no directories */
+	put_u8(line, 0);                     /* no files: each defined in the program */
+	patch_u32(line, 6, (uint32_t)(line->n - 10));
+	put_u8(line, 0);                     /* DW_LNE_set_address 0x80 */
+	put_uleb(line, 9);
+	put_u8(line, DW_LNE_set_address);
+	put_le(line, DSI_JIT_TEXT_OFFSET, 8);
+	while (line_walk_next(&w, &st)) {
+		if (st.new_file) {
+			size_t len = strlen(st.name);
+
+			put_u8(line, 0);             /* DW_LNE_define_file NAME, dir 0, mtime 0, size 0 */
+			put_uleb(line, len + 5);
+			put_u8(line, DW_LNE_define_file);
+			put_bytes(line, st.name, len + 1);
+			put_bytes(line, "\0\0", 3);
+			put_u8(line, DW_LNS_set_file);
+			put_uleb(line, ++files);
+		}
+		if (st.special) {
+			put_u8(line, (uint8_t)((st.line - st.from_line + 5u) + (st.at - st.from) * 242u + 13u));
+			continue;
+		}
+		if (st.line != st.from_line) {
+			put_u8(line, DW_LNS_advance_line);
+			put_sleb(line, (int32_t)(st.line - st.from_line));
+		}
+		if (st.at != st.from) {
+			put_u8(line, DW_LNS_advance_pc);
+			put_uleb(line, st.at - st.from);
+		}
+		if (st.row)
+			put_u8(line, DW_LNS_copy);
+	}
+	put_bytes(line, "\0\1\1", 3);        /* DW_LNE_end_sequence */
+	patch_u32(line, 0, (uint32_t)(line->n - 4));
+	free(b);
+	/* one unit naming the line program, its abbreviation: compile_unit, children, stmt_list data4 */
+	put_le(info, 0, 4);
+	put_le(info, 2, 2);
+	put_le(info, 0, 4);
+	put_u8(info, 8);
+	put_uleb(info, 1);
+	put_le(info, 0, 4);
+	patch_u32(info, 0, (uint32_t)(info->n - 4));
+	put_bytes(abbrev, "\x01\x11\x01\x10\x06\0\0\0", 8);
+	return line->failed || info->failed || abbrev->failed ? -ENOMEM : 0;
 }
 
 /* ---- the API ------------------------------------------------------------------ */
@@ -718,7 +931,7 @@ int ds_jitdump__write_elf(const struct ds_jitdump *d, size_t i, const char *path
 
 	if (i >= d->jd.nr)
 		return -EINVAL;
-	if ((err = dsi_jitdump__elf(&d->jd, &d->jd.codes[i], &buf, &len, bid)))
+	if ((err = dsi_jitdump__elf(&d->jd, &d->jd.codes[i], true, &buf, &len, bid)))
 		return err;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {

@@ -87,12 +87,15 @@ bool dsi_jitdump__name_matches(const char *path, uint32_t pid);
  * The ELF image perf inject --jit writes for code record @c of @jd
  * (ET_DYN, one PT_LOAD of .text at DSI_JIT_TEXT_OFFSET, .eh_frame and
  * .eh_frame_hdr where the dump gave them, one function symbol, a GNU
- * build-id from the code's bytes and address), malloc'd into *@buf.
+ * build-id from the code's bytes and address), malloc'd into *@buf;
+ * @with_lines: also the .debug_line, .debug_info and .debug_abbrev perf
+ * writes of the load's debug-info record (for the files inject writes;
+ * the library reads lines from the record itself, dsi_jitdump__srcline).
  * 0, or -errno (the code's bytes cannot be read: -EIO; -ENOMEM).
  * @bid (20 bytes) receives the build-id when not NULL.
  */
-int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, uint8_t **buf, size_t *len,
-		     uint8_t bid[20]);
+int dsi_jitdump__elf(const struct dsi_jitdump *jd, const struct ds_jit_code *c, bool with_lines, uint8_t **buf,
+		     size_t *len, uint8_t bid[20]);
 
 /*
  * The dump whose MMAP recorded @recorded, read once (under the symfs) and

@@ -747,7 +747,7 @@ static bool jitdump_load(struct ds_dso *d)
 	struct ds_symbols *s = d->syms;
 	size_t len;
 
-	if (dsi_jitdump__elf(d->jd, d->jit, &d->jit_elf, &len, NULL))
+	if (dsi_jitdump__elf(d->jd, d->jit, false, &d->jit_elf, &len, NULL))
 		return false;
 	if (dsi_elf__open_memory(&d->img, d->jit_elf, len) ||
 	    !dsi_elf__load(&d->img, !s->no_demangle, NULL, d->path, NULL)) {

@@ -89,6 +89,7 @@ JS
 				(cd "$nd" && "$KVM_PERF7" script --no-inline --symfs /host --kallsyms kallsyms -i node.dsinj.data) >"$o/p7ds.txt" 2>"$o/p7ds.err"
 				jitdump_same "node: perf 7.2 script of dstack inject --jit's file vs dstack script of the raw file" \
 					"$o/p7ds.txt" "$o/ds.txt"
+				jitdump_node_srcline_inject "$o" "$nd"
 			else
 				bad "jitdump node: dstack inject --jit failed: $(tail -3 "$o/dsinject.err")"
 			fi
@@ -118,6 +119,19 @@ jitdump_node_srcline() {
 		ok "jitdump node: script -F +srcline of the raw file as perf 7.2's of perf inject --jit's ($(wc -l <"$o/ds.srcline") lines, $n JIT frames at a line of work.js from the dump's debug info)"
 	else
 		bad "jitdump node: srcline of JIT code differs from perf 7.2's ($n at work.js lines): $(diff "$o/p7.srcline" "$o/ds.srcline" | head -6)"
+	fi
+}
+
+# perf 7.2's lines of dstack inject --jit's files (their .debug_line) as of perf inject's
+jitdump_node_srcline_inject() {
+	local o=$1 nd=$2 s=$1/jit-symfs
+	(cd "$nd" && "$KVM_PERF7" script -F ip,sym,dso,srcline --no-inline --symfs "/host$s" --kallsyms kallsyms \
+		-i node.dsinj.data) >"$o/p7ds.srcline" 2>/dev/null
+	sed -E -i 's/^([[:space:]]+[0-9a-f]+) .* \(\[vdso\]\)$/\1 VDSO ([vdso])/' "$o/p7ds.srcline"
+	if [ -s "$o/p7.srcline" ] && cmp -s "$o/p7.srcline" "$o/p7ds.srcline"; then
+		ok "jitdump node: perf 7.2's script -F +srcline of dstack inject --jit's file as of perf inject --jit's (the .debug_line of its jitted files)"
+	else
+		bad "jitdump node: perf 7.2's srcline of dstack inject --jit's file differs: $(diff "$o/p7.srcline" "$o/p7ds.srcline" | head -6)"
 	fi
 }
 

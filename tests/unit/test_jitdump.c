@@ -166,7 +166,7 @@ static void read_back(bool swap, const char *path)
 		size_t len;
 		struct ds_elf_image img;
 
-		CHECK(dsi_jitdump__elf(&jd, &c[0], &img_buf, &len, NULL) == 0, "image built");
+		CHECK(dsi_jitdump__elf(&jd, &c[0], false, &img_buf, &len, NULL) == 0, "image built");
 		CHECK(dsi_elf__open_memory(&img, img_buf, len) == 0 && dsi_elf__load(&img, false, NULL, "/x/jitted-77-0.so", NULL),
 		      "image loads");
 		const struct ds_sym *s = dsi_symtab__find(&img.symtab, 0x80 + 5);
