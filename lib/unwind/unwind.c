@@ -313,10 +313,10 @@ static void row_masks(struct uw_row *row)
 /* ---- PLT stubs ---------------------------------------------------------
  * A stub's frame is its caller's call: the return address at sp, pushed
  * one word more by each push the stub has run (a lazy entry's relocation
- * index, the resolver's GOT word).  Every x86 PLT layout (ld's, lld's,
- * mold's; IBT's endbr and .plt.sec, MPX's bnd, i386's %ebx forms) is made
- * of the few instructions plt_insn knows, in 16-byte entries; anything
- * else gives no rule.  The lazy resolver's header is the entry whose first
+ * index, the resolver's GOT word).  Every x86_64 PLT layout (ld's, lld's,
+ * mold's; IBT's endbr and .plt.sec, MPX's bnd) is made of the few
+ * instructions plt_insn knows, in 16-byte entries; anything else gives no
+ * rule.  The lazy resolver's header is the entry whose first
  * instruction (after an endbr) pushes a memory word: it is jumped to with
  * the index already pushed.
  */
@@ -470,7 +470,8 @@ static const struct uw_row *rules(struct uw_dso *d, uint64_t vaddr)
 				d->sframe_warned = true;
 			}
 		}
-		if (rc <= 0 && plt_row(d, vaddr, &row))
+		/* x86_64 only: an i386 stub keeps perf's frame-pointer step (below) */
+		if (rc <= 0 && d->is64 && plt_row(d, vaddr, &row))
 			rc = 1;
 	}
 	if (rc <= 0 || row.start > vaddr || row.end <= vaddr) {
