@@ -124,10 +124,9 @@ struct unwind_state {
 	bool have;
 };
 
-/* The debug-info record that goes with the next code load (perf inject's rule too). */
+/* The debug-info record that goes with the next code load (perf inject's rule too); nr 0: none. */
 struct debug_state {
 	uint64_t off, size, nr;
-	bool have;
 };
 
 /* Whether [addr, addr + size) can be code of a process of the dump's machine. */
@@ -209,11 +208,11 @@ static int read_load(struct dsi_jitdump *jd, struct win *w, uint64_t off, uint32
 		if (u->hdr_size)   /* perf keeps an unwinding record without a header for the next loads */
 			u->have = false;
 	}
-	if (dbg->have) {
+	if (dbg->nr) {
 		c->dbg_off = dbg->off;
 		c->dbg_size = dbg->size;
 		c->dbg_nr = dbg->nr;
-		dbg->have = false;
+		dbg->nr = 0;
 	}
 	jd->nr++;
 	return 1;
@@ -297,7 +296,6 @@ static void read_debug(struct dsi_jitdump *jd, struct win *w, uint64_t off, uint
 		return;
 	}
 	*dbg = (struct debug_state){ .off = off + DEBUG_FIXED, .size = size - DEBUG_FIXED, .nr = rd64(jd, p + 24) };
-	dbg->have = dbg->nr != 0;
 }
 
 static int read_header(struct dsi_jitdump *jd, struct win *w, uint64_t *first)
