@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Byte source behind the reader: a regular file read through windows of
- * a few MiB (so a multi-gigabyte file costs a bounded amount of memory),
- * or a pipe read into a growable buffer.  Offsets are absolute positions in
+ * at most a few MiB, mapped or read (so a multi-gigabyte file costs a
+ * bounded amount of memory), or a pipe read into a growable buffer.  Offsets are absolute positions in
  * the file or stream.
  */
 #ifndef DSTACK_SOURCE_H
@@ -13,9 +13,10 @@
 #include <stdint.h>
 
 /*
- * A window of the file: bytes [off, off + len) read into data.  Records in
- * it can be used where they lie while the window is pinned; when the source
- * moves on, a pinned window stays until its last pin goes.
+ * A window of the file: bytes [off, off + len) at data, a mapping of the
+ * file or a buffer they were read into.  Records in it can be used where
+ * they lie while the window is pinned; when the source moves on, a pinned
+ * window stays until its last pin goes.
  */
 struct ds_source_window {
 	uint8_t *data;
@@ -23,6 +24,8 @@ struct ds_source_window {
 	size_t len, cap;
 	unsigned pins;
 	bool retired;           /* no longer the current window: put away at the last unpin */
+	bool mapped;            /* data is a mapping of the file, not a buffer */
+	int guard;              /* mapped: its slot in the SIGBUS handler's table */
 	struct ds_source *src;
 	struct ds_source_window *next_spare;
 };
@@ -31,6 +34,7 @@ struct ds_source {
 	int fd;
 	bool pipe;
 	bool owns_fd;
+	bool no_map;            /* windows are pread buffers, never mappings (set after open to choose) */
 	uint64_t size;          /* file size; UINT64_MAX for pipes until EOF */
 	/* file: the current window, windows kept for reuse, bytes of all windows */
 	struct ds_source_window *win;
@@ -66,5 +70,12 @@ int dsi_source__get(struct ds_source *s, uint64_t off, size_t len, const uint8_t
  */
 struct ds_source_window *dsi_source__pin(struct ds_source *s);
 void dsi_source__unpin(struct ds_source_window *w);
+
+/*
+ * Pages of mapped windows read as zeros so far, in this process: their
+ * file shrank while they were mapped.  A reader compares the count before
+ * and after a run; more means what it read is not the file.
+ */
+unsigned long dsi_source__faults(void);
 
 #endif

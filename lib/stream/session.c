@@ -547,6 +547,7 @@ static int session_run(struct ds_session *s, const struct ds_session_opts *opts,
 	s->peek_ctx = opts->peek_ctx;
 	size_t budget = opts->memory_budget ? opts->memory_budget : DS_DEFAULT_MEMORY_BUDGET;
 	struct ds_stitcher_opts sto = opts->stitch;
+	unsigned long faults = dsi_source__faults();
 
 	dsi_ordered__init(&s->ordered, deliver_ordered, s);
 	s->ordered.budget = budget / 2;
@@ -573,6 +574,11 @@ static int session_run(struct ds_session *s, const struct ds_session_opts *opts,
 	}
 	if (ret < 0)
 		snprintf(s->err, sizeof(s->err), "%s", dsi_reader__errmsg(s->reader));
+	if (!err && ret >= 0 && dsi_source__faults() != faults) {
+		ret = -EIO;
+		snprintf(s->err, sizeof(s->err), "%s: the file shrank while it was read: %lu pages of it read as zeros",
+			 ds_reader__path(s->reader), dsi_source__faults() - faults);
+	}
 	if (err == -ENOMEM)
 		snprintf(s->err, sizeof(s->err), "out of memory");
 	if (!s->cb_err && s->stitcher) {
