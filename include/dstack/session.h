@@ -38,11 +38,10 @@ struct ds_session_opts {
 	ds_event_fn sideband;
 	void *sideband_ctx;
 	/*
-	 * Read, order, parse and stitch the records on a second thread while
-	 * the sideband and the callbacks run on this one (same events, same
-	 * order; a two-stage pipeline on two cores).  Callbacks (and the
-	 * sideband) still run on the calling thread only.  Falls back to one
-	 * thread if none can be started.
+	 * Read and order the records on a second thread while they are parsed
+	 * and the callbacks run on this one (same events, same order; a
+	 * two-stage pipeline on two cores).  Callbacks still run on the
+	 * calling thread only.  Falls back to one thread if none can be started.
 	 */
 	bool reader_thread;
 	/*

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 #include "dstack/event.h"
-#include "format/event_int.h"
 
 struct rd {
 	const uint8_t *p;
@@ -496,27 +495,4 @@ const char *ds_record_type__name(uint32_t type)
 	if (type >= DS_REC_HEADER_ATTR && type - DS_REC_HEADER_ATTR < sizeof(user_names) / sizeof(*user_names))
 		return user_names[type - DS_REC_HEADER_ATTR];
 	return NULL;
-}
-
-/* Move pointer @p into the record at @from to the same place in its copy at @to; false when it points elsewhere. */
-static bool rebase(const void **p, const char *from, const char *to, size_t size)
-{
-	uintptr_t q = (uintptr_t)*p, f = (uintptr_t)from;
-
-	if (!q)
-		return true;
-	if (q < f || q - f > size)
-		return false;
-	*p = to + (q - f);
-	return true;
-}
-
-bool dsi_sample__rebase(struct ds_sample *s, const void *from, const void *to, size_t size)
-{
-	const char *f = from, *t = to;
-
-	return rebase((const void **)&s->callchain, f, t, size) && rebase(&s->raw, f, t, size) &&
-	       rebase(&s->branch, f, t, size) && rebase((const void **)&s->regs_user, f, t, size) &&
-	       rebase(&s->stack_user, f, t, size) && rebase((const void **)&s->regs_intr, f, t, size) &&
-	       rebase(&s->aux, f, t, size) && rebase((const void **)&s->read, f, t, size);
 }

@@ -13,25 +13,20 @@
 #include "util/error.h"
 #include "util/units.h"
 #include "util/prefault.h"
-#include "format/event_int.h"
 #include "format/reader_int.h"
 
 /*
- * The reading thread reads, orders, parses and stitches, and hands the
- * calling thread what its callbacks are to see, in the order they are to
- * see it, in batches: a ring of NR_BATCHES slots, filled by the reader
- * (prod counts the batches published) and emptied by the consumer (cons
- * counts those it is done with).  An item is an event for the sideband,
- * for the callback or for both; an event the stitcher held (its copy is
- * the stitcher's, gone when its callback returns) is copied into the
- * batch, with its stitched callchain.  The records' memory (pinned input
- * windows, arena chunks) is released by the reader when it reuses a slot,
- * so the source, the arena and the stitcher stay single-threaded.  A full ring stops the reader until half of
+ * The reading thread hands ordered records to the calling thread in
+ * batches: a ring of NR_BATCHES slots, filled by the reader (prod counts
+ * the batches published) and emptied by the consumer (cons counts those it
+ * is done with).  The records' memory (pinned input windows, arena chunks)
+ * is released by the reader when it reuses a slot, so the source and the
+ * arena stay single-threaded.  A full ring stops the reader until half of
  * it is free, and each side is woken only when it waits: a wake-up per
  * batch is a context switch per batch, and made the wall time erratic
  * (docs/performance.md).
  */
-#define BATCH_ITEMS 512
+#define BATCH_ITEMS 1024
 /*
  * ... or fewer when they are big: a batch of 1,024 dwarf-mode samples
  * (8 KiB stack copies) held 8 MiB, and the ring 64 MiB of pinned windows
@@ -39,30 +34,19 @@
  */
 #define BATCH_BYTES (256u << 10)
 #define NR_BATCHES 8
-/* the copies of held events a batch starts with room for (more: the batch ends) */
-#define BATCH_COPIES (64u << 10)
-
-enum { HAND_SIDEBAND = 1, HAND_EMIT = 2, HAND_SKIPPED = 4 };
 
 struct handoff {
-	struct ds_event ev;
-	unsigned what;           /* HAND_*: the sideband's, the callback's, or both; or a warning */
-	const char *why;         /* HAND_SKIPPED: the record at ev.hdr, ev.offset did not parse */
-};
-
-/* What a record handed over lies in: given back when its batch comes back. */
-struct release {
-	struct dsi_arena_chunk *chunk;       /* a copy ... */
+	const struct ds_event_header *hdr;
+	struct ds_evsel *evsel;
+	uint64_t offset;
+	struct dsi_arena_chunk *chunk;       /* the record's memory: a copy ... */
 	struct ds_source_window *win;       /* ... or where it lies in the input */
 };
 
 struct batch {
-	size_t n, nr_rel;
+	size_t n;
 	size_t bytes;            /* of the records handed over */
-	uint8_t *copies;         /* held events' records and stitched chains */
-	size_t copies_len, copies_cap;
 	struct handoff v[BATCH_ITEMS];
-	struct release rel[BATCH_ITEMS];
 };
 
 struct pipeline {
@@ -76,9 +60,6 @@ struct pipeline {
 	bool reader_waits, consumer_waits;   /* under lock */
 	atomic_bool stop;        /* the consumer failed: stop reading */
 	int read_ret, read_err;  /* the reading loop's results, read after the join */
-	/* the reader's: the record being pushed, and its sideband item not yet also an emit */
-	const struct ds_event_header *in_hdr;
-	bool in_sideband;
 };
 
 /*
@@ -156,14 +137,12 @@ static void warn_skipped(const struct ds_session *s, uint64_t offset, uint32_t t
 }
 
 /*
- * Parse a record of @evsel into an event; false if its fields are bad,
- * after a warning or, given @why, with the reason there for the caller
- * to say (the reading thread: the calling thread says it, in its place
- * among the callbacks' warnings).  The side that stitches parses: the
- * reading thread, when there is one.
+ * Parse a record of @evsel into an event; false (after a warning) if its
+ * fields are bad.  Only the consuming side parses: the reading side reads
+ * no more than the time it orders by.
  */
 static bool make_event(struct ds_session *s, struct ds_evsel *evsel, const struct ds_event_header *hdr,
-		       uint64_t offset, struct ds_event *ev, const char **why_out)
+		       uint64_t offset, struct ds_event *ev)
 {
 	const char *why = NULL;
 
@@ -180,10 +159,7 @@ static bool make_event(struct ds_session *s, struct ds_evsel *evsel, const struc
 	else if (!ds_record__parse_sample(evsel, hdr, &ev->sample, &why))
 		return true;
 	s->bad_events++;
-	if (why_out)
-		*why_out = why;
-	else
-		warn_skipped(s, offset, hdr->type, why);
+	warn_skipped(s, offset, hdr->type, why);
 	return false;
 }
 
@@ -204,7 +180,7 @@ static int deliver_ordered(void *ctx, const struct ds_ordered_item *it)
 	struct ds_session *s = ctx;
 	struct ds_event ev;
 
-	if (!make_event(s, ds_reader__evsel_of(s->reader, it->hdr), it->hdr, it->offset, &ev, NULL))
+	if (!make_event(s, ds_reader__evsel_of(s->reader, it->hdr), it->hdr, it->offset, &ev))
 		return 0;
 	return consume(s, &ev);
 }
@@ -233,11 +209,10 @@ static void pl_publish(struct ds_session *s)
 	b = pl->slots[pl->prod % NR_BATCHES];   /* consumed (if ever made): its records go back */
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->nr_rel; i++)
-		dsi_ordered__release(&s->ordered, b->rel[i].chunk, b->rel[i].win);
-	b->n = b->nr_rel = 0;
+	for (size_t i = 0; i < b->n; i++)
+		dsi_ordered__release(&s->ordered, b->v[i].chunk, b->v[i].win);
+	b->n = 0;
 	b->bytes = 0;
-	b->copies_len = 0;
 }
 
 /*
@@ -251,185 +226,32 @@ static struct batch *pl_slot(struct pipeline *pl)
 	struct batch **b = &pl->slots[pl->prod % NR_BATCHES];
 
 	if (!*b && (*b = dsi_malloc_populated(sizeof(**b)))) {
-		(*b)->n = (*b)->nr_rel = 0;
+		(*b)->n = 0;
 		(*b)->bytes = 0;
-		(*b)->copies = NULL;
-		(*b)->copies_len = (*b)->copies_cap = 0;
 	}
 	return *b;
 }
 
-/* The batch being filled, with room for an item (and a release); NULL on ENOMEM or a stop. */
-static struct batch *pl_room(struct ds_session *s)
-{
-	struct pipeline *pl = s->pl;
-	struct batch *b = pl_slot(pl);
-
-	if (b && (b->n == BATCH_ITEMS || b->nr_rel == BATCH_ITEMS)) {
-		pl_publish(s);
-		b = atomic_load(&pl->stop) ? NULL : pl_slot(pl);
-	}
-	return b;
-}
-
-/* @size bytes in the batch's copies, or NULL: the batch is full (or, empty, cannot grow). */
-static void *batch_copy_room(struct batch *b, size_t size)
-{
-	size_t at = (b->copies_len + 7) & ~(size_t)7;
-
-	if (at + size > b->copies_cap) {
-		size_t cap = size > BATCH_COPIES ? size : BATCH_COPIES;
-		uint8_t *n;
-
-		if (b->copies_len || !(n = realloc(b->copies, cap)))   /* items point into it */
-			return NULL;
-		b->copies = n;
-		b->copies_cap = cap;
-		at = 0;
-	}
-	b->copies_len = at + size;
-	return b->copies + at;
-}
-
-/*
- * @ev, an event the stitcher gives out of a record it kept (or with a
- * callchain of its making), into @b's copies: its record, and its
- * callchain where that lies outside it.  false: no room.
- */
-static bool copy_event(struct batch *b, struct ds_event *ev, bool record)
-{
-	const char *from = (const char *)ev->hdr;
-	size_t size = record ? ev->hdr->size : 0;
-	const uint64_t *chain = ev->sample.callchain;
-	bool chain_out = chain && ((const char *)chain < from || (const char *)chain >= from + ev->hdr->size);
-	size_t chain_bytes = chain_out ? ev->sample.callchain_nr * sizeof(*chain) : 0;
-	char *to;
-
-	if (!size && !chain_bytes)
-		return true;
-	if (!(to = batch_copy_room(b, size + chain_bytes)))
-		return false;
-	if (chain_out)
-		ev->sample.callchain = NULL;
-	if (record) {
-		memcpy(to, from, size);
-		dsi_sample__rebase(&ev->sample, from, to, size);
-		ev->hdr = (const struct ds_event_header *)to;
-	}
-	if (chain_out) {
-		memcpy(to + size, chain, chain_bytes);
-		ev->sample.callchain = (const uint64_t *)(to + size);
-	}
-	return true;
-}
-
-/* @b as the stitcher gives it out is @a as it came in: what it may set is as it was. */
-static bool same_event(const struct ds_event *a, const struct ds_event *b)
-{
-	return a == b || (a->hdr == b->hdr && a->stitch == b->stitch && a->cookie == b->cookie &&
-			  a->record_time == b->record_time && a->cookie_passed == b->cookie_passed &&
-			  a->sample.callchain == b->sample.callchain && a->sample.callchain_nr == b->sample.callchain_nr);
-}
-
-/*
- * The reading thread's callback for what is to be delivered: an item of
- * the batch being filled (the record's sideband item, when it is the
- * record being pushed and nothing went out since).
- */
-static int handoff_emit(struct ds_session *s, const struct ds_event *ev)
-{
-	struct pipeline *pl = s->pl;
-	bool own = ev->hdr == pl->in_hdr;   /* the pushed record: released after its push */
-	struct batch *b;
-	struct handoff *h;
-
-	for (int tries = 0;; tries++) {
-		if (!(b = pl_room(s)))
-			return atomic_load(&pl->stop) ? -ECANCELED : -ENOMEM;
-		bool merge = pl->in_sideband && own && b->n && same_event(&b->v[b->n - 1].ev, ev);
-
-		h = merge ? &b->v[b->n - 1] : &b->v[b->n];   /* the item is the one pushed when unchanged */
-		if (!merge)
-			h->ev = *ev;
-		if (copy_event(b, &h->ev, !own)) {
-			h->what = merge ? h->what | HAND_EMIT : HAND_EMIT;
-			b->n += !merge;
-			pl->in_sideband = false;
-			return 0;
-		}
-		if (tries || merge)   /* (a merged one's own record and chain are never copied) */
-			return -ENOMEM;
-		pl_publish(s);   /* no room for its copy: the next batch */
-		if (atomic_load(&pl->stop))
-			return -ECANCELED;
-	}
-}
-
-/* The stitcher's (and, without one, the session's) output. */
-static int stitched(void *ctx, const struct ds_event *ev)
-{
-	struct ds_session *s = ctx;
-
-	return s->pl ? handoff_emit(s, ev) : s->fn(s->ctx, ev);
-}
-
-/*
- * A record in time order, on the reading thread: parsed, its sideband
- * item, stitched (the items its callback is to see), and its memory
- * given back when the batch it ended in comes back.
- */
 static int pl_push(struct ds_session *s, const struct ds_event_header *hdr, struct ds_evsel *evsel,
 		   uint64_t offset, struct dsi_arena_chunk *chunk, struct ds_source_window *win)
 {
 	struct pipeline *pl = s->pl;
-	struct ds_event ev, *in = &ev;
-	struct batch *b = NULL;
-	const char *why;
-	int err = 0;
+	struct batch *b;
 
 	if (atomic_load(&pl->stop)) {
 		dsi_ordered__release(&s->ordered, chunk, win);
 		return -ECANCELED;
 	}
-	/* parsed where the sideband is to see it: its item (the stitcher copies what it keeps) */
-	if (s->sideband) {
-		if (!(b = pl_room(s))) {
-			err = atomic_load(&pl->stop) ? -ECANCELED : -ENOMEM;
-			goto out;
-		}
-		in = &b->v[b->n].ev;
-	}
-	if (make_event(s, evsel, hdr, offset, in, &why)) {
-		pl->in_hdr = hdr;
-		if (s->sideband) {
-			b->v[b->n++].what = HAND_SIDEBAND;
-			pl->in_sideband = true;
-		}
-		err = s->stitcher ? ds_stitcher__push(s->stitcher, in) : handoff_emit(s, in);
-	} else if ((b = pl_room(s))) {   /* said by the calling thread where it used to be */
-		b->v[b->n++] = (struct handoff){ .ev = { .hdr = hdr, .offset = offset }, .what = HAND_SKIPPED,
-						 .why = why };
-	}
-out:
-	pl->in_hdr = NULL;
-	pl->in_sideband = false;
-	b = pl_slot(pl);   /* the batch its items ended in (a new one holds none: still after them) */
+	b = pl_slot(pl);
 	if (!b) {
 		dsi_ordered__release(&s->ordered, chunk, win);
-		return err ? err : -ENOMEM;
+		return -ENOMEM;
 	}
-	if (b->nr_rel == BATCH_ITEMS) {   /* its items were published: the next batch is after them too */
-		pl_publish(s);
-		if (atomic_load(&pl->stop) || !(b = pl_slot(pl))) {
-			dsi_ordered__release(&s->ordered, chunk, win);
-			return err ? err : atomic_load(&pl->stop) ? -ECANCELED : -ENOMEM;
-		}
-	}
-	b->rel[b->nr_rel++] = (struct release){ .chunk = chunk, .win = win };
+	b->v[b->n++] = (struct handoff){ .hdr = hdr, .evsel = evsel, .offset = offset, .chunk = chunk, .win = win };
 	b->bytes += hdr->size;
-	if (b->n == BATCH_ITEMS || b->nr_rel == BATCH_ITEMS || b->bytes >= BATCH_BYTES)
+	if (b->n == BATCH_ITEMS || b->bytes >= BATCH_BYTES)
 		pl_publish(s);
-	return err;
+	return 0;
 }
 
 /*
@@ -525,7 +347,7 @@ static int process_record(struct ds_session *s, const struct ds_record *rec)
 
 			return copy ? pl_push(s, copy, evsel, rec->offset, chunk, NULL) : -ENOMEM;
 		}
-		return make_event(s, evsel, hdr, rec->offset, &ev, NULL) ? consume(s, &ev) : 0;
+		return make_event(s, evsel, hdr, rec->offset, &ev) ? consume(s, &ev) : 0;
 	}
 	/* a record in the input's window waits where it lies: no copy */
 	struct ds_source_window *win = rec->in_window ? dsi_reader__pin(s->reader) : NULL;
@@ -566,12 +388,6 @@ static void *reading_thread(void *arg)
 		if (e && !pl->read_err && e != -ECANCELED)
 			pl->read_err = e;
 	}
-	if (!atomic_load(&pl->stop) && s->stitcher) {   /* and whatever the stitcher still holds */
-		int e = ds_stitcher__flush(s->stitcher);
-
-		if (e && !pl->read_err && e != -ECANCELED)
-			pl->read_err = e;
-	}
 	pthread_mutex_lock(&pl->lock);
 	pl->prod++;   /* the last batch, maybe empty */
 	pl->done = true;
@@ -580,39 +396,26 @@ static void *reading_thread(void *arg)
 	return NULL;
 }
 
-/* An item's callbacks; false: one failed (its error kept), stop. */
-static bool consume_handoff(struct ds_session *s, const struct handoff *h)
+static void consume_handoff(struct ds_session *s, const struct handoff *h)
 {
-	int err = 0;
+	struct ds_event ev;
 
-	if (h->what & HAND_SKIPPED) {
-		warn_skipped(s, h->ev.offset, h->ev.hdr->type, h->why);
-		return true;
-	}
-	if (h->what & HAND_SIDEBAND)
-		err = s->sideband(s->sideband_ctx, &h->ev);
-	if (!err && (h->what & HAND_EMIT))
-		err = s->fn(s->ctx, &h->ev);
-	if (err && !s->cb_err)
-		s->cb_err = err;
-	return !err;
+	if (make_event(s, h->evsel, h->hdr, h->offset, &ev) && consume(s, &ev))
+		atomic_store(&s->pl->stop, true);
 }
 
 /*
- * The reading thread wrote the item and touched the record on the other
- * core: ask for their lines two items ahead, so reading them does not
- * wait for each in turn.
+ * The reading thread touched the record on the other core: ask for its
+ * lines two records ahead, so parsing it does not wait for each in turn.
  */
-static inline void prefetch_item(const struct handoff *h)
+static inline void prefetch_record(const struct ds_event_header *hdr)
 {
-	const char *p = (const char *)h, *r = (const char *)h->ev.hdr;
+	const char *p = (const char *)hdr;
 
-	for (size_t i = 0; i < sizeof(*h); i += 64)
-		__builtin_prefetch(p + i);
-	__builtin_prefetch(r);
-	__builtin_prefetch(r + 64);
-	__builtin_prefetch(r + 128);
-	__builtin_prefetch(r + 192);
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + 64);
+	__builtin_prefetch(p + 128);
+	__builtin_prefetch(p + 192);
 }
 
 /* Consume batches until the reader is done or a callback failed. */
@@ -636,9 +439,8 @@ static void consume_batches(struct ds_session *s)
 		pthread_mutex_unlock(&pl->lock);
 		for (size_t i = 0; b && i < b->n && !atomic_load(&pl->stop); i++) {
 			if (i + 2 < b->n)
-				prefetch_item(&b->v[i + 2]);
-			if (!consume_handoff(s, &b->v[i]))
-				atomic_store(&pl->stop, true);
+				prefetch_record(b->v[i + 2].hdr);
+			consume_handoff(s, &b->v[i]);
 		}
 		pthread_mutex_lock(&pl->lock);
 		pl->cons++;
@@ -662,9 +464,8 @@ static void pl_free(struct ds_session *s)
 	for (size_t i = 0; i < NR_BATCHES; i++) {
 		if (!pl->slots[i])
 			continue;
-		for (size_t j = 0; j < pl->slots[i]->nr_rel; j++)
-			dsi_ordered__release(&s->ordered, pl->slots[i]->rel[j].chunk, pl->slots[i]->rel[j].win);
-		free(pl->slots[i]->copies);
+		for (size_t j = 0; j < pl->slots[i]->n; j++)
+			dsi_ordered__release(&s->ordered, pl->slots[i]->v[j].chunk, pl->slots[i]->v[j].win);
 		free(pl->slots[i]);
 	}
 	pthread_mutex_destroy(&pl->lock);
@@ -747,7 +548,6 @@ static int session_run(struct ds_session *s, const struct ds_session_opts *opts,
 	size_t budget = opts->memory_budget ? opts->memory_budget : DS_DEFAULT_MEMORY_BUDGET;
 	struct ds_stitcher_opts sto = opts->stitch;
 	unsigned long faults = dsi_source__faults();
-	bool pipelined = false;
 
 	dsi_ordered__init(&s->ordered, deliver_ordered, s);
 	s->ordered.budget = budget / 2;
@@ -756,14 +556,12 @@ static int session_run(struct ds_session *s, const struct ds_session_opts *opts,
 	if (!sto.max_held_bytes)
 		sto.max_held_bytes = budget / 2;
 	if (!opts->no_stitch) {
-		/* its output is the callback's, or the reading thread's handoff */
-		s->stitcher = ds_stitcher__new(&sto, stitched, s);
+		s->stitcher = ds_stitcher__new(&sto, fn, ctx);
 		if (!s->stitcher)
 			return -ENOMEM;
 	}
 	if (opts->reader_thread && pl_start(s)) {
 		err = run_pipelined(s, &ret);
-		pipelined = true;
 	} else {
 		err = read_all(s, &ret);
 		/* whatever was read is delivered, even when the input ended badly */
@@ -783,7 +581,7 @@ static int session_run(struct ds_session *s, const struct ds_session_opts *opts,
 	}
 	if (err == -ENOMEM)
 		snprintf(s->err, sizeof(s->err), "out of memory");
-	if (!s->cb_err && s->stitcher && !pipelined) {   /* (the reading thread flushed it) */
+	if (!s->cb_err && s->stitcher) {
 		int e = ds_stitcher__flush(s->stitcher);
 
 		if (e && !err)

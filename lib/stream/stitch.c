@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/arena.h"
-#include "format/event_int.h"
 #include "dstack/log.h"
 #include "dstack/stitch.h"
 #include "util/grow.h"
@@ -609,17 +608,41 @@ static void give_up_older(struct ds_stitcher *st, struct tid_state *ts)
 }
 
 /*
- * Keep @ev's parsed fields with its copy, so that they need not be parsed
- * again when it goes (the parse was ~4% of a report): only when every
- * field it points to is in the record (a caller's sample may point
+ * Move pointer @p into the record at @from to the same place in its copy
+ * at @to; false when it points elsewhere (then the copy is parsed again).
+ */
+static bool rebase(const void **p, const char *from, const char *to, size_t size)
+{
+	uintptr_t q = (uintptr_t)*p, f = (uintptr_t)from;
+
+	if (!q)
+		return true;
+	if (q < f || q - f > size)
+		return false;
+	*p = to + (q - f);
+	return true;
+}
+
+/*
+ * Keep @ev's parsed fields with its copy @to, so that they need not be
+ * parsed again when it goes (the parse was ~4% of a report): only when
+ * every field it points to is in the record (a caller's sample may point
  * elsewhere; then it is parsed again, as before).
  */
+static bool rebase_sample(struct ds_sample *s, const char *from, const char *to, size_t size)
+{
+	return rebase((const void **)&s->callchain, from, to, size) && rebase(&s->raw, from, to, size) &&
+	       rebase(&s->branch, from, to, size) && rebase((const void **)&s->regs_user, from, to, size) &&
+	       rebase(&s->stack_user, from, to, size) && rebase((const void **)&s->regs_intr, from, to, size) &&
+	       rebase(&s->aux, from, to, size) && rebase((const void **)&s->read, from, to, size);
+}
+
 static bool keep_sample(struct held *h, const struct ds_event *ev)
 {
 	if (!ev->evsel)
 		return false;
 	h->sample = ev->sample;
-	return dsi_sample__rebase(&h->sample, ev->hdr, h->hdr, ev->hdr->size);
+	return rebase_sample(&h->sample, (const char *)ev->hdr, (const char *)h->hdr, ev->hdr->size);
 }
 
 /*
@@ -679,7 +702,7 @@ static bool set_aside(struct ds_stitcher *st, struct held *h, struct tid_state *
 
 	*a = *h;
 	if (a->parsed)
-		dsi_sample__rebase(&a->sample, h->hdr, copy, size);
+		rebase_sample(&a->sample, (const char *)h->hdr, copy, size);
 	a->hdr = copy;
 	a->chunk = NULL;
 	a->next = a->next_wait = NO_SEQ;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The session's reading thread (ds_session_opts.reader_thread) reads,
- * orders, parses and stitches, and the calling thread runs the sideband
+ * The session's reading thread (ds_session_opts.reader_thread) reads and
+ * orders, and the calling thread parses, stitches and runs the sideband
  * and the callback: on every corpus recording the two callbacks see the
  * same events, with the same fields and callchains, in the same order
  * (sideband and callback interleaved), as on one thread; with the
