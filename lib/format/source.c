@@ -141,11 +141,15 @@ static void guard_install(void)
 	guard_on = !sigaction(SIGBUS, &sa, NULL);
 }
 
-static int guard_take(uintptr_t lo, uintptr_t hi)
+/* Whether mapped windows are guarded (the handler is installed): asked before mapping one. */
+static bool guard_ready(void)
 {
 	pthread_once(&guard_once, guard_install);
-	if (!guard_on)
-		return -1;
+	return guard_on;
+}
+
+static int guard_take(uintptr_t lo, uintptr_t hi)
+{
 	for (int i = 0; i < NR_GUARDS; i++) {
 		bool no = false;
 
@@ -189,6 +193,8 @@ static struct ds_source_window *window_map(struct ds_source *s, uint64_t start, 
 	void *p;
 	int guard;
 
+	if (!s->no_map && !guard_ready())
+		s->no_map = true;   /* the program handles SIGBUS itself: every window is read */
 	if (s->no_map)
 		return NULL;
 	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, s->fd, (off_t)start);

@@ -2,8 +2,8 @@
 /*
  * Byte source behind the reader: a regular file read through windows of
  * at most a few MiB, mapped or read (so a multi-gigabyte file costs a
- * bounded amount of memory), or a pipe read into a growable buffer.  Offsets are absolute positions in
- * the file or stream.
+ * bounded amount of memory), or a pipe read into a growable buffer.
+ * Offsets are absolute positions in the file or stream.
  */
 #ifndef DSTACK_SOURCE_H
 #define DSTACK_SOURCE_H
