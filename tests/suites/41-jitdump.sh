@@ -115,9 +115,9 @@ jitdump_node_srcline() {
 	n=$(grep -c '^ *work\.js:[1-9]' "$o/ds.srcline")
 	# (a vDSO frame's name aside: perf7's chroot has no image of this kernel's vDSO)
 	sed -E -i 's/^([[:space:]]+[0-9a-f]+) .* \(\[vdso\]\)$/\1 VDSO ([vdso])/' "$o/p7.srcline" "$o/ds.srcline"
-	# (and the lines of loads whose debug record node wrote damaged: tests/tools/jit_bad_debug.py)
+	# (and the lines of loads whose debug record node wrote damaged: jitdump_check.py damaged)
 	local damaged
-	damaged=$(python3 "$ROOT/tests/tools/jit_bad_debug.py" "$nd"/jit-*.dump "$o/p7.srcline" "$o/ds.srcline")
+	damaged=$(python3 "$ROOT/tests/tools/jitdump_check.py" damaged "$nd"/jit-*.dump -- "$o/p7.srcline" "$o/ds.srcline")
 	if [ "$n" -gt 0 ] && [ -n "$damaged" ] && cmp -s "$o/p7.srcline" "$o/ds.srcline"; then
 		ok "jitdump node: script -F +srcline of the raw file as perf 7.2's of perf inject --jit's ($(wc -l <"$o/ds.srcline") lines, $n JIT frames at a line of work.js from the dump's debug info; loads with a damaged debug record and their srcline lines left out: ${damaged})"
 	else
@@ -132,7 +132,7 @@ jitdump_node_srcline_inject() {
 		-i node.dsinj.data) >"$o/p7ds.srcline" 2>/dev/null
 	sed -E -i 's/^([[:space:]]+[0-9a-f]+) .* \(\[vdso\]\)$/\1 VDSO ([vdso])/' "$o/p7ds.srcline"
 	# (p7.srcline is without the damaged loads' lines: jitdump_node_srcline)
-	python3 "$ROOT/tests/tools/jit_bad_debug.py" "$nd"/jit-*.dump "$o/p7ds.srcline" >/dev/null
+	python3 "$ROOT/tests/tools/jitdump_check.py" damaged "$nd"/jit-*.dump -- "$o/p7ds.srcline" >/dev/null
 	if [ -s "$o/p7.srcline" ] && cmp -s "$o/p7.srcline" "$o/p7ds.srcline"; then
 		ok "jitdump node: perf 7.2's script -F +srcline of dstack inject --jit's file as of perf inject --jit's (the .debug_line of its jitted files)"
 	else

@@ -16,6 +16,14 @@
                                          JITDUMP_FLAGS_ARCH_TIMESTAMP, every time the counter value
                                          perf.data file DATA's TIME_CONV converts back to it); DOUT:
                                          DATA, with a TIME_CONV record added if it has none
+  jitdump_check.py damaged DUMP... -- SRCLINE...
+                                         drop, in each `script -F ip,sym,dso,srcline` output, the
+                                         srcline lines of frames in JIT loads whose debug-info record
+                                         is damaged (read as perf reads it, each name to its first
+                                         NUL, an entry lies outside the load's code); prints how many
+                                         loads and lines.  node has written such records (a name's
+                                         first bytes overwritten, a NUL among them): perf 7.2 and
+                                         dstack then give different wrong lines, neither the source's
 """
 import re
 import struct
@@ -250,6 +258,51 @@ def kept(good, bad):
     return 0
 
 
+def damaged_loads(path):
+    """code_index of each load whose debug-info record has an entry outside its code"""
+    d = open(path, 'rb').read()
+    e, recs = records(d)
+    bad, pend = set(), None
+    for off, i, sz in recs:
+        body = d[off + 16:off + sz]
+        if i == 2 and len(body) >= 16:      # JIT_CODE_DEBUG_INFO: goes with the next load
+            pend = body
+        elif i == 0 and len(body) >= 40:    # JIT_CODE_LOAD
+            _, _, _, addr, size, idx = struct.unpack_from(e + 'IIQQQQ', body, 0)
+            q = 16
+            for _ in range(struct.unpack_from(e + 'Q', pend, 8)[0] if pend else 0):
+                if q + 16 > len(pend):
+                    break
+                at = struct.unpack_from(e + 'Q', pend, q)[0]
+                end = pend.find(b'\0', q + 16)
+                q = (end if end >= 0 else len(pend)) + 1
+                if at < addr or at - addr > size:
+                    bad.add(idx)
+                    break
+            pend = None
+    return bad
+
+
+def damaged(args):
+    dumps, outs = args[:args.index('--')], args[args.index('--') + 1:]
+    bad = set().union(*(damaged_loads(p) for p in dumps))
+    frame = re.compile(rb'jitted-\d+-(\d+)\.so\)$')
+    dropped = 0
+    for path in outs:
+        out, skip = [], False
+        for line in open(path, 'rb').read().split(b'\n'):
+            # a frame's srcline: the lines up to the next frame or sample (a damaged name may hold a newline)
+            if skip and line and not line.startswith(b'\t'):
+                dropped += 1
+                continue
+            m = frame.search(line)
+            skip = bool(m) and int(m.group(1)) in bad
+            out.append(line)
+        open(path, 'wb').write(b'\n'.join(out))
+    print(len(bad), dropped)
+    return 0
+
+
 if __name__ == '__main__':
     cmd = sys.argv[1]
     if cmd == 'same':
@@ -260,4 +313,6 @@ if __name__ == '__main__':
         sys.exit(tsc(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]))
     if cmd == 'kept':
         sys.exit(kept(sys.argv[2], sys.argv[3]))
+    if cmd == 'damaged':
+        sys.exit(damaged(sys.argv[2:]))
     raise SystemExit(__doc__)
