@@ -84,6 +84,12 @@ static inline size_t *dsi_reader__pinned_bytes(struct ds_reader *r)
 	return r->src->pinned;
 }
 
+/* Is the file being read shorter now than at open (dsi_source__shrank)? */
+static inline bool dsi_reader__shrank(const struct ds_reader *r, uint64_t *was, uint64_t *now)
+{
+	return r->src && dsi_source__shrank(r->src, was, now);
+}
+
 /* Pin the window the last record with in_window lies in (dsi_source__pin). */
 static inline struct ds_source_window *dsi_reader__pin(struct ds_reader *r)
 {

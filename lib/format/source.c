@@ -31,6 +31,9 @@
  * else while a window of it is mapped would end the process (SIGBUS) as
  * perf's own reader does, so the pages it lost read as zeros instead
  * (guard_fault) and the session ends with an error (dsi_source__faults).
+ * A cut inside a page faults nowhere (the page's tail reads as zeros):
+ * the session compares the file's size with its size at open
+ * (dsi_source__shrank) and names the cause before the reader's error.
  *
  * Buffers of WINDOW bytes are kept for reuse, their pages populated once
  * (page faults are dear in a VM).  The windows in flight (pinned by
@@ -172,6 +175,17 @@ static void guard_give_back(int i)
 unsigned long dsi_source__faults(void)
 {
 	return atomic_load(&guard_faults);
+}
+
+bool dsi_source__shrank(const struct ds_source *s, uint64_t *was, uint64_t *now)
+{
+	struct stat st;
+
+	if (s->pipe || s->fd < 0 || fstat(s->fd, &st) || (uint64_t)st.st_size >= s->size)
+		return false;
+	*was = s->size;
+	*now = (uint64_t)st.st_size;
+	return true;
 }
 
 static size_t map_window_size(const struct ds_source *s)

@@ -78,4 +78,11 @@ void dsi_source__unpin(struct ds_source_window *w);
  */
 unsigned long dsi_source__faults(void);
 
+/*
+ * Is the file now shorter than it was at open (*@was then, *@now now)?
+ * A shrink that stays inside a page, or ahead of every window, makes no
+ * fault: the reader just meets zeros or the end early.  Never for a pipe.
+ */
+bool dsi_source__shrank(const struct ds_source *s, uint64_t *was, uint64_t *now);
+
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -515,6 +516,38 @@ static int run_pipelined(struct ds_session *s, int *ret)
 	return err;
 }
 
+/*
+ * A file cut short while it was read (by another program): pages cut off
+ * while mapped read as zeros (@faults of them), and a file that ends
+ * early or holds a header of zeros is where the reader stops.  The cause
+ * is said first, the reader's own words (its offset) after them; with
+ * no fault and no error of the reader's, the run read all it meant to.
+ * Whether it said so.
+ */
+static bool say_shrank(struct ds_session *s, int ret, unsigned long faults)
+{
+	char why[sizeof(s->err)], sizes[64] = "", zeros[64] = "";
+	uint64_t was, now;
+	bool shorter = dsi_reader__shrank(s->reader, &was, &now);
+
+	if (!faults && !(ret < 0 && shorter))
+		return false;
+	const char *path = ds_reader__path(s->reader), *then = ret < 0 ? s->err : "";
+	size_t plen = strlen(path);
+
+	if (!strncmp(then, path, plen) && !strncmp(then + plen, ": ", 2))
+		then += plen + 2;   /* the file is named once */
+	snprintf(why, sizeof(why), "%s", then);
+	if (shorter)
+		snprintf(sizes, sizeof(sizes), " (%" PRIu64 " bytes, now %" PRIu64 ")", was, now);
+	if (faults)
+		snprintf(zeros, sizeof(zeros), ": %lu page%s of it read as zeros", faults, faults == 1 ? "" : "s");
+	int n = snprintf(s->err, sizeof(s->err), "%s: the file shrank while it was read%s%s", path, sizes, zeros);
+	if (*why && n >= 0 && (size_t)n < sizeof(s->err))
+		snprintf(s->err + n, sizeof(s->err) - (size_t)n, " (then: %.*s)", (int)(sizeof(s->err) - (size_t)n), why);
+	return true;
+}
+
 /* One warning at the end for what the memory bound changed. */
 static void warn_budget(const struct ds_session *s, size_t budget)
 {
@@ -574,11 +607,8 @@ static int session_run(struct ds_session *s, const struct ds_session_opts *opts,
 	}
 	if (ret < 0)
 		snprintf(s->err, sizeof(s->err), "%s", dsi_reader__errmsg(s->reader));
-	if (!err && ret >= 0 && dsi_source__faults() != faults) {
+	if (!err && say_shrank(s, ret, dsi_source__faults() - faults) && ret >= 0)
 		ret = -EIO;
-		snprintf(s->err, sizeof(s->err), "%s: the file shrank while it was read: %lu pages of it read as zeros",
-			 ds_reader__path(s->reader), dsi_source__faults() - faults);
-	}
 	if (err == -ENOMEM)
 		snprintf(s->err, sizeof(s->err), "out of memory");
 	if (!s->cb_err && s->stitcher) {

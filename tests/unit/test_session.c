@@ -7,15 +7,23 @@
  * (sideband and callback interleaved), as on one thread; with the
  * default budget and with budgets small enough that records are copied
  * and samples given up early; and a callback's error stops the run at
- * the same event either way.
+ * the same event either way.  And a file cut short while it is read
+ * ends the run with an error that says so, after the events before the
+ * cut.
  * usage: test_session SYMFS KALLSYMS (the recordings: SYMFS/../../data)
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "dstack/abi.h"
 #include "dstack/log.h"
 #include "dstack/session.h"
 #include "check.h"
@@ -135,12 +143,115 @@ static void compare(const char *path, size_t budget, size_t stop_at)
 	free(two.v);
 }
 
+/* A run that cuts its input to @to bytes at the first sample, as another program might. */
+struct cut {
+	const char *path;
+	off_t to;
+	bool done;
+	size_t events;
+};
+
+static int on_cut(void *ctx, const struct ds_event *ev)
+{
+	struct cut *c = ctx;
+
+	if (!c->done && ev->hdr->type == DS_REC_SAMPLE) {
+		c->done = true;
+		if (truncate(c->path, c->to))
+			return -errno;
+	}
+	c->events++;
+	return 0;
+}
+
+/* @src copied to @dst; false on failure. */
+static bool copy_file(const char *src, const char *dst)
+{
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	char buf[1 << 16];
+	size_t n;
+	bool ok = in && out;
+
+	while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ok = fwrite(buf, 1, n, out) == n;
+	ok = ok && !ferror(in);
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		ok = false;
+	return ok;
+}
+
+/*
+ * Can the source map its windows here (session.h: a kernel with
+ * MADV_POPULATE_READ, SIGBUS left to the default before any run)?  Else
+ * it reads them with pread, and a cut file just ends early.
+ */
+static bool windows_mapped(const char *path)
+{
+	struct sigaction sa;
+	int fd = open(path, O_RDONLY);
+	void *p = fd >= 0 ? mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	bool ok = p != MAP_FAILED && !madvise(p, 4096, 22 /* MADV_POPULATE_READ */);
+
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	if (fd >= 0)
+		close(fd);
+	return ok && !sigaction(SIGBUS, NULL, &sa) && !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL;
+}
+
+/*
+ * @src (smaller than a window: mapped whole at its first read) cut to @to
+ * bytes while it is read on one thread.  The run fails after the events
+ * before the cut, saying first that the file shrank (its sizes), then
+ * the reader's words.  Mapped, pages cut off whole read as zeros and are
+ * counted (a cut inside a page leaves its tail to read as zeros, no
+ * fault); read by pread, the reader meets the end early.
+ */
+static void cut_while_read(const char *src, bool mapped, bool at_page)
+{
+	char dst[] = "/tmp/dstack-test-cut-XXXXXX";
+	int fd = mkstemp(dst);
+	struct cut c = { .path = dst };
+	struct ds_session_opts o = { 0 };
+	struct ds_session *s;
+	const char *msg;
+	struct stat st;
+	int ret;
+
+	if (fd < 0 || close(fd) || !copy_file(src, dst) || stat(dst, &st)) {
+		CHECK(false, "%s: no copy at %s", src, dst);
+		unlink(dst);
+		return;
+	}
+	c.to = at_page ? st.st_size / 2 / 4096 * 4096 : st.st_size / 2 + 1;
+	s = ds_session__open(dst);
+	CHECK(s != NULL, "%s: not opened", dst);
+	if (!s) {
+		unlink(dst);
+		return;
+	}
+	ret = ds_session__run(s, &o, on_cut, &c);
+	msg = ds_errmsg();
+	ds_session__close(s);
+	unlink(dst);
+	CHECK(c.done && c.events > 1, "%s cut: %zu events came before the end", src, c.events);
+	CHECK(ret < 0, "%s cut to %lld bytes: returned %d", src, (long long)c.to, ret);
+	CHECK(strstr(msg, "the file shrank while it was read (") && strstr(msg, "(then: "), "%s cut to %lld bytes: \"%s\"",
+	      src, (long long)c.to, msg);
+	CHECK(!!strstr(msg, "read as zeros") == (mapped && at_page), "%s cut to %lld bytes (%s): \"%s\"", src,
+	      (long long)c.to, mapped ? "mapped" : "read by pread", msg);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[PATH_MAX];
 	struct dirent *e;
 	DIR *d;
 	int files = 0;
+	char cut_src[PATH_MAX + 32];
+	bool mapped;
 
 	if (argc < 2) {
 		printf("usage: test_session SYMFS KALLSYMS\n");
@@ -153,6 +264,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ds_set_log(quiet);
+	snprintf(cut_src, sizeof(cut_src), "%s/cxx.defer.data", dir);
+	mapped = windows_mapped(cut_src);   /* (before any run: the source's handler is not there yet) */
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		char path[PATH_MAX + 256];
@@ -168,6 +281,8 @@ int main(int argc, char **argv)
 	}
 	closedir(d);
 	CHECK(files >= 10, "%d recordings", files);
+	cut_while_read(cut_src, mapped, false);
+	cut_while_read(cut_src, mapped, true);
 	printf("test_session: %d recordings; %d passed, %d failed\n", files, passed, failed);
 	return failed != 0;
 }
