@@ -211,8 +211,10 @@ static bool windows_mapped(const char *path)
  */
 static void cut_while_read(const char *src, bool mapped, bool at_page)
 {
-	char dst[] = "/tmp/dstack-test-cut-XXXXXX";
-	int fd = mkstemp(dst);
+	const char *tmp = getenv("TMPDIR");
+	char dst[PATH_MAX];
+	int fd;
+
 	struct cut c = { .path = dst };
 	struct ds_session_opts o = { 0 };
 	struct ds_session *s;
@@ -220,6 +222,8 @@ static void cut_while_read(const char *src, bool mapped, bool at_page)
 	struct stat st;
 	int ret;
 
+	snprintf(dst, sizeof(dst), "%s/dstack-test-cut-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	fd = mkstemp(dst);
 	if (fd < 0 || close(fd) || !copy_file(src, dst) || stat(dst, &st)) {
 		CHECK(false, "%s: no copy at %s", src, dst);
 		unlink(dst);
