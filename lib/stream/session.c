@@ -527,14 +527,17 @@ static int run_pipelined(struct ds_session *s, int *ret)
 static bool say_shrank(struct ds_session *s, int ret, unsigned long faults)
 {
 	char why[sizeof(s->err)], sizes[64] = "", zeros[64] = "";
-	uint64_t was, now;
-	bool shorter = dsi_reader__shrank(s->reader, &was, &now);
-
-	if (!faults && !(ret < 0 && shorter))
-		return false;
 	const char *path = ds_reader__path(s->reader), *then = ret < 0 ? s->err : "";
 	size_t plen = strlen(path);
+	uint64_t was, now;
+	bool shorter;
+	int n;
 
+	if (!faults && ret >= 0)
+		return false;   /* a clean run: no stat of the file */
+	shorter = dsi_reader__shrank(s->reader, &was, &now);
+	if (!faults && !shorter)
+		return false;
 	if (!strncmp(then, path, plen) && !strncmp(then + plen, ": ", 2))
 		then += plen + 2;   /* the file is named once */
 	snprintf(why, sizeof(why), "%s", then);
@@ -542,7 +545,7 @@ static bool say_shrank(struct ds_session *s, int ret, unsigned long faults)
 		snprintf(sizes, sizeof(sizes), " (%" PRIu64 " bytes, now %" PRIu64 ")", was, now);
 	if (faults)
 		snprintf(zeros, sizeof(zeros), ": %lu page%s of it read as zeros", faults, faults == 1 ? "" : "s");
-	int n = snprintf(s->err, sizeof(s->err), "%s: the file shrank while it was read%s%s", path, sizes, zeros);
+	n = snprintf(s->err, sizeof(s->err), "%s: the file shrank while it was read%s%s", path, sizes, zeros);
 	if (*why && n >= 0 && (size_t)n < sizeof(s->err))
 		snprintf(s->err + n, sizeof(s->err) - (size_t)n, " (then: %.*s)", (int)(sizeof(s->err) - (size_t)n), why);
 	return true;

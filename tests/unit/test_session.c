@@ -28,6 +28,10 @@
 #include "dstack/session.h"
 #include "check.h"
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22   /* Linux 5.14 */
+#endif
+
 /* The calls a run made: a digest of each, in order. */
 struct trace {
 	uint64_t *v;
@@ -192,7 +196,7 @@ static bool windows_mapped(const char *path)
 	struct sigaction sa;
 	int fd = open(path, O_RDONLY);
 	void *p = fd >= 0 ? mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-	bool ok = p != MAP_FAILED && !madvise(p, 4096, 22 /* MADV_POPULATE_READ */);
+	bool ok = p != MAP_FAILED && !madvise(p, 4096, MADV_POPULATE_READ);
 
 	if (p != MAP_FAILED)
 		munmap(p, 4096);
