@@ -9,7 +9,11 @@ Rules (from the issue):
   * every sample perf left unstitched although its deferred record (same tid
     and cookie) is in the file gets that record's user chain;
   * the samples left unresolved are exactly those whose record is absent;
-  * our merged output is in time order.
+  * our merged output is in time order, but for the events perf's nomerge
+    output prints late too (the file holds them out of order);
+  * the frames of a deferred record of a tracepoint event, which perf's
+    nomerge output prints empty, are those perf printed for a sample it
+    stitched with that record, where there is one.
 Expectations come from perf's own output (the nomerge oracle lists every
 DEFERRED CALLCHAIN record with its frames), never from ours.
 Prints one summary line and the first differences; exit 1 on any mismatch.
@@ -22,13 +26,34 @@ MAX_STACK = 127
 
 
 def blocks(path):
+    """The printed events, each its header line and its frame lines.  perf
+    prints the frames of a DEFERRED CALLCHAIN record of a tracepoint event
+    as empty lines, or " (inlined)" for an inlined one (its fields print
+    no ip or sym), so a header starts a block, and the lines after a
+    record's header, but the empty one that ends it, are its frames."""
     with open(path, errors='replace') as f:
-        text = f.read()
-    return [b for b in text.split('\n\n') if b.strip()]
+        lines = f.read().split('\n')
+    out, cur = [], None
+    for line in lines:
+        if line and not line.startswith('\t') and line != ' (inlined)':
+            if cur is not None:
+                out.append(cur)
+            cur = [line]
+        elif cur is not None:
+            cur.append(line)
+    if cur is not None:
+        out.append(cur)
+    for b in out:
+        if 'DEFERRED CALLCHAIN' in b[0]:
+            if len(b) > 1 and not b[-1]:
+                b.pop()   # the line that ends the block
+        else:
+            while len(b) > 1 and not b[-1]:
+                b.pop()
+    return out
 
 
-def parse(block):
-    lines = block.split('\n')
+def parse(lines):
     m = HDR.match(lines[0])
     if not m:
         raise SystemExit('unparsable header: %r' % lines[0])
@@ -75,13 +100,23 @@ def main():
         else:
             problems.append('nomerge: perf has %d lines, dstack %d' % (len(ol), len(dl)))
 
-    # deferred records from perf's nomerge output: (tid, cookie) -> frames
-    records = {}
+    # deferred records from perf's nomerge output: (tid, cookie) -> frames;
+    # the samples that carry a cookie there; the events it prints late (the
+    # file holds them out of order: no reader can put them in time order)
+    records, carries, late, last_time = {}, {}, set(), -1.0
     for b in blocks(o_nomerge):
         m, lines = parse(b)
+        t = float(m.group('time'))
+        if t < last_time:
+            late.add(key_of(m))
+        last_time = t
         c = re.match(r'DEFERRED CALLCHAIN \[cookie: ([0-9a-f]+)\]', m.group('rest'))
         if c:
             records.setdefault((m.group('tid'), c.group(1)), lines[1:])
+            continue
+        cookie = re.match(r'^\t\s*([0-9a-f]+) \(cookie\) \(\[unknown\]\)$', lines[-1]) if len(lines) > 1 else None
+        if cookie:
+            carries.setdefault(key_of(m), []).append((cookie.group(1), len(lines) - 2))
 
     # 2. merged: index perf's samples by header (sans comm)
     perf_samples = {}
@@ -89,12 +124,21 @@ def main():
         m, lines = parse(b)
         perf_samples.setdefault(key_of(m), []).append(lines[1:])
 
-    stats = dict(identical=0, recovered=0, unresolved=0, plain=0)
+    # a record of a tracepoint event prints its frames empty (blocks): its
+    # user chain is the one perf printed for a sample it stitched with it
+    for key, cands in perf_samples.items():
+        for frames, (cookie, nkernel) in zip(cands, carries.get(key, [])):
+            rec = records.get((key[0], cookie))
+            user = frames[nkernel:]
+            if rec and all(not ip_of(l) for l in rec) and len(user) == len(rec) and user and ip_of(user[-1]) != cookie:
+                records[(key[0], cookie)] = user
+
+    stats = dict(identical=0, recovered=0, unprinted=0, unresolved=0, plain=0)
     last_time = -1.0
     for b in blocks(d_merged):
         m, lines = parse(b)
         t = float(m.group('time'))
-        if t < last_time:
+        if t < last_time and key_of(m) not in late:
             problems.append('dstack output not in time order at %s' % lines[0])
         last_time = t
         cands = perf_samples.get(key_of(m))
@@ -109,7 +153,15 @@ def main():
         if cookie_line or cookie_unknown:
             cookie = (cookie_line or cookie_unknown).group(1)
             rec = records.get((m.group('tid'), cookie))
-            if rec is not None:
+            if rec is not None and rec and all(not ip_of(l) for l in rec):
+                # frames perf printed empty and stitched to no sample: their
+                # number and the kernel part are what can be checked
+                expect = truncate(perf_frames[:-1] + rec)
+                n = len(perf_frames) - 1
+                if len(ours) == len(expect) and ours[:n] == expect[:n] and all(ip_of(l) for l in ours[n:]):
+                    expect = ours
+                kind = 'unprinted'
+            elif rec is not None:
                 expect = truncate(perf_frames[:-1] + rec)
                 kind = 'recovered'
             elif cookie_line:
@@ -129,9 +181,11 @@ def main():
     if left:
         problems.append('%d perf samples missing from dstack output' % left)
     total = sum(stats.values())
-    print('samples %d: identical %d, recovered %d (perf left them unstitched), '
+    unprinted = (', %d more of frames perf printed empty (their number checked)' % stats['unprinted']
+                 if stats['unprinted'] else '')
+    print('samples %d: identical %d, recovered %d (perf left them unstitched)%s, '
           'unresolved %d (no record in file), no callchain %d; problems %d'
-          % (total, stats['identical'], stats['recovered'], stats['unresolved'],
+          % (total, stats['identical'], stats['recovered'], unprinted, stats['unresolved'],
              stats['plain'], len(problems)))
     for p in problems[:10]:
         print('  ' + p)

@@ -49,6 +49,16 @@ trace_guest_suite() {
 	else
 		bad "tracepoints (guest): pipe mode read from stdin differs from the file's output"
 	fi
+	# tracepoints with deferred callchains, system wide: perf 7.2's rules, sample for sample
+	(cd "$out" && "$KVM_PERF7" script --no-merge-callchains -i tpw.data --kallsyms kallsyms --symfs symfs >tpw.perf7.nomerge 2>/dev/null)
+	"$DSTACK" script --no-merge-callchains -i "$out/tpw.data" --kallsyms "$out/kallsyms" --symfs "$out/symfs" >"$out/tpw.ds.nomerge" 2>/dev/null
+	if ! grep -A1 'DEFERRED CALLCHAIN' "$out/tpw.perf7.nomerge" | grep -qx ''; then
+		bad "tracepoints (guest): tpw: perf printed no deferred record with empty frames (the shape this checks)"
+	elif res=$(python3 "$ROOT/tests/check_script.py" "$out/tpw.perf7" "$out/tpw.perf7.nomerge" "$out/tpw.ds" "$out/tpw.ds.nomerge"); then
+		ok "tracepoints (guest): tpw (sched_switch and sys_enter_write, deferred, -a): $res"
+	else
+		bad "tracepoints (guest): tpw: $res"
+	fi
 	# off-CPU time of the known waits, and what a switch costs in the file
 	for n in sleep pipe mutex hog dsleep dsleepfp dall dpid; do
 		"$DSTACK" folded --off-cpu -i "$out/$n.data" --kallsyms "$out/kallsyms" --symfs "$out/symfs" \

@@ -28,6 +28,10 @@ r schedall -e 'sched:*' -a -- ./owl sleep 3 10
 # kernel functions printed by name (%ps/%pS: workqueue, ipi, csd, percpu,
 # skb) and tasks past their exit (tid -1: rcu_utilization)
 r kfuncs -e 'rcu:rcu_utilization,workqueue:*,ipi:*,csd:*,percpu:*,skb:*' -a -- sh -c 'ls -l /proc/self/ >/dev/null; sleep 0.1; ls / >/dev/null' 
+# two tracepoints with deferred callchains, system wide: perf prints the
+# frames of their deferred records empty, and the file holds a few events
+# out of order (tests/check_script.py)
+r tpw -e sched:sched_switch -e syscalls:sys_enter_write --call-graph fp,defer -a -- ./owl pipe 10 10
 # pipe mode: the tracing data as a HEADER_TRACING_DATA record
 perf record -q -o - $sw -- ./owl sleep 3 10 >/out/pipemode.data 2>/out/pipemode.log
 echo "pipemode rc $?" >>/out/rcs
