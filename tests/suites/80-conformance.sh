@@ -425,7 +425,7 @@ conf_needs() {
 
 conf_guest() {
 	local job=$conf_work/job d shape
-	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach tidt noinh kcc ucc swev tpdw tpraw evmix swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx nofpg nofpd nofpdw nofpxx n32dw n32g dyn static nopied named dup dld sched sampall kcore injd py pydw old61g old61dw old61m old61tp old61p}
+	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach tidt noinh kcc ucc swev tpdw tpraw evmix swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx nofpg nofpd nofpdw nofpxx n32dw n32g dyn static nopied named dup dld sched sampall udk addr kcore injd py pydw old61g old61dw old61m old61tp old61p}
 	conf_boots=()
 	if [ -n "${DSTACK_CONF_DATA:-}" ]; then
 		conf_boots=("$DSTACK_CONF_DATA")

@@ -203,6 +203,11 @@ if want sched; then
 	done_shape sched $?
 fi
 rec sampall --sample-cpu -R -T -I -e cpu-clock -c 200000 -- ./wl mix 5
+# deferred callchains of user-only and kernel-only events side by side, and
+# with the fields -d, --phys-data, --data-page-size, --code-page-size and -W
+# add to every sample between its callchain's neighbours
+rec udk -e cpu-clock:u -e cpu-clock:k -c 100000 --call-graph fp,defer -- ./wl mix 10
+rec addr -d --phys-data --data-page-size --code-page-size -W -e cpu-clock -c 100000 --call-graph fp,defer -- ./wl mix 10
 # a perf.data directory with no part but its "data" (--kcore; the kcore
 # copy itself is dropped: 19 MB to carry back, and the kallsyms beside it
 # serves); perf inject's output of a deferred recording (perf 7.2's inject
