@@ -23,6 +23,8 @@ import sys
 
 HDR = re.compile(r'^\s*(?P<comm>.*?)\s+(?P<tid>-?\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?(?P<time>\d+\.\d+):\s(?P<rest>.*)$')
 MAX_STACK = 127
+# a sample's last frame where its deferred user chain was not stitched
+COOKIE_LINE = re.compile(r'^\t\s*([0-9a-f]+) \(cookie\) \(\[unknown\]\)$')
 
 
 def blocks(path):
@@ -70,6 +72,12 @@ def ip_of(line):
     return line.split()[0] if line.strip() else ''
 
 
+def printed_empty(frames):
+    """A deferred record's frames as perf prints them for a tracepoint
+    event: there are some, and none shows an address."""
+    return bool(frames) and all(not ip_of(l) for l in frames)
+
+
 def truncate(lines):
     """perf's --max-stack counts callchain entries, not printed lines: an
     entry prints its inlined frames (same ip) then its symbol; an entry may
@@ -114,7 +122,7 @@ def main():
         if c:
             records.setdefault((m.group('tid'), c.group(1)), lines[1:])
             continue
-        cookie = re.match(r'^\t\s*([0-9a-f]+) \(cookie\) \(\[unknown\]\)$', lines[-1]) if len(lines) > 1 else None
+        cookie = COOKIE_LINE.match(lines[-1]) if len(lines) > 1 else None
         if cookie:
             carries.setdefault(key_of(m), []).append((cookie.group(1), len(lines) - 2))
 
@@ -130,7 +138,7 @@ def main():
         for frames, (cookie, nkernel) in zip(cands, carries.get(key, [])):
             rec = records.get((key[0], cookie))
             user = frames[nkernel:]
-            if rec and all(not ip_of(l) for l in rec) and len(user) == len(rec) and user and ip_of(user[-1]) != cookie:
+            if printed_empty(rec) and len(user) == len(rec) and ip_of(user[-1]) != cookie:
                 records[(key[0], cookie)] = user
 
     stats = dict(identical=0, recovered=0, unprinted=0, unresolved=0, plain=0)
@@ -149,11 +157,11 @@ def main():
         ours = lines[1:]
         last = perf_frames[-1] if perf_frames else ''
         cookie_unknown = re.match(r'^\t\s*([0-9a-f]+) \[unknown\] \(\[unknown\]\)$', last)
-        cookie_line = re.match(r'^\t\s*([0-9a-f]+) \(cookie\) \(\[unknown\]\)$', last)
+        cookie_line = COOKIE_LINE.match(last)
         if cookie_line or cookie_unknown:
             cookie = (cookie_line or cookie_unknown).group(1)
             rec = records.get((m.group('tid'), cookie))
-            if rec is not None and rec and all(not ip_of(l) for l in rec):
+            if printed_empty(rec):
                 # frames perf printed empty and stitched to no sample: their
                 # number and the kernel part are what can be checked
                 expect = truncate(perf_frames[:-1] + rec)
