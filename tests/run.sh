@@ -122,11 +122,12 @@ check_corrupt() {
 
 # Free disk space where the tests write, printed at the start and after each
 # suite: a full disk makes writes fail, and those failures would otherwise
-# read as differences.
+# read as differences.  With it, the seconds since the run started: CI
+# stops a run at 90 minutes, and this says which suites took them.
 disk_free_mb() { df -Pm "$WORK" 2>/dev/null | awk 'NR == 2 {print $4}'; }
 disk_note() {
 	local mb; mb=$(disk_free_mb)
-	echo "info disk: ${mb:-?} MB free under $WORK ($1)"
+	echo "info disk: ${mb:-?} MB free under $WORK ($1; ${SECONDS} s into the run)"
 	[ "${mb:-9999}" -ge 1024 ] || echo "WARNING: *** less than 1 GB of disk free under $WORK: writes may fail ***"
 }
 

@@ -135,6 +135,15 @@ if f_d and f_p:
     # lost outright show as unresolved samples, checked just below).
     tasks_d = (num(f_d, 'records.FORK'), num(f_d, 'records.EXIT'))
     tasks_p = (num(f_p, 'records.FORK'), num(f_p, 'records.EXIT'))
+    # one FORK per task but the shell, one EXIT per task (record-job.sh);
+    # perf record's file held an EXIT more than its tasks once in CI
+    # (61 FORK, 63 EXIT), in none of eight runs of the job here: dstack's
+    # must be the workload's own count (or perf's, should the kernel have
+    # written that record more to both)
+    kids = times.get(('fork', 'children'))
+    tasks = (kids + 1, kids + 2) if kids is not None else None
+    if tasks_p != tasks:
+        print(f'info fork: perf record\'s FORK/EXIT {tasks_p} are not the workload\'s {tasks}')
     rd, rp = num(f_d, 'records.CALLCHAIN_DEFERRED'), num(f_p, 'records.CALLCHAIN_DEFERRED')
     cd, cp = cpu_seconds('d_fork'), cpu_seconds('p_fork')
     shd = a * PERIOD_S / cd if cd else 0
@@ -146,7 +155,7 @@ if f_d and f_p:
     # in a run beside a CI run, 42% against 46% alone, 40% against 61% in a
     # CI-style run on a loaded machine; so within 2x either way, as the
     # samples per record: samples lost outright show as unresolved, below)
-    if (shp and 0.5 <= shd / shp <= 2.0 and tasks_d == tasks_p and rd and rp and
+    if (shp and 0.5 <= shd / shp <= 2.0 and tasks_d in (tasks, tasks_p) and rd and rp and
             0.5 <= (a / rd) / (b / rp) <= 2.0):
         print(f'ok fork: {a} samples ({shd:.0%} of the workload\'s CPU time), {rd} deferred records, '
               f'FORK/EXIT {tasks_d}: in line with perf record\'s {b} ({shp:.0%}), {rp}, {tasks_p}')

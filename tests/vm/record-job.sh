@@ -21,8 +21,12 @@ uname -r >/out/uname.txt
 # Buffers of 2 MB: the check counts stacks lost at task exit, and a recorder
 # starved by the host's load long enough to overflow 512 KB (LOST records:
 # 3501 events once beside a CPU hog) loses others too
-t d_fork ./dstack record -v -m 512 $ev -o /out/d_fork.data -- sh -c './wl fork 60; times >/out/d_fork.cpu'
-t p_fork perf record -m 512 $ev -o /out/p_fork.data -- sh -c './wl fork 60; times >/out/p_fork.cpu'
+# The tasks: the shell, wl and its children, each with an EXIT record, and
+# a FORK record each but the shell (forked before the recording starts).
+children=60
+echo "fork children $children" >>/out/times
+t d_fork ./dstack record -v -m 512 $ev -o /out/d_fork.data -- sh -c "./wl fork $children; times >/out/d_fork.cpu"
+t p_fork perf record -m 512 $ev -o /out/p_fork.data -- sh -c "./wl fork $children; times >/out/p_fork.cpu"
 # end of profile: `wl tail` sits in a long read() when `-a -- sleep 2` stops; dstack
 # waits (--defer-grace) for the records the kernel writes when the read returns.
 # The workload runs in a loop (a short mix, then a long read, again) so that the

@@ -4,7 +4,11 @@
  * reads is the pushed pointer into .bss.  Built -static for i386 (the
  * data segment one page off its file offsets: perf's walk fails there)
  * and for x86-64 (offsets kept: perf prints the data frame, then stops).
+ * x86-64 also calls strlen in a loop: a static binary calls glibc's
+ * IFUNCs through .plt stubs that no CFI covers, where perf's walk stops
+ * (its libdw falls back to the frame pointer) and dstack's walks on.
  */
+#include <string.h>
 static volatile unsigned long sink;
 char buf[4096];
 void lying(unsigned long n);
@@ -22,4 +26,14 @@ __asm__(".text\n.globl lying\n.type lying,@function\nlying:\n.cfi_startproc\n"
 	"\taddq $8, %rsp\n\tret\n.cfi_endproc\n.size lying, .-lying\n");
 #endif
 __attribute__((noinline)) static void outer(int i) { lying(20000000); sink += (unsigned long)i; }
-int main(void) { for (int i = 0; i < 10; i++) outer(i); return sink == 45 ? 0 : 1; }
+static const char *volatile empty = buf;
+__attribute__((noinline)) static void stubs(long n) { for (long i = 0; i < n; i++) sink += strlen(empty); }
+int main(void)
+{
+	for (int i = 0; i < 10; i++)
+		outer(i);
+#ifndef __i386__
+	stubs(15000000);
+#endif
+	return sink == 45 ? 0 : 1;
+}
