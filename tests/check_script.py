@@ -2,6 +2,7 @@
 """Compare `dstack script` output with perf 7.2's oracle for one recording.
 
 usage: check_script.py ORACLE_MERGED ORACLE_NOMERGE OURS_MERGED OURS_NOMERGE
+       check_script.py --unresolved ORACLE_NOMERGE   (prints the count below)
 
 Rules (from the issue):
   * --no-merge-callchains output is identical to perf's, text for text;
@@ -93,7 +94,29 @@ def truncate(lines):
     return out
 
 
+def unresolved(path):
+    """The samples of a --no-merge-callchains text whose last frame is a
+    cookie no DEFERRED CALLCHAIN record of the same thread carries: what
+    `dstack stat` must count as unresolved."""
+    bl = blocks(path)
+    bs = [parse(b)[0] for b in bl]
+    recs = set()
+    for m in bs:
+        c = re.match(r'DEFERRED CALLCHAIN \[cookie: (\w+)\]', m.group('rest'))
+        if c:
+            recs.add((m.group('tid'), c.group(1)))
+    n = 0
+    for m, b in zip(bs, bl):
+        c = COOKIE_LINE.match(b[-1])
+        if c and (m.group('tid'), c.group(1)) not in recs:
+            n += 1
+    return n
+
+
 def main():
+    if sys.argv[1:2] == ['--unresolved']:
+        print(unresolved(sys.argv[2]))
+        return
     o_merged, o_nomerge, d_merged, d_nomerge = sys.argv[1:5]
     problems = []
 

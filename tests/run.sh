@@ -59,21 +59,7 @@ check_recording() {
 		bad "script $name: $res"
 	fi
 	# the unresolved count equals the samples whose record is not in the file
-	want=$(python3 - "$o.perf.nomerge" <<'PY'
-import re, sys
-recs, n = set(), 0
-blocks = [b for b in open(sys.argv[1]).read().split('\n\n') if b.strip()]
-hdr = re.compile(r'^\s*.*?\s+(\d+)\s+(?:\[\d+\]\s+)?\d+\.\d+: (.*)$')
-for b in blocks:
-    L = b.split('\n'); m = hdr.match(L[0])
-    c = re.match(r'DEFERRED CALLCHAIN \[cookie: (\w+)\]', m.group(2))
-    if c: recs.add((m.group(1), c.group(1)))
-for b in blocks:
-    L = b.split('\n'); m = hdr.match(L[0])
-    if L[-1].endswith('(cookie) ([unknown])') and (m.group(1), L[-1].split()[0]) not in recs: n += 1
-print(n)
-PY
-)
+	want=$(python3 "$ROOT/tests/check_script.py" --unresolved "$o.perf.nomerge")
 	got=$("$DSTACK" stat -i "$WORK/data/$name.data" | awk '$1 == "unresolved" {print $2}')
 	if [ "${got:-x}" = "$want" ]; then ok "stat $name: unresolved $got = samples without a record in the file"
 	else bad "stat $name: unresolved ${got:-?}, expected $want"; fi

@@ -1,5 +1,6 @@
 # Fuzz smoke (make fuzz-smoke): every libFuzzer target for FUZZ_TIME seconds
-# (default 20) on its seeds, then every regression input in tests/regress/.
+# (default 10: a smoke run, on the seeds; the 30-minute runs are made by
+# hand) on its seeds, then every regression input in tests/regress/.
 # Needs clang with libFuzzer (Debian: clang-14 + libclang-rt-14-dev);
 # DSTACK_NO_FUZZ=1 skips it.
 fuzz_smoke_suite() {
@@ -14,8 +15,8 @@ fuzz_smoke_suite() {
 		echo "SKIPPED fuzz smoke: clang with libFuzzer is not available (install clang and libclang-rt-14-dev) <<<<<<<<"
 		return
 	fi
-	if make -C "$ROOT" --no-print-directory fuzz-smoke FUZZ_TIME="${FUZZ_TIME:-20}" >"$log" 2>&1; then
-		ok "fuzz smoke: $(grep -c '^fuzz [a-z]*: ' "$log") targets x ${FUZZ_TIME:-20}s clean, $(grep '^regression inputs' "$log")"
+	if make -C "$ROOT" --no-print-directory fuzz-smoke FUZZ_TIME="${FUZZ_TIME:-10}" >"$log" 2>&1; then
+		ok "fuzz smoke: $(grep -c '^fuzz [a-z]*: ' "$log") targets x ${FUZZ_TIME:-10}s clean, $(grep '^regression inputs' "$log")"
 	else
 		bad "fuzz smoke (log: $log)"; grep -v '^clang\|^ar ' "$log" | tail -25
 	fi

@@ -423,6 +423,43 @@ conf_needs() {
 	done
 }
 
+# Shapes are compared CONF_JOBS at a time (default 2: the two cores of the
+# machine CI runs on; perf 7.2 and the checks are one process each), each
+# conf_compare in a subshell of its own whose lines and results wait in
+# $conf_work/NAME.out and NAME.state: conf_finish_one prints them, and the
+# shape's verdict, in the order the shapes were started.
+conf_jobs=()
+conf_start() { # LABEL NAME DATA SYMFS KALLSYMS [ARGS...]: conf_compare NAME, LABEL its verdict's note
+	local label=$1 name=$2
+	shift
+	(
+		conf_compare "$@" >"$conf_work/$name.out" 2>&1
+		printf 'conf_row=%q conf_fail=%q conf_known=%q conf_known_cc=%q conf_stitched=%q conf_ties=%q conf_selfinc=%q conf_timeouts=%q\n' \
+			"$conf_row" "$conf_fail" "$conf_known" "$conf_known_cc" "$conf_stitched" "$conf_ties" "$conf_selfinc" \
+			"$conf_timeouts" >"$conf_work/$name.state"
+	) &
+	conf_jobs+=("$!|$name|$label")
+	[ "${#conf_jobs[@]}" -lt "${CONF_JOBS:-2}" ] || conf_finish_one
+}
+
+conf_finish_one() { # the oldest comparison started: its lines, its row, its verdict
+	local pid name label rc
+	IFS='|' read -r pid name label <<<"${conf_jobs[0]}"
+	conf_jobs=("${conf_jobs[@]:1}")
+	wait "$pid"; rc=$?
+	cat "$conf_work/$name.out" 2>/dev/null
+	if [ ! -s "$conf_work/$name.state" ]; then
+		bad "conformance $name$label: the comparison ended before its results (exit $rc)"; return
+	fi
+	eval "$(cat "$conf_work/$name.state")"
+	rm -f "$conf_work/$name.out" "$conf_work/$name.state"
+	echo "$conf_row"
+	if [ "$conf_fail" -eq 0 ]; then ok "conformance $name$label: dstack prints what perf 7.2 prints$(conf_known_note)"
+	else bad "conformance $name$label: $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "$name")"; fi
+}
+
+conf_finish_all() { while [ "${#conf_jobs[@]}" -gt 0 ]; do conf_finish_one; done; }
+
 conf_guest() {
 	local job=$conf_work/job d shape
 	CONF_ALL_SHAPES=${CONF_SHAPES:-nocg multi multif fp defer w32 w32d exec fork threads cxx cxxc cxxcd jit pipe zstd sysw modsys modsysd attach tidt noinh kcc ucc swev tpdw tpraw evmix swtd lost sysc thrg asw clk grp grpg thrd zthr strip evcg kptr notsd swev1 delay rs rsv0 go godw clc clxx nofpg nofpd nofpdw nofpxx n32dw n32g dyn static nopied named dup dld sched sampall udk addr kcore injd py pydw old61g old61dw old61m old61tp old61p}
@@ -477,17 +514,13 @@ conf_guest() {
 		[ ! -e "$t" ] || mv "$t" "$conf_work/$(basename "$m").aside"
 		cp "$m" "$t" && placed+=("$t")
 	done
-	local total_fail=0 total_known=0
 	conf_header
 	for shape in $CONF_ALL_SHAPES; do
 		d=${conf_dir[$shape]}
 		if [ ! -s "$d/$shape.data" ]; then bad "conformance: $shape: no recording"; continue; fi
-		conf_compare "$shape" "$d/$shape.data" "$d/symfs" "$d/kallsyms"
-		echo "$conf_row"
-		total_fail=$((total_fail + conf_fail)) total_known=$((total_known + conf_known))
-		if [ "$conf_fail" -eq 0 ]; then ok "conformance $shape: dstack prints what perf 7.2 prints$(conf_known_note)"
-		else bad "conformance $shape: $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "$shape")"; fi
+		conf_start "" "$shape" "$d/$shape.data" "$d/symfs" "$d/kallsyms"
 	done
+	conf_finish_all
 	for t in "${placed[@]}"; do
 		rm -f "$t"
 		[ ! -e "$conf_work/$(basename "$t").aside" ] || mv "$conf_work/$(basename "$t").aside" "$t"
@@ -548,11 +581,9 @@ conf_reshaped() {
 			bad "conformance $shape-$form: the recording could not be reshaped: $said"
 			continue
 		fi
-		conf_compare "$shape-$form" "$conf_work/$shape-$form.data" "$d/symfs" "$ks"
-		echo "$conf_row"
-		if [ "$conf_fail" -eq 0 ]; then ok "conformance $shape-$form ($said): dstack prints what perf 7.2 prints$(conf_known_note)"
-		else bad "conformance $shape-$form ($said): $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "$shape-$form")"; fi
+		conf_start " ($said)" "$shape-$form" "$conf_work/$shape-$form.data" "$d/symfs" "$ks"
 	done
+	conf_finish_all
 }
 
 # The host's perf 6.1 (an older perf's files): no callchains, -g, C++
@@ -595,11 +626,9 @@ conf_host() {
 		# build-id, so only the workload, the recorder and the idle tasks
 		local only=()
 		[ "$shape" = h_sysw ] && only=(--comm "wl,sleep,perf,swapper")
-		conf_compare "$shape" "$d/$shape.data" / "$d/kallsyms" "${only[@]}"
-		echo "$conf_row"
-		if [ "$conf_fail" -eq 0 ]; then ok "conformance $shape (perf 6.1 file): dstack prints what perf 7.2 prints$(conf_known_note)"
-		else bad "conformance $shape (perf 6.1 file): $conf_fail commands differ from perf 7.2: $(conf_shape_diffs "$shape")"; fi
+		conf_start " (perf 6.1 file)" "$shape" "$d/$shape.data" / "$d/kallsyms" "${only[@]}"
 	done
+	conf_finish_all
 }
 
 mkdir -p "$conf_work"

@@ -59,6 +59,13 @@ trace_guest_suite() {
 	else
 		bad "tracepoints (guest): tpw: $res"
 	fi
+	want=$(python3 "$ROOT/tests/check_script.py" --unresolved "$out/tpw.perf7.nomerge")
+	got=$("$DSTACK" stat -i "$out/tpw.data" 2>/dev/null | awk '$1 == "unresolved" {print $2}')
+	if [ -n "$want" ] && [ "${got:-x}" = "$want" ]; then
+		ok "tracepoints (guest): tpw: stat's unresolved $got = the samples whose record is not in the file"
+	else
+		bad "tracepoints (guest): tpw: stat's unresolved ${got:-?}, expected ${want:-?}"
+	fi
 	# off-CPU time of the known waits, and what a switch costs in the file
 	for n in sleep pipe mutex hog dsleep dsleepfp dall dpid; do
 		"$DSTACK" folded --off-cpu -i "$out/$n.data" --kallsyms "$out/kallsyms" --symfs "$out/symfs" \
