@@ -61,7 +61,7 @@ prog_cmd() {
 	go) echo "env GOCACHE=$out/go/cache GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on go build -buildvcs=false -o $out/go/realgo ." ;;
 	rustc) echo "$rustc_bin -C opt-level=1 -C debuginfo=0 -o $out/rs $src/tests/vm/conformance-rs.rs" ;;
 	nofp) echo "$out/nofp 25000" ;;
-	plt) echo "$out/plt 1000000" ;;
+	plt) echo "$out/plt 700000" ;;
 	esac
 }
 
